@@ -1,0 +1,238 @@
+/**
+ * One Durable Object per issue: applies lifecycle events through the pure table, records every event
+ * (applied or rejected) with its effects in one synchronous transaction, and delivers the outbox from its
+ * single alarm, which it shares with the lifecycle's timers.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { type BackoffPolicy, backoffDelay } from "../src/domain/backoff.ts";
+import { timerFor, transition } from "../src/domain/lifecycle.ts";
+import type { Env } from "../src/env.ts";
+import { type EventEnvelope, envelopeSchema } from "../src/issue-events.ts";
+import { zodMessage } from "../src/validation.ts";
+import { type D1Record, writeRecords } from "./d1-sink.ts";
+import { type HistoryEntry, type IssueRow, IssueStore, type Timer } from "./issue-store.ts";
+
+const OUTBOX_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 5 * 60_000, jitter: 0.5 };
+const D1_BATCH = 50;
+const HISTORY_LIMIT = 500;
+
+/** Outbox channels with a deliverer; rows of other channels wait, durably, for theirs. */
+const DELIVERED_CHANNELS = ["d1"] as const;
+
+export type ApplyResult =
+  | { duplicate: boolean; seq: number; outcome: "applied" | "rejected"; state: string; reason: string | null }
+  /** Not an event for this object at all: nothing is recorded. */
+  | { duplicate: false; outcome: "invalid"; reason: string };
+
+export type IssueView = {
+  project: string;
+  number: number;
+  state: string;
+  iteration: number;
+  branch: string | null;
+  sessionId: string | null;
+  headSha: string | null;
+  prOpened: boolean;
+  ciFixes: number;
+  criticRounds: number;
+  blockers: string[];
+  reason: string | null;
+  timers: Timer[];
+  outbox: ReturnType<IssueStore["outboxStats"]>;
+  history: HistoryEntry[];
+};
+
+export class IssueDO extends DurableObject<Env> {
+  private readonly store: IssueStore;
+  private flushing: Promise<void> | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new IssueStore(ctx.storage.sql);
+    // After a crash between a commit and its setAlarm, the next wake-up re-arms delivery.
+    ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
+  }
+
+  /** Applies one event at most once (by envelope id). Resolves once the event is durably recorded. */
+  async apply(input: EventEnvelope): Promise<ApplyResult> {
+    const parsed = envelopeSchema.safeParse(input);
+    if (!parsed.success) return { duplicate: false, outcome: "invalid", reason: zodMessage(parsed.error) };
+    const envelope = parsed.data;
+    const owner = this.store.issue();
+    if (owner && (owner.project !== envelope.project || owner.number !== envelope.number)) {
+      const reason = `event for ${envelope.project}#${envelope.number} sent to ${owner.project}#${owner.number}`;
+      return { duplicate: false, outcome: "invalid", reason };
+    }
+    const result = this.ctx.storage.transactionSync(() => this.record(envelope, Date.now()));
+    await this.scheduleAlarm();
+    return result;
+  }
+
+  view(): IssueView | null {
+    const row = this.store.issue();
+    if (!row) return null;
+    const { context: c } = row;
+    return {
+      project: row.project,
+      number: row.number,
+      state: c.state,
+      iteration: c.iteration,
+      branch: c.branch,
+      sessionId: c.sessionId,
+      headSha: c.headSha,
+      prOpened: c.prOpened,
+      ciFixes: c.ciFixes,
+      criticRounds: c.criticRounds,
+      blockers: c.blockers,
+      reason: c.reason,
+      timers: this.store.timers(),
+      outbox: this.store.outboxStats(),
+      history: this.store.history(HISTORY_LIMIT),
+    };
+  }
+
+  /** Delivers whatever is due now; resolves when that attempt (or the one already running) ends. */
+  async drain(): Promise<void> {
+    await this.flush();
+    await this.scheduleAlarm();
+  }
+
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    const row = this.store.issue();
+    if (row) {
+      for (const timer of this.store.timers().filter((t) => t.dueAt <= now)) {
+        this.ctx.storage.transactionSync(() => {
+          this.store.deleteTimer(timer.kind);
+          this.record(
+            {
+              id: `timer:${timer.kind}:${timer.armedSeq}`,
+              project: row.project,
+              number: row.number,
+              cause: { kind: "timer", id: `${timer.kind}@${timer.armedSeq}` },
+              event: { type: "timeout", timer: timer.kind },
+            },
+            now,
+          );
+        });
+      }
+    }
+    await this.flush();
+    await this.scheduleAlarm();
+  }
+
+  private record(envelope: EventEnvelope, now: number): Extract<ApplyResult, { seq: number }> {
+    const seen = this.store.historyEntry(envelope.id);
+    if (seen) {
+      return { duplicate: true, seq: seen.seq, outcome: seen.outcome, state: seen.to, reason: seen.reason };
+    }
+    const row: IssueRow = this.store.issue() ?? IssueStore.fresh(envelope.project, envelope.number);
+    if (envelope.limits) row.limits = envelope.limits;
+    if (envelope.timeouts) row.timeouts = envelope.timeouts;
+
+    const from = row.context.state;
+    const outcome = transition(row.context, envelope.event, row.limits);
+    const seq = row.seq + 1;
+    const entry: HistoryEntry = {
+      seq,
+      eventId: envelope.id,
+      event: envelope.event.type,
+      from,
+      to: outcome.ok ? outcome.next.state : from,
+      outcome: outcome.ok ? "applied" : "rejected",
+      reason: outcome.ok ? outcome.next.reason : outcome.reason,
+      cause: envelope.cause,
+      at: now,
+    };
+    this.store.appendHistory(entry);
+
+    if (outcome.ok) {
+      row.context = outcome.next;
+      const kind = timerFor(outcome.next.state);
+      this.store.replaceTimer(kind ? { kind, dueAt: now + row.timeouts[kind], armedSeq: seq } : null);
+      for (const effect of outcome.effects) this.store.enqueue("effect", { seq, effect }, now);
+    }
+    row.seq = seq;
+    this.store.saveIssue(row);
+    this.store.enqueue("d1", toD1Record(row, entry, outcome.ok), now);
+    return { duplicate: false, seq, outcome: entry.outcome, state: entry.to, reason: entry.reason };
+  }
+
+  private flush(): Promise<void> {
+    this.flushing ??= this.flushD1().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private async flushD1(): Promise<void> {
+    for (;;) {
+      const rows = this.store.due("d1", Date.now(), D1_BATCH);
+      if (rows.length === 0) return;
+      const ids = rows.map((r) => r.id);
+      try {
+        await writeRecords(
+          this.env.DB,
+          rows.map((r) => JSON.parse(r.payload) as D1Record),
+        );
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        this.ctx.storage.transactionSync(() =>
+          this.store.postpone(
+            ids,
+            (attempts) => Date.now() + backoffDelay(attempts, OUTBOX_BACKOFF),
+            message,
+          ),
+        );
+        return;
+      }
+      this.ctx.storage.transactionSync(() => this.store.ack(ids));
+    }
+  }
+
+  private async scheduleAlarm(): Promise<void> {
+    const candidates = [this.store.timers()[0]?.dueAt, this.store.nextOutboxAt(DELIVERED_CHANNELS)].filter(
+      (t): t is number => t !== undefined && t !== null,
+    );
+    if (candidates.length === 0) {
+      await this.ctx.storage.deleteAlarm();
+      return;
+    }
+    const next = Math.min(...candidates);
+    if ((await this.ctx.storage.getAlarm()) !== next) await this.ctx.storage.setAlarm(next);
+  }
+}
+
+function toD1Record(row: IssueRow, entry: HistoryEntry, applied: boolean): D1Record {
+  const c = row.context;
+  return {
+    transition: {
+      projectId: row.project,
+      number: row.number,
+      seq: entry.seq,
+      fromState: entry.from,
+      toState: entry.to,
+      event: entry.event,
+      eventId: entry.eventId,
+      causeKind: entry.cause.kind,
+      causeId: entry.cause.id,
+      outcome: entry.outcome,
+      reason: entry.reason,
+      at: entry.at,
+    },
+    ...(applied && {
+      issue: {
+        projectId: row.project,
+        number: row.number,
+        state: c.state,
+        iteration: c.iteration,
+        branch: c.branch,
+        sessionId: c.sessionId,
+        headSha: c.headSha,
+        reason: c.reason,
+        seq: entry.seq,
+        updatedAt: entry.at,
+      },
+    }),
+  };
+}

@@ -1,0 +1,269 @@
+/**
+ * The IssueDO's own SQLite tables: the issue's context, its history (every applied or rejected event),
+ * the outbox of effects still to be delivered, and the timers that share the object's one alarm.
+ */
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_TIMEOUTS_MS,
+  INITIAL_CONTEXT,
+  type IssueContext,
+  type Limits,
+  type TimerKind,
+} from "../src/domain/lifecycle.ts";
+
+import type { CauseKind } from "../src/issue-events.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS issue (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  project TEXT NOT NULL,
+  number INTEGER NOT NULL,
+  context TEXT NOT NULL,
+  limits TEXT NOT NULL,
+  timeouts TEXT NOT NULL,
+  seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS history (
+  seq INTEGER PRIMARY KEY,
+  event_id TEXT NOT NULL UNIQUE,
+  event TEXT NOT NULL,
+  from_state TEXT NOT NULL,
+  to_state TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  reason TEXT,
+  cause_kind TEXT NOT NULL,
+  cause_id TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outbox (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  channel TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_at INTEGER NOT NULL,
+  last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (channel, next_at);
+CREATE TABLE IF NOT EXISTS timers (
+  kind TEXT PRIMARY KEY,
+  due_at INTEGER NOT NULL,
+  armed_seq INTEGER NOT NULL
+);
+`;
+
+export type Timeouts = { [K in TimerKind]: number };
+
+export type IssueRow = {
+  project: string;
+  number: number;
+  context: IssueContext;
+  limits: Limits;
+  timeouts: Timeouts;
+  seq: number;
+};
+
+export type HistoryEntry = {
+  seq: number;
+  eventId: string;
+  event: string;
+  from: string;
+  to: string;
+  outcome: "applied" | "rejected";
+  reason: string | null;
+  cause: { kind: CauseKind; id: string };
+  at: number;
+};
+
+export type OutboxRow = { id: number; channel: string; payload: string; attempts: number };
+
+export type Timer = { kind: TimerKind; dueAt: number; armedSeq: number };
+
+/** Thin typed access to the tables; every write method is meant to run inside `transactionSync`. */
+export class IssueStore {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(SCHEMA);
+  }
+
+  issue(): IssueRow | null {
+    const row = this.sql
+      .exec<Record<string, string | number>>("SELECT * FROM issue WHERE id = 1")
+      .toArray()[0];
+    if (!row) return null;
+    return {
+      project: String(row.project),
+      number: Number(row.number),
+      context: { ...INITIAL_CONTEXT, ...JSON.parse(String(row.context)) },
+      limits: JSON.parse(String(row.limits)),
+      timeouts: JSON.parse(String(row.timeouts)),
+      seq: Number(row.seq),
+    };
+  }
+
+  /** The row for a fresh issue; not written until its first event is recorded. */
+  static fresh(project: string, number: number): IssueRow {
+    return {
+      project,
+      number,
+      context: INITIAL_CONTEXT,
+      limits: DEFAULT_LIMITS,
+      timeouts: DEFAULT_TIMEOUTS_MS,
+      seq: 0,
+    };
+  }
+
+  saveIssue(row: IssueRow): void {
+    this.sql.exec(
+      `INSERT INTO issue (id, project, number, context, limits, timeouts, seq) VALUES (1, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET context = excluded.context, limits = excluded.limits,
+         timeouts = excluded.timeouts, seq = excluded.seq`,
+      row.project,
+      row.number,
+      JSON.stringify(row.context),
+      JSON.stringify(row.limits),
+      JSON.stringify(row.timeouts),
+      row.seq,
+    );
+  }
+
+  historyEntry(eventId: string): HistoryEntry | null {
+    const row = this.sql
+      .exec<Record<string, string | number | null>>("SELECT * FROM history WHERE event_id = ?", eventId)
+      .toArray()[0];
+    return row ? toHistory(row) : null;
+  }
+
+  appendHistory(entry: HistoryEntry): void {
+    this.sql.exec(
+      `INSERT INTO history (seq, event_id, event, from_state, to_state, outcome, reason, cause_kind, cause_id, at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      entry.seq,
+      entry.eventId,
+      entry.event,
+      entry.from,
+      entry.to,
+      entry.outcome,
+      entry.reason,
+      entry.cause.kind,
+      entry.cause.id,
+      entry.at,
+    );
+  }
+
+  history(limit: number): HistoryEntry[] {
+    return this.sql
+      .exec<Record<string, string | number | null>>(
+        "SELECT * FROM (SELECT * FROM history ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+        limit,
+      )
+      .toArray()
+      .map(toHistory);
+  }
+
+  enqueue(channel: string, payload: unknown, now: number): void {
+    this.sql.exec(
+      "INSERT INTO outbox (channel, payload, next_at) VALUES (?, ?, ?)",
+      channel,
+      JSON.stringify(payload),
+      now,
+    );
+  }
+
+  /** Due rows of one channel, oldest first. */
+  due(channel: string, now: number, limit: number): OutboxRow[] {
+    return this.sql
+      .exec<OutboxRow>(
+        "SELECT id, channel, payload, attempts FROM outbox WHERE channel = ? AND next_at <= ? ORDER BY id LIMIT ?",
+        channel,
+        now,
+        limit,
+      )
+      .toArray();
+  }
+
+  ack(ids: readonly number[]): void {
+    for (const id of ids) this.sql.exec("DELETE FROM outbox WHERE id = ?", id);
+  }
+
+  postpone(ids: readonly number[], nextAt: (attempts: number) => number, error: string): void {
+    for (const id of ids) {
+      const row = this.sql
+        .exec<{ attempts: number }>("SELECT attempts FROM outbox WHERE id = ?", id)
+        .toArray()[0];
+      if (!row) continue;
+      const attempts = row.attempts + 1;
+      this.sql.exec(
+        "UPDATE outbox SET attempts = ?, next_at = ?, last_error = ? WHERE id = ?",
+        attempts,
+        nextAt(attempts),
+        error,
+        id,
+      );
+    }
+  }
+
+  outboxStats(): { channel: string; pending: number; attempts: number; lastError: string | null }[] {
+    return this.sql
+      .exec<{ channel: string; pending: number; attempts: number; last_error: string | null }>(
+        `SELECT channel, COUNT(*) AS pending, MAX(attempts) AS attempts, MAX(last_error) AS last_error
+         FROM outbox GROUP BY channel ORDER BY channel`,
+      )
+      .toArray()
+      .map((r) => ({
+        channel: r.channel,
+        pending: r.pending,
+        attempts: r.attempts,
+        lastError: r.last_error,
+      }));
+  }
+
+  /** The earliest moment anything in `channels` is due. */
+  nextOutboxAt(channels: readonly string[]): number | null {
+    if (channels.length === 0) return null;
+    const marks = channels.map(() => "?").join(", ");
+    const row = this.sql
+      .exec<{ at: number | null }>(
+        `SELECT MIN(next_at) AS at FROM outbox WHERE channel IN (${marks})`,
+        ...channels,
+      )
+      .toArray()[0];
+    return row?.at ?? null;
+  }
+
+  /** One timer per state: replacing them all on every edge means a stale timer can never fire. */
+  deleteTimer(kind: TimerKind): void {
+    this.sql.exec("DELETE FROM timers WHERE kind = ?", kind);
+  }
+
+  replaceTimer(timer: Timer | null): void {
+    this.sql.exec("DELETE FROM timers");
+    if (timer) {
+      this.sql.exec(
+        "INSERT INTO timers (kind, due_at, armed_seq) VALUES (?, ?, ?)",
+        timer.kind,
+        timer.dueAt,
+        timer.armedSeq,
+      );
+    }
+  }
+
+  timers(): Timer[] {
+    return this.sql
+      .exec<{ kind: TimerKind; due_at: number; armed_seq: number }>("SELECT * FROM timers ORDER BY due_at")
+      .toArray()
+      .map((r) => ({ kind: r.kind, dueAt: r.due_at, armedSeq: r.armed_seq }));
+  }
+}
+
+function toHistory(row: Record<string, string | number | null>): HistoryEntry {
+  return {
+    seq: Number(row.seq),
+    eventId: String(row.event_id),
+    event: String(row.event),
+    from: String(row.from_state),
+    to: String(row.to_state),
+    outcome: row.outcome === "applied" ? "applied" : "rejected",
+    reason: row.reason === null ? null : String(row.reason),
+    cause: { kind: String(row.cause_kind) as CauseKind, id: String(row.cause_id) },
+    at: Number(row.at),
+  };
+}

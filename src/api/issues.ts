@@ -1,0 +1,84 @@
+/** Operator API for issues: read one (from its Durable Object), list (from D1), and send it an event. */
+import { and, asc, eq, gt } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { Hono } from "hono";
+import { z } from "zod";
+import { issues } from "../db/schema.ts";
+import { STATES } from "../domain/lifecycle.ts";
+import type { Env } from "../env.ts";
+import { lifecycleEventSchema } from "../issue-events.ts";
+import { issueStub } from "../issue-stub.ts";
+import { zodMessage } from "../validation.ts";
+import { jsonError } from "./errors.ts";
+
+const pathSchema = z.object({
+  project: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "project ids are lowercase letters, digits and dashes"),
+  number: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+});
+
+const listSchema = z.object({
+  state: z.enum(STATES).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  after: z.coerce.number().int().min(0).default(0),
+});
+
+const eventBodySchema = z.object({
+  id: z.string().min(1).max(200).optional(),
+  event: lifecycleEventSchema,
+});
+
+export const issueRoutes = new Hono<{ Bindings: Env }>();
+
+issueRoutes.get("/:project/issues/:number", async (c) => {
+  const path = pathSchema.safeParse(c.req.param());
+  if (!path.success) return jsonError(c, 400, zodMessage(path.error));
+  const { project, number } = path.data;
+  const view = await issueStub(c.env, project, number).view();
+  if (!view) return jsonError(c, 404, `issue ${project}#${number} is not known to Conveyor`);
+  return c.json(view);
+});
+
+issueRoutes.get("/:project/issues", async (c) => {
+  const project = pathSchema.shape.project.safeParse(c.req.param("project"));
+  if (!project.success) return jsonError(c, 400, zodMessage(project.error));
+  const query = listSchema.safeParse(c.req.query());
+  if (!query.success) return jsonError(c, 400, zodMessage(query.error));
+  const { state, limit, after } = query.data;
+  const rows = await drizzle(c.env.DB)
+    .select()
+    .from(issues)
+    .where(
+      and(
+        eq(issues.projectId, project.data),
+        gt(issues.number, after),
+        state ? eq(issues.state, state) : undefined,
+      ),
+    )
+    .orderBy(asc(issues.number))
+    .limit(limit);
+  const last = rows.at(-1);
+  return c.json({ issues: rows, next: rows.length === limit && last ? last.number : null });
+});
+
+issueRoutes.post("/:project/issues/:number/events", async (c) => {
+  const path = pathSchema.safeParse(c.req.param());
+  if (!path.success) return jsonError(c, 400, zodMessage(path.error));
+  const raw = await c.req.json().catch(() => undefined);
+  if (raw === undefined) return jsonError(c, 400, "body must be JSON");
+  const body = eventBodySchema.safeParse(raw);
+  if (!body.success) return jsonError(c, 400, zodMessage(body.error));
+  const { project, number } = path.data;
+  const id = body.data.id ?? `operator:${crypto.randomUUID()}`;
+  const result = await issueStub(c.env, project, number).apply({
+    id,
+    project,
+    number,
+    cause: { kind: "operator", id },
+    event: body.data.event,
+  });
+  if (result.outcome === "invalid") return jsonError(c, 400, result.reason);
+  if (result.outcome === "rejected") return c.json({ error: result.reason ?? "rejected", ...result }, 409);
+  return c.json(result);
+});

@@ -1,0 +1,138 @@
+/**
+ * D1 schema. The Durable Objects are the source of truth; D1 is the queryable record every DO flushes to
+ * (idempotently, from its outbox), read by cron, the operator API and the dashboard.
+ */
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const projects = sqliteTable("projects", {
+  id: text("id").primaryKey(),
+  forge: text("forge", { enum: ["forgejo", "gitea", "github"] }).notNull(),
+  apiUrl: text("api_url").notNull(),
+  repo: text("repo").notNull(),
+  defaultBranch: text("default_branch").notNull().default("main"),
+  /** Non-secret settings as JSON (labels, caps, CI); validated with zod when read. */
+  settings: text("settings", { mode: "json" }).notNull(),
+  /** AES-GCM ciphertext of the webhook secret and forge token; never returned by the API. */
+  secrets: text("secrets").notNull(),
+  createdAt: integer("created_at", { mode: "number" }).notNull(),
+  updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+});
+
+/** Current-state index of each issue, one row per issue; `seq` orders writes from its DO. */
+export const issues = sqliteTable(
+  "issues",
+  {
+    projectId: text("project_id").notNull(),
+    number: integer("number").notNull(),
+    state: text("state").notNull(),
+    iteration: integer("iteration").notNull(),
+    branch: text("branch"),
+    sessionId: text("session_id"),
+    headSha: text("head_sha"),
+    reason: text("reason"),
+    seq: integer("seq").notNull(),
+    updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.number] }),
+    index("issues_by_state").on(t.projectId, t.state, t.updatedAt),
+    index("issues_by_update").on(t.state, t.updatedAt),
+  ],
+);
+
+/** Every edge an issue took, and every event its table rejected (with the reason). */
+export const transitions = sqliteTable(
+  "transitions",
+  {
+    projectId: text("project_id").notNull(),
+    number: integer("number").notNull(),
+    seq: integer("seq").notNull(),
+    fromState: text("from_state").notNull(),
+    toState: text("to_state").notNull(),
+    event: text("event").notNull(),
+    eventId: text("event_id").notNull(),
+    causeKind: text("cause_kind", {
+      enum: ["delivery", "job", "cron", "operator", "timer", "system"],
+    }).notNull(),
+    causeId: text("cause_id").notNull(),
+    outcome: text("outcome", { enum: ["applied", "rejected"] }).notNull(),
+    reason: text("reason"),
+    at: integer("at", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.number, t.seq] }), index("transitions_by_time").on(t.at)],
+);
+
+export const workerSessions = sqliteTable(
+  "worker_sessions",
+  {
+    sessionId: text("session_id").primaryKey(),
+    projectId: text("project_id").notNull(),
+    number: integer("number").notNull(),
+    runnerId: text("runner_id").notNull(),
+    iteration: integer("iteration").notNull(),
+    worktree: text("worktree"),
+    branch: text("branch"),
+    startedAt: integer("started_at", { mode: "number" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("worker_sessions_by_issue").on(t.projectId, t.number)],
+);
+
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id").notNull(),
+    number: integer("number").notNull(),
+    kind: text("kind", { enum: ["implement", "revise", "resume", "reap"] }).notNull(),
+    status: text("status", { enum: ["queued", "leased", "done", "failed", "cancelled"] }).notNull(),
+    attempt: integer("attempt").notNull(),
+    runnerId: text("runner_id"),
+    createdAt: integer("created_at", { mode: "number" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    index("jobs_by_status").on(t.projectId, t.status, t.createdAt),
+    index("jobs_by_issue").on(t.projectId, t.number),
+  ],
+);
+
+/** Webhook deliveries, deduplicated by id and by content (a Gitea replay re-sends a body under a new id). */
+export const deliveries = sqliteTable(
+  "deliveries",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id").notNull(),
+    contentKey: text("content_key").notNull(),
+    event: text("event").notNull(),
+    number: integer("number"),
+    outcome: text("outcome").notNull(),
+    receivedAt: integer("received_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    uniqueIndex("deliveries_by_content").on(t.projectId, t.contentKey),
+    index("deliveries_by_time").on(t.projectId, t.receivedAt),
+  ],
+);
+
+/** Per session result: tokens and cost, for budgets and the prompt-cache hit ratio. */
+export const usage = sqliteTable(
+  "usage",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id").notNull(),
+    number: integer("number").notNull(),
+    iteration: integer("iteration").notNull(),
+    sessionId: text("session_id"),
+    inputTokens: integer("input_tokens").notNull(),
+    outputTokens: integer("output_tokens").notNull(),
+    cacheReadTokens: integer("cache_read_tokens").notNull(),
+    cacheWriteTokens: integer("cache_write_tokens").notNull(),
+    usd: real("usd").notNull(),
+    at: integer("at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    index("usage_by_issue").on(t.projectId, t.number, t.iteration),
+    index("usage_by_day").on(t.projectId, t.at),
+  ],
+);

@@ -1,0 +1,555 @@
+/**
+ * The issue lifecycle as a pure table: (state, event) → next state and effects, or a rejection with a reason.
+ * The IssueDO applies it; nothing here does I/O.
+ */
+
+export const STATES = [
+  "new",
+  "blocked",
+  "queued",
+  "running",
+  "awaiting_ci",
+  "awaiting_review",
+  "revising",
+  "awaiting_approval",
+  "merging",
+  "escalated",
+  "merged",
+  "abandoned",
+] as const;
+export type State = (typeof STATES)[number];
+
+export const TERMINAL_STATES: readonly State[] = ["merged", "abandoned"];
+
+/** Only sessions at work hold one of the project's `parallel` slots; waiting states hold none. */
+export function holdsSlot(state: State): boolean {
+  return state === "running" || state === "revising";
+}
+
+export const PHASES = ["awaiting_ci", "awaiting_review", "escalate", "done", "failed", "dry_exit"] as const;
+export type Phase = (typeof PHASES)[number];
+
+export const TIMERS = ["session", "ci", "review", "escalation"] as const;
+export type TimerKind = (typeof TIMERS)[number];
+
+export type Verdict = "APPROVE" | "REQUEST_CHANGES" | "BLOCK";
+
+export type LifecycleEvent =
+  /** The issue entered the backlog (label, cron, operator); blockers are its still-open dependencies. */
+  | { type: "triage"; blockers: string[]; cycle?: string[] }
+  /** The issue's dependencies changed (body edited, a dependency closed). */
+  | { type: "dependencies"; blockers: string[]; cycle?: string[] }
+  /** A runner claimed the issue's job. */
+  | { type: "dispatched"; jobId: string; runnerId: string }
+  /** A session ended a phase (phase file), or ended without one (dry_exit). */
+  | { type: "phase"; phase: Phase; reason?: string; sessionId?: string; branch?: string; headSha?: string }
+  | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
+  | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: boolean }
+  | { type: "merge_confirmed"; sha?: string }
+  | { type: "merge_failed"; reason: string }
+  /** The pull request was closed without merging by someone other than Conveyor. */
+  | { type: "pr_closed" }
+  /** The issue was closed on the forge by someone other than Conveyor. */
+  | { type: "issue_closed" }
+  | { type: "human_reply"; author: string; text: string }
+  | { type: "human_approval"; by: string }
+  | { type: "abandon"; by: string }
+  | { type: "retry"; by: string }
+  | { type: "timeout"; timer: TimerKind }
+  | { type: "budget_exceeded"; reason: string };
+export type EventType = LifecycleEvent["type"];
+
+export const EVENT_TYPES = [
+  "triage",
+  "dependencies",
+  "dispatched",
+  "phase",
+  "ci",
+  "review",
+  "merge_confirmed",
+  "merge_failed",
+  "pr_closed",
+  "issue_closed",
+  "human_reply",
+  "human_approval",
+  "abandon",
+  "retry",
+  "timeout",
+  "budget_exceeded",
+] as const satisfies readonly EventType[];
+
+/** Label roles; the project maps them to its own label names. */
+export type LabelRole = "backlog" | "in_progress" | "blocked" | "needs_human";
+
+export type JobKind = "implement" | "revise" | "resume" | "reap";
+
+export type Effect =
+  | { kind: "enqueue_job"; job: JobKind; reason?: string; detail?: string }
+  | { kind: "cancel_jobs" }
+  | { kind: "labels"; add: LabelRole[]; remove: LabelRole[] }
+  | { kind: "notify_human"; reason: string }
+  | { kind: "comment"; body: string }
+  | { kind: "open_pull_request" }
+  | { kind: "request_review" }
+  | { kind: "merge" }
+  | { kind: "close_issue" }
+  | { kind: "notify_dependents" };
+
+export type Limits = {
+  maxCiFixes: number;
+  maxCriticIterations: number;
+};
+
+export const DEFAULT_LIMITS: Limits = { maxCiFixes: 3, maxCriticIterations: 3 };
+
+/** What the lifecycle remembers of an issue besides its state. */
+export type IssueContext = {
+  state: State;
+  /** Sessions started so far: the implement session is 1, each revise or resume adds one. */
+  iteration: number;
+  ciFixes: number;
+  criticRounds: number;
+  blockers: string[];
+  sessionId: string | null;
+  branch: string | null;
+  headSha: string | null;
+  prOpened: boolean;
+  reason: string | null;
+};
+
+export const INITIAL_CONTEXT: IssueContext = {
+  state: "new",
+  iteration: 0,
+  ciFixes: 0,
+  criticRounds: 0,
+  blockers: [],
+  sessionId: null,
+  branch: null,
+  headSha: null,
+  prOpened: false,
+  reason: null,
+};
+
+export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
+
+type EventOf<T extends EventType> = Extract<LifecycleEvent, { type: T }>;
+
+type Rule<T extends EventType> = {
+  /** Every state this rule can lead to; the diagram is drawn from these. */
+  to: readonly State[];
+  apply: (ctx: IssueContext, event: EventOf<T>, limits: Limits) => Outcome;
+};
+
+type StateRules = { [T in EventType]?: Rule<T> };
+
+const accept = (next: IssueContext, effects: Effect[] = []): Outcome => ({ ok: true, next, effects });
+const reject = (reason: string): Outcome => ({ ok: false, reason });
+const enter = (ctx: IssueContext, state: State, patch: Partial<IssueContext> = {}): IssueContext => ({
+  ...ctx,
+  ...patch,
+  state,
+});
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
+// --- shared rules -------------------------------------------------------------------------------------------
+
+const CYCLE_PREFIX = "dependency cycle: ";
+
+/** Dependency gate: blocked while any dependency is open or the issue sits in a cycle. */
+function gate(
+  ctx: IssueContext,
+  blockers: string[],
+  cycle: string[] | undefined,
+  onQueued: Effect[],
+  onBlocked: Effect[] = [],
+): Outcome {
+  if (cycle && cycle.length > 0) {
+    const reason = `${CYCLE_PREFIX}${cycle.join(" → ")}`;
+    if (ctx.state === "blocked" && ctx.reason === reason && sameList(ctx.blockers, blockers)) {
+      return reject("no change: still in the same dependency cycle");
+    }
+    return accept(enter(ctx, "blocked", { blockers, reason }), [
+      ...onBlocked,
+      { kind: "comment", body: `Conveyor cannot start this issue: ${reason}.` },
+    ]);
+  }
+  if (blockers.length > 0) {
+    if (ctx.state === "blocked" && sameList(ctx.blockers, blockers)) {
+      return reject(`no change: still blocked by ${blockers.join(", ")}`);
+    }
+    return accept(enter(ctx, "blocked", { blockers, reason: null }), onBlocked);
+  }
+  if (ctx.state === "queued") return reject("no change: already queued");
+  return accept(enter(ctx, "queued", { blockers: [], reason: null }), onQueued);
+}
+
+const GATE_TARGETS = ["blocked", "queued"] as const;
+const QUEUE: Effect[] = [{ kind: "enqueue_job", job: "implement" }];
+
+const triageFromNew: Rule<"triage"> = {
+  to: GATE_TARGETS,
+  apply: (ctx, e) =>
+    gate(ctx, e.blockers, e.cycle, [...QUEUE], [{ kind: "labels", add: ["blocked"], remove: [] }]),
+};
+
+/** Serves both triage and dependencies; typed structurally so it fits either slot of the table. */
+type GateRule = {
+  to: readonly State[];
+  apply: (ctx: IssueContext, e: EventOf<"dependencies" | "triage">) => Outcome;
+};
+
+const regateBlocked: GateRule = {
+  to: GATE_TARGETS,
+  apply: (ctx, e) =>
+    gate(ctx, e.blockers, e.cycle, [{ kind: "labels", add: [], remove: ["blocked"] }, ...QUEUE]),
+};
+
+const regateQueued: GateRule = {
+  to: ["blocked"],
+  apply: (ctx, e) =>
+    gate(
+      ctx,
+      e.blockers,
+      e.cycle,
+      [],
+      [{ kind: "cancel_jobs" }, { kind: "labels", add: ["blocked"], remove: [] }],
+    ),
+};
+
+const escalate = (ctx: IssueContext, reason: string, extra: Effect[] = []): Outcome =>
+  accept(enter(ctx, "escalated", { reason }), [
+    ...extra,
+    { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
+    { kind: "notify_human", reason },
+  ]);
+
+const abandon = (ctx: IssueContext, reason: string, extra: Effect[] = []): Outcome =>
+  accept(enter(ctx, "abandoned", { reason }), [
+    ...extra,
+    { kind: "labels", add: [], remove: ["in_progress", "blocked"] },
+  ]);
+
+/** A cap or a BLOCK verdict: abandoned, and a human is told why. The worktree is kept for them. */
+const abandonForHuman = (ctx: IssueContext, reason: string): Outcome =>
+  accept(enter(ctx, "abandoned", { reason }), [
+    { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
+    { kind: "notify_human", reason },
+  ]);
+
+const operatorAbandon: Rule<"abandon"> = {
+  to: ["abandoned"],
+  apply: (ctx, e) => abandon(ctx, `abandoned by ${e.by}`, [{ kind: "cancel_jobs" }]),
+};
+
+const closedByHuman: Rule<"issue_closed"> = {
+  to: ["abandoned"],
+  apply: (ctx) => abandon(ctx, "issue closed on the forge", [{ kind: "cancel_jobs" }]),
+};
+
+const prClosedByHuman: Rule<"pr_closed"> = {
+  to: ["abandoned"],
+  apply: (ctx) =>
+    ctx.prOpened
+      ? abandon(ctx, "pull request closed without merging", [{ kind: "cancel_jobs" }])
+      : reject("no pull request is open for this issue"),
+};
+
+const MERGED_EFFECTS: Effect[] = [
+  { kind: "cancel_jobs" },
+  { kind: "close_issue" },
+  { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
+  { kind: "enqueue_job", job: "reap" },
+  { kind: "notify_dependents" },
+];
+
+const mergeConfirmed: Rule<"merge_confirmed"> = {
+  to: ["merged"],
+  apply: (ctx, e) =>
+    ctx.prOpened
+      ? accept(enter(ctx, "merged", { reason: null, headSha: e.sha ?? ctx.headSha }), [...MERGED_EFFECTS])
+      : reject("no pull request is open for this issue"),
+};
+
+const budgetExceeded: Rule<"budget_exceeded"> = {
+  to: ["escalated"],
+  apply: (ctx, e) => escalate(ctx, `budget exceeded: ${e.reason}`, [{ kind: "cancel_jobs" }]),
+};
+
+const timeoutRule = (timer: TimerKind, reason: string, to: "escalated" | "abandoned"): Rule<"timeout"> => ({
+  to: [to],
+  apply: (ctx, e) => {
+    if (e.timer !== timer) return reject(`the ${e.timer} timer does not run in state ${ctx.state}`);
+    return to === "escalated"
+      ? escalate(ctx, reason, timer === "session" ? [{ kind: "cancel_jobs" }] : [])
+      : abandon(ctx, reason);
+  },
+});
+
+/** A session's phase signal, shared by the implement (running) and continuation (revising) sessions. */
+const sessionPhase: Rule<"phase"> = {
+  to: ["awaiting_ci", "awaiting_review", "escalated"],
+  apply: (ctx, e) => {
+    const session = {
+      sessionId: e.sessionId ?? ctx.sessionId,
+      branch: e.branch ?? ctx.branch,
+      headSha: e.headSha ?? ctx.headSha,
+    };
+    const openPr: Effect[] = ctx.prOpened ? [] : [{ kind: "open_pull_request" }];
+    const s = { ...ctx, ...session };
+    switch (e.phase) {
+      case "awaiting_ci":
+        if (!session.headSha) return reject("awaiting_ci needs the pushed head sha");
+        return accept(enter(s, "awaiting_ci", { prOpened: true, reason: null }), openPr);
+      case "awaiting_review":
+        if (!session.headSha) return reject("awaiting_review needs the pushed head sha");
+        return accept(enter(s, "awaiting_review", { prOpened: true, reason: null }), [
+          ...openPr,
+          { kind: "request_review" },
+        ]);
+      case "escalate":
+        return escalate(s, `session escalated: ${e.reason ?? "no reason given"}`);
+      case "done":
+        // Conveyor merges; a session has no business declaring the issue done without a pull request.
+        return escalate(s, `session reported done without a pull request${e.reason ? `: ${e.reason}` : ""}`);
+      case "failed":
+        return escalate(s, `session failed: ${e.reason ?? "no reason given"}`);
+      case "dry_exit":
+        return escalate(s, "session ended without writing a phase (dry exit)");
+    }
+  },
+};
+
+/** A job re-claimed after its lease expired: same session, new runner; recorded, nothing else changes. */
+const redispatched = (state: "running" | "revising"): Rule<"dispatched"> => ({
+  to: [state],
+  apply: (ctx) => accept(enter(ctx, state)),
+});
+
+const retry: Rule<"retry"> = {
+  to: GATE_TARGETS,
+  apply: (ctx) =>
+    gate(
+      // A retry starts a fresh implement session; the pushed branch and its pull request stay.
+      { ...ctx, ciFixes: 0, criticRounds: 0, sessionId: null },
+      ctx.blockers,
+      undefined,
+      [{ kind: "labels", add: [], remove: ["needs_human"] }, ...QUEUE],
+      [{ kind: "labels", add: ["blocked"], remove: ["needs_human"] }],
+    ),
+};
+
+// --- the table ----------------------------------------------------------------------------------------------
+
+const TABLE: { [S in State]: StateRules } = {
+  new: {
+    triage: triageFromNew,
+  },
+  blocked: {
+    triage: regateBlocked,
+    dependencies: regateBlocked,
+    abandon: operatorAbandon,
+    issue_closed: closedByHuman,
+  },
+  queued: {
+    triage: regateQueued,
+    dependencies: regateQueued,
+    dispatched: {
+      to: ["running"],
+      apply: (ctx) =>
+        accept(enter(ctx, "running", { iteration: ctx.iteration + 1 }), [
+          { kind: "labels", add: ["in_progress"], remove: ["backlog"] },
+        ]),
+    },
+    abandon: operatorAbandon,
+    issue_closed: closedByHuman,
+    budget_exceeded: budgetExceeded,
+  },
+  running: {
+    dispatched: redispatched("running"),
+    phase: sessionPhase,
+    merge_confirmed: mergeConfirmed,
+    pr_closed: prClosedByHuman,
+    abandon: operatorAbandon,
+    issue_closed: closedByHuman,
+    timeout: timeoutRule("session", "session exceeded its wall-clock limit", "escalated"),
+    budget_exceeded: budgetExceeded,
+  },
+  awaiting_ci: {
+    ci: {
+      to: ["awaiting_review", "revising", "escalated"],
+      apply: (ctx, e, limits) => {
+        if (ctx.headSha && e.headSha !== ctx.headSha) {
+          return reject(`CI result for ${e.headSha} is not for the current head ${ctx.headSha}`);
+        }
+        if (e.result === "green") return accept(enter(ctx, "awaiting_review"), [{ kind: "request_review" }]);
+        if (ctx.ciFixes >= limits.maxCiFixes) {
+          return escalate(
+            ctx,
+            `CI still red after ${ctx.ciFixes} fix attempts (max_ci_fixes ${limits.maxCiFixes})`,
+          );
+        }
+        return accept(enter(ctx, "revising", { ciFixes: ctx.ciFixes + 1, iteration: ctx.iteration + 1 }), [
+          { kind: "enqueue_job", job: "revise", reason: "ci", ...(e.excerpt ? { detail: e.excerpt } : {}) },
+        ]);
+      },
+    },
+    merge_confirmed: mergeConfirmed,
+    pr_closed: prClosedByHuman,
+    abandon: operatorAbandon,
+    issue_closed: closedByHuman,
+    timeout: timeoutRule("ci", "CI did not report in time", "escalated"),
+    budget_exceeded: budgetExceeded,
+  },
+  awaiting_review: {
+    review: {
+      to: ["merging", "awaiting_approval", "revising", "abandoned"],
+      apply: (ctx, e, limits) => {
+        switch (e.verdict) {
+          case "APPROVE":
+            if (e.needsHumanApproval) {
+              return accept(enter(ctx, "awaiting_approval", { reason: "touches protected paths" }), [
+                { kind: "labels", add: ["needs_human"], remove: [] },
+                { kind: "notify_human", reason: "approved by the critic; touches protected paths" },
+              ]);
+            }
+            return accept(enter(ctx, "merging", { reason: null }), [{ kind: "merge" }]);
+          case "REQUEST_CHANGES": {
+            const rounds = ctx.criticRounds + 1;
+            if (rounds >= limits.maxCriticIterations) {
+              return abandonForHuman(
+                { ...ctx, criticRounds: rounds },
+                `critic requested changes ${rounds} times (max_critic_iterations ${limits.maxCriticIterations})`,
+              );
+            }
+            return accept(enter(ctx, "revising", { criticRounds: rounds, iteration: ctx.iteration + 1 }), [
+              { kind: "enqueue_job", job: "revise", reason: "review", detail: e.summary },
+            ]);
+          }
+          case "BLOCK":
+            return abandonForHuman(ctx, `critic blocked the change: ${e.summary}`);
+        }
+      },
+    },
+    merge_confirmed: mergeConfirmed,
+    pr_closed: prClosedByHuman,
+    abandon: operatorAbandon,
+    issue_closed: closedByHuman,
+    timeout: timeoutRule("review", "the review did not arrive in time", "escalated"),
+    budget_exceeded: budgetExceeded,
+  },
+  revising: {
+    dispatched: redispatched("revising"),
+    phase: sessionPhase,
+    merge_confirmed: mergeConfirmed,
+    pr_closed: prClosedByHuman,
+    abandon: operatorAbandon,
+    issue_closed: closedByHuman,
+    timeout: timeoutRule("session", "session exceeded its wall-clock limit", "escalated"),
+    budget_exceeded: budgetExceeded,
+  },
+  awaiting_approval: {
+    human_approval: {
+      to: ["merging"],
+      apply: (ctx) =>
+        accept(enter(ctx, "merging", { reason: null }), [
+          { kind: "labels", add: [], remove: ["needs_human"] },
+          { kind: "merge" },
+        ]),
+    },
+    merge_confirmed: mergeConfirmed,
+    pr_closed: prClosedByHuman,
+    abandon: operatorAbandon,
+    issue_closed: closedByHuman,
+  },
+  merging: {
+    merge_confirmed: mergeConfirmed,
+    merge_failed: {
+      to: ["escalated"],
+      apply: (ctx, e) => escalate(ctx, `merge failed: ${e.reason}`),
+    },
+    review: { to: [], apply: () => reject("already merging: the approval was acted on") },
+    pr_closed: prClosedByHuman,
+    abandon: operatorAbandon,
+    issue_closed: closedByHuman,
+  },
+  escalated: {
+    human_reply: {
+      to: ["revising"],
+      apply: (ctx, e) => {
+        if (!ctx.sessionId && !ctx.branch) return reject("no session to resume: use retry");
+        return accept(enter(ctx, "revising", { iteration: ctx.iteration + 1, reason: null }), [
+          { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
+          { kind: "enqueue_job", job: "resume", reason: "human", detail: `${e.author}: ${e.text}` },
+        ]);
+      },
+    },
+    merge_confirmed: mergeConfirmed,
+    pr_closed: prClosedByHuman,
+    retry,
+    abandon: operatorAbandon,
+    issue_closed: closedByHuman,
+    timeout: timeoutRule("escalation", "no human answered within the escalation window", "abandoned"),
+  },
+  merged: {},
+  abandoned: {
+    retry,
+  },
+};
+
+const DEFAULT_REASON: { [S in State]: string } = {
+  new: "the issue is not in Conveyor's lifecycle; it enters through the backlog",
+  blocked: "the issue is waiting for its dependencies",
+  queued: "the issue is waiting for a runner",
+  running: "a session is running",
+  awaiting_ci: "the issue is waiting for CI",
+  awaiting_review: "the issue is waiting for the critic",
+  revising: "a session is revising the change",
+  awaiting_approval: "the merge is waiting for a human approval",
+  merging: "the pull request is being merged",
+  escalated: "the issue is waiting for a human",
+  merged: "the issue is merged",
+  abandoned: "the issue is abandoned",
+};
+
+/** Applies one event. Never throws for a well-typed event: an inapplicable one is a rejection with a reason. */
+export function transition(
+  ctx: IssueContext,
+  event: LifecycleEvent,
+  limits: Limits = DEFAULT_LIMITS,
+): Outcome {
+  const rule = TABLE[ctx.state][event.type] as Rule<typeof event.type> | undefined;
+  if (!rule) return reject(`${event.type} does not apply: ${DEFAULT_REASON[ctx.state]}`);
+  return (rule.apply as (c: IssueContext, e: LifecycleEvent, l: Limits) => Outcome)(ctx, event, limits);
+}
+
+/** The edges the table can take, for the generated diagram and its staleness test. */
+export function edges(): { from: State; event: EventType; to: State }[] {
+  return STATES.flatMap((from) =>
+    EVENT_TYPES.flatMap((event) => (TABLE[from][event]?.to ?? []).map((to) => ({ from, event, to }))),
+  );
+}
+
+/** The timer that runs while an issue is in a state, if any. */
+export function timerFor(state: State): TimerKind | null {
+  switch (state) {
+    case "running":
+    case "revising":
+      return "session";
+    case "awaiting_ci":
+      return "ci";
+    case "awaiting_review":
+      return "review";
+    case "escalated":
+      return "escalation";
+    default:
+      return null;
+  }
+}
+
+export const DEFAULT_TIMEOUTS_MS: { [K in TimerKind]: number } = {
+  session: 2 * 60 * 60_000,
+  ci: 60 * 60_000,
+  review: 30 * 60_000,
+  escalation: 24 * 60 * 60_000,
+};

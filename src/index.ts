@@ -1,0 +1,23 @@
+import { Hono } from "hono";
+import { operatorAuth } from "./api/auth.ts";
+import { jsonError } from "./api/errors.ts";
+import { issueRoutes } from "./api/issues.ts";
+import type { Env } from "./env.ts";
+
+export { IssueDO } from "../durable-objects/issue-do.ts";
+
+export const app = new Hono<{ Bindings: Env }>();
+
+app.get("/healthz", (c) => c.json({ ok: true }));
+app.use("/api/v1/*", operatorAuth);
+app.route("/api/v1/projects", issueRoutes);
+
+app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+app.onError((error, c) => {
+  console.error(
+    JSON.stringify({ msg: "unhandled error", error: error.message, path: new URL(c.req.url).pathname }),
+  );
+  return jsonError(c, 500, "internal error");
+});
+
+export default { fetch: app.fetch } satisfies ExportedHandler<Env>;

@@ -1,0 +1,75 @@
+/** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
+import { z } from "zod";
+import { type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
+
+const refs = z.array(z.string().min(1).max(200)).max(200);
+const text = (max: number) => z.string().max(max);
+const actor = z.string().min(1).max(100);
+
+export const lifecycleEventSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("triage"), blockers: refs, cycle: refs.optional() }),
+  z.object({ type: z.literal("dependencies"), blockers: refs, cycle: refs.optional() }),
+  z.object({ type: z.literal("dispatched"), jobId: z.string().min(1), runnerId: z.string().min(1) }),
+  z.object({
+    type: z.literal("phase"),
+    phase: z.enum(PHASES),
+    reason: text(2_000).optional(),
+    sessionId: z.string().min(1).optional(),
+    branch: z.string().min(1).optional(),
+    headSha: z
+      .string()
+      .regex(/^[0-9a-f]{7,64}$/)
+      .optional(),
+  }),
+  z.object({
+    type: z.literal("ci"),
+    result: z.enum(["green", "red"]),
+    headSha: z.string().min(1),
+    excerpt: text(20_000).optional(),
+  }),
+  z.object({
+    type: z.literal("review"),
+    verdict: z.enum(["APPROVE", "REQUEST_CHANGES", "BLOCK"]),
+    summary: text(20_000),
+    needsHumanApproval: z.boolean().optional(),
+  }),
+  z.object({ type: z.literal("merge_confirmed"), sha: z.string().min(1).optional() }),
+  z.object({ type: z.literal("merge_failed"), reason: text(2_000) }),
+  z.object({ type: z.literal("pr_closed") }),
+  z.object({ type: z.literal("issue_closed") }),
+  z.object({ type: z.literal("human_reply"), author: actor, text: text(20_000) }),
+  z.object({ type: z.literal("human_approval"), by: actor }),
+  z.object({ type: z.literal("abandon"), by: actor }),
+  z.object({ type: z.literal("retry"), by: actor }),
+  z.object({ type: z.literal("timeout"), timer: z.enum(TIMERS) }),
+  z.object({ type: z.literal("budget_exceeded"), reason: text(2_000) }),
+]) satisfies z.ZodType<LifecycleEvent>;
+
+export const CAUSE_KINDS = ["delivery", "job", "cron", "operator", "timer", "system"] as const;
+export type CauseKind = (typeof CAUSE_KINDS)[number];
+
+export const limitsSchema = z.object({
+  maxCiFixes: z.number().int().min(0).max(20),
+  maxCriticIterations: z.number().int().min(1).max(20),
+});
+
+export const timeoutsSchema = z.object({
+  session: z.number().int().positive(),
+  ci: z.number().int().positive(),
+  review: z.number().int().positive(),
+  escalation: z.number().int().positive(),
+});
+
+/** One event for one issue, with the id it is deduplicated by and what caused it. */
+export const envelopeSchema = z.object({
+  /** Dedupe key: the same id is applied once, however often it arrives. */
+  id: z.string().min(1).max(300),
+  project: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/),
+  number: z.number().int().positive(),
+  cause: z.object({ kind: z.enum(CAUSE_KINDS), id: z.string().min(1).max(300) }),
+  event: lifecycleEventSchema,
+  /** The project's current caps and timeouts; the DO keeps the latest it was given. */
+  limits: limitsSchema.optional(),
+  timeouts: timeoutsSchema.optional(),
+});
+export type EventEnvelope = z.infer<typeof envelopeSchema>;

@@ -1,0 +1,502 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_LIMITS,
+  EVENT_TYPES,
+  type EventType,
+  edges,
+  holdsSlot,
+  INITIAL_CONTEXT,
+  type IssueContext,
+  type Outcome,
+  STATES,
+  type State,
+  TIMERS,
+  timerFor,
+  transition,
+} from "../../src/domain/lifecycle.ts";
+import { lifecycleDoc } from "../../src/domain/lifecycle-diagram.ts";
+import { HEAD, PATHS, sample } from "../support/lifecycle-samples.ts";
+
+const PR_STATES: readonly State[] = [
+  "awaiting_ci",
+  "awaiting_review",
+  "revising",
+  "awaiting_approval",
+  "merging",
+  "escalated",
+  "merged",
+  "abandoned",
+];
+
+/** A plausible context for an issue sitting in `state`. */
+function at(state: State, patch: Partial<IssueContext> = {}): IssueContext {
+  const started = state !== "new" && state !== "blocked" && state !== "queued";
+  return {
+    ...INITIAL_CONTEXT,
+    state,
+    iteration: started ? 1 : 0,
+    sessionId: started ? "sess-1" : null,
+    branch: started ? "conveyor/7" : null,
+    headSha: started ? HEAD : null,
+    prOpened: PR_STATES.includes(state),
+    ...patch,
+  };
+}
+
+// Where each representative event leads from each state; absent = rejected.
+const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
+  new: { triage: "queued" },
+  blocked: { triage: "queued", dependencies: "queued", abandon: "abandoned", issue_closed: "abandoned" },
+  queued: {
+    dispatched: "running",
+    abandon: "abandoned",
+    issue_closed: "abandoned",
+    budget_exceeded: "escalated",
+  },
+  running: {
+    dispatched: "running",
+    phase: "awaiting_ci",
+    abandon: "abandoned",
+    issue_closed: "abandoned",
+    timeout: "escalated",
+    budget_exceeded: "escalated",
+  },
+  awaiting_ci: {
+    ci: "awaiting_review",
+    merge_confirmed: "merged",
+    pr_closed: "abandoned",
+    abandon: "abandoned",
+    issue_closed: "abandoned",
+    timeout: "escalated",
+    budget_exceeded: "escalated",
+  },
+  awaiting_review: {
+    review: "merging",
+    merge_confirmed: "merged",
+    pr_closed: "abandoned",
+    abandon: "abandoned",
+    issue_closed: "abandoned",
+    timeout: "escalated",
+    budget_exceeded: "escalated",
+  },
+  revising: {
+    dispatched: "revising",
+    phase: "awaiting_ci",
+    merge_confirmed: "merged",
+    pr_closed: "abandoned",
+    abandon: "abandoned",
+    issue_closed: "abandoned",
+    timeout: "escalated",
+    budget_exceeded: "escalated",
+  },
+  awaiting_approval: {
+    human_approval: "merging",
+    merge_confirmed: "merged",
+    pr_closed: "abandoned",
+    abandon: "abandoned",
+    issue_closed: "abandoned",
+  },
+  merging: {
+    merge_confirmed: "merged",
+    merge_failed: "escalated",
+    pr_closed: "abandoned",
+    abandon: "abandoned",
+    issue_closed: "abandoned",
+  },
+  escalated: {
+    human_reply: "revising",
+    merge_confirmed: "merged",
+    pr_closed: "abandoned",
+    retry: "queued",
+    abandon: "abandoned",
+    issue_closed: "abandoned",
+    timeout: "abandoned",
+  },
+  merged: {},
+  abandoned: { retry: "queued" },
+};
+
+const edgeSet = new Set(edges().map((e) => `${e.from}|${e.event}|${e.to}`));
+
+function expectAccepted(outcome: Outcome): Extract<Outcome, { ok: true }> {
+  if (!outcome.ok) throw new Error(`rejected: ${outcome.reason}`);
+  return outcome;
+}
+
+function expectRejected(outcome: Outcome): string {
+  if (outcome.ok) throw new Error(`accepted into ${outcome.next.state}`);
+  return outcome.reason;
+}
+
+describe("every (state, event) pair", () => {
+  const pairs = STATES.flatMap((state) => EVENT_TYPES.map((event) => [state, event] as const));
+
+  it.each(pairs)("%s × %s", (state, type) => {
+    const outcome = transition(at(state), sample(type, state));
+    const expected = EXPECTED[state][type];
+    if (expected === undefined) {
+      expect(expectRejected(outcome)).toMatch(/\S/);
+      return;
+    }
+    const { next } = expectAccepted(outcome);
+    expect(next.state).toBe(expected);
+    // The diagram's edges are the rule's declared targets: an edge the table takes must be one it declares.
+    expect(edgeSet.has(`${state}|${type}|${next.state}`)).toBe(true);
+  });
+
+  it("a rejection names the state's reason", () => {
+    expect(expectRejected(transition(at("merged"), { type: "retry", by: "bob" }))).toBe(
+      "retry does not apply: the issue is merged",
+    );
+  });
+});
+
+describe("dependency gate", () => {
+  it("blocks on open dependencies and labels the issue", () => {
+    const { next, effects } = expectAccepted(transition(at("new"), { type: "triage", blockers: ["#3"] }));
+    expect(next).toMatchObject({ state: "blocked", blockers: ["#3"] });
+    expect(effects).toEqual([{ kind: "labels", add: ["blocked"], remove: [] }]);
+  });
+
+  it("queues once the last dependency closes", () => {
+    const blocked = at("blocked", { blockers: ["#3", "#4"] });
+    const partly = expectAccepted(transition(blocked, { type: "dependencies", blockers: ["#4"] }));
+    expect(partly.next).toMatchObject({ state: "blocked", blockers: ["#4"] });
+    expect(partly.effects).toEqual([]);
+    const free = expectAccepted(transition(partly.next, { type: "dependencies", blockers: [] }));
+    expect(free.next.state).toBe("queued");
+    expect(free.effects).toEqual([
+      { kind: "labels", add: [], remove: ["blocked"] },
+      { kind: "enqueue_job", job: "implement" },
+    ]);
+  });
+
+  it("rejects an update that changes nothing", () => {
+    expect(
+      expectRejected(
+        transition(at("blocked", { blockers: ["#3"] }), { type: "dependencies", blockers: ["#3"] }),
+      ),
+    ).toBe("no change: still blocked by #3");
+    expect(expectRejected(transition(at("queued"), { type: "dependencies", blockers: [] }))).toBe(
+      "no change: already queued",
+    );
+  });
+
+  it("a queued issue that gains a dependency goes back to blocked and its job is cancelled", () => {
+    const { next, effects } = expectAccepted(
+      transition(at("queued"), { type: "dependencies", blockers: ["#9"] }),
+    );
+    expect(next.state).toBe("blocked");
+    expect(effects).toEqual([{ kind: "cancel_jobs" }, { kind: "labels", add: ["blocked"], remove: [] }]);
+  });
+
+  it("a cycle blocks with a comment, once", () => {
+    const cycle = ["#1", "#2", "#1"];
+    const first = expectAccepted(transition(at("new"), { type: "triage", blockers: ["#2"], cycle }));
+    expect(first.next).toMatchObject({ state: "blocked", reason: "dependency cycle: #1 → #2 → #1" });
+    expect(first.effects).toContainEqual({
+      kind: "comment",
+      body: "Conveyor cannot start this issue: dependency cycle: #1 → #2 → #1.",
+    });
+    expect(expectRejected(transition(first.next, { type: "dependencies", blockers: ["#2"], cycle }))).toMatch(
+      /same dependency cycle/,
+    );
+  });
+});
+
+describe("sessions", () => {
+  it("dispatch starts iteration 1 and marks the issue in progress", () => {
+    const { next, effects } = expectAccepted(
+      transition(at("queued"), { type: "dispatched", jobId: "j", runnerId: "r" }),
+    );
+    expect(next).toMatchObject({ state: "running", iteration: 1 });
+    expect(effects).toEqual([{ kind: "labels", add: ["in_progress"], remove: ["backlog"] }]);
+  });
+
+  it("the first awaiting_ci opens the pull request; later ones do not", () => {
+    const phase = {
+      type: "phase",
+      phase: "awaiting_ci",
+      headSha: "s1",
+      branch: "conveyor/7",
+      sessionId: "x",
+    } as const;
+    const first = expectAccepted(transition(at("running", { prOpened: false }), phase));
+    expect(first.next).toMatchObject({ state: "awaiting_ci", headSha: "s1", sessionId: "x", prOpened: true });
+    expect(first.effects).toEqual([{ kind: "open_pull_request" }]);
+    const again = expectAccepted(transition(at("revising"), { ...phase, headSha: "s2" }));
+    expect(again.effects).toEqual([]);
+    expect(again.next.headSha).toBe("s2");
+  });
+
+  it("awaiting_review goes straight to the critic", () => {
+    const { next, effects } = expectAccepted(
+      transition(at("running"), { type: "phase", phase: "awaiting_review", headSha: "s1" }),
+    );
+    expect(next.state).toBe("awaiting_review");
+    expect(effects).toEqual([{ kind: "open_pull_request" }, { kind: "request_review" }]);
+  });
+
+  it("a phase that needs a pushed head is rejected without one", () => {
+    expect(
+      expectRejected(transition(at("running", { headSha: null }), { type: "phase", phase: "awaiting_ci" })),
+    ).toBe("awaiting_ci needs the pushed head sha");
+  });
+
+  it.each([
+    ["escalate", "stuck on auth", "session escalated: stuck on auth"],
+    ["failed", "tests do not build", "session failed: tests do not build"],
+    ["done", undefined, "session reported done without a pull request"],
+    ["dry_exit", undefined, "session ended without writing a phase (dry exit)"],
+  ] as const)("phase %s escalates with a reason", (phase, reason, expected) => {
+    const { next, effects } = expectAccepted(
+      transition(at("running"), { type: "phase", phase, ...(reason ? { reason } : {}) }),
+    );
+    expect(next).toMatchObject({ state: "escalated", reason: expected });
+    expect(effects).toEqual([
+      { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
+      { kind: "notify_human", reason: expected },
+    ]);
+  });
+
+  it("only running and revising hold a slot", () => {
+    expect(STATES.filter(holdsSlot)).toEqual(["running", "revising"]);
+  });
+});
+
+describe("CI", () => {
+  it("green goes to review", () => {
+    const { next, effects } = expectAccepted(transition(at("awaiting_ci"), sample("ci", "awaiting_ci")));
+    expect(next.state).toBe("awaiting_review");
+    expect(effects).toEqual([{ kind: "request_review" }]);
+  });
+
+  it("red revises with the excerpt, max_ci_fixes times, then escalates", () => {
+    let ctx = at("awaiting_ci");
+    for (let fix = 1; fix <= DEFAULT_LIMITS.maxCiFixes; fix++) {
+      const red = transition(ctx, {
+        type: "ci",
+        result: "red",
+        headSha: ctx.headSha ?? "",
+        excerpt: "1 failed",
+      });
+      const { next, effects } = expectAccepted(red);
+      expect(next).toMatchObject({ state: "revising", ciFixes: fix, iteration: fix + 1 });
+      expect(effects).toEqual([{ kind: "enqueue_job", job: "revise", reason: "ci", detail: "1 failed" }]);
+      ctx = expectAccepted(
+        transition(next, { type: "phase", phase: "awaiting_ci", headSha: `fix-${fix}` }),
+      ).next;
+    }
+    const last = expectAccepted(transition(ctx, { type: "ci", result: "red", headSha: "fix-3" }));
+    expect(last.next).toMatchObject({ state: "escalated", iteration: 4, ciFixes: 3 });
+    expect(last.next.reason).toBe("CI still red after 3 fix attempts (max_ci_fixes 3)");
+  });
+
+  it("honours a project's own cap", () => {
+    const red = { type: "ci", result: "red", headSha: HEAD } as const;
+    expect(
+      expectAccepted(transition(at("awaiting_ci"), red, { ...DEFAULT_LIMITS, maxCiFixes: 0 })).next.state,
+    ).toBe("escalated");
+  });
+
+  it("ignores a result for an older head", () => {
+    expect(expectRejected(transition(at("awaiting_ci"), { type: "ci", result: "red", headSha: "old" }))).toBe(
+      `CI result for old is not for the current head ${HEAD}`,
+    );
+  });
+});
+
+describe("critic", () => {
+  it("APPROVE merges; with protected paths it waits for a human first", () => {
+    const merge = expectAccepted(transition(at("awaiting_review"), sample("review", "awaiting_review")));
+    expect(merge.next.state).toBe("merging");
+    expect(merge.effects).toEqual([{ kind: "merge" }]);
+    const held = expectAccepted(
+      transition(at("awaiting_review"), {
+        type: "review",
+        verdict: "APPROVE",
+        summary: "ok",
+        needsHumanApproval: true,
+      }),
+    );
+    expect(held.next.state).toBe("awaiting_approval");
+    const approved = expectAccepted(transition(held.next, { type: "human_approval", by: "alice" }));
+    expect(approved.next.state).toBe("merging");
+    expect(approved.effects).toContainEqual({ kind: "merge" });
+  });
+
+  it("a duplicated approval merges once", () => {
+    const merging = expectAccepted(
+      transition(at("awaiting_review"), sample("review", "awaiting_review")),
+    ).next;
+    expect(expectRejected(transition(merging, sample("review", "merging")))).toBe(
+      "already merging: the approval was acted on",
+    );
+  });
+
+  it("a critic that always requests changes ends abandoned at iteration 3 with needs-human", () => {
+    let ctx = at("awaiting_review");
+    const changes = { type: "review", verdict: "REQUEST_CHANGES", summary: "rename x" } as const;
+    for (;;) {
+      const { next, effects } = expectAccepted(transition(ctx, changes));
+      if (next.state === "abandoned") {
+        expect(next).toMatchObject({ iteration: 3, criticRounds: 3 });
+        expect(next.reason).toBe("critic requested changes 3 times (max_critic_iterations 3)");
+        expect(effects).toEqual([
+          { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
+          { kind: "notify_human", reason: next.reason },
+        ]);
+        // The worktree is kept for the human: no reap.
+        expect(effects.some((e) => e.kind === "enqueue_job")).toBe(false);
+        return;
+      }
+      expect(next.state).toBe("revising");
+      expect(effects).toEqual([{ kind: "enqueue_job", job: "revise", reason: "review", detail: "rename x" }]);
+      const pushed = expectAccepted(
+        transition(next, { type: "phase", phase: "awaiting_ci", headSha: "h" }),
+      ).next;
+      ctx = expectAccepted(transition(pushed, { type: "ci", result: "green", headSha: "h" })).next;
+    }
+  });
+
+  it("BLOCK abandons at once and keeps the worktree", () => {
+    const { next, effects } = expectAccepted(
+      transition(at("awaiting_review"), { type: "review", verdict: "BLOCK", summary: "deletes user data" }),
+    );
+    expect(next).toMatchObject({
+      state: "abandoned",
+      reason: "critic blocked the change: deletes user data",
+    });
+    expect(effects.some((e) => e.kind === "enqueue_job")).toBe(false);
+  });
+});
+
+describe("merge", () => {
+  it("a confirmed merge closes the issue, clears labels, reaps and wakes dependents", () => {
+    const { next, effects } = expectAccepted(
+      transition(at("merging"), { type: "merge_confirmed", sha: "m1" }),
+    );
+    expect(next).toMatchObject({ state: "merged", headSha: "m1" });
+    expect(effects).toEqual([
+      { kind: "cancel_jobs" },
+      { kind: "close_issue" },
+      { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
+      { kind: "enqueue_job", job: "reap" },
+      { kind: "notify_dependents" },
+    ]);
+  });
+
+  it("a merge or close by a human needs a pull request to exist", () => {
+    const noPr = at("running", { prOpened: false });
+    expect(expectRejected(transition(noPr, { type: "merge_confirmed" }))).toBe(
+      "no pull request is open for this issue",
+    );
+    expect(expectRejected(transition(noPr, { type: "pr_closed" }))).toBe(
+      "no pull request is open for this issue",
+    );
+    const { next } = expectAccepted(transition(at("running", { prOpened: true }), { type: "pr_closed" }));
+    expect(next).toMatchObject({ state: "abandoned", reason: "pull request closed without merging" });
+  });
+
+  it("a failed merge escalates", () => {
+    expect(expectAccepted(transition(at("merging"), sample("merge_failed", "merging"))).next.reason).toBe(
+      "merge failed: conflict",
+    );
+  });
+});
+
+describe("humans and operators", () => {
+  it("a reply resumes the same session", () => {
+    const { next, effects } = expectAccepted(transition(at("escalated"), sample("human_reply", "escalated")));
+    expect(next).toMatchObject({ state: "revising", iteration: 2, sessionId: "sess-1" });
+    expect(effects).toEqual([
+      { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
+      { kind: "enqueue_job", job: "resume", reason: "human", detail: "alice: use the v2 endpoint" },
+    ]);
+  });
+
+  it("a reply with no session to resume is refused", () => {
+    expect(
+      expectRejected(
+        transition(at("escalated", { sessionId: null, branch: null }), sample("human_reply", "escalated")),
+      ),
+    ).toBe("no session to resume: use retry");
+  });
+
+  it("retry resets the round counters, keeps iteration and the branch, and re-gates on dependencies", () => {
+    const escalated = at("escalated", { ciFixes: 3, criticRounds: 2, iteration: 4 });
+    const { next, effects } = expectAccepted(transition(escalated, { type: "retry", by: "op" }));
+    expect(next).toMatchObject({
+      state: "queued",
+      ciFixes: 0,
+      criticRounds: 0,
+      iteration: 4,
+      sessionId: null,
+      branch: "conveyor/7",
+    });
+    expect(effects).toEqual([
+      { kind: "labels", add: [], remove: ["needs_human"] },
+      { kind: "enqueue_job", job: "implement" },
+    ]);
+    const gated = expectAccepted(
+      transition(at("abandoned", { blockers: ["#2"] }), { type: "retry", by: "op" }),
+    );
+    expect(gated.next.state).toBe("blocked");
+  });
+
+  it("abandon cancels jobs from every live state", () => {
+    for (const state of STATES) {
+      const outcome = transition(at(state), { type: "abandon", by: "op" });
+      if (state === "new" || state === "merged" || state === "abandoned") {
+        expect(outcome.ok).toBe(false);
+        continue;
+      }
+      const { next, effects } = expectAccepted(outcome);
+      expect(next).toMatchObject({ state: "abandoned", reason: "abandoned by op" });
+      expect(effects[0]).toEqual({ kind: "cancel_jobs" });
+    }
+  });
+});
+
+describe("timeouts", () => {
+  it("each waiting state has its own timer", () => {
+    expect(STATES.map((s) => [s, timerFor(s)]).filter(([, t]) => t)).toEqual([
+      ["running", "session"],
+      ["awaiting_ci", "ci"],
+      ["awaiting_review", "review"],
+      ["revising", "session"],
+      ["escalated", "escalation"],
+    ]);
+  });
+
+  it.each(
+    STATES.flatMap((state) =>
+      TIMERS.filter((t) => t !== timerFor(state)).map((timer) => [state, timer] as const),
+    ),
+  )("in %s the %s timer is rejected", (state, timer) => {
+    expect(transition(at(state), { type: "timeout", timer }).ok).toBe(false);
+  });
+
+  it("an unanswered escalation is abandoned after its window", () => {
+    const { next } = expectAccepted(transition(at("escalated"), { type: "timeout", timer: "escalation" }));
+    expect(next).toMatchObject({
+      state: "abandoned",
+      reason: "no human answered within the escalation window",
+    });
+  });
+});
+
+describe("test paths", () => {
+  it.each(STATES)("the shared path reaches %s", (state) => {
+    const ctx = PATHS[state].reduce((c, e) => expectAccepted(transition(c, e)).next, INITIAL_CONTEXT);
+    expect(ctx.state).toBe(state);
+  });
+});
+
+describe("docs/lifecycle.md", () => {
+  it("is generated from the table (run `npm run docs:lifecycle`)", () => {
+    const onDisk = readFileSync(new URL("../../docs/lifecycle.md", import.meta.url), "utf8");
+    expect(onDisk).toBe(lifecycleDoc());
+  });
+});

@@ -1,0 +1,71 @@
+/** Representative lifecycle events and the event paths that lead to each state, shared by the table tests. */
+import type { EventType, LifecycleEvent, State } from "../../src/domain/lifecycle.ts";
+import { timerFor } from "../../src/domain/lifecycle.ts";
+
+export const HEAD = "abc1234";
+
+/** One representative event per type; the timer is the state's own where it has one. */
+export function sample(type: EventType, state: State): LifecycleEvent {
+  switch (type) {
+    case "triage":
+    case "dependencies":
+      return { type, blockers: [] };
+    case "dispatched":
+      return { type, jobId: "job-1", runnerId: "runner-1" };
+    case "phase":
+      return { type, phase: "awaiting_ci", headSha: HEAD, branch: "conveyor/7", sessionId: "sess-1" };
+    case "ci":
+      return { type, result: "green", headSha: HEAD };
+    case "review":
+      return { type, verdict: "APPROVE", summary: "looks right" };
+    case "merge_confirmed":
+      return { type, sha: "def4567" };
+    case "merge_failed":
+      return { type, reason: "conflict" };
+    case "pr_closed":
+    case "issue_closed":
+      return { type };
+    case "human_reply":
+      return { type, author: "alice", text: "use the v2 endpoint" };
+    case "human_approval":
+    case "abandon":
+    case "retry":
+      return { type, by: "alice" };
+    case "timeout":
+      return { type, timer: timerFor(state) ?? "session" };
+    case "budget_exceeded":
+      return { type, reason: "USD 5.00 of 5.00" };
+  }
+}
+
+const started: LifecycleEvent[] = [
+  { type: "triage", blockers: [] },
+  { type: "dispatched", jobId: "job-1", runnerId: "runner-1" },
+];
+const pushed: LifecycleEvent[] = [
+  ...started,
+  { type: "phase", phase: "awaiting_ci", headSha: HEAD, branch: "conveyor/7", sessionId: "sess-1" },
+];
+const reviewing: LifecycleEvent[] = [...pushed, { type: "ci", result: "green", headSha: HEAD }];
+
+/** Events that take a new issue to each state. */
+export const PATHS: { [S in State]: LifecycleEvent[] } = {
+  new: [],
+  blocked: [{ type: "triage", blockers: ["#1"] }],
+  queued: [{ type: "triage", blockers: [] }],
+  running: started,
+  awaiting_ci: pushed,
+  awaiting_review: reviewing,
+  revising: [...pushed, { type: "ci", result: "red", headSha: HEAD }],
+  awaiting_approval: [
+    ...reviewing,
+    { type: "review", verdict: "APPROVE", summary: "ok", needsHumanApproval: true },
+  ],
+  merging: [...reviewing, { type: "review", verdict: "APPROVE", summary: "ok" }],
+  escalated: [...started, { type: "phase", phase: "escalate", reason: "stuck" }],
+  merged: [...reviewing, { type: "review", verdict: "APPROVE", summary: "ok" }, { type: "merge_confirmed" }],
+  abandoned: [
+    { type: "triage", blockers: [] },
+    { type: "abandon", by: "op" },
+  ],
+};

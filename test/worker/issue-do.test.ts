@@ -1,0 +1,246 @@
+import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import {
+  EVENT_TYPES,
+  INITIAL_CONTEXT,
+  type LifecycleEvent,
+  STATES,
+  type State,
+  type TimerKind,
+  transition,
+} from "../../src/domain/lifecycle.ts";
+import type { EventEnvelope } from "../../src/issue-events.ts";
+import { issueStub } from "../../src/issue-stub.ts";
+import { PATHS, sample } from "../support/lifecycle-samples.ts";
+
+let counter = 0;
+/** Each test gets its own project: D1 and Durable Object storage are shared across tests in this plugin. */
+const freshProject = (name: string) => `${name}-${Date.now().toString(36)}-${counter++}`;
+
+function envelope(project: string, number: number, event: LifecycleEvent, id: string): EventEnvelope {
+  return { id, project, number, cause: { kind: "system", id: "test" }, event };
+}
+
+async function drive(
+  project: string,
+  number: number,
+  events: LifecycleEvent[],
+  extra: Partial<EventEnvelope> = {},
+) {
+  const stub = issueStub(env, project, number);
+  for (const [i, event] of events.entries()) {
+    const result = await stub.apply({ ...envelope(project, number, event, `path-${i}`), ...extra });
+    expect(result.outcome, `${event.type}: ${result.reason}`).toBe("applied");
+  }
+  return stub;
+}
+
+async function d1Transitions(project: string, number: number) {
+  const { results } = await env.DB.prepare(
+    "SELECT seq, from_state, to_state, event, outcome, reason FROM transitions WHERE project_id = ? AND number = ? ORDER BY seq",
+  )
+    .bind(project, number)
+    .all<{
+      seq: number;
+      from_state: string;
+      to_state: string;
+      event: string;
+      outcome: string;
+      reason: string | null;
+    }>();
+  return results;
+}
+
+async function d1Issue(project: string, number: number) {
+  return env.DB.prepare("SELECT state, iteration, seq FROM issues WHERE project_id = ? AND number = ?")
+    .bind(project, number)
+    .first<{ state: string; iteration: number; seq: number }>();
+}
+
+describe("IssueDO applies the table", () => {
+  const project = freshProject("table");
+  const pairs = STATES.flatMap((state) => EVENT_TYPES.map((type) => [state, type] as const));
+
+  it.each(pairs.map(([state, type], i) => [state, type, i + 1] as const))(
+    "%s × %s",
+    async (state, type, number) => {
+      const stub = await drive(project, number, PATHS[state]);
+      const event = sample(type, state);
+      const expected = transition(
+        PATHS[state].reduce((c, e) => {
+          const o = transition(c, e);
+          if (!o.ok) throw new Error(o.reason);
+          return o.next;
+        }, INITIAL_CONTEXT),
+        event,
+      );
+      const result = await stub.apply(envelope(project, number, event, "probe"));
+      if (result.outcome === "invalid") throw new Error(result.reason);
+      const view = await stub.view();
+      const last = view?.history.at(-1);
+      if (expected.ok) {
+        expect(result).toMatchObject({ outcome: "applied", state: expected.next.state });
+        expect(view?.state).toBe(expected.next.state);
+      } else {
+        // A rejection is recorded with its reason and changes nothing.
+        expect(result).toMatchObject({ outcome: "rejected", state, reason: expected.reason });
+        expect(view?.state).toBe(state);
+      }
+      expect(last).toMatchObject({
+        eventId: "probe",
+        event: type,
+        outcome: result.outcome,
+        reason: result.reason,
+      });
+      await stub.drain();
+      const rows = await d1Transitions(project, number);
+      expect(rows).toHaveLength(PATHS[state].length + 1);
+      expect(rows.at(-1)).toMatchObject({ event: type, outcome: result.outcome, to_state: result.state });
+    },
+  );
+});
+
+describe("IssueDO durability", () => {
+  it("applies a duplicated event once", async () => {
+    const project = freshProject("dup");
+    const stub = issueStub(env, project, 1);
+    const e = envelope(project, 1, { type: "triage", blockers: [] }, "delivery-42");
+    const first = await stub.apply(e);
+    const second = await stub.apply(e);
+    expect(first).toMatchObject({ duplicate: false, seq: 1, state: "queued" });
+    expect(second).toMatchObject({ duplicate: true, seq: 1, state: "queued" });
+    expect((await stub.view())?.history).toHaveLength(1);
+    await stub.drain();
+    expect(await d1Transitions(project, 1)).toHaveLength(1);
+  });
+
+  it("refuses an event addressed to another issue", async () => {
+    const project = freshProject("addr");
+    const stub = await drive(project, 1, PATHS.queued);
+    expect(await stub.apply(envelope(project, 2, { type: "abandon", by: "op" }, "x"))).toEqual({
+      duplicate: false,
+      outcome: "invalid",
+      reason: `event for ${project}#2 sent to ${project}#1`,
+    });
+    expect((await stub.view())?.state).toBe("queued");
+  });
+
+  it("keeps state, history and timers across eviction", async () => {
+    const project = freshProject("evict");
+    const stub = await drive(project, 1, PATHS.awaiting_ci);
+    const before = await stub.view();
+    await evictDurableObject(stub);
+    const after = await stub.view();
+    expect(after).toEqual(before);
+    expect(after).toMatchObject({
+      state: "awaiting_ci",
+      iteration: 1,
+      branch: "conveyor/7",
+      sessionId: "sess-1",
+    });
+    expect(after?.timers.map((t) => t.kind)).toEqual(["ci"]);
+  });
+
+  it("delivers the outbox to D1 through failures, losing and doubling no edge", async () => {
+    const project = freshProject("outbox");
+    const trigger = `fail_${project.replaceAll("-", "_")}`;
+    // A real D1 failure: a trigger aborts writes for this project's index rows only.
+    await env.DB.exec(
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON issues WHEN NEW.project_id = '${project}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`,
+    );
+    const stub = await drive(project, 1, PATHS.awaiting_review);
+    await stub.drain();
+    const failing = await stub.view();
+    expect(failing?.outbox.find((o) => o.channel === "d1")).toMatchObject({
+      pending: 4,
+      attempts: 1,
+      lastError: expect.stringContaining("injected failure"),
+    });
+    // The batch is one transaction: not even the transitions rows landed.
+    expect(await d1Transitions(project, 1)).toEqual([]);
+
+    // An earlier attempt's write that landed without its ack being recorded must not double.
+    await env.DB.prepare(
+      `INSERT INTO transitions (project_id, number, seq, from_state, to_state, event, event_id, cause_kind, cause_id, outcome, at)
+       VALUES (?, 1, 1, 'new', 'queued', 'triage', 'path-0', 'system', 'test', 'applied', 0)`,
+    )
+      .bind(project)
+      .run();
+    await env.DB.exec(`DROP TRIGGER ${trigger}`);
+    // Backoff: the rows are not due before their next attempt.
+    await stub.drain();
+    expect((await stub.view())?.outbox.find((o) => o.channel === "d1")?.pending).toBe(4);
+    await new Promise((r) => setTimeout(r, 600));
+    await stub.drain();
+
+    expect((await stub.view())?.outbox.find((o) => o.channel === "d1")).toBeUndefined();
+    const rows = await d1Transitions(project, 1);
+    expect(rows.map((r) => [r.seq, r.from_state, r.to_state])).toEqual([
+      [1, "new", "queued"],
+      [2, "queued", "running"],
+      [3, "running", "awaiting_ci"],
+      [4, "awaiting_ci", "awaiting_review"],
+    ]);
+    expect(await d1Issue(project, 1)).toEqual({ state: "awaiting_review", iteration: 1, seq: 4 });
+  });
+
+  it("re-arms delivery after a restart that lost the alarm", async () => {
+    const project = freshProject("rearm");
+    const stub = await drive(project, 1, PATHS.queued);
+    await runInDurableObject(stub, async (_instance, state) => {
+      await state.storage.deleteAlarm();
+    });
+    await evictDurableObject(stub);
+    // Waking the object (any call) re-arms the alarm for the undelivered outbox.
+    await stub.view();
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    await stub.drain();
+    expect(await d1Issue(project, 1)).toMatchObject({ state: "queued" });
+  });
+});
+
+describe("IssueDO timeouts fire from its alarm", () => {
+  const cases: [State, TimerKind, State, string][] = [
+    ["running", "session", "escalated", "session exceeded its wall-clock limit"],
+    ["revising", "session", "escalated", "session exceeded its wall-clock limit"],
+    ["awaiting_ci", "ci", "escalated", "CI did not report in time"],
+    ["awaiting_review", "review", "escalated", "the review did not arrive in time"],
+    ["escalated", "escalation", "abandoned", "no human answered within the escalation window"],
+  ];
+
+  it.each(cases)("%s: the %s timer → %s", async (state, timer, to, reason) => {
+    const project = freshProject(`timer-${timer}`);
+    const stub = await drive(project, 1, PATHS[state]);
+    await stub.drain();
+    const armed = (await stub.view())?.timers;
+    expect(armed).toHaveLength(1);
+    expect(armed?.[0]?.kind).toBe(timer);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    // Nothing is due yet: the alarm ran but the timer stays.
+    expect((await stub.view())?.state).toBe(state);
+
+    // Let the clock pass the deadline: move the due time into the past, as time would.
+    await runInDurableObject(stub, (_instance, s) => {
+      s.storage.sql.exec("UPDATE timers SET due_at = 0");
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const view = await stub.view();
+    expect(view).toMatchObject({ state: to, reason });
+    expect(view?.history.at(-1)).toMatchObject({
+      event: "timeout",
+      cause: { kind: "timer" },
+      outcome: "applied",
+    });
+    await stub.drain();
+    expect((await d1Transitions(project, 1)).at(-1)).toMatchObject({ event: "timeout", to_state: to });
+  });
+
+  it("uses the project's timeouts", async () => {
+    const project = freshProject("timeouts");
+    const timeouts = { session: 1_000, ci: 2_000, review: 3_000, escalation: 4_000 };
+    const stub = await drive(project, 1, PATHS.awaiting_ci, { timeouts });
+    const [timer] = (await stub.view())?.timers ?? [];
+    const at = (await stub.view())?.history.at(-1)?.at ?? 0;
+    expect(timer?.dueAt).toBe(at + 2_000);
+  });
+});
