@@ -1,0 +1,248 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type Block, nextTurn, type Script, toScriptRequest } from "./script.ts";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body: Record<string, unknown> | undefined;
+}
+
+interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+export interface ModelStandIn {
+  url: string;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+const SECRET_HEADERS = new Set(["authorization", "x-api-key", "cookie", "proxy-authorization"]);
+
+export async function startModelStandIn(options: { script: Script; port?: number }): Promise<ModelStandIn> {
+  const requests: RecordedRequest[] = [];
+  const cache = new PromptCache();
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      console.error("model stand-in:", error);
+      if (!res.headersSent) sendError(res, 500, "api_error", String(error));
+      else res.end();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://stand-in");
+    const raw = await readBody(req);
+    const body = parseJson(raw);
+    requests.push({
+      method: req.method ?? "",
+      path: url.pathname,
+      query: url.search,
+      headers: publicHeaders(req),
+      body,
+    });
+    const countTokens = url.pathname === "/v1/messages/count_tokens";
+    if (req.method !== "POST" || (url.pathname !== "/v1/messages" && !countTokens)) {
+      console.warn(`model stand-in: unhandled ${req.method} ${url.pathname}${url.search}`);
+      sendError(res, 404, "not_found_error", `Not found: ${req.method} ${url.pathname}`);
+      return;
+    }
+    if (!body) {
+      sendError(res, 400, "invalid_request_error", "Body is not JSON");
+      return;
+    }
+    if (countTokens) {
+      sendJson(res, 200, { input_tokens: estimateTokens(JSON.stringify(body)) });
+      return;
+    }
+    const turn = await nextTurn(options.script, toScriptRequest(body));
+    if ("error" in turn) {
+      sendError(res, turn.error.status, turn.error.type, turn.error.message);
+      return;
+    }
+    const content = turn.content.map(withIds);
+    const message = {
+      id: `msg_${randomUUID().replaceAll("-", "")}`,
+      type: "message",
+      role: "assistant",
+      model: String(body.model ?? "claude-stand-in"),
+      content,
+      stop_reason: content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn",
+      stop_sequence: null,
+      usage: { ...cache.usage(body), output_tokens: estimateTokens(JSON.stringify(content)) },
+    };
+    if (body.stream === true) streamMessage(res, message);
+    else sendJson(res, 200, message);
+  }
+
+  await new Promise<void>((done, fail) => {
+    server.once("error", fail);
+    server.listen(options.port ?? 0, "127.0.0.1", done);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((done, fail) => {
+        server.close((error) => (error ? fail(error) : done()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+type OutBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: unknown };
+
+function withIds(block: Block): OutBlock {
+  return block.type === "tool_use" ? { ...block, id: `toolu_${randomUUID().replaceAll("-", "")}` } : block;
+}
+
+function streamMessage(
+  res: ServerResponse,
+  message: { content: OutBlock[]; stop_reason: string; usage: Usage } & Record<string, unknown>,
+): void {
+  res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  const send = (event: string, data: unknown) =>
+    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  const { content, stop_reason, usage, ...head } = message;
+  send("message_start", {
+    type: "message_start",
+    message: { ...head, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+  });
+  send("ping", { type: "ping" });
+  content.forEach((block, index) => {
+    if (block.type === "text") {
+      send("content_block_start", {
+        type: "content_block_start",
+        index,
+        content_block: { type: "text", text: "" },
+      });
+      send("content_block_delta", {
+        type: "content_block_delta",
+        index,
+        delta: { type: "text_delta", text: block.text },
+      });
+    } else {
+      send("content_block_start", {
+        type: "content_block_start",
+        index,
+        content_block: { type: "tool_use", id: block.id, name: block.name, input: {} },
+      });
+      send("content_block_delta", {
+        type: "content_block_delta",
+        index,
+        delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) },
+      });
+    }
+    send("content_block_stop", { type: "content_block_stop", index });
+  });
+  send("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason, stop_sequence: null },
+    usage: { output_tokens: usage.output_tokens },
+  });
+  send("message_stop", { type: "message_stop" });
+  res.end();
+}
+
+// Simulated prompt caching: the longest prefix (tools, system, then message blocks) already sent in an
+// earlier request is read from cache; the rest is written to it, as with a breakpoint on the last message.
+class PromptCache {
+  private readonly seen: string[][] = [];
+
+  usage(body: Record<string, unknown>): Omit<Usage, "output_tokens"> {
+    const segments = segmentsOf(body);
+    let shared = 0;
+    for (const earlier of this.seen) {
+      let n = 0;
+      while (n < segments.length && n < earlier.length && segments[n] === earlier[n]) n++;
+      shared = Math.max(shared, n);
+    }
+    this.seen.push(segments);
+    const tokens = (list: string[]) => list.reduce((sum, s) => sum + estimateTokens(s), 0);
+    const cached = tokens(segments.slice(0, shared));
+    const fresh = tokens(segments.slice(shared));
+    const cacheable = JSON.stringify(body).includes('"cache_control"');
+    return {
+      input_tokens: cacheable ? Math.min(fresh, 3) : fresh,
+      cache_creation_input_tokens: cacheable ? Math.max(fresh - 3, 0) : 0,
+      cache_read_input_tokens: cacheable ? cached : 0,
+    };
+  }
+}
+
+function segmentsOf(body: Record<string, unknown>): string[] {
+  // Claude Code sends the same content as a string in one request and as one text block in the next.
+  const blocks = (value: unknown): unknown[] =>
+    typeof value === "string" ? [{ type: "text", text: value }] : Array.isArray(value) ? value : [];
+  const messages = blocks(body.messages) as { role: string; content: unknown }[];
+  return [
+    ...blocks(body.tools).map((tool) => `tool:${stable(tool)}`),
+    ...blocks(body.system).map((block) => `system:${stable(block)}`),
+    ...messages.flatMap((m) => blocks(m.content).map((block) => `${m.role}:${stable(block)}`)),
+  ];
+}
+
+// Breakpoints move to the newest message each turn; they must not break prefix equality.
+function stable(value: unknown): string {
+  return JSON.stringify(value, (key, v) => (key === "cache_control" ? undefined : v));
+}
+
+function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+function publicHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined && !SECRET_HEADERS.has(name)) headers[name] = String(value);
+  }
+  return headers;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseJson(raw: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(raw);
+    return value && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { "content-type": "application/json", "request-id": `req_${randomUUID()}` });
+  res.end(JSON.stringify(value));
+}
+
+// The real error shape; `x-should-retry: false` keeps clients from retrying a scripted failure for minutes.
+function sendError(res: ServerResponse, status: number, type: string, message: string): void {
+  const requestId = `req_${randomUUID().replaceAll("-", "")}`;
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "request-id": requestId,
+    "x-should-retry": "false",
+  });
+  res.end(JSON.stringify({ type: "error", error: { type, message }, request_id: requestId }));
+}
