@@ -7,9 +7,16 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 
-type Entry = { version?: string; dev?: boolean; optional?: boolean; optionalDependencies?: Record<string, string> };
+type Entry = {
+  version?: string;
+  dev?: boolean;
+  optional?: boolean;
+  optionalDependencies?: Record<string, string>;
+};
 const path = new URL("../package-lock.json", import.meta.url);
-const lock = JSON.parse(readFileSync(path, "utf8")) as { packages: Record<string, Entry & Record<string, unknown>> };
+const lock = JSON.parse(readFileSync(path, "utf8")) as {
+  packages: Record<string, Entry & Record<string, unknown>>;
+};
 const packages = lock.packages;
 
 function platform(name: string): Record<string, string[]> {
