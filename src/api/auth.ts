@@ -1,20 +1,17 @@
 import type { MiddlewareHandler } from "hono";
+import { constantTimeEqual } from "../crypto/constant-time.ts";
 import type { Env } from "../env.ts";
 import { jsonError } from "./errors.ts";
 
 const encoder = new TextEncoder();
 
-/** Compares in time independent of where the inputs differ (hashing first makes the lengths equal). */
-export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
-  const [x, y] = await Promise.all([
-    crypto.subtle.digest("SHA-256", encoder.encode(a)),
-    crypto.subtle.digest("SHA-256", encoder.encode(b)),
+/** Hashing first hides the token's length; the byte compare then takes the same time wherever they differ. */
+export async function tokenMatches(given: string, expected: string): Promise<boolean> {
+  const [a, b] = await Promise.all([
+    crypto.subtle.digest("SHA-256", encoder.encode(given)),
+    crypto.subtle.digest("SHA-256", encoder.encode(expected)),
   ]);
-  const xs = new Uint8Array(x);
-  const ys = new Uint8Array(y);
-  let diff = 0;
-  for (let i = 0; i < xs.length; i++) diff |= (xs[i] ?? 0) ^ (ys[i] ?? 0);
-  return diff === 0;
+  return constantTimeEqual(new Uint8Array(a), new Uint8Array(b));
 }
 
 /** Operator routes: `Authorization: Bearer <CONVEYOR_ADMIN_TOKEN>`. */
@@ -27,6 +24,6 @@ export const operatorAuth: MiddlewareHandler<{ Bindings: Env }> = async (c, next
     c.header("WWW-Authenticate", 'Bearer realm="conveyor"');
     return jsonError(c, 401, "missing bearer token");
   }
-  if (!(await constantTimeEqual(match[1], expected))) return jsonError(c, 401, "invalid operator token");
+  if (!(await tokenMatches(match[1], expected))) return jsonError(c, 401, "invalid operator token");
   await next();
 };

@@ -1,0 +1,45 @@
+import { z } from "zod";
+
+// Zod pieces both payload families share. Objects strip unknown keys (they pass, unused); Go marshals nil
+// slices and pointers as null and GitHub sends null for empty bodies, so optional values accept null too.
+
+/** A user object as its login. GitHub shows deleted accounts as "ghost"; a missing user is that account. */
+export const login = z
+  .object({ login: z.string() })
+  .nullish()
+  .transform((user) => user?.login ?? "ghost");
+
+export const repository = z.object({ full_name: z.string() });
+
+export const text = z
+  .string()
+  .nullish()
+  .transform((value) => value ?? "");
+
+/** Empty strings (Gitea's zero value) and null (GitHub's) both mean "not given". */
+export const optionalText = z
+  .string()
+  .nullish()
+  .transform((value) => (value ? value : null));
+
+export const labelNames = z
+  .array(z.object({ name: z.string() }))
+  .nullish()
+  .transform((labels) => (labels ?? []).map((label) => label.name));
+
+export const issueState = z.enum(["open", "closed"]);
+
+export const issueNumber = z.number().int().positive();
+
+export const issueFields = z.object({
+  number: issueNumber,
+  title: z.string(),
+  body: text,
+  state: issueState,
+  labels: labelNames,
+  user: login,
+});
+
+export const actionOnly = z.object({ action: z.string() });
+
+export const origin = { repository, sender: login };
