@@ -1,0 +1,114 @@
+import { z } from "zod";
+import { hasStatus } from "./errors.ts";
+import { ForgeHttp, type HttpRequest } from "./http.ts";
+import { ensureRepoLabels, findLabel, type NormalizedLabel } from "./labels.ts";
+import { type ForgeClientOptions, transportOptions } from "./options.ts";
+import { RepoClient } from "./repo-client.ts";
+import { comment, giteaCombinedStatus } from "./schemas.ts";
+import type {
+  CombinedStatus,
+  IssueComment,
+  MergeOptions,
+  NewIssue,
+  NewReview,
+  NewWebhook,
+  ReviewEvent,
+} from "./types.ts";
+
+// Gitea's default MAX_RESPONSE_ITEMS: asking for more is silently cut to it.
+const PAGE_SIZE = 50;
+
+const commentList = z.array(comment);
+
+const REVIEW_EVENTS: Record<ReviewEvent, string> = {
+  APPROVE: "APPROVED",
+  REQUEST_CHANGES: "REQUEST_CHANGES",
+  COMMENT: "COMMENT",
+};
+
+/** Gitea and Forgejo (API v1, `https://host/api/v1`). */
+export class GiteaClient extends RepoClient {
+  readonly forge: "gitea" | "forgejo";
+  protected readonly issuesOnly = { type: "issues" };
+
+  constructor(options: ForgeClientOptions) {
+    const http = new ForgeHttp(transportOptions(options, { authorization: `token ${options.token}` }));
+    super(http, options.repo, { param: "limit", size: PAGE_SIZE });
+    this.forge = options.forge === "forgejo" ? "forgejo" : "gitea";
+  }
+
+  /** Gitea's comment list has no pages: one answer holds them all. */
+  override listComments(number: number): Promise<IssueComment[]> {
+    return this.http.json({ method: "GET", path: `${this.repo}/issues/${number}/comments` }, commentList);
+  }
+
+  async addLabels(number: number, names: string[]): Promise<void> {
+    if (names.length === 0) return;
+    // API v1 as of Gitea 1.17 takes label ids only (later versions take names too).
+    const labels = await this.labelIds(names);
+    const path = `${this.repo}/issues/${number}/labels`;
+    await this.http.send({ method: "POST", path, body: { labels }, idempotent: true });
+  }
+
+  async removeLabel(number: number, name: string): Promise<void> {
+    const label = findLabel(await this.listRepoLabels(), name);
+    if (!label) return;
+    try {
+      await this.http.send({ method: "DELETE", path: `${this.repo}/issues/${number}/labels/${label.id}` });
+    } catch (error) {
+      // A label not on the issue is already a 204; 422: the label was deleted meanwhile; 404: the issue is.
+      if (!hasStatus(error, 404, 422)) throw error;
+    }
+  }
+
+  getPullRequestDiff(number: number): Promise<string> {
+    return this.http.text({ method: "GET", path: `${this.repo}/pulls/${number}.diff`, accept: "text/plain" });
+  }
+
+  getCombinedStatus(ref: string): Promise<CombinedStatus> {
+    // Gitea computes the combined state over the returned page only.
+    const path = `${this.repo}/commits/${encodeURIComponent(ref)}/status`;
+    return this.http.json({ method: "GET", path, query: { limit: PAGE_SIZE } }, giteaCombinedStatus);
+  }
+
+  async createIssue(issue: NewIssue): Promise<{ number: number }> {
+    const labels = issue.labels.length > 0 ? await this.labelIds(issue.labels) : [];
+    return this.createIssueWith({ title: issue.title, body: issue.body, labels });
+  }
+
+  protected mergeRequest(number: number, options: MergeOptions): HttpRequest {
+    return {
+      method: "POST",
+      path: `${this.repo}/pulls/${number}/merge`,
+      body: { Do: options.method, MergeTitleField: options.title, head_commit_id: options.sha },
+      // A second merge is answered "already merged", which mergePullRequest reports as such.
+      idempotent: true,
+    };
+  }
+
+  protected reviewBody(review: NewReview): unknown {
+    return {
+      event: REVIEW_EVENTS[review.event],
+      body: review.body,
+      comments: review.comments?.map(({ path, line, body }) => ({ path, body, new_position: line })),
+    };
+  }
+
+  protected labelBody(label: NormalizedLabel): unknown {
+    return { name: label.name, color: `#${label.color}`, description: label.description };
+  }
+
+  protected webhookBody(hook: NewWebhook): unknown {
+    return {
+      // Forgejo has its own hook type (and still accepts "gitea"); Gitea knows only "gitea".
+      type: this.forge,
+      active: true,
+      events: hook.events,
+      config: { url: hook.url, content_type: "json", secret: hook.secret },
+    };
+  }
+
+  private async labelIds(names: string[]): Promise<number[]> {
+    return (await ensureRepoLabels(this.labelStore(), names)).map((label) => label.id);
+  }
+}

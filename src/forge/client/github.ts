@@ -1,0 +1,87 @@
+import { hasStatus } from "./errors.ts";
+import { ForgeHttp, type HttpRequest } from "./http.ts";
+import type { NormalizedLabel } from "./labels.ts";
+import { type ForgeClientOptions, transportOptions } from "./options.ts";
+import { RepoClient } from "./repo-client.ts";
+import { githubCombinedStatus } from "./schemas.ts";
+import type { CombinedStatus, MergeOptions, NewIssue, NewReview, NewWebhook } from "./types.ts";
+
+const PAGE_SIZE = 100;
+
+/** GitHub and GitHub Enterprise Server (`https://api.github.com`, `https://host/api/v3`). */
+export class GitHubClient extends RepoClient {
+  readonly forge = "github";
+  // GitHub's issue list has no such filter; pull requests are dropped after listing.
+  protected readonly issuesOnly = {};
+
+  constructor(options: ForgeClientOptions) {
+    const http = new ForgeHttp(
+      transportOptions(options, {
+        authorization: `Bearer ${options.token}`,
+        accept: "application/vnd.github+json",
+        headers: { "X-GitHub-Api-Version": "2022-11-28" },
+      }),
+    );
+    super(http, options.repo, { param: "per_page", size: PAGE_SIZE });
+  }
+
+  async addLabels(number: number, names: string[]): Promise<void> {
+    if (names.length === 0) return;
+    // GitHub creates labels it does not know yet.
+    const path = `${this.repo}/issues/${number}/labels`;
+    await this.http.send({ method: "POST", path, body: { labels: names }, idempotent: true });
+  }
+
+  async removeLabel(number: number, name: string): Promise<void> {
+    try {
+      const path = `${this.repo}/issues/${number}/labels/${encodeURIComponent(name)}`;
+      await this.http.send({ method: "DELETE", path });
+    } catch (error) {
+      // "Label does not exist": the label is not on the issue, which is what was asked for.
+      if (!hasStatus(error, 404)) throw error;
+    }
+  }
+
+  getPullRequestDiff(number: number): Promise<string> {
+    const path = `${this.repo}/pulls/${number}`;
+    return this.http.text({ method: "GET", path, accept: "application/vnd.github.diff" });
+  }
+
+  getCombinedStatus(ref: string): Promise<CombinedStatus> {
+    const path = `${this.repo}/commits/${encodeURIComponent(ref)}/status`;
+    return this.http.json({ method: "GET", path, query: { per_page: PAGE_SIZE } }, githubCombinedStatus);
+  }
+
+  createIssue(issue: NewIssue): Promise<{ number: number }> {
+    return this.createIssueWith({ title: issue.title, body: issue.body, labels: issue.labels });
+  }
+
+  protected mergeRequest(number: number, options: MergeOptions): HttpRequest {
+    return {
+      method: "PUT",
+      path: `${this.repo}/pulls/${number}/merge`,
+      body: { merge_method: options.method, sha: options.sha, commit_title: options.title },
+    };
+  }
+
+  protected reviewBody(review: NewReview): unknown {
+    return {
+      event: review.event,
+      body: review.body,
+      comments: review.comments?.map(({ path, line, body }) => ({ path, line, side: "RIGHT", body })),
+    };
+  }
+
+  protected labelBody(label: NormalizedLabel): unknown {
+    return { name: label.name, color: label.color, description: label.description };
+  }
+
+  protected webhookBody(hook: NewWebhook): unknown {
+    return {
+      name: "web",
+      active: true,
+      events: hook.events,
+      config: { url: hook.url, content_type: "json", secret: hook.secret, insecure_ssl: "0" },
+    };
+  }
+}

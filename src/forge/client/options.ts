@@ -1,0 +1,55 @@
+import type { BackoffPolicy } from "../../domain/backoff.ts";
+import type { FetchLike, HttpClientOptions } from "./http.ts";
+import type { ForgeKind } from "./types.ts";
+
+export interface ForgeClientOptions {
+  forge: ForgeKind;
+  /** `https://codeberg.org/api/v1`, `https://api.github.com`, or GitHub Enterprise `https://host/api/v3`. */
+  apiUrl: string;
+  /** `owner/name`. */
+  repo: string;
+  token: string;
+  fetch?: FetchLike;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+  random?: () => number;
+  backoff?: BackoffPolicy;
+  maxAttempts?: number;
+  maxWaitMs?: number;
+  timeoutMs?: number;
+  /** GitHub rejects requests without one, and Workers' fetch sends none. */
+  userAgent?: string;
+}
+
+export const DEFAULT_USER_AGENT = "conveyor";
+
+/** `/repos/{owner}/{name}`, encoded; both forges put every repository endpoint under it. */
+export function repoPath(repo: string): string {
+  const match = /^([^/\s]+)\/([^/\s]+)$/.exec(repo);
+  if (!match?.[1] || !match[2]) throw new RangeError(`repo must be "owner/name": ${JSON.stringify(repo)}`);
+  return `/repos/${encodeURIComponent(match[1])}/${encodeURIComponent(match[2])}`;
+}
+
+/** The shared http layer's options: the client's, plus how this forge authenticates and negotiates. */
+export function transportOptions(
+  options: ForgeClientOptions,
+  forge: { authorization: string; accept?: string; headers?: Record<string, string> },
+): HttpClientOptions {
+  const { fetch, sleep, now, random, backoff, maxAttempts, maxWaitMs, timeoutMs } = options;
+  return {
+    forge: options.forge,
+    baseUrl: options.apiUrl,
+    token: options.token,
+    authorization: forge.authorization,
+    accept: forge.accept,
+    headers: { "User-Agent": options.userAgent ?? DEFAULT_USER_AGENT, ...forge.headers },
+    fetch,
+    sleep,
+    now,
+    random,
+    backoff,
+    maxAttempts,
+    maxWaitMs,
+    timeoutMs,
+  };
+}

@@ -1,0 +1,191 @@
+import { z } from "zod";
+import { hasStatus } from "./errors.ts";
+import type { ForgeHttp, HttpRequest } from "./http.ts";
+import { ensureRepoLabels, type LabelStore, type NormalizedLabel, type RepoLabel } from "./labels.ts";
+import { settleMerge } from "./merge.ts";
+import { repoPath } from "./options.ts";
+import { collectPages } from "./pagination.ts";
+import { comment, issue, permission, pullRequest, repoLabel, withId, withNumber } from "./schemas.ts";
+import type {
+  CombinedStatus,
+  CreatedPullRequest,
+  ForgeClient,
+  ForgeKind,
+  Issue,
+  IssueComment,
+  IssueState,
+  LabelSpec,
+  MergeOptions,
+  MergeResult,
+  NewIssue,
+  NewPullRequest,
+  NewReview,
+  NewWebhook,
+  Permission,
+  PullRequest,
+  PullRequestUpdate,
+} from "./types.ts";
+
+/**
+ * What Gitea/Forgejo and GitHub do alike: the same paths and bodies for issues, comments, pull requests and
+ * permissions. Subclasses fill in where the two APIs part ways.
+ */
+export abstract class RepoClient implements ForgeClient {
+  abstract readonly forge: ForgeKind;
+  protected readonly repo: string;
+
+  protected constructor(
+    protected readonly http: ForgeHttp,
+    repo: string,
+    private readonly paging: { param: "limit" | "per_page"; size: number },
+  ) {
+    this.repo = repoPath(repo);
+  }
+
+  abstract addLabels(number: number, names: string[]): Promise<void>;
+  abstract removeLabel(number: number, name: string): Promise<void>;
+  abstract getPullRequestDiff(number: number): Promise<string>;
+  abstract getCombinedStatus(ref: string): Promise<CombinedStatus>;
+  abstract createIssue(issue: NewIssue): Promise<{ number: number }>;
+  protected abstract mergeRequest(number: number, options: MergeOptions): HttpRequest;
+  protected abstract reviewBody(review: NewReview): unknown;
+  protected abstract labelBody(label: NormalizedLabel): unknown;
+  protected abstract webhookBody(hook: NewWebhook): unknown;
+  /** Extra filters for listing issues without pull requests, where the forge has one. */
+  protected abstract readonly issuesOnly: Record<string, string>;
+
+  getIssue(number: number): Promise<Issue> {
+    return this.http.json({ method: "GET", path: `${this.repo}/issues/${number}` }, issue);
+  }
+
+  listComments(number: number): Promise<IssueComment[]> {
+    return this.listAll(`${this.repo}/issues/${number}/comments`, {}, comment);
+  }
+
+  async listIssuesByLabel(label: string, state: IssueState | "all" = "open"): Promise<Issue[]> {
+    const query = { state, labels: label, ...this.issuesOnly };
+    const issues = await this.listAll(`${this.repo}/issues`, query, issue);
+    // Gitea drops an unknown label from the filter and then lists every issue; never trust the filter alone.
+    const wanted = label.toLowerCase();
+    return issues.filter(
+      (item) => !item.isPullRequest && item.labels.some((name) => name.toLowerCase() === wanted),
+    );
+  }
+
+  async comment(number: number, body: string): Promise<{ id: number }> {
+    const created = await this.http.json(
+      { method: "POST", path: `${this.repo}/issues/${number}/comments`, body: { body } },
+      withId,
+    );
+    return { id: created.id };
+  }
+
+  async createPullRequest(pull: NewPullRequest): Promise<CreatedPullRequest> {
+    const { head, base, title, body } = pull;
+    // A repeated create is refused (one pull request per head and base), so retrying cannot duplicate it.
+    const request: HttpRequest = {
+      method: "POST",
+      path: `${this.repo}/pulls`,
+      body: { head, base, title, body },
+      idempotent: true,
+    };
+    const created = await this.http.json(request, pullRequest);
+    return { number: created.number, url: created.url, headSha: created.headSha };
+  }
+
+  async updatePullRequest(number: number, update: PullRequestUpdate): Promise<void> {
+    const { title, body, state } = update;
+    await this.http.send({
+      method: "PATCH",
+      path: `${this.repo}/pulls/${number}`,
+      body: { title, body, state },
+    });
+  }
+
+  async getPullRequest(number: number): Promise<PullRequest> {
+    const { url: _url, ...pull } = await this.http.json(
+      { method: "GET", path: `${this.repo}/pulls/${number}` },
+      pullRequest,
+    );
+    return pull;
+  }
+
+  mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult> {
+    return settleMerge(
+      () => this.http.send(this.mergeRequest(number, options)),
+      () => this.getPullRequest(number),
+    );
+  }
+
+  async closeIssue(number: number): Promise<void> {
+    await this.http.send({
+      method: "PATCH",
+      path: `${this.repo}/issues/${number}`,
+      body: { state: "closed" },
+    });
+  }
+
+  async getPermission(username: string): Promise<Permission> {
+    const path = `${this.repo}/collaborators/${encodeURIComponent(username)}/permission`;
+    try {
+      return await this.http.json({ method: "GET", path }, permission);
+    } catch (error) {
+      if (hasStatus(error, 404)) return "none";
+      throw error;
+    }
+  }
+
+  async createReview(number: number, review: NewReview): Promise<{ id: number }> {
+    const path = `${this.repo}/pulls/${number}/reviews`;
+    const created = await this.http.json({ method: "POST", path, body: this.reviewBody(review) }, withId);
+    return { id: created.id };
+  }
+
+  async ensureLabels(labels: ReadonlyArray<string | LabelSpec>): Promise<void> {
+    await ensureRepoLabels(this.labelStore(), labels);
+  }
+
+  async createWebhook(hook: NewWebhook): Promise<{ id: number }> {
+    const created = await this.http.json(
+      { method: "POST", path: `${this.repo}/hooks`, body: this.webhookBody(hook) },
+      withId,
+    );
+    return { id: created.id };
+  }
+
+  protected async createIssueWith(body: unknown): Promise<{ number: number }> {
+    const created = await this.http.json({ method: "POST", path: `${this.repo}/issues`, body }, withNumber);
+    return { number: created.number };
+  }
+
+  protected labelStore(): LabelStore {
+    return {
+      list: () => this.listRepoLabels(),
+      create: (label) =>
+        this.http.json(
+          // A repeated create is refused as a duplicate, which ensureRepoLabels settles.
+          { method: "POST", path: `${this.repo}/labels`, body: this.labelBody(label), idempotent: true },
+          repoLabel,
+        ),
+    };
+  }
+
+  protected listRepoLabels(): Promise<RepoLabel[]> {
+    return this.listAll(`${this.repo}/labels`, {}, repoLabel);
+  }
+
+  /** Every page of a list endpoint. */
+  protected listAll<S extends z.ZodType>(
+    path: string,
+    query: Record<string, string>,
+    item: S,
+  ): Promise<z.output<S>[]> {
+    const { param, size } = this.paging;
+    const list = z.array(item);
+    return collectPages(size, async (page) => {
+      const request: HttpRequest = { method: "GET", path, query: { ...query, [param]: size, page } };
+      const { data, headers } = await this.http.page(request, list);
+      return { items: data, headers };
+    });
+  }
+}

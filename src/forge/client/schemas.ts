@@ -1,0 +1,138 @@
+/**
+ * Response shapes, reduced to the fields the clients read and mapped to the forge-neutral types. Gitea's API
+ * v1 copies GitHub's field names for issues, comments, labels, pull requests and collaborator permissions;
+ * where the two differ (null on one forge, absent on the other) one schema accepts both. Commit statuses
+ * differ in substance and have one schema per forge.
+ */
+import { z } from "zod";
+import { toCommitState, toPermission } from "./normalize.ts";
+import type { CombinedStatus, Issue, IssueComment, PullRequest } from "./types.ts";
+
+const login = z.object({ login: z.string() });
+const openOrClosed = z.enum(["open", "closed"]);
+
+export const withId = z.object({ id: z.number() });
+export const withNumber = z.object({ number: z.number() });
+
+export const repoLabel = z.object({ id: z.number(), name: z.string() });
+
+// GitHub's description allows plain names in an issue's labels; Gitea may send null for none.
+const issueLabels = z.array(z.union([z.string(), z.object({ name: z.string() })])).nullish();
+
+export const issue = z
+  .object({
+    number: z.number(),
+    title: z.string(),
+    body: z.string().nullish(),
+    state: openOrClosed,
+    labels: issueLabels,
+    user: login.nullish(),
+    // Set exactly when the issue is a pull request: absent on GitHub, null on Gitea otherwise.
+    pull_request: z.object({}).nullish(),
+  })
+  .transform(
+    (raw): Issue => ({
+      number: raw.number,
+      title: raw.title,
+      body: raw.body ?? "",
+      state: raw.state,
+      labels: (raw.labels ?? []).map((label) => (typeof label === "string" ? label : label.name)),
+      author: raw.user?.login ?? "",
+      isPullRequest: raw.pull_request != null,
+    }),
+  );
+
+export const comment = z
+  .object({
+    id: z.number(),
+    body: z.string().nullish(),
+    user: login.nullish(),
+    // Gitea: comments migrated from another forge name only their original author.
+    original_author: z.string().nullish(),
+    created_at: z.string(),
+  })
+  .transform(
+    (raw): IssueComment => ({
+      id: raw.id,
+      body: raw.body ?? "",
+      author: raw.user?.login || raw.original_author || "",
+      createdAt: raw.created_at,
+    }),
+  );
+
+export const pullRequest = z
+  .object({
+    number: z.number(),
+    state: openOrClosed,
+    merged: z.boolean(),
+    // GitHub: null while it computes mergeability. Gitea: always a boolean.
+    mergeable: z.boolean().nullable(),
+    html_url: z.string(),
+    head: z.object({ ref: z.string(), sha: z.string() }),
+    base: z.object({ ref: z.string() }),
+  })
+  .transform((raw): PullRequest & { url: string } => ({
+    number: raw.number,
+    state: raw.state,
+    merged: raw.merged,
+    mergeable: raw.mergeable,
+    headRef: raw.head.ref,
+    headSha: raw.head.sha,
+    baseRef: raw.base.ref,
+    url: raw.html_url,
+  }));
+
+export const permission = z
+  .object({ permission: z.string() })
+  .transform((raw) => toPermission(raw.permission));
+
+/** Gitea's CombinedStatus: `status` per entry, and `state: ""` with `statuses: null` before the first. */
+export const giteaCombinedStatus = z
+  .object({
+    state: z.string(),
+    statuses: z
+      .array(
+        z.object({
+          context: z.string(),
+          status: z.string(),
+          target_url: z.string().nullish(),
+          description: z.string().nullish(),
+        }),
+      )
+      .nullish(),
+  })
+  .transform(
+    (raw): CombinedStatus => ({
+      state: toCommitState(raw.state),
+      statuses: (raw.statuses ?? []).map((status) => ({
+        context: status.context,
+        state: toCommitState(status.status),
+        targetUrl: status.target_url || null,
+        description: status.description || null,
+      })),
+    }),
+  );
+
+export const githubCombinedStatus = z
+  .object({
+    state: z.string(),
+    statuses: z.array(
+      z.object({
+        state: z.string(),
+        context: z.string(),
+        target_url: z.string().nullable(),
+        description: z.string().nullable(),
+      }),
+    ),
+  })
+  .transform(
+    (raw): CombinedStatus => ({
+      state: toCommitState(raw.state),
+      statuses: raw.statuses.map((status) => ({
+        context: status.context,
+        state: toCommitState(status.state),
+        targetUrl: status.target_url,
+        description: status.description,
+      })),
+    }),
+  );

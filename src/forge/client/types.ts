@@ -1,0 +1,151 @@
+/** Forge-neutral shapes returned by every forge client. Numbers are issue / pull request numbers. */
+
+export type ForgeKind = "forgejo" | "gitea" | "github";
+
+export type IssueState = "open" | "closed";
+
+export interface Issue {
+  number: number;
+  title: string;
+  body: string;
+  state: IssueState;
+  labels: string[];
+  /** Login of the author. */
+  author: string;
+  isPullRequest: boolean;
+}
+
+export interface IssueComment {
+  id: number;
+  body: string;
+  author: string;
+  /** ISO 8601, as the forge sent it. */
+  createdAt: string;
+}
+
+export interface NewPullRequest {
+  /** Branch name (or `owner:branch` for a fork). */
+  head: string;
+  base: string;
+  title: string;
+  body: string;
+}
+
+export interface CreatedPullRequest {
+  number: number;
+  /** Web page of the pull request. */
+  url: string;
+  headSha: string;
+}
+
+export interface PullRequestUpdate {
+  title?: string;
+  body?: string;
+  state?: IssueState;
+}
+
+export interface PullRequest {
+  number: number;
+  state: IssueState;
+  merged: boolean;
+  /**
+   * null: the forge has not computed it yet (GitHub). Gitea/Forgejo never send null; there `false` also
+   * covers "still checking", so re-read before treating it as a conflict.
+   */
+  mergeable: boolean | null;
+  headRef: string;
+  headSha: string;
+  baseRef: string;
+}
+
+export type CommitState = "pending" | "success" | "failure" | "error";
+
+export interface CommitStatus {
+  context: string;
+  state: CommitState;
+  targetUrl: string | null;
+  description: string | null;
+}
+
+export interface CombinedStatus {
+  state: CommitState;
+  statuses: CommitStatus[];
+}
+
+export type MergeMethod = "merge" | "squash" | "rebase";
+
+export interface MergeOptions {
+  method: MergeMethod;
+  /** Merge only if the head is still at this commit. */
+  sha?: string;
+  title?: string;
+}
+
+/** A refused merge is an outcome, not an exception, so an outbox can retry a merge without double effects. */
+export type MergeResult =
+  | { kind: "merged"; merged: true }
+  | { kind: "already_merged"; merged: true }
+  | { kind: "not_mergeable"; merged: false; status: number; reason: string };
+
+export type Permission = "admin" | "write" | "read" | "none";
+
+export type ReviewEvent = "APPROVE" | "REQUEST_CHANGES" | "COMMENT";
+
+export interface ReviewComment {
+  path: string;
+  /** Line in the new version of the file. */
+  line: number;
+  body: string;
+}
+
+export interface NewReview {
+  event: ReviewEvent;
+  body: string;
+  comments?: ReviewComment[];
+}
+
+export interface LabelSpec {
+  name: string;
+  /** Six hex digits, with or without `#`. */
+  color?: string;
+  description?: string;
+}
+
+export interface NewIssue {
+  title: string;
+  body: string;
+  labels: string[];
+}
+
+export interface NewWebhook {
+  url: string;
+  secret: string;
+  /** Forge-specific event names, passed through as they are. */
+  events: string[];
+}
+
+export interface ForgeClient {
+  readonly forge: ForgeKind;
+  getIssue(number: number): Promise<Issue>;
+  listComments(number: number): Promise<IssueComment[]>;
+  /** Every page; issues only (pull requests are left out). */
+  listIssuesByLabel(label: string, state?: IssueState | "all"): Promise<Issue[]>;
+  /** Labels missing from the repository are created (as GitHub itself does). */
+  addLabels(number: number, names: string[]): Promise<void>;
+  /** Idempotent: removing a label that is not on the issue (or not in the repository) succeeds. */
+  removeLabel(number: number, name: string): Promise<void>;
+  comment(number: number, body: string): Promise<{ id: number }>;
+  createPullRequest(pull: NewPullRequest): Promise<CreatedPullRequest>;
+  updatePullRequest(number: number, update: PullRequestUpdate): Promise<void>;
+  getPullRequest(number: number): Promise<PullRequest>;
+  getPullRequestDiff(number: number): Promise<string>;
+  getCombinedStatus(ref: string): Promise<CombinedStatus>;
+  mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult>;
+  closeIssue(number: number): Promise<void>;
+  createIssue(issue: NewIssue): Promise<{ number: number }>;
+  /** Unknown users read as "none". */
+  getPermission(username: string): Promise<Permission>;
+  createReview(number: number, review: NewReview): Promise<{ id: number }>;
+  ensureLabels(labels: ReadonlyArray<string | LabelSpec>): Promise<void>;
+  createWebhook(hook: NewWebhook): Promise<{ id: number }>;
+}
