@@ -4,20 +4,17 @@
  * single alarm, which it shares with the lifecycle's timers.
  */
 import { DurableObject } from "cloudflare:workers";
-import { type BackoffPolicy, backoffDelay } from "../src/domain/backoff.ts";
-import { timerFor, transition } from "../src/domain/lifecycle.ts";
+import { type Effect, timerFor, transition } from "../src/domain/lifecycle.ts";
 import type { Env } from "../src/env.ts";
 import { type EventEnvelope, envelopeSchema } from "../src/issue-events.ts";
 import { zodMessage } from "../src/validation.ts";
 import { type D1Record, writeRecords } from "./d1-sink.ts";
+import { DELIVERERS, type Deliverer, deliveredEffectChannels, effectChannel } from "./effects.ts";
 import { type HistoryEntry, type IssueRow, IssueStore, type Timer } from "./issue-store.ts";
+import { Outbox, type OutboxStats } from "./outbox.ts";
 
-const OUTBOX_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 5 * 60_000, jitter: 0.5 };
 const D1_BATCH = 50;
 const HISTORY_LIMIT = 500;
-
-/** Outbox channels with a deliverer; rows of other channels wait, durably, for theirs. */
-const DELIVERED_CHANNELS = ["d1"] as const;
 
 export type ApplyResult =
   | { duplicate: boolean; seq: number; outcome: "applied" | "rejected"; state: string; reason: string | null }
@@ -38,17 +35,19 @@ export type IssueView = {
   blockers: string[];
   reason: string | null;
   timers: Timer[];
-  outbox: ReturnType<IssueStore["outboxStats"]>;
+  outbox: OutboxStats[];
   history: HistoryEntry[];
 };
 
 export class IssueDO extends DurableObject<Env> {
   private readonly store: IssueStore;
+  private readonly outbox: Outbox;
   private flushing: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new IssueStore(ctx.storage.sql);
+    this.outbox = new Outbox(ctx.storage.sql);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms delivery.
     ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
@@ -86,7 +85,7 @@ export class IssueDO extends DurableObject<Env> {
       blockers: c.blockers,
       reason: c.reason,
       timers: this.store.timers(),
-      outbox: this.store.outboxStats(),
+      outbox: this.outbox.stats(),
       history: this.store.history(HISTORY_LIMIT),
     };
   }
@@ -150,16 +149,22 @@ export class IssueDO extends DurableObject<Env> {
       row.context = outcome.next;
       const kind = timerFor(outcome.next.state);
       this.store.replaceTimer(kind ? { kind, dueAt: now + row.timeouts[kind], armedSeq: seq } : null);
-      for (const effect of outcome.effects) this.store.enqueue("effect", { seq, effect }, now);
+      for (const [index, effect] of outcome.effects.entries()) {
+        const key = `${row.project}#${row.number}:${seq}:${index}`;
+        this.outbox.enqueue(effectChannel(effect.kind), { key, effect }, now);
+      }
     }
     row.seq = seq;
     this.store.saveIssue(row);
-    this.store.enqueue("d1", toD1Record(row, entry, outcome.ok), now);
+    this.outbox.enqueue("d1", toD1Record(row, entry, outcome.ok), now);
     return { duplicate: false, seq, outcome: entry.outcome, state: entry.to, reason: entry.reason };
   }
 
   private flush(): Promise<void> {
-    this.flushing ??= this.flushD1().finally(() => {
+    this.flushing ??= (async () => {
+      await this.flushD1();
+      await this.deliverEffects();
+    })().finally(() => {
       this.flushing = null;
     });
     return this.flushing;
@@ -167,7 +172,7 @@ export class IssueDO extends DurableObject<Env> {
 
   private async flushD1(): Promise<void> {
     for (;;) {
-      const rows = this.store.due("d1", Date.now(), D1_BATCH);
+      const rows = this.outbox.due(["d1"], Date.now(), D1_BATCH);
       if (rows.length === 0) return;
       const ids = rows.map((r) => r.id);
       try {
@@ -176,24 +181,40 @@ export class IssueDO extends DurableObject<Env> {
           rows.map((r) => JSON.parse(r.payload) as D1Record),
         );
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        this.ctx.storage.transactionSync(() => this.outbox.postpone(ids, Date.now(), errorMessage(error)));
+        return;
+      }
+      this.ctx.storage.transactionSync(() => this.outbox.ack(ids));
+    }
+  }
+
+  /** Effects go out strictly in order: a cancel must never overtake the enqueue it cancels. */
+  private async deliverEffects(): Promise<void> {
+    const channels = deliveredEffectChannels();
+    for (;;) {
+      const head = this.outbox.head(channels);
+      if (!head || this.outbox.due([head.channel], Date.now(), 1)[0]?.id !== head.id) return;
+      const { effect, key } = JSON.parse(head.payload) as { effect: Effect; key: string };
+      const issue = this.view();
+      const deliver = DELIVERERS[effect.kind] as Deliverer<typeof effect.kind> | undefined;
+      if (!issue || !deliver) return;
+      try {
+        await deliver(effect as never, { env: this.env, key, issue });
+      } catch (error) {
         this.ctx.storage.transactionSync(() =>
-          this.store.postpone(
-            ids,
-            (attempts) => Date.now() + backoffDelay(attempts, OUTBOX_BACKOFF),
-            message,
-          ),
+          this.outbox.postpone([head.id], Date.now(), errorMessage(error)),
         );
         return;
       }
-      this.ctx.storage.transactionSync(() => this.store.ack(ids));
+      this.ctx.storage.transactionSync(() => this.outbox.ack([head.id]));
     }
   }
 
   private async scheduleAlarm(): Promise<void> {
-    const candidates = [this.store.timers()[0]?.dueAt, this.store.nextOutboxAt(DELIVERED_CHANNELS)].filter(
-      (t): t is number => t !== undefined && t !== null,
-    );
+    const candidates = [
+      this.store.timers()[0]?.dueAt,
+      this.outbox.nextAt(["d1", ...deliveredEffectChannels()]),
+    ].filter((t): t is number => t !== undefined && t !== null);
     if (candidates.length === 0) {
       await this.ctx.storage.deleteAlarm();
       return;
@@ -236,3 +257,5 @@ function toD1Record(row: IssueRow, entry: HistoryEntry, applied: boolean): D1Rec
     }),
   };
 }
+
+const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -1,6 +1,6 @@
 /**
- * The IssueDO's own SQLite tables: the issue's context, its history (every applied or rejected event),
- * the outbox of effects still to be delivered, and the timers that share the object's one alarm.
+ * The IssueDO's own SQLite tables: the issue's context, its history (every applied or rejected event) and
+ * the timers that share the object's one alarm. Its outbox is `outbox.ts`.
  */
 import {
   DEFAULT_LIMITS,
@@ -35,15 +35,6 @@ CREATE TABLE IF NOT EXISTS history (
   cause_id TEXT NOT NULL,
   at INTEGER NOT NULL
 );
-CREATE TABLE IF NOT EXISTS outbox (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  channel TEXT NOT NULL,
-  payload TEXT NOT NULL,
-  attempts INTEGER NOT NULL DEFAULT 0,
-  next_at INTEGER NOT NULL,
-  last_error TEXT
-);
-CREATE INDEX IF NOT EXISTS outbox_due ON outbox (channel, next_at);
 CREATE TABLE IF NOT EXISTS timers (
   kind TEXT PRIMARY KEY,
   due_at INTEGER NOT NULL,
@@ -73,8 +64,6 @@ export type HistoryEntry = {
   cause: { kind: CauseKind; id: string };
   at: number;
 };
-
-export type OutboxRow = { id: number; channel: string; payload: string; attempts: number };
 
 export type Timer = { kind: TimerKind; dueAt: number; armedSeq: number };
 
@@ -159,77 +148,6 @@ export class IssueStore {
       .map(toHistory);
   }
 
-  enqueue(channel: string, payload: unknown, now: number): void {
-    this.sql.exec(
-      "INSERT INTO outbox (channel, payload, next_at) VALUES (?, ?, ?)",
-      channel,
-      JSON.stringify(payload),
-      now,
-    );
-  }
-
-  /** Due rows of one channel, oldest first. */
-  due(channel: string, now: number, limit: number): OutboxRow[] {
-    return this.sql
-      .exec<OutboxRow>(
-        "SELECT id, channel, payload, attempts FROM outbox WHERE channel = ? AND next_at <= ? ORDER BY id LIMIT ?",
-        channel,
-        now,
-        limit,
-      )
-      .toArray();
-  }
-
-  ack(ids: readonly number[]): void {
-    for (const id of ids) this.sql.exec("DELETE FROM outbox WHERE id = ?", id);
-  }
-
-  postpone(ids: readonly number[], nextAt: (attempts: number) => number, error: string): void {
-    for (const id of ids) {
-      const row = this.sql
-        .exec<{ attempts: number }>("SELECT attempts FROM outbox WHERE id = ?", id)
-        .toArray()[0];
-      if (!row) continue;
-      const attempts = row.attempts + 1;
-      this.sql.exec(
-        "UPDATE outbox SET attempts = ?, next_at = ?, last_error = ? WHERE id = ?",
-        attempts,
-        nextAt(attempts),
-        error,
-        id,
-      );
-    }
-  }
-
-  outboxStats(): { channel: string; pending: number; attempts: number; lastError: string | null }[] {
-    return this.sql
-      .exec<{ channel: string; pending: number; attempts: number; last_error: string | null }>(
-        `SELECT channel, COUNT(*) AS pending, MAX(attempts) AS attempts, MAX(last_error) AS last_error
-         FROM outbox GROUP BY channel ORDER BY channel`,
-      )
-      .toArray()
-      .map((r) => ({
-        channel: r.channel,
-        pending: r.pending,
-        attempts: r.attempts,
-        lastError: r.last_error,
-      }));
-  }
-
-  /** The earliest moment anything in `channels` is due. */
-  nextOutboxAt(channels: readonly string[]): number | null {
-    if (channels.length === 0) return null;
-    const marks = channels.map(() => "?").join(", ");
-    const row = this.sql
-      .exec<{ at: number | null }>(
-        `SELECT MIN(next_at) AS at FROM outbox WHERE channel IN (${marks})`,
-        ...channels,
-      )
-      .toArray()[0];
-    return row?.at ?? null;
-  }
-
-  /** One timer per state: replacing them all on every edge means a stale timer can never fire. */
   deleteTimer(kind: TimerKind): void {
     this.sql.exec("DELETE FROM timers WHERE kind = ?", kind);
   }

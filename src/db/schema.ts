@@ -9,6 +9,8 @@ export const projects = sqliteTable("projects", {
   forge: text("forge", { enum: ["forgejo", "gitea", "github"] }).notNull(),
   apiUrl: text("api_url").notNull(),
   repo: text("repo").notNull(),
+  /** Where runners fetch and push the repository. */
+  cloneUrl: text("clone_url").notNull(),
   defaultBranch: text("default_branch").notNull().default("main"),
   /** Non-secret settings as JSON (labels, caps, CI); validated with zod when read. */
   settings: text("settings", { mode: "json" }).notNull(),
@@ -136,3 +138,52 @@ export const usage = sqliteTable(
     index("usage_by_day").on(t.projectId, t.at),
   ],
 );
+
+/** What Conveyor knows of each forge issue (from webhooks and reconciliation): dependency gating reads it. */
+export const forgeIssues = sqliteTable(
+  "forge_issues",
+  {
+    projectId: text("project_id").notNull(),
+    number: integer("number").notNull(),
+    title: text("title").notNull(),
+    body: text("body").notNull(),
+    state: text("state", { enum: ["open", "closed"] }).notNull(),
+    labels: text("labels", { mode: "json" }).$type<string[]>().notNull(),
+    /** Same-repository issue numbers this issue depends on, parsed from its body. */
+    dependsOn: text("depends_on", { mode: "json" }).$type<number[]>().notNull(),
+    updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.number] }),
+    index("forge_issues_by_state").on(t.projectId, t.state),
+  ],
+);
+
+/** Reverse dependency index: who waits for `dependency`. */
+export const issueDependencies = sqliteTable(
+  "issue_dependencies",
+  {
+    projectId: text("project_id").notNull(),
+    dependency: integer("dependency").notNull(),
+    dependent: integer("dependent").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.dependency, t.dependent] })],
+);
+
+export const runners = sqliteTable("runners", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  /** SHA-256 hex of the runner's token; the token itself is shown once, at registration. */
+  tokenHash: text("token_hash").notNull().unique(),
+  version: text("version").notNull(),
+  createdAt: integer("created_at", { mode: "number" }).notNull(),
+  lastSeenAt: integer("last_seen_at", { mode: "number" }).notNull(),
+});
+
+/** One-time registration tokens (hashed); `usedBy` is set when a runner registers with one. */
+export const registrationTokens = sqliteTable("registration_tokens", {
+  tokenHash: text("token_hash").primaryKey(),
+  createdAt: integer("created_at", { mode: "number" }).notNull(),
+  expiresAt: integer("expires_at", { mode: "number" }).notNull(),
+  usedBy: text("used_by"),
+});

@@ -1,0 +1,120 @@
+/**
+ * A transactional outbox in a Durable Object's SQLite: rows are written in the same synchronous transaction
+ * as the state change that caused them, and delivered later, with backoff, until acknowledged.
+ */
+import { type BackoffPolicy, backoffDelay } from "../src/domain/backoff.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS outbox (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  channel TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_at INTEGER NOT NULL,
+  last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (channel, next_at);
+`;
+
+export type OutboxRow = { id: number; channel: string; payload: string; attempts: number };
+
+export type OutboxStats = { channel: string; pending: number; attempts: number; lastError: string | null };
+
+export const OUTBOX_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 5 * 60_000, jitter: 0.5 };
+
+export class Outbox {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly policy: BackoffPolicy = OUTBOX_BACKOFF,
+  ) {
+    sql.exec(SCHEMA);
+  }
+
+  enqueue(channel: string, payload: unknown, now: number): void {
+    this.sql.exec(
+      "INSERT INTO outbox (channel, payload, next_at) VALUES (?, ?, ?)",
+      channel,
+      JSON.stringify(payload),
+      now,
+    );
+  }
+
+  /** Due rows of the given channels, oldest first. */
+  due(channels: readonly string[], now: number, limit: number): OutboxRow[] {
+    if (channels.length === 0) return [];
+    return this.sql
+      .exec<OutboxRow>(
+        `SELECT id, channel, payload, attempts FROM outbox
+         WHERE channel IN (${marks(channels)}) AND next_at <= ? ORDER BY id LIMIT ?`,
+        ...channels,
+        now,
+        limit,
+      )
+      .toArray();
+  }
+
+  /** The oldest row of the given channels, due or not: what strictly ordered delivery must wait for. */
+  head(channels: readonly string[]): OutboxRow | null {
+    if (channels.length === 0) return null;
+    return (
+      this.sql
+        .exec<OutboxRow>(
+          `SELECT id, channel, payload, attempts FROM outbox WHERE channel IN (${marks(channels)}) ORDER BY id LIMIT 1`,
+          ...channels,
+        )
+        .toArray()[0] ?? null
+    );
+  }
+
+  ack(ids: readonly number[]): void {
+    for (const id of ids) this.sql.exec("DELETE FROM outbox WHERE id = ?", id);
+  }
+
+  /** Records a failed attempt; the rows come due again after the backoff for their attempt count. */
+  postpone(ids: readonly number[], now: number, error: string): void {
+    for (const id of ids) {
+      const row = this.sql
+        .exec<{ attempts: number }>("SELECT attempts FROM outbox WHERE id = ?", id)
+        .toArray()[0];
+      if (!row) continue;
+      const attempts = row.attempts + 1;
+      this.sql.exec(
+        "UPDATE outbox SET attempts = ?, next_at = ?, last_error = ? WHERE id = ?",
+        attempts,
+        now + backoffDelay(attempts, this.policy),
+        error,
+        id,
+      );
+    }
+  }
+
+  stats(): OutboxStats[] {
+    return this.sql
+      .exec<{ channel: string; pending: number; attempts: number; last_error: string | null }>(
+        `SELECT channel, COUNT(*) AS pending, MAX(attempts) AS attempts, MAX(last_error) AS last_error
+         FROM outbox GROUP BY channel ORDER BY channel`,
+      )
+      .toArray()
+      .map((r) => ({
+        channel: r.channel,
+        pending: r.pending,
+        attempts: r.attempts,
+        lastError: r.last_error,
+      }));
+  }
+
+  /** The earliest moment anything in `channels` is due. */
+  nextAt(channels: readonly string[]): number | null {
+    if (channels.length === 0) return null;
+    const marks = channels.map(() => "?").join(", ");
+    const row = this.sql
+      .exec<{ at: number | null }>(
+        `SELECT MIN(next_at) AS at FROM outbox WHERE channel IN (${marks})`,
+        ...channels,
+      )
+      .toArray()[0];
+    return row?.at ?? null;
+  }
+}
+
+const marks = (values: readonly unknown[]) => values.map(() => "?").join(", ");

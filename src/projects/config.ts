@@ -1,0 +1,65 @@
+/** A project's registration: what the operator sends (`PUT /api/v1/projects/:project`) and its defaults. */
+import { z } from "zod";
+
+export const PROJECT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
+export const projectIdSchema = z
+  .string()
+  .regex(PROJECT_ID, "project ids are lowercase letters, digits and dashes");
+
+const labelName = z.string().min(1).max(50);
+const usd = z.number().min(0).max(100_000);
+
+/** Non-secret settings with their defaults; stored as JSON in `projects.settings`. */
+export const settingsSchema = z.object({
+  defaultBranch: z.string().min(1).max(200).default("main"),
+  labels: z
+    .object({
+      backlog: labelName.default("backlog"),
+      inProgress: labelName.default("in-progress"),
+      blocked: labelName.default("blocked"),
+      needsHuman: labelName.default("needs-human"),
+      underspecified: labelName.default("underspecified"),
+      techDebt: labelName.default("tech-debt"),
+    })
+    .prefault({}),
+  /** Sessions at work at once (running + revising). */
+  parallel: z.number().int().min(1).max(100).default(2),
+  maxCiFixes: z.number().int().min(0).max(20).default(3),
+  maxCriticIterations: z.number().int().min(1).max(20).default(3),
+  /** Per-issue budget, carried across iterations. */
+  issueBudgetUsd: usd.default(10),
+  maxTurnsPerSession: z.number().int().min(1).max(1_000).default(100),
+  /** Per-project daily cap; dispatch pauses when today's spend reaches it. */
+  dailyBudgetUsd: usd.default(100),
+  ci: z
+    .object({
+      kind: z.enum(["woodpecker", "github-actions", "none"]).default("woodpecker"),
+      /** Commit-status contexts that count; a glob (`*` matches any run of characters). */
+      contextPattern: z.string().min(1).max(200).default("*"),
+    })
+    .prefault({}),
+});
+export type ProjectSettings = z.infer<typeof settingsSchema>;
+
+export const registrationSchema = settingsSchema.extend({
+  forge: z.enum(["forgejo", "gitea", "github"]),
+  /** API base: `https://codeberg.org/api/v1`, `https://api.github.com`. */
+  apiUrl: z.url({ protocol: /^https?$/ }),
+  repo: z.string().regex(/^[\w.-]+\/[\w.-]+$/, "repo is owner/name"),
+  /** Where runners fetch and push; derived from apiUrl and repo when absent. */
+  cloneUrl: z.url({ protocol: /^https?$/ }).optional(),
+  webhookSecret: z.string().min(16).max(200),
+  forgeToken: z.string().min(1).max(500),
+});
+export type ProjectRegistration = z.infer<typeof registrationSchema>;
+
+/** `https://host/api/v1` + `owner/name` → `https://host/owner/name.git`; GitHub's API host maps to github.com. */
+export function defaultCloneUrl(forge: ProjectRegistration["forge"], apiUrl: string, repo: string): string {
+  const api = new URL(apiUrl);
+  if (forge === "github") {
+    const host = api.hostname === "api.github.com" ? "github.com" : api.host;
+    return `${api.protocol}//${host}/${repo}.git`;
+  }
+  const base = api.pathname.replace(/\/api\/v1\/?$/, "").replace(/\/$/, "");
+  return `${api.protocol}//${api.host}${base}/${repo}.git`;
+}

@@ -1,0 +1,108 @@
+/**
+ * The runner API's wire contract (`/runner/v1/*`), shared by the Worker (which parses requests with it) and
+ * `conveyor-runner` (which parses responses with it). JSON over HTTPS; the runner authenticates with
+ * `Authorization: Bearer <runner token>` on every call but `register`.
+ */
+import { z } from "zod";
+import { PHASES } from "../domain/lifecycle.ts";
+
+export const JOB_KINDS = ["implement", "revise", "resume", "reap"] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+
+const sha = z.string().regex(/^[0-9a-f]{7,64}$/);
+
+export const registerRequest = z.object({
+  registrationToken: z.string().min(16).max(200),
+  name: z.string().min(1).max(100),
+  version: z.string().min(1).max(50),
+});
+export const registerResponse = z.object({ runnerId: z.string(), token: z.string() });
+
+/** Long-poll: the Worker holds the request up to `waitMs` (≤ 25 s) for a job. 204 = nothing to do. */
+export const claimRequest = z.object({
+  waitMs: z.number().int().min(0).max(25_000).default(20_000),
+  /** Issues whose worktree and session transcript this runner holds: affinity. */
+  holding: z.array(z.string().max(200)).max(1_000).default([]),
+});
+
+export const jobSchema = z.object({
+  id: z.string(),
+  kind: z.enum(JOB_KINDS),
+  attempt: z.number().int().min(1),
+  project: z.string(),
+  issue: z.object({ number: z.number().int().positive(), title: z.string(), body: z.string() }),
+  repo: z.object({
+    /** `owner/name`; with `cloneUrl` it keys the runner's bare mirror. */
+    fullName: z.string(),
+    cloneUrl: z.string().url(),
+    defaultBranch: z.string(),
+  }),
+  branch: z.string(),
+  iteration: z.number().int().min(0),
+  /** Set for continuations: resume this Claude session. */
+  sessionId: z.string().nullable(),
+  /** Why this continuation runs: the CI failure excerpt, the critic's findings, or a human's reply. */
+  instructions: z.string().max(100_000).nullable(),
+  budget: z.object({ maxTurns: z.number().int().positive(), usdRemaining: z.number().min(0) }),
+});
+export type Job = z.infer<typeof jobSchema>;
+
+export const claimResponse = z.object({
+  job: jobSchema,
+  leaseToken: z.string(),
+  /** Epoch ms. Heartbeat at a third of the lease. */
+  leaseExpiresAt: z.number().int(),
+});
+export type Claim = z.infer<typeof claimResponse>;
+
+export const heartbeatRequest = z.object({ leaseToken: z.string() });
+export const heartbeatResponse = z.object({
+  leaseExpiresAt: z.number().int(),
+  /** The issue was abandoned: stop the session and report `fail` with `cancelled`. */
+  cancelled: z.boolean(),
+});
+
+export const usageSchema = z.object({
+  inputTokens: z.number().int().min(0),
+  outputTokens: z.number().int().min(0),
+  cacheReadTokens: z.number().int().min(0),
+  cacheWriteTokens: z.number().int().min(0),
+  usd: z.number().min(0),
+  turns: z.number().int().min(0),
+});
+export type Usage = z.infer<typeof usageSchema>;
+
+export const runnerEvent = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("session"), sessionId: z.string().min(1), worktree: z.string().max(1_000) }),
+  z.object({ kind: z.literal("usage"), sessionId: z.string().min(1), usage: usageSchema }),
+  z.object({ kind: z.literal("pushed"), branch: z.string().min(1), headSha: sha }),
+  z.object({
+    kind: z.literal("log"),
+    level: z.enum(["debug", "info", "warn", "error"]),
+    message: z.string().max(10_000),
+  }),
+]);
+export type RunnerEvent = z.infer<typeof runnerEvent>;
+
+export const eventsRequest = z.object({
+  leaseToken: z.string(),
+  events: z.array(runnerEvent).min(1).max(100),
+});
+
+/** The session's outcome: the phase it wrote (first line of the phase file) or a dry exit. */
+export const completeRequest = z.object({
+  leaseToken: z.string(),
+  phase: z.enum(PHASES),
+  reason: z.string().max(2_000).optional(),
+  sessionId: z.string().min(1).optional(),
+  branch: z.string().min(1).optional(),
+  headSha: sha.optional(),
+});
+export type CompleteRequest = z.infer<typeof completeRequest>;
+
+export const failRequest = z.object({
+  leaseToken: z.string(),
+  error: z.string().max(10_000),
+  /** false: the job cannot succeed by running again (e.g. cancelled); true: requeue with attempt + 1. */
+  retryable: z.boolean(),
+});
