@@ -3,6 +3,8 @@ import type { IssueDO } from "../durable-objects/issue-do.ts";
 export interface Env {
   DB: D1Database;
   ISSUES: DurableObjectNamespace<IssueDO>;
+  /** AES-256-GCM key for secrets at rest, base64 of 32 bytes (Worker secret). */
+  CONVEYOR_SECRETS_KEY?: string;
   /** Operator token for /api/v1 (Worker secret). */
   CONVEYOR_ADMIN_TOKEN?: string;
 }

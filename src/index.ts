@@ -2,14 +2,18 @@ import { Hono } from "hono";
 import { operatorAuth } from "./api/auth.ts";
 import { jsonError } from "./api/errors.ts";
 import { issueRoutes } from "./api/issues.ts";
+import { projectRoutes } from "./api/projects.ts";
 import type { Env } from "./env.ts";
+import { hookRoutes } from "./hooks/routes.ts";
 
 export { IssueDO } from "../durable-objects/issue-do.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/healthz", (c) => c.json({ ok: true }));
+app.route("/hooks", hookRoutes);
 app.use("/api/v1/*", operatorAuth);
+app.route("/api/v1/projects", projectRoutes);
 app.route("/api/v1/projects", issueRoutes);
 
 app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));

@@ -1,6 +1,7 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
 import { type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
+import { projectIdSchema } from "./projects/config.ts";
 
 const refs = z.array(z.string().min(1).max(200)).max(200);
 const text = (max: number) => z.string().max(max);
@@ -64,7 +65,7 @@ export const timeoutsSchema = z.object({
 export const envelopeSchema = z.object({
   /** Dedupe key: the same id is applied once, however often it arrives. */
   id: z.string().min(1).max(300),
-  project: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/),
+  project: projectIdSchema,
   number: z.number().int().positive(),
   cause: z.object({ kind: z.enum(CAUSE_KINDS), id: z.string().min(1).max(300) }),
   event: lifecycleEventSchema,

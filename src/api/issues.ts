@@ -8,6 +8,7 @@ import { STATES } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import { lifecycleEventSchema } from "../issue-events.ts";
 import { issueStub } from "../issue-stub.ts";
+import { projectIdSchema } from "../projects/config.ts";
 import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
 

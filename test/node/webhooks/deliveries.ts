@@ -1,6 +1,9 @@
 import { createHmac } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
-import type { Forge } from "../../../src/forge/webhooks/events.ts";
+import type { Delivery, GiteaEventNames, Signatures } from "../../support/webhook-headers.ts";
+import * as headers from "../../support/webhook-headers.ts";
+
+export type { Delivery, GiteaEventNames } from "../../support/webhook-headers.ts";
 
 // Builds deliveries the way each forge really sends them, from the shared fixture bodies. The HMACs are
 // computed here with node:crypto, independently of the code under test.
@@ -42,89 +45,31 @@ export function hmacHex(algorithm: "sha1" | "sha256", secret: string, body: Uint
   return createHmac(algorithm, secret).update(body).digest("hex");
 }
 
-/** Gitea/Forgejo name an event twice: grouped (X-*-Event) and specific (X-*-Event-Type). */
-export type GiteaEventNames = { grouped: string; type: string };
-
 export type DeliveryOptions = {
   /** null: the webhook has no secret, so the forge sends empty signature headers. */
   secret?: string | null;
   deliveryId?: string;
 };
 
-/** Headers Gitea sends (services/webhook/deliver.go): its own, plus Gogs- and GitHub-compatible copies. */
-export function giteaHeaders(
-  event: GiteaEventNames,
-  body: Uint8Array,
-  options: DeliveryOptions = {},
-): Headers {
-  const { secret = SECRET, deliveryId = DELIVERY_ID } = options;
-  const sha256 = secret === null ? "" : hmacHex("sha256", secret, body);
-  const sha1 = secret === null ? "" : hmacHex("sha1", secret, body);
-  return new Headers({
-    "Content-Type": "application/json",
-    "X-Gitea-Delivery": deliveryId,
-    "X-Gitea-Event": event.grouped,
-    "X-Gitea-Event-Type": event.type,
-    "X-Gitea-Signature": sha256,
-    "X-Gogs-Delivery": deliveryId,
-    "X-Gogs-Event": event.grouped,
-    "X-Gogs-Event-Type": event.type,
-    "X-Gogs-Signature": sha256,
-    "X-Hub-Signature": `sha1=${sha1}`,
-    "X-Hub-Signature-256": `sha256=${sha256}`,
-    "X-GitHub-Delivery": deliveryId,
-    "X-GitHub-Event": event.grouped,
-    "X-GitHub-Event-Type": event.type,
-  });
+function sign(body: Uint8Array, { secret = SECRET }: DeliveryOptions): Signatures {
+  return secret === null
+    ? null
+    : { sha1: hmacHex("sha1", secret, body), sha256: hmacHex("sha256", secret, body) };
 }
 
-/** Headers Forgejo sends: X-Forgejo-* and, for compatibility, everything Gitea sends. */
-export function forgejoHeaders(
-  event: GiteaEventNames,
-  body: Uint8Array,
-  options: DeliveryOptions = {},
-): Headers {
-  const headers = giteaHeaders(event, body, options);
-  headers.set("X-Forgejo-Delivery", headers.get("X-Gitea-Delivery") ?? "");
-  headers.set("X-Forgejo-Event", event.grouped);
-  headers.set("X-Forgejo-Event-Type", event.type);
-  headers.set("X-Forgejo-Signature", headers.get("X-Gitea-Signature") ?? "");
-  return headers;
-}
+const id = (options: DeliveryOptions) => options.deliveryId ?? DELIVERY_ID;
 
-export function githubHeaders(event: string, body: Uint8Array, options: DeliveryOptions = {}): Headers {
-  const { secret = SECRET, deliveryId = DELIVERY_ID } = options;
-  const headers = new Headers({
-    "Content-Type": "application/json",
-    "User-Agent": "GitHub-Hookshot/044aadd",
-    "X-GitHub-Event": event,
-    "X-GitHub-Delivery": deliveryId,
-    "X-GitHub-Hook-ID": "292430182",
-    "X-GitHub-Hook-Installation-Target-ID": "79929171",
-    "X-GitHub-Hook-Installation-Target-Type": "repository",
-  });
-  // GitHub leaves the signature headers out entirely when the webhook has no secret.
-  if (secret !== null) {
-    headers.set("X-Hub-Signature", `sha1=${hmacHex("sha1", secret, body)}`);
-    headers.set("X-Hub-Signature-256", `sha256=${hmacHex("sha256", secret, body)}`);
-  }
-  return headers;
-}
+export const giteaHeaders = (event: GiteaEventNames, body: Uint8Array, options: DeliveryOptions = {}) =>
+  headers.giteaHeaders(event, sign(body, options), id(options));
 
-export type Delivery =
-  | { forge: "gitea" | "forgejo"; event: GiteaEventNames }
-  | { forge: Extract<Forge, "github">; event: string };
+export const forgejoHeaders = (event: GiteaEventNames, body: Uint8Array, options: DeliveryOptions = {}) =>
+  headers.forgejoHeaders(event, sign(body, options), id(options));
 
-export function headersFor(delivery: Delivery, body: Uint8Array, options: DeliveryOptions = {}): Headers {
-  switch (delivery.forge) {
-    case "gitea":
-      return giteaHeaders(delivery.event, body, options);
-    case "forgejo":
-      return forgejoHeaders(delivery.event, body, options);
-    case "github":
-      return githubHeaders(delivery.event, body, options);
-  }
-}
+export const githubHeaders = (event: string, body: Uint8Array, options: DeliveryOptions = {}) =>
+  headers.githubHeaders(event, sign(body, options), id(options));
+
+export const headersFor = (delivery: Delivery, body: Uint8Array, options: DeliveryOptions = {}) =>
+  headers.headersFor(delivery, sign(body, options), id(options));
 
 /** A copy of `body` with one bit flipped, `fromEnd` bytes before its end (clear of the trailing brace). */
 export function flipBit(body: Uint8Array, fromEnd: number): Uint8Array {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Forge } from "../../../src/forge/webhooks/events.ts";
 import { parseDelivery, WebhookError } from "../../../src/forge/webhooks/parse.ts";
+import { FIXTURE_CASES } from "../../support/webhook-fixtures.ts";
 import {
   encodeJson,
   type FixtureJson,
@@ -11,7 +12,6 @@ import {
   readFixture,
   readFixtureJson,
 } from "./deliveries.ts";
-import { FIXTURE_CASES } from "./fixture-expectations.ts";
 
 /** The WebhookError `run` throws (fails the test if it throws nothing or something else). */
 function webhookError(run: () => unknown): WebhookError {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { parseDelivery } from "../../../src/forge/webhooks/parse.ts";
 import { verifySignature } from "../../../src/forge/webhooks/signature.ts";
+import { FIXTURE_CASES } from "../../support/webhook-fixtures.ts";
 import { DELIVERY_ID, headersFor, listFixtures, readFixture, SECRET } from "./deliveries.ts";
-import { FIXTURE_CASES } from "./fixture-expectations.ts";
 
 describe("shared webhook fixtures", () => {
   it("every fixture file has an expected result", async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Forge } from "../../../src/forge/webhooks/events.ts";
 import { signBody, verifySignature } from "../../../src/forge/webhooks/signature.ts";
+import { FIXTURE_CASES } from "../../support/webhook-fixtures.ts";
 import { flipBit, headersFor, readFixture, SECRET } from "./deliveries.ts";
-import { FIXTURE_CASES } from "./fixture-expectations.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 

@@ -1,5 +1,5 @@
-import type { DeliveryResult, ForgeEvent } from "../../../src/forge/webhooks/events.ts";
-import type { Delivery } from "./deliveries.ts";
+import type { DeliveryResult, ForgeEvent } from "../../src/forge/webhooks/events.ts";
+import type { Delivery } from "./webhook-headers.ts";
 
 // What every shared fixture must normalize to, with the event headers its forge sends for it
 // (../shared/fixtures/webhooks/SOURCES.md). Values are copied from the fixture files by hand.

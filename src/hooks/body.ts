@@ -1,0 +1,28 @@
+/** Reads a request body up to a limit without buffering more than the limit. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export async function readLimited(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array | null> {
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+  if (declared > limit) return null;
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}

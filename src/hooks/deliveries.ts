@@ -1,0 +1,50 @@
+/** The D1 record of webhook deliveries: dedupe by delivery id and by content, and what became of each. */
+import { and, eq, or } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { deliveries } from "../db/schema.ts";
+import type { Env } from "../env.ts";
+
+export type DeliveryOutcome = "received" | "processed" | "ignored";
+
+export type DeliveryRecord = {
+  projectId: string;
+  deliveryId: string;
+  contentKey: string;
+  event: string;
+  number: number | null;
+};
+
+/** A finished delivery with this id or this content, if any; a `received` one crashed mid-way and is redone. */
+export async function findFinished(env: Env, record: DeliveryRecord) {
+  const rows = await drizzle(env.DB)
+    .select({ id: deliveries.id, outcome: deliveries.outcome })
+    .from(deliveries)
+    .where(
+      and(
+        eq(deliveries.projectId, record.projectId),
+        or(eq(deliveries.id, rowId(record)), eq(deliveries.contentKey, record.contentKey)),
+      ),
+    )
+    .all();
+  return rows.find((r) => r.outcome !== "received") ?? null;
+}
+
+export async function recordDelivery(env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) {
+  const row = {
+    id: rowId(record),
+    projectId: record.projectId,
+    contentKey: record.contentKey,
+    event: record.event,
+    number: record.number,
+    outcome,
+    receivedAt: Date.now(),
+  };
+  await drizzle(env.DB)
+    .insert(deliveries)
+    .values(row)
+    // Keyed by content: a replay under a new delivery id finishes the row of the first arrival.
+    .onConflictDoUpdate({ target: [deliveries.projectId, deliveries.contentKey], set: { outcome } });
+}
+
+/** Delivery ids are unique per forge, not across projects. */
+const rowId = (record: DeliveryRecord) => `${record.projectId}:${record.deliveryId}`;

@@ -1,0 +1,75 @@
+/** What a forge event means for Conveyor: mirror updates and lifecycle events. No decisions here. */
+import type { Env } from "../env.ts";
+import type { ForgeEvent, IssueEvent, PullRequestEvent } from "../forge/webhooks/events.ts";
+import { regateDependents, triage } from "../projects/dispatch.ts";
+import { toMirrored } from "../projects/gate.ts";
+import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
+import { lifecycleStates, mirrorIssue } from "../projects/mirror.ts";
+import { lazyForges, type Project } from "../projects/store.ts";
+
+export type Routed = { kind: "routed"; events: number } | { kind: "ignored"; reason: string };
+
+/** `key` identifies the delivery's content: lifecycle event ids derive from it, so replays apply once. */
+export async function routeEvent(env: Env, project: Project, event: ForgeEvent, key: string, cause: Cause) {
+  switch (event.type) {
+    case "issue":
+      return routeIssue(env, project, event, key, cause);
+    case "pull_request":
+      return routePullRequest(env, project, event, key, cause);
+    default:
+      return { kind: "ignored", reason: `${event.type} events are not acted on yet` } satisfies Routed;
+  }
+}
+
+async function routeIssue(
+  env: Env,
+  project: Project,
+  event: IssueEvent,
+  key: string,
+  cause: Cause,
+): Promise<Routed> {
+  const issue = toMirrored(project, event.issue);
+  await mirrorIssue(env, project.id, issue);
+  const forges = lazyForges(env, project);
+  const state = (await lifecycleStates(env, project.id, [issue.number])).get(issue.number);
+  let events = 0;
+  if (issue.state === "closed") {
+    if (state !== undefined) {
+      await sendEvent(env, project, issue.number, `${key}:closed`, cause, { type: "issue_closed" });
+      events++;
+    }
+  } else if (await triage(env, project, issue, state, `${key}:triage`, cause, forges)) {
+    events++;
+  }
+  if (event.action === "closed" || event.action === "reopened") {
+    events += await regateDependents(env, project, issue.number, key, cause, forges);
+  }
+  return { kind: "routed", events };
+}
+
+async function routePullRequest(
+  env: Env,
+  project: Project,
+  event: PullRequestEvent,
+  key: string,
+  cause: Cause,
+): Promise<Routed> {
+  if (event.action !== "closed" && event.action !== "merged") {
+    return { kind: "ignored", reason: `pull_request ${event.action} needs no action` };
+  }
+  const { linkedIssues, merged, headSha } = event.pullRequest;
+  const states = await lifecycleStates(env, project.id, linkedIssues);
+  let events = 0;
+  for (const number of linkedIssues.filter((n) => states.has(n))) {
+    await sendEvent(
+      env,
+      project,
+      number,
+      `${key}:pr:${number}`,
+      cause,
+      merged ? { type: "merge_confirmed", sha: headSha } : { type: "pr_closed" },
+    );
+    events++;
+  }
+  return { kind: "routed", events };
+}

@@ -1,0 +1,85 @@
+/**
+ * `POST /hooks/:project`: verify, parse, dedupe, route. Answers 2xx only once the delivery's effects are
+ * durably recorded (in D1 and the issues' Durable Objects); bad input changes nothing.
+ */
+import { Hono } from "hono";
+import { jsonError } from "../api/errors.ts";
+import type { Env } from "../env.ts";
+import type { ForgeEvent } from "../forge/webhooks/events.ts";
+import { contentKey, parseDelivery, WebhookError } from "../forge/webhooks/parse.ts";
+import { verifySignature } from "../forge/webhooks/signature.ts";
+import { PROJECT_ID } from "../projects/config.ts";
+import { loadProject, loadSecrets } from "../projects/store.ts";
+import { readLimited } from "./body.ts";
+import { type DeliveryRecord, findFinished, recordDelivery } from "./deliveries.ts";
+import { routeEvent } from "./route-event.ts";
+
+export const hookRoutes = new Hono<{ Bindings: Env }>();
+
+hookRoutes.post("/:project", async (c) => {
+  const id = c.req.param("project");
+  const project = PROJECT_ID.test(id) ? await loadProject(c.env, id) : null;
+  if (!project) return jsonError(c, 404, `project ${id} is not registered`);
+  const body = await readLimited(c.req.raw);
+  if (!body) return jsonError(c, 413, "body exceeds 1 MiB");
+  const secrets = await loadSecrets(c.env, project.id);
+  if (!secrets) return jsonError(c, 404, `project ${id} is not registered`);
+
+  const signature = await verifySignature(project.forge, c.req.raw.headers, body, secrets.webhookSecret);
+  if (!signature.ok) {
+    return jsonError(
+      c,
+      401,
+      signature.reason === "missing" ? "signature missing" : "signature does not match",
+    );
+  }
+  let parsed: ReturnType<typeof parseDelivery>;
+  try {
+    parsed = parseDelivery(project.forge, c.req.raw.headers, body);
+  } catch (error) {
+    if (error instanceof WebhookError) return jsonError(c, 400, error.message);
+    throw error;
+  }
+  const { result } = parsed;
+  if (result.kind === "event" && result.event.repository.toLowerCase() !== project.repo.toLowerCase()) {
+    return jsonError(c, 400, `delivery is for ${result.event.repository}, project ${id} is ${project.repo}`);
+  }
+
+  const record: DeliveryRecord = {
+    projectId: project.id,
+    deliveryId: parsed.deliveryId,
+    contentKey: await contentKey(project.forge, parsed.eventName, body),
+    event: parsed.eventName,
+    number: result.kind === "event" ? issueNumber(result.event) : null,
+  };
+  const finished = await findFinished(c.env, record);
+  if (finished) return c.json({ duplicate: true, outcome: finished.outcome }, 200);
+  if (result.kind === "ignored") {
+    await recordDelivery(c.env, record, "ignored");
+    return c.json({ ignored: result.reason }, 202);
+  }
+
+  // Recorded first as received: a crash before "processed" lets a redelivery redo it (every step dedupes).
+  await recordDelivery(c.env, record, "received");
+  const cause = { kind: "delivery" as const, id: parsed.deliveryId };
+  const routed = await routeEvent(c.env, project, result.event, record.contentKey, cause);
+  await recordDelivery(c.env, record, routed.kind === "routed" ? "processed" : "ignored");
+  return routed.kind === "routed"
+    ? c.json({ accepted: true, events: routed.events }, 202)
+    : c.json({ ignored: routed.reason }, 202);
+});
+
+function issueNumber(event: ForgeEvent): number | null {
+  switch (event.type) {
+    case "issue":
+      return event.issue.number;
+    case "comment":
+      return event.comment.issueNumber;
+    case "pull_request":
+      return event.pullRequest.number;
+    case "review":
+      return event.review.pullNumber;
+    case "ci":
+      return event.ci.pullNumbers[0] ?? null;
+  }
+}

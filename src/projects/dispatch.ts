@@ -1,0 +1,56 @@
+/**
+ * Entering the lifecycle: an open issue labelled backlog is triaged through its dependency gate, and when an
+ * issue opens or closes, the issues waiting for it are gated again at once (event, not poll).
+ */
+import type { Env } from "../env.ts";
+import { type Forges, gateFor } from "./gate.ts";
+import { type Cause, sendEvent } from "./lifecycle-client.ts";
+import { dependentsOf, lifecycleStates, type MirroredIssue, mirroredIssues } from "./mirror.ts";
+import type { Project } from "./store.ts";
+
+/** Lifecycle states in which the dependency gate still decides; later ones have started work. */
+const GATED = new Set(["new", "blocked", "queued"]);
+
+export const isGated = (state: string | undefined) => state === undefined || GATED.has(state);
+
+export const wantsWork = (project: Project, issue: MirroredIssue) =>
+  issue.state === "open" && issue.labels.includes(project.settings.labels.backlog);
+
+/** Triages the issue if it wants work and its lifecycle is still at the gate; true if an event was sent. */
+export async function triage(
+  env: Env,
+  project: Project,
+  issue: MirroredIssue,
+  state: string | undefined,
+  id: string,
+  cause: Cause,
+  forges: Forges,
+): Promise<boolean> {
+  if (!wantsWork(project, issue) || !isGated(state)) return false;
+  const gate = await gateFor(env, project, issue, forges);
+  await sendEvent(env, project, issue.number, id, cause, { type: "triage", ...gate });
+  return true;
+}
+
+/** Re-gates every issue that declares `dependency` as a dependency; returns how many were sent an event. */
+export async function regateDependents(
+  env: Env,
+  project: Project,
+  dependency: number,
+  idPrefix: string,
+  cause: Cause,
+  forges: Forges,
+): Promise<number> {
+  const dependents = await mirroredIssues(env, project.id, await dependentsOf(env, project.id, dependency));
+  const states = await lifecycleStates(
+    env,
+    project.id,
+    dependents.map((d) => d.number),
+  );
+  let sent = 0;
+  for (const dependent of dependents) {
+    const id = `${idPrefix}:regate:${dependent.number}`;
+    if (await triage(env, project, dependent, states.get(dependent.number), id, cause, forges)) sent++;
+  }
+  return sent;
+}

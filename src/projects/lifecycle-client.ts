@@ -1,0 +1,29 @@
+/** Sends lifecycle events to an issue's Durable Object with the project's current caps. */
+import type { LifecycleEvent } from "../domain/lifecycle.ts";
+import type { Env } from "../env.ts";
+import type { CauseKind } from "../issue-events.ts";
+import { issueStub } from "../issue-stub.ts";
+import type { Project } from "./store.ts";
+
+export type Cause = { kind: CauseKind; id: string };
+
+export async function sendEvent(
+  env: Env,
+  project: Project,
+  number: number,
+  id: string,
+  cause: Cause,
+  event: LifecycleEvent,
+) {
+  const { maxCiFixes, maxCriticIterations } = project.settings;
+  const result = await issueStub(env, project.id, number).apply({
+    id,
+    project: project.id,
+    number,
+    cause,
+    event,
+    limits: { maxCiFixes, maxCriticIterations },
+  });
+  if (result.outcome === "invalid") throw new Error(`lifecycle event refused: ${result.reason}`);
+  return result;
+}

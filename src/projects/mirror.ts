@@ -1,0 +1,94 @@
+/** Conveyor's copy of each forge issue (from webhooks and reconciliation), and who depends on whom. */
+import { and, eq, inArray } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { forgeIssues, issueDependencies, issues } from "../db/schema.ts";
+import type { Env } from "../env.ts";
+
+export type MirroredIssue = {
+  number: number;
+  title: string;
+  body: string;
+  state: "open" | "closed";
+  labels: string[];
+  dependsOn: number[];
+};
+
+/** Writes the issue and replaces its dependency edges in one batch (one transaction). */
+export async function mirrorIssue(env: Env, projectId: string, issue: MirroredIssue, now = Date.now()) {
+  const d = drizzle(env.DB);
+  const row = { projectId, ...issue, updatedAt: now };
+  const edges = issue.dependsOn.map((dependency) => ({ projectId, dependency, dependent: issue.number }));
+  await d.batch([
+    d
+      .insert(forgeIssues)
+      .values(row)
+      .onConflictDoUpdate({ target: [forgeIssues.projectId, forgeIssues.number], set: row }),
+    d
+      .delete(issueDependencies)
+      .where(and(eq(issueDependencies.projectId, projectId), eq(issueDependencies.dependent, issue.number))),
+    ...(edges.length > 0 ? [d.insert(issueDependencies).values(edges).onConflictDoNothing()] : []),
+  ]);
+}
+
+export async function setMirroredState(
+  env: Env,
+  projectId: string,
+  number: number,
+  state: "open" | "closed",
+) {
+  await drizzle(env.DB)
+    .update(forgeIssues)
+    .set({ state, updatedAt: Date.now() })
+    .where(and(eq(forgeIssues.projectId, projectId), eq(forgeIssues.number, number)));
+}
+
+export async function mirroredIssues(
+  env: Env,
+  projectId: string,
+  numbers: number[],
+): Promise<MirroredIssue[]> {
+  if (numbers.length === 0) return [];
+  const rows = await drizzle(env.DB)
+    .select()
+    .from(forgeIssues)
+    .where(and(eq(forgeIssues.projectId, projectId), inArray(forgeIssues.number, numbers)))
+    .all();
+  return rows.map(({ projectId: _p, updatedAt: _u, ...issue }) => issue);
+}
+
+export async function dependentsOf(env: Env, projectId: string, dependency: number): Promise<number[]> {
+  const rows = await drizzle(env.DB)
+    .select({ dependent: issueDependencies.dependent })
+    .from(issueDependencies)
+    .where(and(eq(issueDependencies.projectId, projectId), eq(issueDependencies.dependency, dependency)))
+    .all();
+  return rows.map((r) => r.dependent);
+}
+
+/** The project's whole dependency graph, for cycle detection. */
+export async function dependencyGraph(env: Env, projectId: string): Promise<Map<number, number[]>> {
+  const rows = await drizzle(env.DB)
+    .select()
+    .from(issueDependencies)
+    .where(eq(issueDependencies.projectId, projectId))
+    .all();
+  const graph = new Map<number, number[]>();
+  for (const { dependent, dependency } of rows)
+    graph.set(dependent, [...(graph.get(dependent) ?? []), dependency]);
+  return graph;
+}
+
+/** Lifecycle states from the D1 index (flushed by each IssueDO); absent = never entered the lifecycle. */
+export async function lifecycleStates(
+  env: Env,
+  projectId: string,
+  numbers: number[],
+): Promise<Map<number, string>> {
+  if (numbers.length === 0) return new Map();
+  const rows = await drizzle(env.DB)
+    .select({ number: issues.number, state: issues.state })
+    .from(issues)
+    .where(and(eq(issues.projectId, projectId), inArray(issues.number, numbers)))
+    .all();
+  return new Map(rows.map((r) => [r.number, r.state]));
+}

@@ -1,0 +1,115 @@
+/** Registered projects in D1; their secrets are sealed at rest and opened only where a call needs them. */
+import { eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { z } from "zod";
+import { importSecretsKey, open, seal } from "../crypto/secrets.ts";
+import { projects } from "../db/schema.ts";
+import type { Env } from "../env.ts";
+import { createForgeClient, type ForgeClient } from "../forge/client/index.ts";
+import { defaultCloneUrl, type ProjectRegistration, type ProjectSettings, settingsSchema } from "./config.ts";
+
+export type Project = {
+  id: string;
+  forge: ProjectRegistration["forge"];
+  apiUrl: string;
+  repo: string;
+  cloneUrl: string;
+  settings: ProjectSettings;
+  createdAt: number;
+  updatedAt: number;
+};
+
+const secretsSchema = z.object({ webhookSecret: z.string(), forgeToken: z.string() });
+export type ProjectSecrets = z.infer<typeof secretsSchema>;
+
+export async function saveProject(env: Env, id: string, registration: ProjectRegistration): Promise<Project> {
+  const { forge, apiUrl, repo, cloneUrl, webhookSecret, forgeToken, ...rest } = registration;
+  const settings = settingsSchema.parse(rest);
+  const key = await importSecretsKey(env.CONVEYOR_SECRETS_KEY);
+  const secrets = await seal(key, id, JSON.stringify({ webhookSecret, forgeToken } satisfies ProjectSecrets));
+  const now = Date.now();
+  const row = {
+    id,
+    forge,
+    apiUrl: apiUrl.replace(/\/$/, ""),
+    repo,
+    cloneUrl: cloneUrl ?? defaultCloneUrl(forge, apiUrl, repo),
+    defaultBranch: settings.defaultBranch,
+    settings,
+    secrets,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const [saved] = await drizzle(env.DB)
+    .insert(projects)
+    .values(row)
+    .onConflictDoUpdate({
+      target: projects.id,
+      set: { ...row, createdAt: undefined },
+    })
+    .returning();
+  if (!saved) throw new Error(`project ${id} was not saved`);
+  return toProject(saved);
+}
+
+export async function loadProject(env: Env, id: string): Promise<Project | null> {
+  const row = await drizzle(env.DB).select().from(projects).where(eq(projects.id, id)).get();
+  return row ? toProject(row) : null;
+}
+
+export async function listProjects(env: Env): Promise<Project[]> {
+  const rows = await drizzle(env.DB).select().from(projects).orderBy(projects.id).all();
+  return rows.map(toProject);
+}
+
+export async function deleteProject(env: Env, id: string): Promise<boolean> {
+  const deleted = await drizzle(env.DB)
+    .delete(projects)
+    .where(eq(projects.id, id))
+    .returning({ id: projects.id });
+  return deleted.length > 0;
+}
+
+export async function loadSecrets(env: Env, id: string): Promise<ProjectSecrets | null> {
+  const row = await drizzle(env.DB)
+    .select({ secrets: projects.secrets })
+    .from(projects)
+    .where(eq(projects.id, id))
+    .get();
+  if (!row) return null;
+  const key = await importSecretsKey(env.CONVEYOR_SECRETS_KEY);
+  return secretsSchema.parse(JSON.parse(await open(key, id, row.secrets)));
+}
+
+/** A client for the project's repository, or `repo` on the same forge with the project's token. */
+export async function forgeClientFor(env: Env, project: Project, repo = project.repo): Promise<ForgeClient> {
+  const secrets = await loadSecrets(env, project.id);
+  if (!secrets) throw new Error(`project ${project.id} is not registered`);
+  return createForgeClient({ forge: project.forge, apiUrl: project.apiUrl, repo, token: secrets.forgeToken });
+}
+
+/** Lazily created clients, so a path that needs no forge call opens no secret. */
+export function lazyForges(env: Env, project: Project): (repo?: string) => Promise<ForgeClient> {
+  const clients = new Map<string, Promise<ForgeClient>>();
+  return (repo = project.repo) => {
+    let client = clients.get(repo);
+    if (!client) {
+      client = forgeClientFor(env, project, repo);
+      clients.set(repo, client);
+    }
+    return client;
+  };
+}
+
+function toProject(row: typeof projects.$inferSelect): Project {
+  return {
+    id: row.id,
+    forge: row.forge,
+    apiUrl: row.apiUrl,
+    repo: row.repo,
+    cloneUrl: row.cloneUrl,
+    settings: settingsSchema.parse(row.settings),
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}

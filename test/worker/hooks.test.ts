@@ -1,0 +1,253 @@
+import { env, SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { issueStub } from "../../src/issue-stub.ts";
+import { FIXTURE_CASES } from "../support/webhook-fixtures.ts";
+import type { Delivery } from "../support/webhook-headers.ts";
+import {
+  deliver,
+  fixtureBytes,
+  freshProject,
+  OPERATOR,
+  pretty,
+  registerProject,
+} from "./support/webhooks.ts";
+
+const cases = Object.entries(FIXTURE_CASES);
+
+async function deliveryRows(project: string) {
+  const { results } = await env.DB.prepare(
+    "SELECT id, event, outcome, number FROM deliveries WHERE project_id = ? ORDER BY received_at",
+  )
+    .bind(project)
+    .all<{ id: string; event: string; outcome: string; number: number | null }>();
+  return results;
+}
+
+/** Registers a project for the fixture's repository (any repository for deliveries Conveyor ignores). */
+async function projectFor(path: string) {
+  const fixture = FIXTURE_CASES[path];
+  if (!fixture) throw new Error(path);
+  const project = freshProject("fx");
+  const repo = fixture.expected.kind === "event" ? fixture.expected.event.repository : "someone/elsewhere";
+  await registerProject(project, fixture.delivery.forge, repo);
+  return { project, fixture, body: fixtureBytes(path) };
+}
+
+describe("every fixture, as its forge sends it", () => {
+  it.each(cases)("%s: signed → 2xx once; replays and redeliveries → 200 and no change", async (path) => {
+    const { project, fixture, body } = await projectFor(path);
+    const res = await deliver(project, fixture.delivery, body, { deliveryId: "first" });
+    expect(res.status).toBe(202);
+    const answer = (await res.json()) as Record<string, unknown>;
+    if (fixture.expected.kind === "ignored") expect(answer).toEqual({ ignored: fixture.expected.reason });
+    const [row] = await deliveryRows(project);
+    expect(row).toMatchObject({ id: `${project}:first`, event: fixture.eventName });
+    expect(["processed", "ignored"]).toContain(row?.outcome);
+
+    const again = await deliver(project, fixture.delivery, body, { deliveryId: "first" });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ duplicate: true, outcome: row?.outcome });
+    // A Gitea-style replay: same bytes under a new delivery id.
+    const replay = await deliver(project, fixture.delivery, body, { deliveryId: "replayed" });
+    expect(replay.status).toBe(200);
+    expect(await deliveryRows(project)).toHaveLength(1);
+  });
+
+  it.each(cases)("%s: wrong, empty or missing signature → 401 and nothing stored", async (path) => {
+    const { project, fixture, body } = await projectFor(path);
+    const wrong = await deliver(project, fixture.delivery, body, { secret: "not the secret" });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toEqual({ error: "signature does not match" });
+    const unsigned = await deliver(project, fixture.delivery, body, { secret: null });
+    expect(unsigned.status).toBe(401);
+    expect(await unsigned.json()).toEqual({ error: "signature missing" });
+    expect(await deliveryRows(project)).toEqual([]);
+  });
+
+  it.each(cases)("%s: truncated (validly signed) → 400 with one line", async (path) => {
+    const { project, fixture, body } = await projectFor(path);
+    const res = await deliver(project, fixture.delivery, body.slice(0, Math.floor(body.length / 2)));
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: string };
+    expect(error).toMatch(/\S/);
+    expect(error).not.toContain("\n");
+    expect(await deliveryRows(project)).toEqual([]);
+  });
+});
+
+describe("POST /hooks/:project refuses", () => {
+  const issues = "gitea/issues.opened.json";
+
+  it("an oversized body with 413", async () => {
+    const { project, fixture } = await projectFor(issues);
+    const huge = new Uint8Array(1024 * 1024 + 1).fill(32);
+    const res = await deliver(project, fixture.delivery, huge);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ error: "body exceeds 1 MiB" });
+  });
+
+  it("an unknown project with 404", async () => {
+    const res = await deliver(
+      "nobody-here",
+      FIXTURE_CASES[issues]?.delivery as Delivery,
+      fixtureBytes(issues),
+    );
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: "project nobody-here is not registered" });
+  });
+
+  it("a delivery for another repository with 400", async () => {
+    const project = freshProject("other");
+    await registerProject(project, "gitea", "me/mine");
+    const res = await deliver(project, FIXTURE_CASES[issues]?.delivery as Delivery, fixtureBytes(issues));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: `delivery is for gogits/hello-world, project ${project} is me/mine`,
+    });
+  });
+
+  it("a delivery without a delivery id with 400", async () => {
+    const { project, fixture, body } = await projectFor(issues);
+    const res = await deliver(project, fixture.delivery, body, {
+      headers: { "X-Gitea-Delivery": "", "X-Gogs-Delivery": "", "X-GitHub-Delivery": "" },
+    });
+    expect(res.status).toBe(400);
+  });
+});
+
+describe("issues through the dependency gate, by events alone", () => {
+  const delivery: Delivery = { forge: "forgejo", event: { grouped: "issues", type: "issues" } };
+  const template = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
+  const repo = "gogits/hello-world";
+
+  function issuePayload(action: string, number: number, body: string, labels: string[], state = "open") {
+    return pretty({
+      ...template,
+      action,
+      issue: {
+        ...template.issue,
+        number,
+        title: `Issue ${number}`,
+        body,
+        state,
+        labels: labels.map((name, id) => ({ id: id + 1, name, color: "ededed", description: "" })),
+      },
+    });
+  }
+
+  const state = async (project: string, number: number) =>
+    (await issueStub(env, project, number).view())?.state;
+
+  it("blocked while #1 is open, queued as soon as #1's closed event arrives", async () => {
+    const project = freshProject("gate");
+    await registerProject(project, "forgejo", repo);
+    expect((await deliver(project, delivery, issuePayload("opened", 1, "The parser.", []))).status).toBe(202);
+    const opened = await deliver(
+      project,
+      delivery,
+      issuePayload("opened", 2, "## Depends on\n- #1\n", ["backlog"]),
+    );
+    expect(await opened.json()).toEqual({ accepted: true, events: 1 });
+    expect(await state(project, 2)).toBe("blocked");
+    expect((await issueStub(env, project, 2).view())?.blockers).toEqual(["#1"]);
+    await issueStub(env, project, 2).drain();
+
+    const closed = await deliver(project, delivery, issuePayload("closed", 1, "The parser.", [], "closed"));
+    expect(await closed.json()).toEqual({ accepted: true, events: 1 });
+    expect(await state(project, 2)).toBe("queued");
+    const history = (await issueStub(env, project, 2).view())?.history ?? [];
+    expect(history.map((h) => [h.from, h.to, h.cause.kind])).toEqual([
+      ["new", "blocked", "delivery"],
+      ["blocked", "queued", "delivery"],
+    ]);
+  });
+
+  it("an issue without the backlog label does not enter the lifecycle; labelling it does", async () => {
+    const project = freshProject("label");
+    await registerProject(project, "forgejo", repo);
+    await deliver(project, delivery, issuePayload("opened", 5, "", []));
+    expect(await issueStub(env, project, 5).view()).toBeNull();
+    const labelled = await deliver(
+      project,
+      { forge: "forgejo", event: { grouped: "issues", type: "issue_label" } },
+      issuePayload("label_updated", 5, "", ["backlog"]),
+    );
+    expect(await labelled.json()).toEqual({ accepted: true, events: 1 });
+    expect(await state(project, 5)).toBe("queued");
+  });
+
+  it("a dependency cycle blocks with its path", async () => {
+    const project = freshProject("cycle");
+    await registerProject(project, "forgejo", repo);
+    await deliver(project, delivery, issuePayload("opened", 1, "depends on #2", []));
+    await deliver(project, delivery, issuePayload("opened", 2, "depends on #1", ["backlog"]));
+    const view = await issueStub(env, project, 2).view();
+    expect(view).toMatchObject({ state: "blocked", reason: "dependency cycle: #2 → #1 → #2" });
+  });
+
+  it("closing a tracked issue on the forge settles its lifecycle", async () => {
+    const project = freshProject("close");
+    await registerProject(project, "forgejo", repo);
+    await deliver(project, delivery, issuePayload("opened", 3, "", ["backlog"]));
+    await issueStub(env, project, 3).drain();
+    await deliver(project, delivery, issuePayload("closed", 3, "", ["backlog"], "closed"));
+    expect((await issueStub(env, project, 3).view())?.reason).toBe("issue closed on the forge");
+    expect(await state(project, 3)).toBe("abandoned");
+  });
+});
+
+describe("project registry", () => {
+  const url = (id: string) => `https://conveyor.test/api/v1/projects/${id}`;
+  const put = (id: string, body: unknown) =>
+    SELF.fetch(url(id), {
+      method: "PUT",
+      headers: { ...OPERATOR, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const valid = {
+    forge: "forgejo",
+    apiUrl: "https://codeberg.org/api/v1",
+    repo: "me/app",
+    webhookSecret: "a webhook secret of some length",
+    forgeToken: "token-123",
+  };
+
+  it("creates with defaults, never returns or stores secrets in the clear, replaces, deletes", async () => {
+    const id = freshProject("reg");
+    const created = await put(id, valid);
+    expect(created.status).toBe(201);
+    const body = (await created.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      id,
+      forge: "forgejo",
+      repo: "me/app",
+      cloneUrl: "https://codeberg.org/me/app.git",
+      settings: { parallel: 2, maxCiFixes: 3, maxCriticIterations: 3, labels: { backlog: "backlog" } },
+    });
+    expect(JSON.stringify(body)).not.toMatch(/token-123|webhook secret/);
+    const stored = await env.DB.prepare("SELECT * FROM projects WHERE id = ?").bind(id).first();
+    expect(JSON.stringify(stored)).not.toMatch(/token-123|webhook secret/);
+
+    expect((await put(id, { ...valid, parallel: 4 })).status).toBe(200);
+    const read = (await (await SELF.fetch(url(id), { headers: OPERATOR })).json()) as { settings: object };
+    expect(read.settings).toMatchObject({ parallel: 4 });
+    expect((await SELF.fetch(url(id), { method: "DELETE", headers: OPERATOR })).status).toBe(204);
+    expect((await SELF.fetch(url(id), { headers: OPERATOR })).status).toBe(404);
+  });
+
+  it.each([
+    [{ ...valid, forgeToken: undefined }, /^forgeToken: /],
+    [{ ...valid, forge: "gitlab" }, /^forge: /],
+    [{ ...valid, repo: "no-slash" }, "repo: repo is owner/name"],
+    [{ ...valid, parallel: 0 }, /^parallel: /],
+    [{ ...valid, webhookSecret: "short" }, /^webhookSecret: /],
+  ])("400 for %j", async (body, error) => {
+    const res = await put(freshProject("bad"), body);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toMatch(error);
+  });
+
+  it("needs the operator token", async () => {
+    expect((await SELF.fetch(url("x"), { method: "PUT", body: "{}" })).status).toBe(401);
+  });
+});

@@ -1,0 +1,74 @@
+import { env, SELF } from "cloudflare:test";
+import { type Delivery, headersFor, type Signatures } from "../../support/webhook-headers.ts";
+
+export const OPERATOR = { authorization: `Bearer ${env.CONVEYOR_ADMIN_TOKEN}` };
+export const WEBHOOK_SECRET = "conveyor test webhook secret";
+
+let counter = 0;
+/** D1 and Durable Object storage are shared across tests: each test gets its own project. */
+export const freshProject = (name: string) => `${name}-${Date.now().toString(36)}-${counter++}`;
+
+export async function registerProject(
+  id: string,
+  forge: Delivery["forge"],
+  repo: string,
+  extra: object = {},
+) {
+  const res = await SELF.fetch(`https://conveyor.test/api/v1/projects/${id}`, {
+    method: "PUT",
+    headers: { ...OPERATOR, "content-type": "application/json" },
+    body: JSON.stringify({
+      forge,
+      apiUrl: forge === "github" ? "https://api.github.com" : "https://forge.invalid/api/v1",
+      repo,
+      webhookSecret: WEBHOOK_SECRET,
+      forgeToken: "forge-token-for-tests",
+      ...extra,
+    }),
+  });
+  if (res.status !== 201 && res.status !== 200)
+    throw new Error(`register: ${res.status} ${await res.text()}`);
+}
+
+async function hmac(algorithm: "SHA-1" | "SHA-256", secret: string, body: Uint8Array): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: algorithm },
+    false,
+    ["sign"],
+  );
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
+  return Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export async function sign(secret: string | null, body: Uint8Array): Promise<Signatures> {
+  if (secret === null) return null;
+  return { sha1: await hmac("SHA-1", secret, body), sha256: await hmac("SHA-256", secret, body) };
+}
+
+export type DeliverOptions = {
+  secret?: string | null;
+  deliveryId?: string;
+  headers?: Record<string, string>;
+};
+
+export async function deliver(
+  project: string,
+  delivery: Delivery,
+  body: Uint8Array,
+  options: DeliverOptions = {},
+) {
+  const { secret = WEBHOOK_SECRET, deliveryId = crypto.randomUUID() } = options;
+  const headers = headersFor(delivery, await sign(secret, body), deliveryId);
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
+  return SELF.fetch(`https://conveyor.test/hooks/${project}`, { method: "POST", headers, body });
+}
+
+export const fixtureBytes = (path: string) => {
+  const text = env.WEBHOOK_FIXTURES[path];
+  if (text === undefined) throw new Error(`no fixture ${path}`);
+  return new TextEncoder().encode(text);
+};
+
+export const pretty = (value: unknown) => new TextEncoder().encode(JSON.stringify(value, null, 2));
