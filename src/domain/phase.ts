@@ -1,0 +1,48 @@
+/**
+ * The phase-file protocol: a session ends a phase by writing a file whose first line is `PHASE:<phase>`,
+ * optionally followed by a `Reason: ...` line.
+ *
+ * Case policy: the first line must match exactly (`PHASE:` upper case, the phase lower case, no inner
+ * spaces); only surrounding whitespace, CRLF/CR line ends and a UTF-8 BOM are tolerated. The phase drives the
+ * lifecycle, so anything else (`phase:done`, `PHASE: done`, `PHASE:awaiting_ci_extra`) is reported as
+ * `invalid` with the offending line rather than guessed at. The `Reason:` label is matched case-insensitively:
+ * it only carries text for humans, and dropping an escalation reason over its spelling helps nobody.
+ */
+export const PHASES = ["awaiting_ci", "awaiting_review", "escalate", "done", "failed"] as const;
+export type Phase = (typeof PHASES)[number];
+
+export type PhaseSignal =
+  /** No phase file, or one with nothing but whitespace: the session ended without a phase (counts as failed). */
+  { kind: "dry_exit" } | { kind: "invalid"; line: string } | { kind: "phase"; phase: Phase; reason?: string };
+
+export const MAX_REASON_CHARS = 2_000;
+/** The offending line of an invalid file ends up in comments and logs; a runaway line must not. */
+export const MAX_INVALID_LINE_CHARS = 200;
+
+const PHASE_PREFIX = "PHASE:";
+const REASON_LINE = /^reason:/i;
+
+export function parsePhaseFile(text: string | null): PhaseSignal {
+  // trim() also strips U+FEFF, which covers a UTF-8 BOM.
+  if (text === null || text.trim() === "") return { kind: "dry_exit" };
+
+  const [first = "", ...rest] = text.split(/\r\n|\r|\n/);
+  const line = first.trim();
+  const name = line.startsWith(PHASE_PREFIX) ? line.slice(PHASE_PREFIX.length) : undefined;
+  const phase = PHASES.find((p) => p === name);
+  if (phase === undefined) return { kind: "invalid", line: truncate(line, MAX_INVALID_LINE_CHARS) };
+
+  const reasonLine = rest.map((l) => l.trim()).find((l) => REASON_LINE.test(l));
+  const reason = reasonLine?.slice("reason:".length).trim();
+  return reason
+    ? { kind: "phase", phase, reason: truncate(reason, MAX_REASON_CHARS) }
+    : { kind: "phase", phase };
+}
+
+/** Cuts to at most `max` UTF-16 units with a trailing ellipsis, never splitting a surrogate pair. */
+function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = text.slice(0, max - 1);
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}

@@ -1,0 +1,382 @@
+import { existsSync } from "node:fs";
+import { chmod, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { GitError, git } from "../../../runner/git/exec.ts";
+import { PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
+import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "./support.ts";
+
+const USERNAME = "conveyor-bot";
+const TOKEN = "tok-7f3a9c1e5b2d4680";
+const REPO = "acme/widgets";
+
+let root = "";
+let upstream: Upstream;
+let server: GitHttpServer;
+let remoteUrl = "";
+
+beforeEach(async () => {
+  root = await tempDir("workspace");
+  upstream = await Upstream.create(root);
+  server = await startGitHttpServer(root, USERNAME, TOKEN);
+  remoteUrl = server.url("upstream.git");
+});
+
+afterEach(async () => {
+  await server.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+const workspace = (name = "work", token = TOKEN) =>
+  new Workspace({ workDir: join(root, name), credential: { username: USERNAME, token } });
+
+/** What a job does before its session starts. */
+async function prepare(ws: Workspace, issueNumber = 7) {
+  await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+  return ws.ensureWorktree({ repoKey: REPO, issueNumber, baseBranch: "main" });
+}
+
+const inWorktree = (path: string, args: string[]) => git(args, { cwd: path }).then((out) => out.trim());
+
+describe("ensureMirror", () => {
+  it("clones once, then only fetches into the same mirror", async () => {
+    const ws = workspace();
+    const mirror = await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+    expect(mirror).toBe(join(ws.workDir, "mirrors", "acme__widgets.git"));
+    const before = await stat(mirror);
+    await writeFile(join(mirror, "marker"), "kept");
+
+    const newer = await upstream.commit({ "src/c.txt": "c\n" }, "add c");
+    await git(["-C", upstream.path, "branch", "feature", "main"]);
+    expect(await ws.ensureMirror({ repoKey: REPO, remoteUrl })).toBe(mirror);
+
+    expect((await stat(mirror)).ino).toBe(before.ino);
+    expect(await readFile(join(mirror, "marker"), "utf8")).toBe("kept");
+    expect(await refs(mirror)).toEqual({
+      "refs/remotes/origin/feature": newer,
+      "refs/remotes/origin/main": newer,
+    });
+    expect(await readdir(join(ws.workDir, "mirrors"))).toEqual(["acme__widgets.git"]);
+  });
+
+  it("prunes branches deleted upstream", async () => {
+    const ws = workspace();
+    await git(["-C", upstream.path, "branch", "feature", "main"]);
+    const mirror = await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+    await git(["-C", upstream.path, "branch", "-D", "feature"]);
+    await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+    expect(Object.keys(await refs(mirror))).toEqual(["refs/remotes/origin/main"]);
+  });
+
+  it("leaves nothing behind when the first fetch fails, and never shows the token", async () => {
+    const ws = workspace("work", "wrong-token-0123456789");
+    const error = await ws.ensureMirror({ repoKey: REPO, remoteUrl }).catch((e) => e);
+    expect(error).toBeInstanceOf(GitError);
+    expect(error.message).toContain(`git fetch --quiet --prune --no-tags ${remoteUrl}`);
+    expect(`${error.message}\n${error.stderr}`).not.toContain("wrong-token");
+    expect(await readdir(join(ws.workDir, "mirrors"))).toEqual([]);
+  });
+
+  it.each([
+    ["a password in the URL", REPO, "https://bot:secret@forge.example/acme/widgets.git", /password/],
+    ["a path remote with a credential", REPO, "/srv/git/widgets.git", /http\(s\)/],
+    ["an ssh remote with a credential", REPO, "ssh://git@forge.example/acme/widgets.git", /http\(s\)/],
+    ["a key with three parts", "acme/widgets/x", "https://forge.example/x.git", /repository key/],
+    ["a key climbing out", "../widgets", "https://forge.example/x.git", /repository key/],
+    ["an owner with __", "ac__me/widgets", "https://forge.example/x.git", /repository key/],
+  ])("refuses %s", async (_name, repoKey, url, message) => {
+    await expect(workspace().ensureMirror({ repoKey, remoteUrl: url })).rejects.toThrow(message);
+  });
+});
+
+describe("ensureWorktree", () => {
+  it("creates conveyor/<issue> from the base branch, without tracking config", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    expect(wt).toEqual({
+      path: join(ws.workDir, "worktrees", "acme__widgets", "7"),
+      branch: "conveyor/7",
+      from: "base",
+    });
+    expect(await inWorktree(wt.path, ["symbolic-ref", "HEAD"])).toBe("refs/heads/conveyor/7");
+    expect(await ws.headSha(wt.path)).toBe(await upstream.sha("main"));
+    expect(await readFile(join(wt.path, "src/b.txt"), "utf8")).toBe("b\n");
+    expect(await inWorktree(wt.path, ["config", "--list"])).not.toContain("branch.");
+  });
+
+  it("keeps the worktree and the agent's uncommitted work across iterations", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    await writeFile(join(wt.path, "src/a.txt"), "changed\n");
+    const commitsOnMain = await upstream.commit({ "src/c.txt": "c\n" }, "meanwhile on main");
+
+    expect(await prepare(ws)).toEqual({ ...wt, from: "existing" });
+    expect(await readFile(join(wt.path, "new.txt"), "utf8")).toBe("agent\n");
+    expect(await readFile(join(wt.path, "src/a.txt"), "utf8")).toBe("changed\n");
+    // The base moved on; the branch does not follow it by itself (rebasing is the session's call).
+    expect(await ws.headSha(wt.path)).not.toBe(commitsOnMain);
+  });
+
+  it("recreates a deleted worktree from its local branch", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    const sha = await ws.commitAll(wt.path, "work");
+    await rm(wt.path, { recursive: true, force: true });
+
+    expect(await prepare(ws)).toEqual({ ...wt, from: "local_branch" });
+    expect(await ws.headSha(wt.path)).toBe(sha);
+  });
+
+  it("rebuilds from the pushed branch on a runner that never saw the issue", async () => {
+    const first = workspace("first");
+    const wt = await prepare(first);
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    await first.commitAll(wt.path, "work");
+    const pushed = await first.push({ repoKey: REPO, issueNumber: 7 });
+
+    const second = workspace("second");
+    const rebuilt = await prepare(second);
+    expect(rebuilt.from).toBe("remote_branch");
+    expect(await second.headSha(rebuilt.path)).toBe(pushed);
+    expect(await readFile(join(rebuilt.path, "new.txt"), "utf8")).toBe("agent\n");
+    expect(await inWorktree(rebuilt.path, ["symbolic-ref", "HEAD"])).toBe("refs/heads/conveyor/7");
+  });
+
+  it("rebuilds from the pushed branch when a leftover local branch does not contain it", async () => {
+    const first = workspace("first");
+    const second = workspace("second");
+    const theirs = await prepare(second);
+    await writeFile(join(theirs.path, "theirs.txt"), "second\n");
+    await second.commitAll(theirs.path, "theirs");
+    const pushed = await second.push({ repoKey: REPO, issueNumber: 7 });
+
+    await first.ensureMirror({ repoKey: REPO, remoteUrl });
+    await git(["-C", first.mirrorPath(REPO), "branch", "conveyor/7", "refs/remotes/origin/main"]);
+    const wt = await first.ensureWorktree({ repoKey: REPO, issueNumber: 7, baseBranch: "main" });
+    expect(wt.from).toBe("remote_branch");
+    expect(await first.headSha(wt.path)).toBe(pushed);
+  });
+
+  it("resets a stale worktree to the branch another runner pushed", async () => {
+    const first = workspace("first");
+    const wt = await prepare(first);
+    await writeFile(join(wt.path, "one.txt"), "1\n");
+    await first.commitAll(wt.path, "one");
+    await first.push({ repoKey: REPO, issueNumber: 7 });
+    await writeFile(join(wt.path, "stale.txt"), "left over\n");
+
+    const second = workspace("second");
+    const theirs = await prepare(second);
+    await writeFile(join(theirs.path, "two.txt"), "2\n");
+    await second.commitAll(theirs.path, "two");
+    const pushed = await second.push({ repoKey: REPO, issueNumber: 7 });
+
+    expect(await prepare(first)).toEqual({ ...wt, from: "remote_branch" });
+    expect(await first.headSha(wt.path)).toBe(pushed);
+    expect(existsSync(join(wt.path, "two.txt"))).toBe(true);
+    expect(existsSync(join(wt.path, "stale.txt"))).toBe(false);
+    expect(await inWorktree(wt.path, ["status", "--porcelain"])).toBe("");
+  });
+
+  it("replaces a directory that is not a registered worktree", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await git(["-C", ws.mirrorPath(REPO), "worktree", "remove", "--force", wt.path]);
+    await git(["init", "--quiet", wt.path]);
+    expect((await prepare(ws)).from).toBe("local_branch");
+    expect(await git(["rev-parse", "--git-common-dir"], { cwd: wt.path })).toBe(`${ws.mirrorPath(REPO)}\n`);
+  });
+
+  it("gives two issues started at once on a fresh runner two worktrees", async () => {
+    const ws = workspace();
+    const [seven, eight] = await Promise.all([prepare(ws, 7), prepare(ws, 8)]);
+    expect(seven?.path).not.toBe(eight?.path);
+    expect([seven?.branch, eight?.branch]).toEqual(["conveyor/7", "conveyor/8"]);
+
+    const shas = await Promise.all(
+      [7, 8].map(async (issueNumber) => {
+        const path = ws.worktreePath({ repoKey: REPO, issueNumber });
+        await writeFile(join(path, `issue-${issueNumber}.txt`), "x\n");
+        await ws.commitAll(path, `issue ${issueNumber}`);
+        return ws.push({ repoKey: REPO, issueNumber });
+      }),
+    );
+    expect(shas).toEqual([await upstream.sha("conveyor/7"), await upstream.sha("conveyor/8")]);
+  });
+});
+
+describe("commitAll", () => {
+  it("commits what the agent left as Conveyor, without running hooks", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    const hook = join(ws.mirrorPath(REPO), "hooks", "post-commit");
+    await writeFile(hook, `#!/bin/sh\ntouch ${root}/hook-ran\n`);
+    await chmod(hook, 0o755);
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    await rm(join(wt.path, "src/a.txt"));
+
+    const sha = await ws.commitAll(wt.path, "Conveyor: work on #7");
+    expect(sha).toBe(await ws.headSha(wt.path));
+    expect(existsSync(join(root, "hook-ran"))).toBe(false);
+    expect(await inWorktree(wt.path, ["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s"])).toBe(
+      "Conveyor <conveyor@localhost>|Conveyor <conveyor@localhost>|Conveyor: work on #7",
+    );
+    expect(await inWorktree(wt.path, ["show", "--name-status", "--format=", "HEAD"])).toBe(
+      "A\tnew.txt\nD\tsrc/a.txt",
+    );
+  });
+
+  it("returns null when there is nothing to commit", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    expect(await ws.commitAll(wt.path, "nothing")).toBeNull();
+  });
+});
+
+describe("push", () => {
+  it("lands conveyor/<issue> on the remote and returns the sha", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    const sha = await ws.commitAll(wt.path, "work");
+    expect(await ws.push({ repoKey: REPO, issueNumber: 7 })).toBe(sha);
+    expect(await upstream.sha("conveyor/7")).toBe(sha);
+    // Pushing again without new work is a no-op, not an error.
+    expect(await ws.push({ repoKey: REPO, issueNumber: 7 })).toBe(sha);
+  });
+
+  it("refuses to overwrite work someone else pushed", async () => {
+    const first = workspace("first");
+    const second = workspace("second");
+    const mine = await prepare(first);
+    const theirs = await prepare(second);
+    await writeFile(join(theirs.path, "theirs.txt"), "x\n");
+    await second.commitAll(theirs.path, "theirs");
+    const pushed = await second.push({ repoKey: REPO, issueNumber: 7 });
+    await writeFile(join(mine.path, "mine.txt"), "y\n");
+    await first.commitAll(mine.path, "mine");
+
+    await expect(first.push({ repoKey: REPO, issueNumber: 7 })).rejects.toBeInstanceOf(PushRejectedError);
+    expect(await upstream.sha("conveyor/7")).toBe(pushed);
+  });
+
+  it("needs ensureMirror first", async () => {
+    const ws = workspace();
+    await expect(ws.push({ repoKey: REPO, issueNumber: 7 })).rejects.toThrow(/ensureMirror/);
+    await expect(ws.ensureWorktree({ repoKey: REPO, issueNumber: 7, baseBranch: "main" })).rejects.toThrow(
+      /ensureMirror/,
+    );
+  });
+
+  it("keeps the token out of configs, URLs, files, helpers, hooks and errors", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    const mirror = ws.mirrorPath(REPO);
+    // What an agent could plant through the worktree: helpers that would be handed the token, hooks that
+    // would see the push's environment.
+    const stolen = join(root, "stolen");
+    await git(["config", "credential.helper", `store --file=${stolen}-store`], { cwd: wt.path });
+    await git(["config", `credential.${remoteUrl}.helper`, `!f() { cat >> ${stolen}-url; }; f`], {
+      cwd: wt.path,
+    });
+    for (const name of ["pre-push", "reference-transaction", "post-update"]) {
+      await writeFile(join(mirror, "hooks", name), `#!/bin/sh\nenv >> ${stolen}-hook\n`);
+      await chmod(join(mirror, "hooks", name), 0o755);
+    }
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    await ws.commitAll(wt.path, "work");
+    await ws.push({ repoKey: REPO, issueNumber: 7 });
+    await prepare(ws);
+
+    for (const cwd of [mirror, wt.path]) {
+      expect(await git(["config", "--list", "--show-origin"], { cwd })).not.toContain(TOKEN);
+    }
+    expect(await filesContaining(ws.workDir, TOKEN)).toEqual([]);
+    expect((await readdir(root)).filter((name) => name.startsWith("stolen"))).toEqual([]);
+    expect(server.requests.map((r) => r.url).join("\n")).not.toContain(TOKEN);
+    const authorized = server.requests.filter((r) => r.authorization !== undefined);
+    expect(authorized.length).toBeGreaterThan(0);
+    expect(
+      new Set(authorized.map((r) => Buffer.from(r.authorization?.slice(6) ?? "", "base64").toString())),
+    ).toEqual(new Set([`${USERNAME}:${TOKEN}`]));
+  });
+
+  it("offers the token to no other host", async () => {
+    const ws = workspace();
+    await prepare(ws);
+    // An agent redirecting the remote elsewhere: that host asks for credentials and must get none.
+    const elsewhere = await startGitHttpServer(root, "someone", "else");
+    try {
+      await git(["config", `url.${elsewhere.url("")}.insteadOf`, remoteUrl], { cwd: ws.mirrorPath(REPO) });
+      const error = await ws.push({ repoKey: REPO, issueNumber: 7 }).catch((e) => e);
+      expect(error).toBeInstanceOf(GitError);
+      expect(elsewhere.requests.length).toBeGreaterThan(0);
+      expect(elsewhere.requests.every((r) => r.authorization === undefined)).toBe(true);
+      expect(`${error.message}\n${error.stderr}`).not.toContain(TOKEN);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+});
+
+describe("reap", () => {
+  it("removes the worktree and the local branch, and can repeat", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "dirty.txt"), "x\n");
+    await git(["worktree", "lock", wt.path], { cwd: ws.mirrorPath(REPO) });
+
+    await ws.reap({ repoKey: REPO, issueNumber: 7 });
+    await ws.reap({ repoKey: REPO, issueNumber: 7 });
+    expect(existsSync(wt.path)).toBe(false);
+    expect(await refs(ws.mirrorPath(REPO))).not.toHaveProperty("refs/heads/conveyor/7");
+    expect(await git(["worktree", "list", "--porcelain"], { cwd: ws.mirrorPath(REPO) })).not.toContain(
+      wt.path,
+    );
+    expect((await prepare(ws)).from).toBe("base");
+  });
+
+  it("is a no-op for a repository this runner never mirrored", async () => {
+    await expect(workspace().reap({ repoKey: REPO, issueNumber: 7 })).resolves.toBeUndefined();
+  });
+});
+
+describe("diffAgainstBase", () => {
+  it("shows the branch's own committed changes, not the base's later ones", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    await ws.commitAll(wt.path, "work");
+    await writeFile(join(wt.path, "uncommitted.txt"), "x\n");
+    await upstream.commit({ "src/c.txt": "c\n" }, "meanwhile on main");
+    await prepare(ws);
+
+    const diff = await ws.diffAgainstBase(wt.path, "main");
+    expect(diff).toContain("+++ b/new.txt");
+    expect(diff).not.toContain("src/c.txt");
+    expect(diff).not.toContain("uncommitted.txt");
+  });
+});
+
+async function refs(gitDir: string): Promise<Record<string, string>> {
+  const out = await git(["for-each-ref", "--format=%(refname) %(objectname)"], { cwd: gitDir });
+  return Object.fromEntries(
+    out
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.split(" ")),
+  );
+}
+
+async function filesContaining(dir: string, needle: string): Promise<string[]> {
+  const hits: string[] = [];
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath, entry.name);
+    if ((await readFile(file)).includes(needle)) hits.push(file);
+  }
+  return hits;
+}
