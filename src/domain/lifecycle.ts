@@ -2,6 +2,7 @@
  * The issue lifecycle as a pure table: (state, event) → next state and effects, or a rejection with a reason.
  * The IssueDO applies it; nothing here does I/O.
  */
+import { PHASES as FILE_PHASES } from "./phase.ts";
 
 export const STATES = [
   "new",
@@ -26,7 +27,8 @@ export function holdsSlot(state: State): boolean {
   return state === "running" || state === "revising";
 }
 
-export const PHASES = ["awaiting_ci", "awaiting_review", "escalate", "done", "failed", "dry_exit"] as const;
+/** The phase-file phases, plus the end of a session that wrote none. */
+export const PHASES = [...FILE_PHASES, "dry_exit"] as const;
 export type Phase = (typeof PHASES)[number];
 
 export const TIMERS = ["session", "ci", "review", "escalation"] as const;
