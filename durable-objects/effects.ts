@@ -1,10 +1,13 @@
 /**
  * Deliverers of lifecycle effects, by kind. The IssueDO hands each effect from its outbox to the deliverer
  * of its kind, in order; a deliverer that throws is retried with backoff, so it must be idempotent under
- * `key` (the same key is sent on every attempt of the same effect).
+ * `key` (the same key is sent on every attempt of the same effect). What a deliverer learns that the lifecycle
+ * must know (a pull request's number) it returns as an event, recorded together with the acknowledgement.
  */
-import type { Effect } from "../src/domain/lifecycle.ts";
+import type { Effect, LifecycleEvent } from "../src/domain/lifecycle.ts";
 import type { Env } from "../src/env.ts";
+import { FORGE_DELIVERERS } from "./deliver-forge.ts";
+import { JOB_DELIVERERS } from "./deliver-jobs.ts";
 import type { IssueView } from "./issue-do.ts";
 
 export type EffectContext = {
@@ -17,14 +20,34 @@ export type EffectContext = {
 export type Deliverer<K extends Effect["kind"]> = (
   effect: Extract<Effect, { kind: K }>,
   ctx: EffectContext,
-) => Promise<void>;
+) => Promise<LifecycleEvent | undefined>;
 
 export type Deliverers = { [K in Effect["kind"]]?: Deliverer<K> };
 
 /** Kinds without a deliverer yet wait in the outbox, durably, until one is deployed. */
-export const DELIVERERS: Deliverers = {};
+export const DELIVERERS: Deliverers = { ...FORGE_DELIVERERS, ...JOB_DELIVERERS };
+
+/**
+ * Effects go out in order within a lane (a cancel never overtakes the enqueue it cancels, a merge precedes
+ * the close); lanes do not wait for each other, so a forge outage never holds back the job queue.
+ */
+export const LANES = {
+  jobs: ["enqueue_job", "cancel_jobs"],
+  forge: ["labels", "comment", "notify_human", "open_pull_request", "request_review", "merge", "close_issue"],
+  dependents: ["notify_dependents"],
+} as const satisfies Record<string, readonly Effect["kind"][]>;
+
+// Every effect kind sits in a lane: this line stops compiling when a new kind has none.
+const everyKindHasALane: [Exclude<Effect["kind"], (typeof LANES)[keyof typeof LANES][number]>] extends [never]
+  ? true
+  : never = true;
+void everyKindHasALane;
 
 export const effectChannel = (kind: Effect["kind"]) => `effect:${kind}`;
 
+/** The outbox channels of each lane whose kinds have a deliverer. */
+export const laneChannels = (deliverers: Deliverers = DELIVERERS): string[][] =>
+  Object.values(LANES).map((kinds) => kinds.filter((kind) => deliverers[kind]).map(effectChannel));
+
 export const deliveredEffectChannels = (deliverers: Deliverers = DELIVERERS) =>
-  (Object.keys(deliverers) as Effect["kind"][]).map(effectChannel);
+  laneChannels(deliverers).flat();

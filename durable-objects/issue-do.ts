@@ -4,12 +4,18 @@
  * single alarm, which it shares with the lifecycle's timers.
  */
 import { DurableObject } from "cloudflare:workers";
-import { type Effect, timerFor, transition } from "../src/domain/lifecycle.ts";
+import { type Effect, type LifecycleEvent, timerFor, transition } from "../src/domain/lifecycle.ts";
 import type { Env } from "../src/env.ts";
 import { type EventEnvelope, envelopeSchema } from "../src/issue-events.ts";
 import { zodMessage } from "../src/validation.ts";
 import { type D1Record, writeRecords } from "./d1-sink.ts";
-import { DELIVERERS, type Deliverer, deliveredEffectChannels, effectChannel } from "./effects.ts";
+import {
+  DELIVERERS,
+  type Deliverer,
+  deliveredEffectChannels,
+  effectChannel,
+  laneChannels,
+} from "./effects.ts";
 import { type HistoryEntry, type IssueRow, IssueStore, type Timer } from "./issue-store.ts";
 import { Outbox, type OutboxStats } from "./outbox.ts";
 
@@ -30,6 +36,7 @@ export type IssueView = {
   sessionId: string | null;
   headSha: string | null;
   prOpened: boolean;
+  prNumber: number | null;
   ciFixes: number;
   criticRounds: number;
   blockers: string[];
@@ -80,6 +87,7 @@ export class IssueDO extends DurableObject<Env> {
       sessionId: c.sessionId,
       headSha: c.headSha,
       prOpened: c.prOpened,
+      prNumber: c.prNumber,
       ciFixes: c.ciFixes,
       criticRounds: c.criticRounds,
       blockers: c.blockers,
@@ -188,9 +196,12 @@ export class IssueDO extends DurableObject<Env> {
     }
   }
 
-  /** Effects go out strictly in order: a cancel must never overtake the enqueue it cancels. */
   private async deliverEffects(): Promise<void> {
-    const channels = deliveredEffectChannels();
+    for (const channels of laneChannels()) await this.deliverLane(channels);
+  }
+
+  /** One lane, strictly in order: stops at the first row not yet due or failing. */
+  private async deliverLane(channels: string[]): Promise<void> {
     for (;;) {
       const head = this.outbox.head(channels);
       if (!head || this.outbox.due([head.channel], Date.now(), 1)[0]?.id !== head.id) return;
@@ -198,15 +209,23 @@ export class IssueDO extends DurableObject<Env> {
       const issue = this.view();
       const deliver = DELIVERERS[effect.kind] as Deliverer<typeof effect.kind> | undefined;
       if (!issue || !deliver) return;
+      let followUp: LifecycleEvent | undefined;
       try {
-        await deliver(effect as never, { env: this.env, key, issue });
+        followUp = await deliver(effect as never, { env: this.env, key, issue });
       } catch (error) {
         this.ctx.storage.transactionSync(() =>
           this.outbox.postpone([head.id], Date.now(), errorMessage(error)),
         );
         return;
       }
-      this.ctx.storage.transactionSync(() => this.outbox.ack([head.id]));
+      this.ctx.storage.transactionSync(() => {
+        this.outbox.ack([head.id]);
+        if (followUp) {
+          const { project, number } = issue;
+          const cause = { kind: "system" as const, id: key };
+          this.record({ id: `${key}:result`, project, number, cause, event: followUp }, Date.now());
+        }
+      });
     }
   }
 

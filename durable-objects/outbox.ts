@@ -53,6 +53,21 @@ export class Outbox {
       .toArray();
   }
 
+  /** The oldest rows of the given channels up to the first one not yet due: what ordered delivery may send. */
+  dueInOrder(channels: readonly string[], now: number, limit: number): OutboxRow[] {
+    if (channels.length === 0) return [];
+    const rows = this.sql
+      .exec<OutboxRow & { next_at: number }>(
+        `SELECT id, channel, payload, attempts, next_at FROM outbox WHERE channel IN (${marks(channels)})
+         ORDER BY id LIMIT ?`,
+        ...channels,
+        limit,
+      )
+      .toArray();
+    const notDue = rows.findIndex((r) => r.next_at > now);
+    return (notDue === -1 ? rows : rows.slice(0, notDue)).map(({ next_at: _, ...row }) => row);
+  }
+
   /** The oldest row of the given channels, due or not: what strictly ordered delivery must wait for. */
   head(channels: readonly string[]): OutboxRow | null {
     if (channels.length === 0) return null;
@@ -118,3 +133,31 @@ export class Outbox {
 }
 
 const marks = (values: readonly unknown[]) => values.map(() => "?").join(", ");
+
+/**
+ * Sends the due rows of `channels` strictly in order, `batch` at a time, acknowledging each batch; stops when
+ * the oldest row is not due yet or a send fails (that batch is postponed with backoff), so no row ever goes
+ * out before an older one. `send` must be idempotent: a batch whose acknowledgement is lost is sent again.
+ */
+export async function deliverInOrder(
+  storage: DurableObjectStorage,
+  outbox: Outbox,
+  channels: readonly string[],
+  batch: number,
+  send: (rows: OutboxRow[]) => Promise<void>,
+): Promise<void> {
+  for (;;) {
+    const rows = outbox.dueInOrder(channels, Date.now(), batch);
+    if (rows.length === 0) return;
+    const ids = rows.map((r) => r.id);
+    try {
+      await send(rows);
+    } catch (error) {
+      storage.transactionSync(() => outbox.postpone(ids, Date.now(), errorMessage(error)));
+      return;
+    }
+    storage.transactionSync(() => outbox.ack(ids));
+  }
+}
+
+const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -3,18 +3,24 @@ import { operatorAuth } from "./api/auth.ts";
 import { jsonError } from "./api/errors.ts";
 import { issueRoutes } from "./api/issues.ts";
 import { projectRoutes } from "./api/projects.ts";
+import { runnerAdminRoutes } from "./api/runners.ts";
+import { reconcileAll } from "./cron/reconcile.ts";
 import type { Env } from "./env.ts";
 import { hookRoutes } from "./hooks/routes.ts";
+import { runnerRoutes } from "./runner-api/routes.ts";
 
 export { IssueDO } from "../durable-objects/issue-do.ts";
+export { ProjectDO } from "../durable-objects/project-do.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/healthz", (c) => c.json({ ok: true }));
 app.route("/hooks", hookRoutes);
+app.route("/runner/v1", runnerRoutes);
 app.use("/api/v1/*", operatorAuth);
 app.route("/api/v1/projects", projectRoutes);
 app.route("/api/v1/projects", issueRoutes);
+app.route("/api/v1/runners", runnerAdminRoutes);
 
 app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
 app.onError((error, c) => {
@@ -24,4 +30,13 @@ app.onError((error, c) => {
   return jsonError(c, 500, "internal error");
 });
 
-export default { fetch: app.fetch } satisfies ExportedHandler<Env>;
+export default {
+  fetch: app.fetch,
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(
+      reconcileAll(env).then((reports) => {
+        for (const report of reports) console.log(JSON.stringify({ msg: "reconciled", ...report }));
+      }),
+    );
+  },
+} satisfies ExportedHandler<Env>;

@@ -13,9 +13,7 @@ import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
 
 const pathSchema = z.object({
-  project: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "project ids are lowercase letters, digits and dashes"),
+  project: projectIdSchema,
   number: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER),
 });
 

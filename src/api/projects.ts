@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { SecretsKeyError } from "../crypto/secrets.ts";
 import type { Env } from "../env.ts";
+import { forgetProject } from "../projects/cache.ts";
 import { projectIdSchema, registrationSchema } from "../projects/config.ts";
 import { deleteProject, listProjects, loadProject, saveProject } from "../projects/store.ts";
 import { zodMessage } from "../validation.ts";
@@ -21,6 +22,7 @@ projectRoutes.put("/:project", async (c) => {
   const existed = (await loadProject(c.env, id.data)) !== null;
   try {
     const project = await saveProject(c.env, id.data, registration.data);
+    forgetProject(id.data);
     return c.json(project, existed ? 200 : 201);
   } catch (error) {
     if (error instanceof SecretsKeyError) return jsonError(c, 503, error.message);
@@ -38,6 +40,7 @@ projectRoutes.get("/:project", async (c) => {
 projectRoutes.delete("/:project", async (c) => {
   const id = projectIdSchema.safeParse(c.req.param("project"));
   if (!id.success) return jsonError(c, 400, zodMessage(id.error));
+  forgetProject(id.data);
   return (await deleteProject(c.env, id.data))
     ? c.body(null, 204)
     : jsonError(c, 404, `project ${id.data} is not registered`);

@@ -47,6 +47,8 @@ export type LifecycleEvent =
   | { type: "phase"; phase: Phase; reason?: string; sessionId?: string; branch?: string; headSha?: string }
   | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
   | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: boolean }
+  /** The pull request for the issue's branch exists on the forge with this number. */
+  | { type: "pr_opened"; number: number }
   | { type: "merge_confirmed"; sha?: string }
   | { type: "merge_failed"; reason: string }
   /** The pull request was closed without merging by someone other than Conveyor. */
@@ -68,6 +70,7 @@ export const EVENT_TYPES = [
   "phase",
   "ci",
   "review",
+  "pr_opened",
   "merge_confirmed",
   "merge_failed",
   "pr_closed",
@@ -115,7 +118,9 @@ export type IssueContext = {
   sessionId: string | null;
   branch: string | null;
   headSha: string | null;
+  /** A pull request was asked for (the first push); its number once the forge has it. */
   prOpened: boolean;
+  prNumber: number | null;
   reason: string | null;
 };
 
@@ -129,6 +134,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   branch: null,
   headSha: null,
   prOpened: false,
+  prNumber: null,
   reason: null,
 };
 
@@ -257,6 +263,16 @@ const prClosedByHuman: Rule<"pr_closed"> = {
       : reject("no pull request is open for this issue"),
 };
 
+/** Records the pull request's number; the state does not change. */
+const prOpened = (state: State): Rule<"pr_opened"> => ({
+  to: [state],
+  apply: (ctx, e) => {
+    if (!ctx.prOpened) return reject("no pull request was asked for");
+    if (ctx.prNumber === e.number) return reject(`no change: pull request #${e.number} is already recorded`);
+    return accept({ ...ctx, prNumber: e.number });
+  },
+});
+
 const MERGED_EFFECTS: Effect[] = [
   { kind: "cancel_jobs" },
   { kind: "close_issue" },
@@ -378,6 +394,7 @@ const TABLE: { [S in State]: StateRules } = {
     budget_exceeded: budgetExceeded,
   },
   awaiting_ci: {
+    pr_opened: prOpened("awaiting_ci"),
     ci: {
       to: ["awaiting_review", "revising", "escalated"],
       apply: (ctx, e, limits) => {
@@ -404,6 +421,7 @@ const TABLE: { [S in State]: StateRules } = {
     budget_exceeded: budgetExceeded,
   },
   awaiting_review: {
+    pr_opened: prOpened("awaiting_review"),
     review: {
       to: ["merging", "awaiting_approval", "revising", "abandoned"],
       apply: (ctx, e, limits) => {
@@ -441,6 +459,7 @@ const TABLE: { [S in State]: StateRules } = {
     budget_exceeded: budgetExceeded,
   },
   revising: {
+    pr_opened: prOpened("revising"),
     dispatched: redispatched("revising"),
     phase: sessionPhase,
     merge_confirmed: mergeConfirmed,
@@ -451,6 +470,7 @@ const TABLE: { [S in State]: StateRules } = {
     budget_exceeded: budgetExceeded,
   },
   awaiting_approval: {
+    pr_opened: prOpened("awaiting_approval"),
     human_approval: {
       to: ["merging"],
       apply: (ctx) =>
@@ -465,6 +485,7 @@ const TABLE: { [S in State]: StateRules } = {
     issue_closed: closedByHuman,
   },
   merging: {
+    pr_opened: prOpened("merging"),
     merge_confirmed: mergeConfirmed,
     merge_failed: {
       to: ["escalated"],
@@ -476,6 +497,7 @@ const TABLE: { [S in State]: StateRules } = {
     issue_closed: closedByHuman,
   },
   escalated: {
+    pr_opened: prOpened("escalated"),
     human_reply: {
       to: ["revising"],
       apply: (ctx, e) => {

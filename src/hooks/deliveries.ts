@@ -4,7 +4,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { deliveries } from "../db/schema.ts";
 import type { Env } from "../env.ts";
 
-export type DeliveryOutcome = "received" | "processed" | "ignored";
+export type DeliveryOutcome = "processed" | "ignored";
 
 export type DeliveryRecord = {
   projectId: string;
@@ -14,9 +14,9 @@ export type DeliveryRecord = {
   number: number | null;
 };
 
-/** A finished delivery with this id or this content, if any; a `received` one crashed mid-way and is redone. */
+/** A finished delivery with this id or this content, if any. */
 export async function findFinished(env: Env, record: DeliveryRecord) {
-  const rows = await drizzle(env.DB)
+  return drizzle(env.DB)
     .select({ id: deliveries.id, outcome: deliveries.outcome })
     .from(deliveries)
     .where(
@@ -25,8 +25,7 @@ export async function findFinished(env: Env, record: DeliveryRecord) {
         or(eq(deliveries.id, rowId(record)), eq(deliveries.contentKey, record.contentKey)),
       ),
     )
-    .all();
-  return rows.find((r) => r.outcome !== "received") ?? null;
+    .get();
 }
 
 export async function recordDelivery(env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) {

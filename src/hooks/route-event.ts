@@ -29,9 +29,8 @@ async function routeIssue(
   cause: Cause,
 ): Promise<Routed> {
   const issue = toMirrored(project, event.issue);
-  await mirrorIssue(env, project.id, issue);
+  const state = await mirrorIssue(env, project.id, issue);
   const forges = lazyForges(env, project);
-  const state = (await lifecycleStates(env, project.id, [issue.number])).get(issue.number);
   let events = 0;
   if (issue.state === "closed") {
     if (state !== undefined) {

@@ -8,8 +8,8 @@ import type { Env } from "../env.ts";
 import type { ForgeEvent } from "../forge/webhooks/events.ts";
 import { contentKey, parseDelivery, WebhookError } from "../forge/webhooks/parse.ts";
 import { verifySignature } from "../forge/webhooks/signature.ts";
+import { cachedProject } from "../projects/cache.ts";
 import { PROJECT_ID } from "../projects/config.ts";
-import { loadProject, loadSecrets } from "../projects/store.ts";
 import { readLimited } from "./body.ts";
 import { type DeliveryRecord, findFinished, recordDelivery } from "./deliveries.ts";
 import { routeEvent } from "./route-event.ts";
@@ -18,12 +18,11 @@ export const hookRoutes = new Hono<{ Bindings: Env }>();
 
 hookRoutes.post("/:project", async (c) => {
   const id = c.req.param("project");
-  const project = PROJECT_ID.test(id) ? await loadProject(c.env, id) : null;
-  if (!project) return jsonError(c, 404, `project ${id} is not registered`);
+  const registered = PROJECT_ID.test(id) ? await cachedProject(c.env, id) : null;
+  if (!registered) return jsonError(c, 404, `project ${id} is not registered`);
+  const { project, secrets } = registered;
   const body = await readLimited(c.req.raw);
   if (!body) return jsonError(c, 413, "body exceeds 1 MiB");
-  const secrets = await loadSecrets(c.env, project.id);
-  if (!secrets) return jsonError(c, 404, `project ${id} is not registered`);
 
   const signature = await verifySignature(project.forge, c.req.raw.headers, body, secrets.webhookSecret);
   if (!signature.ok) {
@@ -59,8 +58,7 @@ hookRoutes.post("/:project", async (c) => {
     return c.json({ ignored: result.reason }, 202);
   }
 
-  // Recorded first as received: a crash before "processed" lets a redelivery redo it (every step dedupes).
-  await recordDelivery(c.env, record, "received");
+  // Recorded once its effects are: a crash before that lets a redelivery redo it, and every step dedupes.
   const cause = { kind: "delivery" as const, id: parsed.deliveryId };
   const routed = await routeEvent(c.env, project, result.event, record.contentKey, cause);
   await recordDelivery(c.env, record, routed.kind === "routed" ? "processed" : "ignored");

@@ -31,6 +31,25 @@ export const settingsSchema = z.object({
   maxTurnsPerSession: z.number().int().min(1).max(1_000).default(100),
   /** Per-project daily cap; dispatch pauses when today's spend reaches it. */
   dailyBudgetUsd: usd.default(100),
+  /** Runner jobs: lease length, how long a job waits for the runner holding its worktree, attempts. */
+  jobs: z
+    .object({
+      leaseMs: z
+        .number()
+        .int()
+        .min(10_000)
+        .max(15 * 60_000)
+        .default(60_000),
+      affinityGraceMs: z
+        .number()
+        .int()
+        .min(0)
+        .max(60 * 60_000)
+        .default(60_000),
+      /** Leases a job may lose (expiry or a retryable failure) before it fails and the issue escalates. */
+      maxAttempts: z.number().int().min(1).max(20).default(5),
+    })
+    .prefault({}),
   ci: z
     .object({
       kind: z.enum(["woodpecker", "github-actions", "none"]).default("woodpecker"),

@@ -37,7 +37,11 @@ export async function gateFor(
   for (const ref of refs) {
     if (await isOpen(env, project, ref, known, forge)) blockers.push(label(ref));
   }
-  const cycle = findCycles(await dependencyGraph(env, project.id)).find((c) => c.includes(issue.number));
+  // Without dependencies of its own an issue cannot sit in a cycle: skip reading the project's graph.
+  const cycle =
+    refs.length === 0
+      ? undefined
+      : findCycles(await dependencyGraph(env, project.id)).find((c) => c.includes(issue.number));
   return cycle
     ? { blockers, cycle: [...rotateTo(cycle, issue.number), issue.number].map((n) => `#${n}`) }
     : { blockers };

@@ -13,12 +13,25 @@ export type MirroredIssue = {
   dependsOn: number[];
 };
 
-/** Writes the issue and replaces its dependency edges in one batch (one transaction). */
-export async function mirrorIssue(env: Env, projectId: string, issue: MirroredIssue, now = Date.now()) {
+/**
+ * Writes the issue and replaces its dependency edges in one batch (one transaction), reading back the
+ * issue's lifecycle state from the D1 index in the same round trip.
+ */
+export async function mirrorIssue(
+  env: Env,
+  projectId: string,
+  issue: MirroredIssue,
+  now = Date.now(),
+): Promise<string | undefined> {
   const d = drizzle(env.DB);
   const row = { projectId, ...issue, updatedAt: now };
   const edges = issue.dependsOn.map((dependency) => ({ projectId, dependency, dependent: issue.number }));
-  await d.batch([
+  const state = d
+    .select({ state: issues.state })
+    .from(issues)
+    .where(and(eq(issues.projectId, projectId), eq(issues.number, issue.number)));
+  const results = await d.batch([
+    state,
     d
       .insert(forgeIssues)
       .values(row)
@@ -28,6 +41,7 @@ export async function mirrorIssue(env: Env, projectId: string, issue: MirroredIs
       .where(and(eq(issueDependencies.projectId, projectId), eq(issueDependencies.dependent, issue.number))),
     ...(edges.length > 0 ? [d.insert(issueDependencies).values(edges).onConflictDoNothing()] : []),
   ]);
+  return results[0][0]?.state;
 }
 
 export async function setMirroredState(

@@ -2,9 +2,15 @@
  * The runner API's wire contract (`/runner/v1/*`), shared by the Worker (which parses requests with it) and
  * `conveyor-runner` (which parses responses with it). JSON over HTTPS; the runner authenticates with
  * `Authorization: Bearer <runner token>` on every call but `register`.
+ *
+ * Errors are `{"error": "<one line>"}`: 400 malformed body, 401 unknown runner token (or, for `register`, a
+ * used, expired or unknown registration token), 403 the job is leased to another runner, 404 unknown job,
+ * 409 the lease token is not the job's current lease (expired, requeued, finished): stop working on it.
+ * `events`, `complete` and `fail` answer 204; repeating `complete` or `fail` under the same lease is harmless.
  */
 import { z } from "zod";
 import { PHASES } from "../domain/lifecycle.ts";
+import { projectIdSchema } from "../projects/config.ts";
 
 export const JOB_KINDS = ["implement", "revise", "resume", "reap"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
@@ -21,9 +27,14 @@ export const registerResponse = z.object({ runnerId: z.string(), token: z.string
 /** Long-poll: the Worker holds the request up to `waitMs` (≤ 25 s) for a job. 204 = nothing to do. */
 export const claimRequest = z.object({
   waitMs: z.number().int().min(0).max(25_000).default(20_000),
-  /** Issues whose worktree and session transcript this runner holds: affinity. */
+  /** Issues whose worktree and session transcript this runner holds (`issueRef`): affinity. */
   holding: z.array(z.string().max(200)).max(1_000).default([]),
+  /** Take jobs of these projects only; all registered projects when absent. */
+  projects: z.array(projectIdSchema).min(1).max(100).optional(),
 });
+
+/** How `holding` names an issue. */
+export const issueRef = (project: string, number: number) => `${project}#${number}`;
 
 export const jobSchema = z.object({
   id: z.string(),
@@ -74,6 +85,7 @@ export type Usage = z.infer<typeof usageSchema>;
 
 export const runnerEvent = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("session"), sessionId: z.string().min(1), worktree: z.string().max(1_000) }),
+  /** The session's usage so far in this job attempt; sending it again replaces the earlier figures. */
   z.object({ kind: z.literal("usage"), sessionId: z.string().min(1), usage: usageSchema }),
   z.object({ kind: z.literal("pushed"), branch: z.string().min(1), headSha: sha }),
   z.object({
@@ -106,3 +118,4 @@ export const failRequest = z.object({
   /** false: the job cannot succeed by running again (e.g. cancelled); true: requeue with attempt + 1. */
   retryable: z.boolean(),
 });
+export type FailRequest = z.infer<typeof failRequest>;

@@ -63,6 +63,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
     budget_exceeded: "escalated",
   },
   awaiting_ci: {
+    pr_opened: "awaiting_ci",
     ci: "awaiting_review",
     merge_confirmed: "merged",
     pr_closed: "abandoned",
@@ -72,6 +73,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
     budget_exceeded: "escalated",
   },
   awaiting_review: {
+    pr_opened: "awaiting_review",
     review: "merging",
     merge_confirmed: "merged",
     pr_closed: "abandoned",
@@ -81,6 +83,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
     budget_exceeded: "escalated",
   },
   revising: {
+    pr_opened: "revising",
     dispatched: "revising",
     phase: "awaiting_ci",
     merge_confirmed: "merged",
@@ -91,6 +94,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
     budget_exceeded: "escalated",
   },
   awaiting_approval: {
+    pr_opened: "awaiting_approval",
     human_approval: "merging",
     merge_confirmed: "merged",
     pr_closed: "abandoned",
@@ -98,6 +102,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
     issue_closed: "abandoned",
   },
   merging: {
+    pr_opened: "merging",
     merge_confirmed: "merged",
     merge_failed: "escalated",
     pr_closed: "abandoned",
@@ -105,6 +110,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
     issue_closed: "abandoned",
   },
   escalated: {
+    pr_opened: "escalated",
     human_reply: "revising",
     merge_confirmed: "merged",
     pr_closed: "abandoned",
@@ -369,6 +375,22 @@ describe("critic", () => {
       reason: "critic blocked the change: deletes user data",
     });
     expect(effects.some((e) => e.kind === "enqueue_job")).toBe(false);
+  });
+});
+
+describe("pull request number", () => {
+  it("is recorded once, only after a pull request was asked for", () => {
+    const { next, effects } = expectAccepted(
+      transition(at("awaiting_ci"), { type: "pr_opened", number: 42 }),
+    );
+    expect(next).toMatchObject({ state: "awaiting_ci", prNumber: 42 });
+    expect(effects).toEqual([]);
+    expect(expectRejected(transition(next, { type: "pr_opened", number: 42 }))).toBe(
+      "no change: pull request #42 is already recorded",
+    );
+    expect(
+      expectRejected(transition(at("escalated", { prOpened: false }), { type: "pr_opened", number: 1 })),
+    ).toBe("no pull request was asked for");
   });
 });
 

@@ -18,6 +18,8 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, result: "green", headSha: HEAD };
     case "review":
       return { type, verdict: "APPROVE", summary: "looks right" };
+    case "pr_opened":
+      return { type, number: 42 };
     case "merge_confirmed":
       return { type, sha: "def4567" };
     case "merge_failed":

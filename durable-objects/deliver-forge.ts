@@ -1,0 +1,107 @@
+/**
+ * Lifecycle effects on the forge: labels, comments, the pull request, closing the issue, and waking the
+ * issues that depend on this one. Each is idempotent under its effect key, since the outbox retries.
+ */
+import type { Effect, LabelRole } from "../src/domain/lifecycle.ts";
+import type { ForgeClient } from "../src/forge/client/index.ts";
+import { hasStatus } from "../src/forge/client/index.ts";
+import { regateDependents } from "../src/projects/dispatch.ts";
+import { mirroredIssues, setMirroredState } from "../src/projects/mirror.ts";
+import { forgeClientFor, lazyForges, loadProject, type Project } from "../src/projects/store.ts";
+import { issueCostUsd } from "../src/usage/cost.ts";
+import type { Deliverers, EffectContext } from "./effects.ts";
+
+async function forgeOf(ctx: EffectContext): Promise<{ project: Project; forge: ForgeClient }> {
+  const project = await loadProject(ctx.env, ctx.issue.project);
+  if (!project) throw new Error(`project ${ctx.issue.project} is not registered`);
+  return { project, forge: await forgeClientFor(ctx.env, project) };
+}
+
+const LABEL_SETTING = {
+  backlog: "backlog",
+  in_progress: "inProgress",
+  blocked: "blocked",
+  needs_human: "needsHuman",
+} as const satisfies Record<LabelRole, string>;
+
+const labelName = (project: Project, role: LabelRole) => project.settings.labels[LABEL_SETTING[role]];
+
+/** Comments carry their effect key, so a retry after a lost response finds the first post instead of adding one. */
+async function commentOnce(forge: ForgeClient, number: number, key: string, body: string) {
+  const marker = `<!-- conveyor:${key} -->`;
+  const existing = await forge.listComments(number);
+  if (existing.some((c) => c.body.includes(marker))) return;
+  await forge.comment(number, `${body}\n\n${marker}`);
+}
+
+async function escalationText(ctx: EffectContext, effect: Extract<Effect, { kind: "notify_human" }>) {
+  const { issue } = ctx;
+  const cost = await issueCostUsd(ctx.env, issue.project, issue.number);
+  return [
+    `**Conveyor needs a human.** ${effect.reason}`,
+    "",
+    `- state: \`${issue.state}\``,
+    `- branch: ${issue.branch ? `\`${issue.branch}\`` : "none yet"}`,
+    `- iteration: ${issue.iteration}`,
+    `- cost so far: $${cost.toFixed(2)}`,
+    "",
+    "Reply here to resume the session with your answer, or comment `/conveyor retry` or `/conveyor abandon`.",
+  ].join("\n");
+}
+
+export const FORGE_DELIVERERS: Deliverers = {
+  labels: async (effect, ctx) => {
+    const { project, forge } = await forgeOf(ctx);
+    const n = ctx.issue.number;
+    if (effect.add.length > 0)
+      await forge.addLabels(
+        n,
+        effect.add.map((role) => labelName(project, role)),
+      );
+    for (const role of effect.remove) await forge.removeLabel(n, labelName(project, role));
+    return undefined;
+  },
+  comment: async (effect, ctx) => {
+    const { forge } = await forgeOf(ctx);
+    await commentOnce(forge, ctx.issue.number, ctx.key, effect.body);
+    return undefined;
+  },
+  notify_human: async (effect, ctx) => {
+    const { forge } = await forgeOf(ctx);
+    await commentOnce(forge, ctx.issue.number, ctx.key, await escalationText(ctx, effect));
+    return undefined;
+  },
+  open_pull_request: async (_effect, ctx) => {
+    const { project, forge } = await forgeOf(ctx);
+    const { number, branch } = ctx.issue;
+    if (!branch) throw new Error(`issue ${number} has no branch to open a pull request from`);
+    const [mirrored] = await mirroredIssues(ctx.env, project.id, [number]);
+    try {
+      const pr = await forge.createPullRequest({
+        head: branch,
+        base: project.settings.defaultBranch,
+        title: mirrored?.title ?? `Issue #${number}`,
+        body: `Closes #${number}\n\nImplemented by Conveyor on \`${branch}\`.`,
+      });
+      return { type: "pr_opened", number: pr.number };
+    } catch (error) {
+      // A retry after a lost response: the pull request exists; the forge's pull_request webhook links it.
+      if (hasStatus(error, 409, 422)) return undefined;
+      throw error;
+    }
+  },
+  close_issue: async (_effect, ctx) => {
+    const { forge } = await forgeOf(ctx);
+    await forge.closeIssue(ctx.issue.number);
+    return undefined;
+  },
+  notify_dependents: async (_effect, ctx) => {
+    const project = await loadProject(ctx.env, ctx.issue.project);
+    if (!project) throw new Error(`project ${ctx.issue.project} is not registered`);
+    // Conveyor closed the issue itself (close_issue precedes this effect): dependents need not wait for the webhook.
+    await setMirroredState(ctx.env, project.id, ctx.issue.number, "closed");
+    const cause = { kind: "system" as const, id: ctx.key };
+    await regateDependents(ctx.env, project, ctx.issue.number, ctx.key, cause, lazyForges(ctx.env, project));
+    return undefined;
+  },
+};

@@ -1,0 +1,51 @@
+/**
+ * Lifecycle effects on the project's job queue. Enqueueing is idempotent under the effect key (the ProjectDO
+ * keeps one job per key); cancelling twice cancels nothing more.
+ */
+import { and, eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { forgeIssues } from "../src/db/schema.ts";
+import { projectStub } from "../src/project-stub.ts";
+import { loadProject } from "../src/projects/store.ts";
+import { issueCostUsd } from "../src/usage/cost.ts";
+import type { Deliverers } from "./effects.ts";
+
+export const JOB_DELIVERERS: Deliverers = {
+  enqueue_job: async (effect, { env, key, issue }) => {
+    const project = await loadProject(env, issue.project);
+    if (!project) throw new Error(`project ${issue.project} is not registered`);
+    const [text, spentUsd] = await Promise.all([
+      drizzle(env.DB)
+        .select({ title: forgeIssues.title, body: forgeIssues.body })
+        .from(forgeIssues)
+        .where(and(eq(forgeIssues.projectId, project.id), eq(forgeIssues.number, issue.number)))
+        .get(),
+      issueCostUsd(env, project.id, issue.number),
+    ]);
+    const { settings } = project;
+    await projectStub(env, project.id).enqueue({
+      key,
+      spec: {
+        kind: effect.job,
+        project: project.id,
+        issue: { number: issue.number, title: text?.title ?? "", body: text?.body ?? "" },
+        repo: { fullName: project.repo, cloneUrl: project.cloneUrl, defaultBranch: settings.defaultBranch },
+        branch: issue.branch ?? `conveyor/${issue.number}`,
+        // A continuation's iteration is counted when it is enqueued; the implement session's when dispatched.
+        iteration: effect.job === "implement" ? issue.iteration + 1 : issue.iteration,
+        sessionId: issue.sessionId,
+        instructions: effect.detail ?? null,
+        budget: {
+          maxTurns: settings.maxTurnsPerSession,
+          usdRemaining: Math.max(0, settings.issueBudgetUsd - spentUsd),
+        },
+      },
+      policy: { parallel: settings.parallel, ...settings.jobs },
+    });
+    return undefined;
+  },
+  cancel_jobs: async (_effect, { env, issue }) => {
+    await projectStub(env, issue.project).cancel(issue.number);
+    return undefined;
+  },
+};

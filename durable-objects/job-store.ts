@@ -1,0 +1,213 @@
+/**
+ * The ProjectDO's own SQLite tables: the project it serves with its queue policy, and its jobs (open ones and,
+ * for a while, finished ones, which keep re-delivered enqueues and late runner calls answerable). Its outbox
+ * is `outbox.ts`.
+ */
+import type { OpenJob, QueuePolicy } from "../src/domain/job-queue.ts";
+import type { Job } from "../src/runner-api/contract.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  project TEXT NOT NULL,
+  policy TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  key TEXT NOT NULL UNIQUE,
+  number INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  status TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  spec TEXT NOT NULL,
+  runner_id TEXT,
+  lease_token TEXT,
+  lease_expires_at INTEGER,
+  leased_at INTEGER,
+  cancelled INTEGER NOT NULL,
+  affinity TEXT,
+  affinity_until INTEGER NOT NULL,
+  session_id TEXT,
+  branch TEXT,
+  head_sha TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status) WHERE status IN ('queued', 'leased');
+CREATE INDEX IF NOT EXISTS jobs_by_issue ON jobs (number, leased_at);
+CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed', 'cancelled');
+`;
+
+export type JobStatus = "queued" | "leased" | "done" | "failed" | "cancelled";
+
+/** What a job runs, as the runner receives it, less what changes per lease. */
+export type JobSpec = Omit<Job, "id" | "attempt">;
+
+export type StoredJob = Omit<OpenJob, "status"> & {
+  id: string;
+  key: string;
+  status: JobStatus;
+  spec: JobSpec;
+  /** The lease a runner must present; kept when its runner finishes the job, so a repeated finish is harmless. */
+  leaseToken: string | null;
+  leasedAt: number | null;
+  /** What the runner reported while it ran: the fallbacks for its `complete`. */
+  sessionId: string | null;
+  branch: string | null;
+  headSha: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+export type OpenStoredJob = StoredJob & { status: OpenJob["status"] };
+
+type Row = Record<string, string | number | null>;
+
+/** Thin typed access to the tables; every write method is meant to run inside `transactionSync`. */
+export class JobStore {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(SCHEMA);
+  }
+
+  meta(): { project: string; policy: QueuePolicy } | null {
+    const row = this.sql.exec<{ project: string; policy: string }>("SELECT * FROM meta").toArray()[0];
+    return row ? { project: row.project, policy: JSON.parse(row.policy) } : null;
+  }
+
+  saveMeta(project: string, policy: QueuePolicy): void {
+    this.sql.exec(
+      `INSERT INTO meta (id, project, policy) VALUES (1, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET policy = excluded.policy`,
+      project,
+      JSON.stringify(policy),
+    );
+  }
+
+  byId(id: string): StoredJob | null {
+    return this.one("SELECT * FROM jobs WHERE id = ?", id);
+  }
+
+  byKey(key: string): StoredJob | null {
+    return this.one("SELECT * FROM jobs WHERE key = ?", key);
+  }
+
+  /** Queued and leased jobs, in enqueue order. */
+  open(): OpenStoredJob[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM jobs WHERE status IN ('queued', 'leased') ORDER BY seq")
+      .toArray()
+      .map((row) => toJob(row) as OpenStoredJob);
+  }
+
+  /** The runner of the issue's most recently leased job. */
+  lastRunner(number: number): string | null {
+    const row = this.sql
+      .exec<{ runner_id: string }>(
+        `SELECT runner_id FROM jobs WHERE number = ? AND leased_at IS NOT NULL ORDER BY leased_at DESC LIMIT 1`,
+        number,
+      )
+      .toArray()[0];
+    return row?.runner_id ?? null;
+  }
+
+  recent(limit: number): StoredJob[] {
+    return this.sql.exec<Row>("SELECT * FROM jobs ORDER BY seq DESC LIMIT ?", limit).toArray().map(toJob);
+  }
+
+  /** Inserts a new job; returns it with its enqueue order. */
+  insert(job: Omit<StoredJob, "seq">): StoredJob {
+    const { seq } = this.sql
+      .exec<{ seq: number }>(
+        `INSERT INTO jobs (id, key, number, kind, status, attempt, spec, runner_id, lease_token, lease_expires_at,
+           leased_at, cancelled, affinity, affinity_until, session_id, branch, head_sha, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+        job.id,
+        job.key,
+        job.number,
+        job.kind,
+        job.status,
+        job.attempt,
+        JSON.stringify(job.spec),
+        job.runnerId,
+        job.leaseToken,
+        job.leaseExpiresAt,
+        job.leasedAt,
+        Number(job.cancelled),
+        job.affinity,
+        job.affinityUntil,
+        job.sessionId,
+        job.branch,
+        job.headSha,
+        job.createdAt,
+        job.updatedAt,
+      )
+      .one();
+    return { ...job, seq };
+  }
+
+  /** Writes what changes over a job's life. */
+  save(job: StoredJob): void {
+    this.sql.exec(
+      `UPDATE jobs SET status = ?, attempt = ?, runner_id = ?, lease_token = ?, lease_expires_at = ?, leased_at = ?,
+         cancelled = ?, affinity = ?, affinity_until = ?, session_id = ?, branch = ?, head_sha = ?, updated_at = ?
+       WHERE id = ?`,
+      job.status,
+      job.attempt,
+      job.runnerId,
+      job.leaseToken,
+      job.leaseExpiresAt,
+      job.leasedAt,
+      Number(job.cancelled),
+      job.affinity,
+      job.affinityUntil,
+      job.sessionId,
+      job.branch,
+      job.headSha,
+      job.updatedAt,
+      job.id,
+    );
+  }
+
+  /** Forgets finished jobs last changed before `before`. */
+  prune(before: number): void {
+    this.sql.exec(
+      "DELETE FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND updated_at < ?",
+      before,
+    );
+  }
+
+  private one(query: string, ...bindings: unknown[]): StoredJob | null {
+    const row = this.sql.exec<Row>(query, ...bindings).toArray()[0];
+    return row ? toJob(row) : null;
+  }
+}
+
+type Cell = Row[string] | undefined;
+const text = (value: Cell) => (value === null || value === undefined ? null : String(value));
+const int = (value: Cell) => (value === null || value === undefined ? null : Number(value));
+
+function toJob(row: Row): StoredJob {
+  return {
+    seq: Number(row.seq),
+    id: String(row.id),
+    key: String(row.key),
+    number: Number(row.number),
+    kind: String(row.kind) as StoredJob["kind"],
+    status: String(row.status) as JobStatus,
+    attempt: Number(row.attempt),
+    spec: JSON.parse(String(row.spec)),
+    runnerId: text(row.runner_id),
+    leaseToken: text(row.lease_token),
+    leaseExpiresAt: int(row.lease_expires_at),
+    leasedAt: int(row.leased_at),
+    cancelled: row.cancelled === 1,
+    affinity: text(row.affinity),
+    affinityUntil: Number(row.affinity_until),
+    sessionId: text(row.session_id),
+    branch: text(row.branch),
+    headSha: text(row.head_sha),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}

@@ -1,0 +1,517 @@
+/**
+ * One Durable Object per project: its job queue. Jobs come in from IssueDO effects (idempotent by effect
+ * key), go out to runners on fenced leases, and come back as lifecycle events for their issues. Every state
+ * change is written with the records it causes (issue events, D1 rows) in one synchronous transaction, and
+ * delivered from the outbox by the object's single alarm, which also expires leases and ends grace periods.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { randomToken } from "../src/crypto/tokens.ts";
+import {
+  afterLostLease,
+  enqueueAffinity,
+  expiredLeases,
+  isSession,
+  nextDeadline,
+  type QueuePolicy,
+  selectJob,
+} from "../src/domain/job-queue.ts";
+import type { LifecycleEvent } from "../src/domain/lifecycle.ts";
+import type { Env } from "../src/env.ts";
+import type { EventEnvelope } from "../src/issue-events.ts";
+import { issueStub } from "../src/issue-stub.ts";
+import { newJobId } from "../src/project-stub.ts";
+import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
+import { type JobRecord, writeJobRecords } from "./job-sink.ts";
+import { type JobSpec, JobStore, type StoredJob } from "./job-store.ts";
+import { deliverInOrder, Outbox } from "./outbox.ts";
+
+const D1_BATCH = 50;
+/** Finished jobs are kept this long: re-delivered enqueues and late runner calls still find them. */
+const RETENTION_MS = 30 * 24 * 60 * 60_000;
+/** The envelope schema's limit for a phase reason. */
+const MAX_REASON = 2_000;
+const CHANNELS = { d1: "d1", issue: "issue" } as const;
+
+export type EnqueueRequest = {
+  /** The IssueDO effect key: the same key enqueues once, however often it is delivered. */
+  key: string;
+  spec: JobSpec;
+  policy: QueuePolicy;
+};
+
+/** Why a runner's call about a job was refused; the HTTP status it maps to. */
+export type LeaseRefusal = { ok: false; status: 403 | 404 | 409; error: string };
+
+export type JobSummary = Omit<StoredJob, "seq" | "key" | "spec" | "leaseToken">;
+
+export class ProjectDO extends DurableObject<Env> {
+  private readonly store: JobStore;
+  private readonly outbox: Outbox;
+  /** Long-polling claims, woken whenever a job may have become claimable. */
+  private readonly waiters = new Set<() => void>();
+  private flushing: Promise<void> | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new JobStore(ctx.storage.sql);
+    this.outbox = new Outbox(ctx.storage.sql);
+    // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
+    ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
+  }
+
+  async enqueue({ key, spec, policy }: EnqueueRequest): Promise<{ jobId: string; created: boolean }> {
+    const now = Date.now();
+    const result = this.ctx.storage.transactionSync(() => {
+      const owner = this.store.meta()?.project;
+      if (owner && owner !== spec.project) throw new Error(`job for ${spec.project} sent to ${owner}`);
+      this.store.saveMeta(spec.project, policy);
+      const existing = this.store.byKey(key);
+      if (existing) return { jobId: existing.id, created: false };
+      this.store.prune(now - RETENTION_MS);
+      const job = this.store.insert({
+        id: newJobId(spec.project, spec.issue.number),
+        key,
+        number: spec.issue.number,
+        kind: spec.kind,
+        status: "queued",
+        attempt: 1,
+        spec,
+        runnerId: null,
+        leaseToken: null,
+        leaseExpiresAt: null,
+        leasedAt: null,
+        cancelled: false,
+        ...enqueueAffinity(spec.kind, this.store.lastRunner(spec.issue.number), now, policy),
+        sessionId: null,
+        branch: null,
+        headSha: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      this.recordD1(spec.project, job, now);
+      return { jobId: job.id, created: true };
+    });
+    if (result.created) this.wake();
+    await this.scheduleAlarm();
+    return result;
+  }
+
+  /** Leases the job `runnerId` should run next, waiting up to `waitMs` for one; null if none came. */
+  async claim(runnerId: string, holding: readonly string[], waitMs: number): Promise<Claim | null> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const claim = this.lease(runnerId, holding);
+      if (claim) {
+        await this.scheduleAlarm();
+        return claim;
+      }
+      if (!(await this.waitForJob(runnerId, holding, deadline - Date.now()))) return null;
+    }
+  }
+
+  /**
+   * Resolves true as soon as `runnerId` could claim a job here, false after `waitMs`. Leases nothing, so a
+   * caller waiting on several projects at once can claim from the one that answers and lose nothing elsewhere.
+   */
+  async waitForJob(runnerId: string, holding: readonly string[], waitMs: number): Promise<boolean> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const now = Date.now();
+      this.expireLeases(now);
+      if (this.select(runnerId, holding, now)) return true;
+      if (now >= deadline) return false;
+      await this.nextWake(deadline - now);
+    }
+  }
+
+  async heartbeat(
+    jobId: string,
+    runnerId: string,
+    leaseToken: string,
+  ): Promise<{ ok: true; leaseExpiresAt: number; cancelled: boolean } | LeaseRefusal> {
+    const now = Date.now();
+    const fenced = this.fence(jobId, runnerId, leaseToken, now);
+    if (!fenced.ok) return fenced;
+    const { job, policy } = fenced;
+    if (job.status !== "leased") return refuse(409, `job ${jobId} is ${job.status}`);
+    const leaseExpiresAt = now + policy.leaseMs;
+    this.ctx.storage.transactionSync(() => this.store.save({ ...job, leaseExpiresAt, updatedAt: now }));
+    await this.scheduleAlarm();
+    return { ok: true, leaseExpiresAt, cancelled: job.cancelled };
+  }
+
+  /** What the runner reports while the job runs; accepted under the job's current or finishing lease. */
+  async events(
+    jobId: string,
+    runnerId: string,
+    leaseToken: string,
+    events: readonly RunnerEvent[],
+  ): Promise<{ ok: true } | LeaseRefusal> {
+    const now = Date.now();
+    const fenced = this.fence(jobId, runnerId, leaseToken, now);
+    if (!fenced.ok) return fenced;
+    const { project } = fenced;
+    let job = fenced.job;
+    this.ctx.storage.transactionSync(() => {
+      for (const event of events) {
+        switch (event.kind) {
+          case "session":
+            job = { ...job, sessionId: event.sessionId };
+            this.outbox.enqueue(CHANNELS.d1, sessionRecord(project, job, runnerId, event, now), now);
+            break;
+          case "usage":
+            this.outbox.enqueue(CHANNELS.d1, usageRecord(project, job, event, now), now);
+            break;
+          case "pushed":
+            job = { ...job, branch: event.branch, headSha: event.headSha };
+            break;
+          case "log":
+            // Logged by the Worker, which strips secrets; nothing to keep here.
+            break;
+        }
+      }
+      this.store.save({ ...job, updatedAt: now });
+    });
+    await this.scheduleAlarm();
+    return { ok: true };
+  }
+
+  /** The session ended a phase: the job is done and its issue hears the phase (unless it was cancelled). */
+  async complete(
+    jobId: string,
+    runnerId: string,
+    request: CompleteRequest,
+  ): Promise<{ ok: true } | LeaseRefusal> {
+    const now = Date.now();
+    const fenced = this.fence(jobId, runnerId, request.leaseToken, now);
+    if (!fenced.ok) return fenced;
+    const { job, project } = fenced;
+    if (job.status !== "leased") return { ok: true };
+    this.ctx.storage.transactionSync(() => {
+      const done: StoredJob = { ...job, status: job.cancelled ? "cancelled" : "done", updatedAt: now };
+      this.store.save(done);
+      this.recordD1(project, done, now);
+      if (!job.cancelled && isSession(job.kind)) {
+        const sessionId = request.sessionId ?? job.sessionId;
+        const branch = request.branch ?? job.branch;
+        const headSha = request.headSha ?? job.headSha;
+        this.recordIssueEvent(project, job, `job:${job.id}:complete`, now, {
+          type: "phase",
+          phase: request.phase,
+          ...(request.reason !== undefined && { reason: request.reason }),
+          ...(sessionId && { sessionId }),
+          ...(branch && { branch }),
+          ...(headSha && { headSha }),
+        });
+      }
+    });
+    this.wake();
+    await this.scheduleAlarm();
+    return { ok: true };
+  }
+
+  /** A retryable failure loses the lease like an expiry; any other fails the job and its issue's session. */
+  async fail(jobId: string, runnerId: string, request: FailRequest): Promise<{ ok: true } | LeaseRefusal> {
+    const now = Date.now();
+    const fenced = this.fence(jobId, runnerId, request.leaseToken, now);
+    if (!fenced.ok) return fenced;
+    const { job, project, policy } = fenced;
+    if (job.status !== "leased") return { ok: true };
+    // Short enough that the attempt count after it survives the reason's limit.
+    const cause = `runner failed: ${request.error.slice(0, MAX_REASON / 2)}`;
+    this.ctx.storage.transactionSync(() => {
+      if (request.retryable) this.loseLease(project, job, cause, now, policy);
+      else this.end(project, job, job.cancelled ? null : cause, now);
+    });
+    this.wake();
+    await this.scheduleAlarm();
+    return { ok: true };
+  }
+
+  /** The issue left the queue's hands: queued jobs are dropped, leased ones told to stop at their heartbeat. */
+  async cancel(number: number): Promise<{ cancelled: number }> {
+    const now = Date.now();
+    const cancelled = this.ctx.storage.transactionSync(() => {
+      const meta = this.store.meta();
+      const jobs = this.store.open().filter((job) => job.number === number);
+      for (const job of jobs) {
+        if (job.status === "leased") this.store.save({ ...job, cancelled: true, updatedAt: now });
+        else if (meta) this.end(meta.project, job, null, now);
+      }
+      return jobs.length;
+    });
+    await this.scheduleAlarm();
+    return { cancelled };
+  }
+
+  /** The most recent jobs, newest first. */
+  jobs(limit = 100): JobSummary[] {
+    return this.store.recent(limit).map(({ seq: _, key: _k, spec: _s, leaseToken: _t, ...job }) => job);
+  }
+
+  /** Delivers whatever is due now; resolves when that attempt (or the one already running) ends. */
+  async drain(): Promise<void> {
+    await this.flush();
+    await this.scheduleAlarm();
+  }
+
+  override async alarm(): Promise<void> {
+    this.expireLeases(Date.now());
+    // A grace period may have ended: waiting claims look again.
+    this.wake();
+    await this.flush();
+    await this.scheduleAlarm();
+  }
+
+  // --- leases ------------------------------------------------------------------------------------------------
+
+  private select(runnerId: string, holding: readonly string[], now: number) {
+    const meta = this.store.meta();
+    if (!meta) return null;
+    const prefix = `${meta.project}#`;
+    const held = new Set(
+      holding.filter((ref) => ref.startsWith(prefix)).map((ref) => Number(ref.slice(prefix.length))),
+    );
+    return selectJob(this.store.open(), { runnerId, holding: held }, now, meta.policy.parallel);
+  }
+
+  private lease(runnerId: string, holding: readonly string[]): Claim | null {
+    const now = Date.now();
+    this.expireLeases(now);
+    return this.ctx.storage.transactionSync(() => {
+      const meta = this.store.meta();
+      const job = this.select(runnerId, holding, now);
+      if (!meta || !job) return null;
+      const leaseToken = randomToken("lease_", 16);
+      const leaseExpiresAt = now + meta.policy.leaseMs;
+      const leased: StoredJob = {
+        ...job,
+        status: "leased",
+        runnerId,
+        leaseToken,
+        leaseExpiresAt,
+        leasedAt: now,
+        updatedAt: now,
+      };
+      this.store.save(leased);
+      this.recordD1(meta.project, leased, now);
+      if (isSession(job.kind)) {
+        this.recordIssueEvent(meta.project, job, `job:${job.id}:${job.attempt}:dispatched`, now, {
+          type: "dispatched",
+          jobId: job.id,
+          runnerId,
+        });
+      }
+      return { job: { ...job.spec, id: job.id, attempt: job.attempt }, leaseToken, leaseExpiresAt };
+    });
+  }
+
+  /**
+   * The job under the caller's lease. 403 when its lease belongs (or last belonged) to another runner; 409 when
+   * the token is not the job's current lease: it expired, was requeued, or the job was never leased to it.
+   */
+  private fence(jobId: string, runnerId: string, leaseToken: string, now: number) {
+    this.expireLeases(now);
+    const meta = this.store.meta();
+    const job = this.store.byId(jobId);
+    if (!meta || !job) return refuse(404, `job ${jobId} is unknown`);
+    if (job.runnerId !== runnerId) return refuse(403, `job ${jobId} is not leased to this runner`);
+    if (job.leaseToken !== leaseToken) return refuse(409, `the lease on job ${jobId} is not current`);
+    return { ok: true as const, job, project: meta.project, policy: meta.policy };
+  }
+
+  /** Also run before every lease decision: the alarm set for the expiry is due, and delivers what this writes. */
+  private expireLeases(now: number): void {
+    const meta = this.store.meta();
+    if (!meta) return;
+    const expired = expiredLeases(this.store.open(), now);
+    if (expired.length === 0) return;
+    this.ctx.storage.transactionSync(() => {
+      // An expired lease's token is void at once: its runner's late calls are fenced off.
+      for (const job of expired) {
+        this.loseLease(meta.project, { ...job, leaseToken: null }, "lease expired", now, meta.policy);
+      }
+    });
+    this.wake();
+  }
+
+  private loseLease(project: string, job: StoredJob, cause: string, now: number, policy: QueuePolicy): void {
+    const next = afterLostLease(job, cause, now, policy);
+    if (next.action !== "requeue") {
+      this.end(project, job, next.action === "fail" ? next.reason : null, now);
+      return;
+    }
+    const { action: _, ...patch } = next;
+    const requeued: StoredJob = {
+      ...job,
+      ...patch,
+      status: "queued",
+      leaseToken: null,
+      leaseExpiresAt: null,
+      updatedAt: now,
+    };
+    this.store.save(requeued);
+    this.recordD1(project, requeued, now);
+  }
+
+  /** Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled. */
+  private end(project: string, job: StoredJob, reason: string | null, now: number): void {
+    const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
+    this.store.save(ended);
+    this.recordD1(project, ended, now);
+    if (reason !== null && isSession(job.kind)) {
+      this.recordIssueEvent(project, job, `job:${job.id}:failed`, now, {
+        type: "phase",
+        phase: "failed",
+        reason: reason.slice(0, MAX_REASON),
+      });
+    }
+  }
+
+  // --- waiting -----------------------------------------------------------------------------------------------
+
+  private nextWake(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+    });
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+
+  // --- outbox ------------------------------------------------------------------------------------------------
+
+  private recordD1(project: string, job: StoredJob, now: number): void {
+    this.outbox.enqueue(CHANNELS.d1, jobRecord(project, job), now);
+  }
+
+  private recordIssueEvent(project: string, job: StoredJob, id: string, now: number, event: LifecycleEvent) {
+    const envelope: EventEnvelope = {
+      id,
+      project,
+      number: job.number,
+      cause: { kind: "job", id: job.id },
+      event,
+    };
+    this.outbox.enqueue(CHANNELS.issue, envelope, now);
+  }
+
+  private flush(): Promise<void> {
+    this.flushing ??= (async () => {
+      await deliverInOrder(this.ctx.storage, this.outbox, [CHANNELS.d1], D1_BATCH, (rows) =>
+        writeJobRecords(
+          this.env.DB,
+          rows.map((r) => JSON.parse(r.payload) as JobRecord),
+        ),
+      );
+      // Strictly in order: an issue must hear `dispatched` before the phase that ends the session.
+      await deliverInOrder(this.ctx.storage, this.outbox, [CHANNELS.issue], 1, async (rows) => {
+        for (const row of rows) {
+          const envelope = JSON.parse(row.payload) as EventEnvelope;
+          const result = await issueStub(this.env, envelope.project, envelope.number).apply(envelope);
+          // Sending an invalid event again cannot help; it is a bug to see in the logs, not to block the queue.
+          if (result.outcome === "invalid") {
+            console.error(
+              JSON.stringify({ msg: "job event refused", id: envelope.id, reason: result.reason }),
+            );
+          }
+        }
+      });
+    })().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private async scheduleAlarm(): Promise<void> {
+    const candidates = [
+      this.outbox.nextAt(Object.values(CHANNELS)),
+      nextDeadline(this.store.open(), Date.now()),
+    ].filter((t): t is number => t !== null);
+    if (candidates.length === 0) {
+      await this.ctx.storage.deleteAlarm();
+      return;
+    }
+    const next = Math.min(...candidates);
+    if ((await this.ctx.storage.getAlarm()) !== next) await this.ctx.storage.setAlarm(next);
+  }
+}
+
+const refuse = (status: LeaseRefusal["status"], error: string): LeaseRefusal => ({
+  ok: false,
+  status,
+  error,
+});
+
+function jobRecord(project: string, job: StoredJob): JobRecord {
+  return {
+    table: "jobs",
+    row: {
+      id: job.id,
+      projectId: project,
+      number: job.number,
+      kind: job.kind,
+      status: job.status,
+      attempt: job.attempt,
+      runnerId: job.runnerId,
+      createdAt: job.createdAt,
+      updatedAt: job.updatedAt,
+    },
+  };
+}
+
+function sessionRecord(
+  project: string,
+  job: StoredJob,
+  runnerId: string,
+  event: Extract<RunnerEvent, { kind: "session" }>,
+  now: number,
+): JobRecord {
+  return {
+    table: "worker_sessions",
+    row: {
+      sessionId: event.sessionId,
+      projectId: project,
+      number: job.number,
+      runnerId,
+      iteration: job.spec.iteration,
+      worktree: event.worktree,
+      branch: job.branch ?? job.spec.branch,
+      startedAt: now,
+      updatedAt: now,
+    },
+  };
+}
+
+function usageRecord(
+  project: string,
+  job: StoredJob,
+  event: Extract<RunnerEvent, { kind: "usage" }>,
+  now: number,
+): JobRecord {
+  const { usage } = event;
+  return {
+    table: "usage",
+    // One row per session per job attempt: a re-sent report replaces the figures instead of adding to them.
+    row: {
+      id: `${job.id}:${job.attempt}:${event.sessionId}`,
+      projectId: project,
+      number: job.number,
+      iteration: job.spec.iteration,
+      sessionId: event.sessionId,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      cacheReadTokens: usage.cacheReadTokens,
+      cacheWriteTokens: usage.cacheWriteTokens,
+      usd: usage.usd,
+      at: now,
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * A project's job queue as pure decisions: which queued job a claiming runner gets (slots, order, affinity and
+ * its grace period) and what becomes of a job whose lease is lost. The ProjectDO applies them; no I/O here.
+ */
+import type { JobKind } from "./lifecycle.ts";
+
+export type QueuePolicy = {
+  /** Leased session jobs at once: the project's `parallel`. */
+  parallel: number;
+  leaseMs: number;
+  /** How long a job waits for its preferred runner before any runner may take it. */
+  affinityGraceMs: number;
+  /** Leases a job may lose (expiry or a retryable failure) before it fails. */
+  maxAttempts: number;
+};
+
+/** The queue's view of an open (queued or leased) job. */
+export type OpenJob = {
+  /** Enqueue order. */
+  seq: number;
+  number: number;
+  kind: JobKind;
+  status: "queued" | "leased";
+  attempt: number;
+  /** The runner that holds, or last held, the lease. */
+  runnerId: string | null;
+  /** The runner the job waits for until `affinityUntil`: it holds the worktree and the session transcript. */
+  affinity: string | null;
+  affinityUntil: number;
+  leaseExpiresAt: number | null;
+  /** Cancelled while leased: the runner is told to stop, and the job still occupies its slot until it does. */
+  cancelled: boolean;
+};
+
+export type Claimant = {
+  runnerId: string;
+  /** Numbers of this project's issues whose worktree the runner holds. */
+  holding: ReadonlySet<number>;
+};
+
+/** Session jobs hold one of the project's slots and report to their issue; reaping a worktree does neither. */
+export const isSession = (kind: JobKind) => kind !== "reap";
+
+/** Continuations first (their session's prompt cache is warm), then cleanup, then fresh work. */
+const RANK: Record<JobKind, number> = { revise: 0, resume: 0, reap: 1, implement: 2 };
+
+const prefers = (job: OpenJob, claimant: Claimant) =>
+  job.affinity === claimant.runnerId || claimant.holding.has(job.number);
+
+/** Affinity alone: during its grace period only the preferred runner, or one holding the worktree, may take it. */
+const mayTake = (job: OpenJob, claimant: Claimant, now: number) =>
+  job.affinity === null || now >= job.affinityUntil || prefers(job, claimant);
+
+/**
+ * The queued job `claimant` gets now, or null. A session job needs a free slot; no job starts while another
+ * job of the same issue is leased (they would share a worktree). Order: rank, then jobs whose worktree the
+ * claimant holds, then FIFO.
+ */
+export function selectJob<J extends OpenJob>(
+  open: readonly J[],
+  claimant: Claimant,
+  now: number,
+  parallel: number,
+): J | null {
+  let sessions = 0;
+  const busy = new Set<number>();
+  for (const job of open) {
+    if (job.status !== "leased") continue;
+    busy.add(job.number);
+    if (isSession(job.kind)) sessions++;
+  }
+  const candidates = open.filter(
+    (job) =>
+      job.status === "queued" &&
+      !busy.has(job.number) &&
+      (!isSession(job.kind) || sessions < parallel) &&
+      mayTake(job, claimant, now),
+  );
+  candidates.sort(
+    (a, b) =>
+      RANK[a.kind] - RANK[b.kind] ||
+      Number(prefers(b, claimant)) - Number(prefers(a, claimant)) ||
+      a.seq - b.seq,
+  );
+  return candidates[0] ?? null;
+}
+
+/** Where a new job waits first: continuations and reaps for the runner of the issue's previous job. */
+export function enqueueAffinity(
+  kind: JobKind,
+  lastRunner: string | null,
+  now: number,
+  policy: QueuePolicy,
+): Pick<OpenJob, "affinity" | "affinityUntil"> {
+  if (kind === "implement" || lastRunner === null) return { affinity: null, affinityUntil: 0 };
+  return { affinity: lastRunner, affinityUntil: now + policy.affinityGraceMs };
+}
+
+export type LostLease =
+  /** Back in the queue for another attempt, first for the same runner ("git is the checkpoint" after that). */
+  | { action: "requeue"; attempt: number; affinity: string | null; affinityUntil: number }
+  | { action: "fail"; reason: string }
+  /** Cancelled while leased: nothing is left to retry. */
+  | { action: "cancel" };
+
+/** A lease expired or its runner reported a retryable failure (`cause` says which). */
+export function afterLostLease(
+  job: Pick<OpenJob, "attempt" | "runnerId" | "cancelled">,
+  cause: string,
+  now: number,
+  policy: QueuePolicy,
+): LostLease {
+  if (job.cancelled) return { action: "cancel" };
+  if (job.attempt >= policy.maxAttempts) {
+    return { action: "fail", reason: `${cause} on attempt ${job.attempt} of ${policy.maxAttempts}` };
+  }
+  return {
+    action: "requeue",
+    attempt: job.attempt + 1,
+    affinity: job.runnerId,
+    affinityUntil: now + policy.affinityGraceMs,
+  };
+}
+
+export const expiredLeases = <J extends OpenJob>(open: readonly J[], now: number): J[] =>
+  open.filter((job) => job.status === "leased" && job.leaseExpiresAt !== null && job.leaseExpiresAt <= now);
+
+/** The next moment the queue changes by itself: a lease expires or a grace period ends. */
+export function nextDeadline(open: readonly OpenJob[], now: number): number | null {
+  const times = open.flatMap((job) => {
+    if (job.status === "leased") return job.leaseExpiresAt === null ? [] : [job.leaseExpiresAt];
+    return job.affinity !== null && job.affinityUntil > now ? [job.affinityUntil] : [];
+  });
+  return times.length > 0 ? Math.min(...times) : null;
+}

@@ -1,0 +1,30 @@
+/**
+ * Registered projects and their opened secrets, cached per isolate for a few seconds: every webhook needs
+ * both, and a D1 read plus a decryption per delivery would dominate ingestion. A registry change reaches
+ * every isolate within the TTL.
+ */
+import type { Env } from "../env.ts";
+import { loadProject, loadSecrets, type Project, type ProjectSecrets } from "./store.ts";
+
+export const PROJECT_CACHE_TTL_MS = 5_000;
+
+type Entry = { at: number; value: Promise<{ project: Project; secrets: ProjectSecrets } | null> };
+const cache = new Map<string, Entry>();
+
+export function cachedProject(env: Env, id: string, now = Date.now()) {
+  const hit = cache.get(id);
+  if (hit && now - hit.at < PROJECT_CACHE_TTL_MS) return hit.value;
+  const value = (async () => {
+    const [project, secrets] = await Promise.all([loadProject(env, id), loadSecrets(env, id)]);
+    return project && secrets ? { project, secrets } : null;
+  })();
+  // A failed read is not remembered.
+  value.catch(() => cache.delete(id));
+  cache.set(id, { at: now, value });
+  return value;
+}
+
+/** This isolate's registry writes take effect at once here (others within the TTL). */
+export function forgetProject(id: string): void {
+  cache.delete(id);
+}

@@ -1,0 +1,118 @@
+/**
+ * `/runner/v1`: the runner API (wire contract in `contract.ts`). Every route but `register` needs the runner's
+ * own token; every job route also needs the job's current lease token, checked by the job's ProjectDO.
+ */
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { bearerToken, missingBearer } from "../api/auth.ts";
+import { jsonError } from "../api/errors.ts";
+import { jsonBody } from "../api/json-body.ts";
+import type { Env } from "../env.ts";
+import { projectOfJob, projectStub } from "../project-stub.ts";
+import { claimAcross } from "./claim.ts";
+import {
+  claimRequest,
+  completeRequest,
+  eventsRequest,
+  failRequest,
+  heartbeatRequest,
+  type RunnerEvent,
+  registerRequest,
+} from "./contract.ts";
+import { redact } from "./redact.ts";
+import { authenticateRunner, registerRunner } from "./registry.ts";
+
+type RunnerEnv = { Bindings: Env; Variables: { runner: { id: string; token: string } } };
+
+const runnerAuth: MiddlewareHandler<RunnerEnv> = async (c, next) => {
+  const token = bearerToken(c);
+  if (!token) return missingBearer(c);
+  const runner = await authenticateRunner(c.env, token);
+  if (!runner) return jsonError(c, 401, "unknown runner token");
+  c.set("runner", { id: runner.id, token });
+  await next();
+};
+
+export const runnerRoutes = new Hono<RunnerEnv>();
+
+runnerRoutes.post("/register", async (c) => {
+  const body = await jsonBody(c, registerRequest);
+  if (!body.ok) return body.response;
+  const registered = await registerRunner(c.env, body.data);
+  if (!registered) return jsonError(c, 401, "registration token is unknown, used or expired");
+  return c.json(registered, 201);
+});
+
+runnerRoutes.use("/claim", runnerAuth);
+runnerRoutes.use("/jobs/*", runnerAuth);
+
+runnerRoutes.post("/claim", async (c) => {
+  const body = await jsonBody(c, claimRequest);
+  if (!body.ok) return body.response;
+  const { holding, projects, waitMs } = body.data;
+  const claim = await claimAcross(c.env, c.var.runner.id, holding, projects, waitMs);
+  return claim ? c.json(claim) : c.body(null, 204);
+});
+
+runnerRoutes.post("/jobs/:id/heartbeat", async (c) => {
+  const body = await jsonBody(c, heartbeatRequest);
+  if (!body.ok) return body.response;
+  const job = jobOf(c);
+  if (job instanceof Response) return job;
+  const result = await job.stub.heartbeat(job.id, c.var.runner.id, body.data.leaseToken);
+  if (!result.ok) return jsonError(c, result.status, result.error);
+  return c.json({ leaseExpiresAt: result.leaseExpiresAt, cancelled: result.cancelled });
+});
+
+runnerRoutes.post("/jobs/:id/events", async (c) => {
+  const body = await jsonBody(c, eventsRequest);
+  if (!body.ok) return body.response;
+  const job = jobOf(c);
+  if (job instanceof Response) return job;
+  const { leaseToken, events } = body.data;
+  const result = await job.stub.events(job.id, c.var.runner.id, leaseToken, events);
+  if (!result.ok) return jsonError(c, result.status, result.error);
+  for (const event of events) if (event.kind === "log") logRunnerLine(c, event, leaseToken);
+  return c.body(null, 204);
+});
+
+runnerRoutes.post("/jobs/:id/complete", async (c) => {
+  const body = await jsonBody(c, completeRequest);
+  if (!body.ok) return body.response;
+  const job = jobOf(c);
+  if (job instanceof Response) return job;
+  const result = await job.stub.complete(job.id, c.var.runner.id, body.data);
+  return result.ok ? c.body(null, 204) : jsonError(c, result.status, result.error);
+});
+
+runnerRoutes.post("/jobs/:id/fail", async (c) => {
+  const body = await jsonBody(c, failRequest);
+  if (!body.ok) return body.response;
+  const job = jobOf(c);
+  if (job instanceof Response) return job;
+  const result = await job.stub.fail(job.id, c.var.runner.id, body.data);
+  return result.ok ? c.body(null, 204) : jsonError(c, result.status, result.error);
+});
+
+/** The job's id and its ProjectDO (named by the id's prefix), or the 404 to answer. */
+function jobOf(c: Context<RunnerEnv>) {
+  const id = c.req.param("id") ?? "";
+  const project = projectOfJob(id);
+  if (!project) return jsonError(c, 404, `job ${id} is unknown`);
+  return { id, stub: projectStub(c.env, project) };
+}
+
+function logRunnerLine(
+  c: Context<RunnerEnv>,
+  event: Extract<RunnerEvent, { kind: "log" }>,
+  leaseToken: string,
+) {
+  const secrets = [c.var.runner.token, leaseToken, c.env.CONVEYOR_ADMIN_TOKEN];
+  console[event.level](
+    JSON.stringify({
+      msg: "runner log",
+      runner: c.var.runner.id,
+      job: c.req.param("id"),
+      message: redact(event.message, secrets),
+    }),
+  );
+}

@@ -1,0 +1,35 @@
+/** A bounded closed-loop load generator: `concurrency` workers send `total` requests, timing each. */
+export type LoadResult = { latenciesMs: number[]; seconds: number };
+
+export async function load(
+  total: number,
+  concurrency: number,
+  send: (i: number) => Promise<void>,
+): Promise<LoadResult> {
+  const latenciesMs: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < total; i = next++) {
+        const t = performance.now();
+        await send(i);
+        latenciesMs.push(performance.now() - t);
+      }
+    }),
+  );
+  return { latenciesMs, seconds: (performance.now() - started) / 1000 };
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+export type Figure = { name: string; value: number; unit: string; target?: string; baseline?: number };
+
+export const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+export function emit(figure: Figure): void {
+  console.log(JSON.stringify({ ...figure, value: round(figure.value) }));
+}

@@ -1,0 +1,251 @@
+import { describe, expect, it } from "vitest";
+import {
+  afterLostLease,
+  type Claimant,
+  enqueueAffinity,
+  expiredLeases,
+  nextDeadline,
+  type OpenJob,
+  type QueuePolicy,
+  selectJob,
+} from "../../src/domain/job-queue.ts";
+import type { JobKind } from "../../src/domain/lifecycle.ts";
+
+const POLICY: QueuePolicy = { parallel: 2, leaseMs: 60_000, affinityGraceMs: 60_000, maxAttempts: 5 };
+const KINDS: JobKind[] = ["implement", "revise", "resume", "reap"];
+const NOW = 1_000_000;
+const ME = "runner-me";
+const OTHER = "runner-other";
+
+type Job = OpenJob & { id: string };
+
+let seq = 0;
+function job(id: string, patch: Partial<Job> = {}): Job {
+  seq++;
+  return {
+    id,
+    seq,
+    number: seq,
+    kind: "implement",
+    status: "queued",
+    attempt: 1,
+    runnerId: null,
+    affinity: null,
+    affinityUntil: 0,
+    leaseExpiresAt: null,
+    cancelled: false,
+    ...patch,
+  };
+}
+
+const leased = (id: string, patch: Partial<Job> = {}) =>
+  job(id, { status: "leased", runnerId: OTHER, leaseExpiresAt: NOW + 30_000, ...patch });
+
+const claimant = (holding: number[] = []): Claimant => ({ runnerId: ME, holding: new Set(holding) });
+
+const pick = (open: Job[], who = claimant(), parallel = POLICY.parallel, now = NOW) =>
+  selectJob(open, who, now, parallel)?.id ?? null;
+
+describe("affinity and its grace period", () => {
+  type Affinity = "none" | "me" | "other";
+  // [affinity, the claimant holds the worktree, within the grace period, may the claimant take it]
+  const TABLE: [Affinity, boolean, boolean, boolean][] = [
+    ["none", false, true, true],
+    ["none", false, false, true],
+    ["none", true, true, true],
+    ["none", true, false, true],
+    ["me", false, true, true],
+    ["me", false, false, true],
+    ["me", true, true, true],
+    ["me", true, false, true],
+    ["other", false, true, false],
+    ["other", false, false, true],
+    ["other", true, true, true],
+    ["other", true, false, true],
+  ];
+  const cases = KINDS.flatMap((kind) => TABLE.map((row) => [kind, ...row] as const));
+
+  it.each(cases)("%s, affinity %s, holding %s, in grace %s → %s", (kind, affinity, holds, inGrace, takes) => {
+    const j = job("j", {
+      kind,
+      affinity: affinity === "none" ? null : affinity === "me" ? ME : OTHER,
+      affinityUntil: affinity === "none" ? 0 : inGrace ? NOW + 1 : NOW,
+    });
+    expect(pick([j], claimant(holds ? [j.number] : []))).toBe(takes ? "j" : null);
+  });
+});
+
+describe("slots", () => {
+  // Every parallel × leased sessions × kind: a session job needs a free slot, reap never does.
+  const cases = [1, 2, 3].flatMap((parallel) =>
+    Array.from({ length: parallel + 1 }, (_, used) => used).flatMap((used) =>
+      KINDS.map((kind) => [parallel, used, kind, kind === "reap" || used < parallel] as const),
+    ),
+  );
+
+  it.each(cases)("parallel %i, %i leased sessions: %s → %s", (parallel, used, kind, takes) => {
+    const busy = Array.from({ length: used }, (_, i) => leased(`l${i}`, { kind: KINDS[i % 3] }));
+    expect(pick([...busy, job("j", { kind })], claimant(), parallel)).toBe(takes ? "j" : null);
+  });
+
+  it("a leased reap holds no slot", () => {
+    expect(pick([leased("r", { kind: "reap" }), leased("s"), job("j")])).toBe("j");
+  });
+
+  it("a cancelled lease holds its slot until the runner lets go", () => {
+    expect(pick([leased("c", { cancelled: true }), leased("s"), job("j")])).toBe(null);
+  });
+});
+
+describe("one leased job per issue", () => {
+  it.each(KINDS.flatMap((held) => KINDS.map((next) => [held, next] as const)))(
+    "%s leased blocks %s of the same issue",
+    (held, next) => {
+      const busy = leased("l", { kind: held });
+      expect(pick([busy, job("j", { kind: next, number: busy.number })], claimant(), 10)).toBe(null);
+    },
+  );
+
+  it("another issue's lease blocks nothing", () => {
+    expect(pick([leased("l"), job("j")])).toBe("j");
+  });
+});
+
+describe("claim order", () => {
+  const inGraceFor = (runner: string) => ({ affinity: runner, affinityUntil: NOW + 1 });
+  const pastGraceFor = (runner: string) => ({ affinity: runner, affinityUntil: NOW });
+  const cases: [string, () => Job[], Claimant, string | null][] = [
+    ["nothing queued", () => [], claimant(), null],
+    ["revise before implement", () => [job("impl"), job("rev", { kind: "revise" })], claimant(), "rev"],
+    ["resume before implement", () => [job("impl"), job("res", { kind: "resume" })], claimant(), "res"],
+    [
+      "continuations FIFO among themselves",
+      () => [job("res", { kind: "resume" }), job("rev", { kind: "revise" })],
+      claimant(),
+      "res",
+    ],
+    ["implement FIFO", () => [job("a"), job("b")], claimant(), "a"],
+    ["reap before implement", () => [job("impl"), job("reap", { kind: "reap" })], claimant(), "reap"],
+    [
+      "revise before reap",
+      () => [job("reap", { kind: "reap" }), job("rev", { kind: "revise" })],
+      claimant(),
+      "rev",
+    ],
+    [
+      "own continuation before an older one of another runner",
+      () => [
+        job("theirs", { kind: "revise", ...pastGraceFor(OTHER) }),
+        job("mine", { kind: "revise", ...inGraceFor(ME) }),
+      ],
+      claimant(),
+      "mine",
+    ],
+    [
+      "held worktree before an older implement",
+      () => [job("a"), job("b", { number: 77 })],
+      claimant([77]),
+      "b",
+    ],
+    [
+      "another runner's continuation in grace leaves the implement",
+      () => [job("rev", { kind: "revise", ...inGraceFor(OTHER) }), job("impl")],
+      claimant(),
+      "impl",
+    ],
+    [
+      "slots full: only reap",
+      () => [leased("l1"), leased("l2"), job("rev", { kind: "revise" }), job("reap", { kind: "reap" })],
+      claimant(),
+      "reap",
+    ],
+    [
+      "slots full, no reap: nothing",
+      () => [leased("l1"), leased("l2"), job("rev", { kind: "revise" })],
+      claimant(),
+      null,
+    ],
+    [
+      "a blocked continuation does not hide the next job",
+      () => {
+        const busy = leased("l");
+        return [busy, job("rev", { kind: "revise", number: busy.number }), job("impl")];
+      },
+      claimant(),
+      "impl",
+    ],
+  ];
+
+  it.each(cases)("%s", (_name, open, who, expected) => {
+    expect(pick(open(), who)).toBe(expected);
+  });
+});
+
+describe("enqueue affinity", () => {
+  const cases = KINDS.flatMap((kind) =>
+    [null, OTHER].map(
+      (last) =>
+        [
+          kind,
+          last,
+          kind === "implement" || last === null
+            ? { affinity: null, affinityUntil: 0 }
+            : { affinity: last, affinityUntil: NOW + POLICY.affinityGraceMs },
+        ] as const,
+    ),
+  );
+
+  it.each(cases)("%s after runner %s → %j", (kind, last, expected) => {
+    expect(enqueueAffinity(kind, last, NOW, POLICY)).toEqual(expected);
+  });
+});
+
+describe("a lost lease", () => {
+  const attempts = Array.from({ length: POLICY.maxAttempts }, (_, i) => i + 1);
+
+  it.each(attempts)("attempt %i", (attempt) => {
+    const outcome = afterLostLease({ attempt, runnerId: ME, cancelled: false }, "lease expired", NOW, POLICY);
+    if (attempt < POLICY.maxAttempts) {
+      expect(outcome).toEqual({
+        action: "requeue",
+        attempt: attempt + 1,
+        affinity: ME,
+        affinityUntil: NOW + POLICY.affinityGraceMs,
+      });
+    } else {
+      expect(outcome).toEqual({ action: "fail", reason: "lease expired on attempt 5 of 5" });
+    }
+  });
+
+  it.each(attempts)("cancelled, attempt %i → cancel", (attempt) => {
+    expect(afterLostLease({ attempt, runnerId: ME, cancelled: true }, "x", NOW, POLICY)).toEqual({
+      action: "cancel",
+    });
+  });
+});
+
+describe("deadlines", () => {
+  it("finds expired leases only", () => {
+    const open = [
+      leased("due", { leaseExpiresAt: NOW }),
+      leased("later", { leaseExpiresAt: NOW + 1 }),
+      job("queued", { leaseExpiresAt: NOW - 1 }),
+    ];
+    expect(expiredLeases(open, NOW).map((j) => j.id)).toEqual(["due"]);
+  });
+
+  it.each([
+    ["nothing open", [], null],
+    ["a lease", [leased("l", { leaseExpiresAt: NOW + 500 })], NOW + 500],
+    ["a grace period", [job("g", { affinity: OTHER, affinityUntil: NOW + 200 })], NOW + 200],
+    ["a grace period already over", [job("g", { affinity: OTHER, affinityUntil: NOW })], null],
+    [
+      "the earliest of both",
+      [leased("l", { leaseExpiresAt: NOW + 500 }), job("g", { affinity: OTHER, affinityUntil: NOW + 200 })],
+      NOW + 200,
+    ],
+    ["a queued job without affinity", [job("q")], null],
+  ] as const)("%s", (_name, open, expected) => {
+    expect(nextDeadline(open, NOW)).toBe(expected);
+  });
+});

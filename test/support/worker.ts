@@ -1,0 +1,102 @@
+/**
+ * Starts the real Worker locally the way `npm run dev` does (wrangler dev, local D1 migrated first, local
+ * Durable Objects), in its own state directory, for Node tests, benchmarks and the demo.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+// Run by this process's Node (≥ 22 under npm), whatever `node` the PATH would pick.
+const WRANGLER = [join(ROOT, "node_modules/wrangler/bin/wrangler.js")];
+const OFFLINE = {
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  WRANGLER_HIDE_BANNER: "true",
+};
+
+export const TEST_ADMIN_TOKEN = "local-admin-token";
+export const TEST_SECRETS_KEY = "iTXhRXylyfEooJdlomoGr0kun+hzmNDYN/lst96dk+0=";
+
+export type LocalWorker = { url: string; stateDir: string; stop(): Promise<void>; logs(): string };
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+export async function startLocalWorker(
+  options: { port?: number; stateDir?: string; vars?: Record<string, string> } = {},
+): Promise<LocalWorker> {
+  const stateDir = options.stateDir ?? (await mkdtemp(join(tmpdir(), "conveyor-worker-")));
+  const port = options.port ?? (await freePort());
+  const env = { ...process.env, ...OFFLINE, CI: "true" };
+  const migrate = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir];
+  await promisify(execFile)(process.execPath, [...WRANGLER, ...migrate], {
+    cwd: ROOT,
+    env,
+  });
+  const vars = {
+    CONVEYOR_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    CONVEYOR_SECRETS_KEY: TEST_SECRETS_KEY,
+    ...options.vars,
+  };
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      ...WRANGLER,
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--persist-to",
+      stateDir,
+      "--show-interactive-dev-session=false",
+      "--log-level",
+      "warn",
+      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    ],
+    { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  let output = "";
+  child.stdout?.on("data", (d) => {
+    output += d;
+  });
+  child.stderr?.on("data", (d) => {
+    output += d;
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited: ${output}`);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error(`wrangler dev did not start: ${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    url,
+    stateDir,
+    logs: () => output,
+    stop: async () => {
+      if (child.exitCode !== null || !child.pid) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      process.kill(-child.pid, "SIGTERM");
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,590 @@
+import { env, evictDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import { issueStub } from "../../src/issue-stub.ts";
+import { projectStub } from "../../src/project-stub.ts";
+import type { Claim } from "../../src/runner-api/contract.ts";
+import {
+  call,
+  cancelJobs,
+  claim,
+  complete,
+  enqueue,
+  heartbeat,
+  issueView,
+  jobsOf,
+  newRunner,
+  pastDeadline,
+  type Runner,
+  seedForgeIssue,
+  seedProject,
+} from "./support/jobs.ts";
+import { freshProject } from "./support/webhooks.ts";
+
+const HEAD = "abc1234";
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A project with fresh runners; D1 and Durable Object storage are shared across tests. */
+async function setup(name: string, settings: object = {}, runners = 2) {
+  const project = freshProject(name);
+  await seedProject(project, settings);
+  const all: Runner[] = [];
+  for (let i = 0; i < runners; i++) all.push(await newRunner(`${name}-${i}`));
+  return { project, runners: all };
+}
+
+/** The issue enters the backlog through its IssueDO, whose enqueue_job effect reaches the ProjectDO. */
+async function triaged(project: string, number: number) {
+  const issue = issueStub(env, project, number);
+  await issue.apply({
+    id: `triage-${number}`,
+    project,
+    number,
+    cause: { kind: "system", id: "test" },
+    event: { type: "triage", blockers: [] },
+  });
+  await issue.drain();
+  return issue;
+}
+
+const implement = (project: string, number: number) =>
+  enqueue(
+    issueView(project, number, { state: "queued", iteration: 0, sessionId: null, branch: null }),
+    "implement",
+    `${project}#${number}:1:0`,
+  );
+
+/** Delivers the ProjectDO's outbox (issue events, D1 rows) now, as its alarm would. */
+const drain = (project: string) => projectStub(env, project).drain();
+
+async function job(project: string, id: string) {
+  const found = (await jobsOf(project)).find((j) => j.id === id);
+  if (!found) throw new Error(`no job ${id}`);
+  return found;
+}
+
+const taken = (claimed: Claim | null) => {
+  if (!claimed) throw new Error("expected a job");
+  return claimed;
+};
+
+describe("end to end", () => {
+  it("IssueDO triage → enqueue_job → ProjectDO → claim → running → complete → awaiting_ci", async () => {
+    const {
+      project,
+      runners: [runner],
+    } = await setup("e2e", {}, 1);
+    if (!runner) throw new Error("no runner");
+    await seedForgeIssue(project, 7, "Add --verbose", "Print each step.");
+    const issue = await triaged(project, 7);
+    const [queued] = await jobsOf(project);
+    expect(queued).toMatchObject({ number: 7, kind: "implement", status: "queued", attempt: 1 });
+
+    const claimed = taken(await claim(runner, [project]));
+    expect(claimed.job).toEqual({
+      id: queued?.id,
+      kind: "implement",
+      attempt: 1,
+      project,
+      issue: { number: 7, title: "Add --verbose", body: "Print each step." },
+      repo: {
+        fullName: `acme/${project}`,
+        cloneUrl: `https://forge.invalid/acme/${project}.git`,
+        defaultBranch: "main",
+      },
+      branch: "conveyor/7",
+      iteration: 1,
+      sessionId: null,
+      instructions: null,
+      budget: { maxTurns: 100, usdRemaining: 10 },
+    });
+    await drain(project);
+    const running = await issue.view();
+    expect(running).toMatchObject({ state: "running", iteration: 1 });
+    expect(running?.history.at(-1)).toMatchObject({
+      event: "dispatched",
+      eventId: `job:${claimed.job.id}:1:dispatched`,
+      cause: { kind: "job", id: claimed.job.id },
+    });
+
+    const events = await call(runner, `jobs/${claimed.job.id}/events`, {
+      leaseToken: claimed.leaseToken,
+      events: [
+        { kind: "session", sessionId: "sess-7", worktree: "/srv/worktrees/7" },
+        { kind: "pushed", branch: "conveyor/7", headSha: HEAD },
+      ],
+    });
+    expect(events.status).toBe(204);
+    // The phase file said awaiting_ci; session and head come from the events the runner sent before.
+    expect((await complete(runner, claimed, { phase: "awaiting_ci" })).status).toBe(204);
+    await drain(project);
+    const waiting = await issue.view();
+    expect(waiting).toMatchObject({
+      state: "awaiting_ci",
+      sessionId: "sess-7",
+      branch: "conveyor/7",
+      headSha: HEAD,
+    });
+    expect(waiting?.history.at(-1)).toMatchObject({
+      eventId: `job:${claimed.job.id}:complete`,
+      event: "phase",
+    });
+
+    const row = await env.DB.prepare("SELECT status, attempt, runner_id FROM jobs WHERE id = ?")
+      .bind(claimed.job.id)
+      .first();
+    expect(row).toEqual({ status: "done", attempt: 1, runner_id: runner.runnerId });
+    const session = await env.DB.prepare(
+      "SELECT project_id, number, runner_id, iteration, worktree FROM worker_sessions WHERE session_id = 'sess-7'",
+    ).first();
+    expect(session).toEqual({
+      project_id: project,
+      number: 7,
+      runner_id: runner.runnerId,
+      iteration: 1,
+      worktree: "/srv/worktrees/7",
+    });
+  });
+});
+
+describe("enqueue", () => {
+  it("is idempotent under the effect key: a re-delivered effect creates nothing new", async () => {
+    const { project } = await setup("idem", {}, 0);
+    await implement(project, 1);
+    await implement(project, 1);
+    expect(await jobsOf(project)).toHaveLength(1);
+  });
+
+  it("throws, to be retried, while the project is not registered", async () => {
+    const project = freshProject("unregistered");
+    await expect(implement(project, 1)).rejects.toThrow(`project ${project} is not registered`);
+  });
+
+  it("the ProjectDO's own claim long-polls until a job arrives", async () => {
+    const { project, runners } = await setup("rpc-poll", {}, 1);
+    const runner = runners[0] as Runner;
+    const waiting = projectStub(env, project).claim(runner.runnerId, [], 5_000);
+    await sleep(200);
+    await implement(project, 1);
+    expect((await waiting)?.job.issue.number).toBe(1);
+  });
+
+  it("keeps jobs and leases across eviction", async () => {
+    const { project, runners } = await setup("evict", {}, 1);
+    const runner = runners[0] as Runner;
+    await implement(project, 1);
+    await implement(project, 2);
+    const claimed = taken(await claim(runner, [project]));
+    const before = await jobsOf(project);
+    await evictDurableObject(projectStub(env, project));
+    expect(await jobsOf(project)).toEqual(before);
+    expect((await heartbeat(runner, claimed)).cancelled).toBe(false);
+    expect(taken(await claim(runner, [project])).job.issue.number).toBe(2);
+  });
+});
+
+describe("leases and fencing", () => {
+  it("another runner's job → 403, a stale lease → 409, an unknown job → 404; none changes the lease", async () => {
+    const {
+      project,
+      runners: [a, b],
+    } = await setup("fence");
+    if (!a || !b) throw new Error("no runners");
+    await implement(project, 1);
+    const claimed = taken(await claim(a, [project]));
+    const id = claimed.job.id;
+    const before = await job(project, id);
+    const paths: [string, object][] = [
+      ["heartbeat", {}],
+      ["events", { events: [{ kind: "pushed", branch: "x", headSha: HEAD }] }],
+      ["complete", { phase: "awaiting_ci", headSha: HEAD }],
+      ["fail", { error: "boom", retryable: false }],
+    ];
+    for (const [path, body] of paths) {
+      const other = await call(b, `jobs/${id}/${path}`, { leaseToken: claimed.leaseToken, ...body });
+      expect([path, other.status, await other.json()]).toEqual([
+        path,
+        403,
+        { error: `job ${id} is not leased to this runner` },
+      ]);
+      const stale = await call(a, `jobs/${id}/${path}`, { leaseToken: "lease_stale", ...body });
+      expect([path, stale.status, await stale.json()]).toEqual([
+        path,
+        409,
+        { error: `the lease on job ${id} is not current` },
+      ]);
+    }
+    for (const unknown of [`${project}.1.ffffffffffff`, "not-a-job"]) {
+      const res = await call(a, `jobs/${unknown}/heartbeat`, { leaseToken: claimed.leaseToken });
+      expect([res.status, await res.json()]).toEqual([404, { error: `job ${unknown} is unknown` }]);
+    }
+    expect(await job(project, id)).toEqual(before);
+  });
+
+  it.each([
+    ["heartbeat", {}, /^leaseToken: /],
+    ["complete", { leaseToken: "t", phase: "finished" }, /^phase: /],
+    ["fail", { leaseToken: "t", error: "x" }, /^retryable: /],
+    ["events", { leaseToken: "t", events: [] }, /^events: /],
+    ["heartbeat", "{not json", /^body must be JSON$/],
+  ])("%s with %j → 400", async (path, body, error) => {
+    const { project, runners } = await setup("bad-body", {}, 1);
+    const runner = runners[0] as Runner;
+    await implement(project, 1);
+    const claimed = taken(await claim(runner, [project]));
+    const res = await call(runner, `jobs/${claimed.job.id}/${path}`, body);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toMatch(error);
+  });
+
+  it("heartbeats extend the lease until the job is finished", async () => {
+    const { project, runners } = await setup("beat", {}, 1);
+    const runner = runners[0] as Runner;
+    await implement(project, 1);
+    const claimed = taken(await claim(runner, [project]));
+    await sleep(5);
+    const beat = await heartbeat(runner, claimed);
+    expect(beat.cancelled).toBe(false);
+    expect(beat.leaseExpiresAt).toBeGreaterThan(claimed.leaseExpiresAt);
+    expect((await job(project, claimed.job.id)).leaseExpiresAt).toBe(beat.leaseExpiresAt);
+
+    expect((await complete(runner, claimed, { phase: "awaiting_ci", headSha: HEAD })).status).toBe(204);
+    // Finishing twice under the same lease is harmless (a retried request); the lease itself is over.
+    expect((await complete(runner, claimed, { phase: "awaiting_ci", headSha: HEAD })).status).toBe(204);
+    const late = await call(runner, `jobs/${claimed.job.id}/heartbeat`, { leaseToken: claimed.leaseToken });
+    expect([late.status, await late.json()]).toEqual([409, { error: `job ${claimed.job.id} is done` }]);
+  });
+});
+
+describe("lease expiry", () => {
+  it("requeues with attempt + 1 for the same runner, fencing off the old lease", async () => {
+    const {
+      project,
+      runners: [a, b],
+    } = await setup("expiry");
+    if (!a || !b) throw new Error("no runners");
+    const issue = await triaged(project, 1);
+    const first = taken(await claim(a, [project]));
+    await pastDeadline(project, first.job.id, "lease_expires_at");
+    expect(await job(project, first.job.id)).toMatchObject({
+      status: "queued",
+      attempt: 2,
+      affinity: a.runnerId,
+      leaseExpiresAt: null,
+    });
+
+    const stale = await call(a, `jobs/${first.job.id}/heartbeat`, { leaseToken: first.leaseToken });
+    expect(stale.status).toBe(409);
+    expect((await complete(a, first, { phase: "awaiting_ci", headSha: HEAD })).status).toBe(409);
+    // The runner that holds the worktree gets it back; during the grace period no one else may.
+    expect(await claim(b, [project])).toBeNull();
+    const second = taken(await claim(a, [project]));
+    expect(second.job).toMatchObject({ id: first.job.id, attempt: 2 });
+    expect(second.leaseToken).not.toBe(first.leaseToken);
+
+    await drain(project);
+    const view = await issue.view();
+    expect(view?.state).toBe("running");
+    expect(view?.history.filter((h) => h.event === "dispatched").map((h) => [h.eventId, h.outcome])).toEqual([
+      [`job:${first.job.id}:1:dispatched`, "applied"],
+      [`job:${first.job.id}:2:dispatched`, "applied"],
+    ]);
+    const row = await env.DB.prepare("SELECT status, attempt FROM jobs WHERE id = ?")
+      .bind(first.job.id)
+      .first();
+    expect(row).toEqual({ status: "leased", attempt: 2 });
+  });
+
+  it("fails the job after the attempts cap, and the issue's session fails with the reason", async () => {
+    const { project, runners } = await setup("cap", { jobs: { maxAttempts: 2 } }, 1);
+    const runner = runners[0] as Runner;
+    const issue = await triaged(project, 1);
+    for (const attempt of [1, 2]) {
+      const claimed = taken(await claim(runner, [project]));
+      expect(claimed.job.attempt).toBe(attempt);
+      await pastDeadline(project, claimed.job.id, "lease_expires_at");
+    }
+    const [failed] = await jobsOf(project);
+    expect(failed).toMatchObject({ status: "failed", attempt: 2 });
+    expect(await claim(runner, [project])).toBeNull();
+    await drain(project);
+    expect(await issue.view()).toMatchObject({
+      state: "escalated",
+      reason: "session failed: lease expired on attempt 2 of 2",
+    });
+  });
+
+  it("a retryable failure requeues like an expiry; any other fails the issue's session", async () => {
+    const { project, runners } = await setup("fail", {}, 1);
+    const runner = runners[0] as Runner;
+    const issue = await triaged(project, 1);
+    const first = taken(await claim(runner, [project]));
+    const retry = await call(runner, `jobs/${first.job.id}/fail`, {
+      leaseToken: first.leaseToken,
+      error: "fetch timed out",
+      retryable: true,
+    });
+    expect(retry.status).toBe(204);
+    expect(await job(project, first.job.id)).toMatchObject({ status: "queued", attempt: 2 });
+
+    const second = taken(await claim(runner, [project]));
+    const fatal = await call(runner, `jobs/${second.job.id}/fail`, {
+      leaseToken: second.leaseToken,
+      error: "disk full",
+      retryable: false,
+    });
+    expect(fatal.status).toBe(204);
+    expect(await job(project, first.job.id)).toMatchObject({ status: "failed", attempt: 2 });
+    await drain(project);
+    expect(await issue.view()).toMatchObject({
+      state: "escalated",
+      reason: "session failed: runner failed: disk full",
+    });
+  });
+});
+
+describe("cancellation", () => {
+  it("drops queued jobs and tells leased ones to stop; their finish is accepted and ignored", async () => {
+    const {
+      project,
+      runners: [a, b],
+    } = await setup("cancel", { parallel: 3 });
+    if (!a || !b) throw new Error("no runners");
+    const issue = await triaged(project, 1);
+    const running = taken(await claim(a, [project]));
+    await implement(project, 2);
+
+    await cancelJobs(project, 1);
+    await cancelJobs(project, 2);
+    expect(await heartbeat(a, running)).toMatchObject({ cancelled: true });
+    expect(await claim(b, [project])).toBeNull();
+    expect((await complete(a, running, { phase: "awaiting_ci", headSha: HEAD })).status).toBe(204);
+    expect((await jobsOf(project)).map((j) => [j.number, j.status])).toEqual([
+      [2, "cancelled"],
+      [1, "cancelled"],
+    ]);
+    await drain(project);
+    // The issue heard that the job started, and nothing of how the cancelled session ended.
+    expect((await issue.view())?.history.map((h) => h.event)).toEqual(["triage", "dispatched"]);
+  });
+
+  it("a cancelled job holds its slot until its runner lets go", async () => {
+    const {
+      project,
+      runners: [a, b],
+    } = await setup("cancel-slot", { parallel: 1 });
+    if (!a || !b) throw new Error("no runners");
+    await implement(project, 1);
+    const running = taken(await claim(a, [project]));
+    await cancelJobs(project, 1);
+    await implement(project, 2);
+    expect(await claim(b, [project])).toBeNull();
+    const fail = await call(a, `jobs/${running.job.id}/fail`, {
+      leaseToken: running.leaseToken,
+      error: "cancelled",
+      retryable: false,
+    });
+    expect(fail.status).toBe(204);
+    expect(taken(await claim(b, [project])).job.issue.number).toBe(2);
+  });
+});
+
+describe("slots", () => {
+  it("parallel 2: a third session waits until one completes; an issue waiting for CI holds none", async () => {
+    const { project, runners } = await setup("slots", {}, 3);
+    const [a, b, c] = runners as [Runner, Runner, Runner];
+    for (const n of [1, 2, 3]) await implement(project, n);
+    const first = taken(await claim(a, [project]));
+    expect(taken(await claim(b, [project])).job.issue.number).toBe(2);
+    expect(await claim(c, [project])).toBeNull();
+
+    expect((await complete(a, first, { phase: "awaiting_ci", headSha: HEAD })).status).toBe(204);
+    expect(taken(await claim(c, [project])).job.issue.number).toBe(3);
+  });
+
+  it("reap needs no slot", async () => {
+    const { project, runners } = await setup("reap", { parallel: 1 }, 2);
+    const [a, b] = runners as [Runner, Runner];
+    await implement(project, 1);
+    await enqueue(issueView(project, 9, { state: "merged" }), "reap", `${project}#9:5:3`);
+    // Continuations and reaps before fresh work: the reap goes first, then the implement takes the slot.
+    expect(taken(await claim(a, [project])).job).toMatchObject({ kind: "reap", issue: { number: 9 } });
+    expect(taken(await claim(b, [project])).job).toMatchObject({ kind: "implement" });
+    await enqueue(issueView(project, 8, { state: "merged" }), "reap", `${project}#8:5:3`);
+    expect(taken(await claim(a, [project])).job).toMatchObject({ kind: "reap", issue: { number: 8 } });
+  });
+});
+
+describe("claim order and affinity", () => {
+  it("continuations before implement, FIFO within", async () => {
+    const { project, runners } = await setup("order", { parallel: 4 }, 1);
+    const runner = runners[0] as Runner;
+    await implement(project, 1);
+    await enqueue(issueView(project, 2), "revise", `${project}#2:4:0`, "CI failed");
+    await implement(project, 3);
+    await enqueue(issueView(project, 4), "resume", `${project}#4:4:0`, "alice: use v2");
+    const order = [];
+    for (let i = 0; i < 4; i++) {
+      const { job } = taken(await claim(runner, [project]));
+      order.push([job.kind, job.issue.number]);
+    }
+    expect(order).toEqual([
+      ["revise", 2],
+      ["resume", 4],
+      ["implement", 1],
+      ["implement", 3],
+    ]);
+  });
+
+  /** Runner a ran #5's implement session; now its revise is queued. */
+  async function continuation(name: string) {
+    const { project, runners } = await setup(name, {}, 3);
+    const [a, b, c] = runners as [Runner, Runner, Runner];
+    await implement(project, 5);
+    const first = taken(await claim(a, [project]));
+    await complete(a, first, { phase: "awaiting_ci", headSha: HEAD, sessionId: "sess-5" });
+    await enqueue(
+      issueView(project, 5, { sessionId: "sess-5", iteration: 2 }),
+      "revise",
+      `${project}#5:4:0`,
+      "test_flag failed",
+    );
+    return { project, a, b, c };
+  }
+
+  it("a continuation waits for the runner of the issue's previous job", async () => {
+    const { project, a, b } = await continuation("affinity");
+    expect(await claim(b, [project])).toBeNull();
+    expect(taken(await claim(a, [project])).job).toMatchObject({
+      kind: "revise",
+      // No forge_issues row: the issue's text is empty rather than missing.
+      issue: { number: 5, title: "", body: "" },
+      sessionId: "sess-5",
+      iteration: 2,
+      instructions: "test_flag failed",
+      branch: "conveyor/5",
+    });
+  });
+
+  it("a runner holding the issue's worktree may take it during the grace period", async () => {
+    const { project, b, c } = await continuation("holding");
+    expect(await claim(b, [project], { holding: [`other#5`] })).toBeNull();
+    expect(taken(await claim(c, [project], { holding: [`${project}#5`] })).job.kind).toBe("revise");
+  });
+
+  it("after the grace period any runner may take it", async () => {
+    const { project, b } = await continuation("grace");
+    const [queued] = await jobsOf(project);
+    await pastDeadline(project, queued?.id ?? "", "affinity_until");
+    expect(taken(await claim(b, [project])).job.kind).toBe("revise");
+  });
+
+  it("the end of the grace period wakes a waiting claim", async () => {
+    const { project, b } = await continuation("grace-wake");
+    const [queued] = await jobsOf(project);
+    const waiting = claim(b, [project], { waitMs: 5_000 });
+    await sleep(200);
+    await pastDeadline(project, queued?.id ?? "", "affinity_until");
+    expect(taken(await waiting).job.id).toBe(queued?.id);
+  });
+});
+
+describe("long-poll", () => {
+  it("a claim started before the enqueue returns the job", async () => {
+    const { project, runners } = await setup("poll", {}, 1);
+    const runner = runners[0] as Runner;
+    const settled = vi.fn();
+    const waiting = claim(runner, [project], { waitMs: 5_000 }).finally(settled);
+    await sleep(300);
+    expect(settled).not.toHaveBeenCalled();
+    const started = Date.now();
+    await implement(project, 1);
+    expect(taken(await waiting).job.issue.number).toBe(1);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("waits on several projects at once and takes the job of the one that has it", async () => {
+    const { project: one, runners } = await setup("poll-a", {}, 1);
+    const { project: two } = await setup("poll-b", {}, 0);
+    const runner = runners[0] as Runner;
+    const waiting = claim(runner, [one, two], { waitMs: 5_000 });
+    await sleep(300);
+    await implement(two, 4);
+    expect(taken(await waiting).job).toMatchObject({ project: two, issue: { number: 4 } });
+    expect(await jobsOf(one)).toEqual([]);
+  });
+
+  it("answers 204 when nothing comes within waitMs", async () => {
+    const { project, runners } = await setup("poll-empty", {}, 1);
+    const started = Date.now();
+    expect(await claim(runners[0] as Runner, [project], { waitMs: 300 })).toBeNull();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+  });
+});
+
+describe("runner events", () => {
+  it("records sessions and usage in D1 (a re-sent usage report replaces the figures)", async () => {
+    const { project, runners } = await setup("usage", {}, 1);
+    const runner = runners[0] as Runner;
+    await implement(project, 1);
+    const claimed = taken(await claim(runner, [project]));
+    const usage = (usd: number) => ({
+      kind: "usage",
+      sessionId: "sess-u",
+      usage: { inputTokens: 10, outputTokens: 20, cacheReadTokens: 30, cacheWriteTokens: 40, usd, turns: 3 },
+    });
+    for (const events of [
+      [{ kind: "session", sessionId: "sess-u", worktree: "/w/1" }, usage(0.5)],
+      [usage(0.75)],
+    ]) {
+      const res = await call(runner, `jobs/${claimed.job.id}/events`, {
+        leaseToken: claimed.leaseToken,
+        events,
+      });
+      expect(res.status).toBe(204);
+    }
+    await drain(project);
+    const { results } = await env.DB.prepare(
+      "SELECT number, iteration, session_id, input_tokens, cache_read_tokens, usd FROM usage WHERE project_id = ?",
+    )
+      .bind(project)
+      .all();
+    expect(results).toEqual([
+      { number: 1, iteration: 1, session_id: "sess-u", input_tokens: 10, cache_read_tokens: 30, usd: 0.75 },
+    ]);
+    expect(await job(project, claimed.job.id)).toMatchObject({ sessionId: "sess-u" });
+
+    // What the issue has spent comes off the next session's budget.
+    await complete(runner, claimed, { phase: "awaiting_ci", headSha: HEAD });
+    await enqueue(issueView(project, 1, { sessionId: "sess-u" }), "revise", `${project}#1:4:0`, "CI failed");
+    expect(taken(await claim(runner, [project])).job.budget).toEqual({ maxTurns: 100, usdRemaining: 9.25 });
+  });
+
+  it("logs runner lines as structured JSON without secrets", async () => {
+    const { project, runners } = await setup("log", {}, 1);
+    const runner = runners[0] as Runner;
+    await implement(project, 1);
+    const claimed = taken(await claim(runner, [project]));
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const message = [
+        `push https://conveyor:${runner.token}@forge.invalid/acme/x.git`,
+        `lease ${claimed.leaseToken}`,
+        "Authorization: Bearer abcdefghijkl",
+        "ANTHROPIC_API_KEY=sk-ant-api03-secret",
+      ].join("; ");
+      const res = await call(runner, `jobs/${claimed.job.id}/events`, {
+        leaseToken: claimed.leaseToken,
+        events: [{ kind: "log", level: "warn", message }],
+      });
+      expect(res.status).toBe(204);
+      const line = JSON.parse(String(warn.mock.calls[0]?.[0]));
+      expect(line).toMatchObject({ msg: "runner log", runner: runner.runnerId, job: claimed.job.id });
+      for (const secret of [runner.token, claimed.leaseToken, "abcdefghijkl", "sk-ant-api03-secret"]) {
+        expect(line.message).not.toContain(secret);
+      }
+      expect(line.message).toContain("forge.invalid/acme/x.git");
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});

@@ -1,0 +1,142 @@
+import { env, SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { sha256Hex } from "../../src/crypto/tokens.ts";
+import { projectStub } from "../../src/project-stub.ts";
+import {
+  call,
+  claim,
+  enqueue,
+  issueView,
+  newRunner,
+  register,
+  registrationToken,
+  seedProject,
+} from "./support/jobs.ts";
+import { freshProject, OPERATOR } from "./support/webhooks.ts";
+
+const BASE = "https://conveyor.test";
+
+describe("registration", () => {
+  it("a registration token registers one runner, whose own token then works", async () => {
+    const { token, expiresAt } = await registrationToken();
+    expect(token).toMatch(/^cvreg_[0-9a-f]{64}$/);
+    expect(expiresAt).toBeGreaterThan(Date.now() + 59 * 60_000);
+
+    const res = await register(token, "build-a");
+    expect(res.status).toBe(201);
+    const runner = (await res.json()) as { runnerId: string; token: string };
+    expect(runner.token).toMatch(/^cvr_[0-9a-f]{64}$/);
+    // Only hashes are stored.
+    const stored = await env.DB.prepare("SELECT name, token_hash FROM runners WHERE id = ?")
+      .bind(runner.runnerId)
+      .first();
+    expect(stored).toEqual({ name: "build-a", token_hash: await sha256Hex(runner.token) });
+    const used = await env.DB.prepare("SELECT used_by FROM registration_tokens WHERE token_hash = ?")
+      .bind(await sha256Hex(token))
+      .first();
+    expect(used).toEqual({ used_by: runner.runnerId });
+
+    const project = freshProject("reg");
+    expect(await claim(runner, [project])).toBeNull();
+
+    const again = await register(token, "build-b");
+    expect([again.status, await again.json()]).toEqual([
+      401,
+      { error: "registration token is unknown, used or expired" },
+    ]);
+  });
+
+  it("of two registrations racing for one token, one wins", async () => {
+    const { token } = await registrationToken();
+    const statuses = await Promise.all(
+      [register(token, "x"), register(token, "y")].map(async (r) => (await r).status),
+    );
+    expect(statuses.sort()).toEqual([201, 401]);
+  });
+
+  it("an expired or unknown registration token → 401", async () => {
+    const expired = `cvreg_${"e".repeat(64)}-${Date.now()}`;
+    await env.DB.prepare(
+      "INSERT INTO registration_tokens (token_hash, created_at, expires_at) VALUES (?, 0, 1)",
+    )
+      .bind(await sha256Hex(expired))
+      .run();
+    for (const token of [expired, `cvreg_${"0".repeat(64)}`]) {
+      expect((await register(token)).status).toBe(401);
+    }
+  });
+
+  it.each([
+    [{ name: "x", version: "1" }, /^registrationToken: /],
+    [{ registrationToken: "short", name: "x", version: "1" }, /^registrationToken: /],
+  ])("400 for %j", async (body, error) => {
+    const res = await call(null, "register", body);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toMatch(error);
+  });
+
+  it("413 for a body beyond 2 MiB", async () => {
+    const res = await call(null, "register", JSON.stringify({ name: "x".repeat(3 * 1024 * 1024) }));
+    expect([res.status, await res.json()]).toEqual([413, { error: "body exceeds 2 MiB" }]);
+  });
+
+  it("registration tokens are for operators only; their lifetime is bounded", async () => {
+    const anonymous = await SELF.fetch(`${BASE}/api/v1/runners/tokens`, { method: "POST" });
+    expect(anonymous.status).toBe(401);
+    const tooLong = await SELF.fetch(`${BASE}/api/v1/runners/tokens`, {
+      method: "POST",
+      headers: OPERATOR,
+      body: JSON.stringify({ ttlSeconds: 30 * 24 * 3600 }),
+    });
+    expect(tooLong.status).toBe(400);
+    const short = await registrationToken({ ttlSeconds: 120 });
+    expect(short.expiresAt).toBeLessThanOrEqual(Date.now() + 120_000);
+  });
+});
+
+describe("runner auth", () => {
+  it.each([
+    [{}, "missing bearer token"],
+    [{ authorization: "Bearer cvr_unknown" }, "unknown runner token"],
+    [{ authorization: `Bearer ${env.CONVEYOR_ADMIN_TOKEN}` }, "unknown runner token"],
+  ])("%j → 401", async (headers, error) => {
+    for (const path of ["claim", "jobs/p.1.abc/heartbeat"]) {
+      const res = await SELF.fetch(`${BASE}/runner/v1/${path}`, { method: "POST", headers, body: "{}" });
+      expect([res.status, await res.json()]).toEqual([401, { error }]);
+    }
+  });
+
+  it("claim validates its body", async () => {
+    const runner = await newRunner();
+    for (const [body, error] of [
+      [{ waitMs: 60_000 }, /^waitMs: /],
+      [{ projects: ["Not A Project"] }, /^projects\.0: /],
+      [{ holding: "x" }, /^holding: /],
+    ] as const) {
+      const res = await call(runner, "claim", body);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(error);
+    }
+  });
+});
+
+describe("GET /api/v1/runners", () => {
+  it("lists runners with when they were last seen and the jobs they hold", async () => {
+    const project = freshProject("list");
+    await seedProject(project);
+    const runner = await newRunner("lister");
+    await enqueue(issueView(project, 3, { state: "queued", iteration: 0 }), "implement", `${project}#3:1:0`);
+    const claimed = await claim(runner, [project]);
+    await projectStub(env, project).drain();
+
+    const res = await SELF.fetch(`${BASE}/api/v1/runners`, { headers: OPERATOR });
+    expect(res.status).toBe(200);
+    const { runners } = (await res.json()) as { runners: { id: string }[] };
+    const listed = runners.find((r) => r.id === runner.runnerId);
+    expect(listed).toMatchObject({ name: "lister", version: "0.1.0", lastSeenAt: expect.any(Number) });
+    expect(listed).toMatchObject({
+      jobs: [{ id: claimed?.job.id, project, number: 3, kind: "implement", attempt: 1 }],
+    });
+    expect(JSON.stringify(runners)).not.toContain("token");
+  });
+});
