@@ -31,6 +31,7 @@ export const issues = sqliteTable(
     branch: text("branch"),
     sessionId: text("session_id"),
     headSha: text("head_sha"),
+    prNumber: integer("pr_number"),
     reason: text("reason"),
     seq: integer("seq").notNull(),
     updatedAt: integer("updated_at", { mode: "number" }).notNull(),
@@ -39,6 +40,8 @@ export const issues = sqliteTable(
     primaryKey({ columns: [t.projectId, t.number] }),
     index("issues_by_state").on(t.projectId, t.state, t.updatedAt),
     index("issues_by_update").on(t.state, t.updatedAt),
+    // CI results name a commit, not an issue.
+    index("issues_by_head").on(t.projectId, t.headSha),
   ],
 );
 
@@ -131,6 +134,7 @@ export const usage = sqliteTable(
     cacheReadTokens: integer("cache_read_tokens").notNull(),
     cacheWriteTokens: integer("cache_write_tokens").notNull(),
     usd: real("usd").notNull(),
+    turns: integer("turns").notNull().default(0),
     at: integer("at", { mode: "number" }).notNull(),
   },
   (t) => [
@@ -187,3 +191,21 @@ export const registrationTokens = sqliteTable("registration_tokens", {
   expiresAt: integer("expires_at", { mode: "number" }).notNull(),
   usedBy: text("used_by"),
 });
+
+/** Every critic report, by round: the findings ledger the next round reads, and the dashboard's record. */
+export const criticReports = sqliteTable(
+  "critic_reports",
+  {
+    /** The request_review effect key: a retried delivery writes the same row. */
+    id: text("id").primaryKey(),
+    projectId: text("project_id").notNull(),
+    number: integer("number").notNull(),
+    round: integer("round").notNull(),
+    headSha: text("head_sha"),
+    verdict: text("verdict", { enum: ["APPROVE", "REQUEST_CHANGES", "BLOCK"] }).notNull(),
+    summary: text("summary").notNull(),
+    findings: text("findings", { mode: "json" }).notNull(),
+    at: integer("at", { mode: "number" }).notNull(),
+  },
+  (t) => [index("critic_reports_by_issue").on(t.projectId, t.number, t.round)],
+);
