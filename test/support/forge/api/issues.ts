@@ -1,0 +1,93 @@
+import { z } from "zod";
+import { atLeast } from "../auth.ts";
+import { ApiError, json, parseBody, type Reply } from "../http.ts";
+import type { Issue } from "../state.ts";
+import { issueParam, type RepoContext, requirePosterOrWriter } from "./context.ts";
+import { applyIssueEdit, notifyIssue } from "./notify.ts";
+import { paginate } from "./pagination.ts";
+
+const createIssueOption = z.object({
+  title: z.string().trim().min(1),
+  body: z.string().optional(),
+  labels: z.array(z.number().int()).optional(),
+  closed: z.boolean().optional(),
+});
+
+const editIssueOption = z.object({
+  title: z.string().trim().min(1).optional(),
+  body: z.string().optional(),
+  state: z.enum(["open", "closed"]).optional(),
+});
+
+/**
+ * `state` (default open), `type` (issues / pulls), `labels` (comma-separated names; an issue must carry all
+ * of them; names the repository does not have are dropped, and with none left the filter is gone, as on
+ * Gitea), newest first, paginated.
+ */
+export function listIssues(ctx: RepoContext): Reply {
+  const { repo, query, forge } = ctx;
+  const state = query.get("state") ?? "open";
+  const type = query.get("type");
+  const names = (query.get("labels") ?? "").split(",").filter(Boolean);
+  const labelIds = repo.labels.filter((label) => names.includes(label.name)).map((label) => label.id);
+  const matches = repo.issues
+    .filter((issue) => state === "all" || issue.state === state)
+    .filter((issue) => (type === "issues" ? !issue.pull : type === "pulls" ? issue.pull !== null : true))
+    .filter((issue) => labelIds.every((id) => issue.labelIds.includes(id)))
+    .sort((a, b) => b.index - a.index);
+  const page = paginate(ctx, matches);
+  return json(
+    200,
+    page.items.map((issue) => forge.render.issue(repo, issue)),
+    page.headers,
+  );
+}
+
+/** Labels are set only for writers, and ids of other repositories' labels are dropped, as on Gitea. */
+export function createIssue(ctx: RepoContext): Reply {
+  const input = parseBody(createIssueOption, ctx.body);
+  const { forge, repo, doer } = ctx;
+  const now = forge.store.now();
+  const issue: Issue = {
+    id: forge.store.nextId(),
+    index: nextIndex(ctx),
+    posterId: doer.id,
+    title: input.title,
+    body: input.body ?? "",
+    state: "open",
+    labelIds: atLeast(ctx.mode, "write") ? knownLabelIds(ctx, input.labels ?? []) : [],
+    comments: [],
+    createdAt: now,
+    updatedAt: now,
+    closedAt: null,
+    pull: null,
+  };
+  repo.issues.push(issue);
+  notifyIssue(ctx, issue, "opened");
+  if (input.closed) applyIssueEdit(ctx, issue, { state: "closed" });
+  return json(201, forge.render.issue(repo, issue));
+}
+
+export function getIssue(ctx: RepoContext): Reply {
+  return json(200, ctx.forge.render.issue(ctx.repo, issueParam(ctx)));
+}
+
+/** Answered 201, as Gitea does. A merged pull request's state cannot change (412). */
+export function editIssue(ctx: RepoContext): Reply {
+  const issue = issueParam(ctx);
+  const edit = parseBody(editIssueOption, ctx.body);
+  requirePosterOrWriter(ctx, issue);
+  if (edit.state !== undefined && issue.pull?.merged) {
+    throw new ApiError(412, "cannot change state of this pull request, it was already merged");
+  }
+  applyIssueEdit(ctx, issue, edit);
+  return json(201, ctx.forge.render.issue(ctx.repo, issue));
+}
+
+export function nextIndex(ctx: RepoContext): number {
+  return Math.max(0, ...ctx.repo.issues.map((issue) => issue.index)) + 1;
+}
+
+export function knownLabelIds(ctx: RepoContext, ids: number[]): number[] {
+  return ctx.repo.labels.filter((label) => ids.includes(label.id)).map((label) => label.id);
+}

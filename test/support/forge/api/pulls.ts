@@ -1,0 +1,158 @@
+import { z } from "zod";
+import { atLeast } from "../auth.ts";
+import { gitDir } from "../forge.ts";
+import { diff, formatPatch } from "../git/log.ts";
+import { mergeBase } from "../git/merge.ts";
+import { updateRef } from "../git/refs.ts";
+import { ApiError, json, notFound, parseBody, type Reply } from "../http.ts";
+import { mergePull } from "../pull-merge.ts";
+import { refreshPull } from "../pulls.ts";
+import type { Issue } from "../state.ts";
+import { pullPayload } from "../webhooks/payloads.ts";
+import { pullParam, type RepoContext, requirePosterOrWriter } from "./context.ts";
+import { knownLabelIds, nextIndex } from "./issues.ts";
+import { applyIssueEdit } from "./notify.ts";
+import { paginate } from "./pagination.ts";
+
+const createPullOption = z.object({
+  head: z.string().min(1),
+  base: z.string().min(1),
+  title: z.string().trim().min(1),
+  body: z.string().optional(),
+  labels: z.array(z.number().int()).optional(),
+});
+
+const editPullOption = z.object({
+  title: z.string().trim().min(1).optional(),
+  body: z.string().optional(),
+  state: z.enum(["open", "closed"]).optional(),
+});
+
+const mergeOption = z.object({
+  Do: z.enum(["merge", "squash", "rebase"]),
+  MergeTitleField: z.string().optional(),
+  MergeMessageField: z.string().optional(),
+  head_commit_id: z.string().optional(),
+});
+
+/** `state` (default open), newest first, paginated. */
+export function listPulls(ctx: RepoContext): Reply {
+  const state = ctx.query.get("state") ?? "open";
+  const pulls = ctx.repo.issues
+    .filter((issue) => issue.pull && (state === "all" || issue.state === state))
+    .sort((a, b) => b.index - a.index);
+  const page = paginate(ctx, pulls);
+  return json(
+    200,
+    page.items.map((issue) => ctx.forge.render.pull(ctx.repo, issue, ctx.mode)),
+    page.headers,
+  );
+}
+
+/**
+ * From a branch of the same repository (`branch` or `owner:branch`; forks are not supported). One open pull
+ * request per head and base: another is refused with 409. Sends `pull_request` `opened` and starts CI.
+ */
+export async function createPullRequest(ctx: RepoContext): Promise<Reply> {
+  const input = parseBody(createPullOption, ctx.body);
+  const { forge, repo, doer } = ctx;
+  const [headOwner, headBranch] = input.head.includes(":")
+    ? input.head.split(":", 2)
+    : [repo.owner, input.head];
+  if (headOwner?.toLowerCase() !== repo.owner.toLowerCase() || !headBranch) throw notFound("GetForkedRepo");
+  const headSha = repo.branches[headBranch];
+  const baseSha = repo.branches[input.base];
+  if (!headSha || !baseSha) throw notFound();
+  if (headBranch === input.base) {
+    throw new ApiError(422, "Invalid PullRequest: There are no changes between the head and the base");
+  }
+  const existing = repo.issues.find(
+    (issue) =>
+      issue.state === "open" && issue.pull?.headBranch === headBranch && issue.pull.baseBranch === input.base,
+  );
+  if (existing) {
+    throw new ApiError(
+      409,
+      `pull request already exists for these targets [id: ${existing.id}, issue_id: ${existing.id}, head_repo_id: ${repo.id}, base_repo_id: ${repo.id}, head_branch: ${headBranch}, base_branch: ${input.base}]`,
+    );
+  }
+  const dir = gitDir(forge.reposDir, repo);
+  const now = forge.store.now();
+  const issue: Issue & { pull: NonNullable<Issue["pull"]> } = {
+    id: forge.store.nextId(),
+    index: nextIndex(ctx),
+    posterId: doer.id,
+    title: input.title,
+    body: input.body ?? "",
+    state: "open",
+    labelIds: atLeast(ctx.mode, "write") ? knownLabelIds(ctx, input.labels ?? []) : [],
+    comments: [],
+    createdAt: now,
+    updatedAt: now,
+    closedAt: null,
+    pull: {
+      headBranch,
+      baseBranch: input.base,
+      headSha,
+      mergeBase: (await mergeBase(dir, baseSha, headSha)) ?? baseSha,
+      mergeable: false,
+      merged: false,
+      mergedAt: null,
+      mergedById: null,
+      mergeCommitSha: null,
+      reviews: [],
+    },
+  };
+  await refreshPull(dir, repo, issue.pull);
+  await updateRef(dir, `refs/pull/${issue.index}/head`, headSha);
+  repo.issues.push(issue);
+  forge.hooks.emit(repo, "pull_request", pullPayload(forge.render, repo, issue, "opened", doer));
+  forge.ci.trigger(repo, issue);
+  return json(201, forge.render.pull(repo, issue, ctx.mode));
+}
+
+export function getPull(ctx: RepoContext): Reply {
+  return json(200, ctx.forge.render.pull(ctx.repo, pullParam(ctx), ctx.mode));
+}
+
+/** Title, body and state; answered 201, as Gitea does. A merged pull request's state cannot change (412). */
+export function editPull(ctx: RepoContext): Reply {
+  const issue = pullParam(ctx);
+  const edit = parseBody(editPullOption, ctx.body);
+  requirePosterOrWriter(ctx, issue);
+  if (edit.state !== undefined && issue.pull.merged) {
+    throw new ApiError(412, "cannot change state of this pull request, it was already merged");
+  }
+  applyIssueEdit(ctx, issue, edit);
+  return json(201, ctx.forge.render.pull(ctx.repo, issue, ctx.mode));
+}
+
+/** `.diff`: `git diff <merge base> <head>` (what `base...head` shows); `.patch`: format-patch of the commits. */
+export async function pullDiff(ctx: RepoContext): Promise<Reply> {
+  const { pull } = pullParam(ctx);
+  const dir = gitDir(ctx.forge.reposDir, ctx.repo);
+  const text =
+    ctx.params.diffType === "patch"
+      ? await formatPatch(dir, pull.mergeBase, pull.headSha)
+      : await diff(dir, pull.mergeBase, pull.headSha, ctx.query.get("binary") === "true");
+  return { status: 200, text };
+}
+
+/** 204 when merged, 404 otherwise. */
+export function isMerged(ctx: RepoContext): Reply {
+  if (!pullParam(ctx).pull.merged) throw notFound();
+  return { status: 204 };
+}
+
+/** 200 with an empty body, as Gitea answers. */
+export async function merge(ctx: RepoContext): Promise<Reply> {
+  const issue = pullParam(ctx);
+  const form = parseBody(mergeOption, ctx.body);
+  await mergePull(ctx.forge, ctx.repo, issue, ctx.doer, ctx.mode, {
+    style: form.Do,
+    title: form.MergeTitleField,
+    message: form.MergeMessageField,
+    headCommitId: form.head_commit_id,
+  });
+  return { status: 200 };
+}

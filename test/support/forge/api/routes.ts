@@ -1,0 +1,64 @@
+import { createComment, listComments } from "./comments.ts";
+import { createHook, deleteHook, listHooks } from "./hooks.ts";
+import { createIssue, editIssue, getIssue, listIssues } from "./issues.ts";
+import {
+  addIssueLabels,
+  clearIssueLabels,
+  createLabel,
+  deleteLabel,
+  editLabel,
+  getIssueLabels,
+  getLabel,
+  listLabels,
+  removeIssueLabel,
+  replaceIssueLabels,
+} from "./labels.ts";
+import { createPullRequest, editPull, getPull, isMerged, listPulls, merge, pullDiff } from "./pulls.ts";
+import { getCurrentUser, getPermission, getRepo, putCollaborator } from "./repos.ts";
+import { listReviews, submitReview } from "./reviews.ts";
+import { type Route, repoRoute, userRoute } from "./router.ts";
+import { combinedStatus, createCommitStatus, listCommitStatuses } from "./statuses.ts";
+
+/** The Gitea API v1 subset the local forge serves, below `/api/v1`. */
+export const ROUTES: Route[] = [
+  userRoute("GET", "/user", getCurrentUser),
+  repoRoute("GET", "", getRepo),
+  repoRoute("GET", "/collaborators/{collaborator}/permission", getPermission),
+  repoRoute("PUT", "/collaborators/{collaborator}", putCollaborator),
+
+  repoRoute("GET", "/issues", listIssues),
+  repoRoute("POST", "/issues", createIssue),
+  repoRoute("GET", "/issues/{index}", getIssue),
+  repoRoute("PATCH", "/issues/{index}", editIssue),
+  repoRoute("GET", "/issues/{index}/comments", listComments),
+  repoRoute("POST", "/issues/{index}/comments", createComment),
+  repoRoute("GET", "/issues/{index}/labels", getIssueLabels),
+  repoRoute("POST", "/issues/{index}/labels", addIssueLabels),
+  repoRoute("PUT", "/issues/{index}/labels", replaceIssueLabels),
+  repoRoute("DELETE", "/issues/{index}/labels", clearIssueLabels),
+  repoRoute("DELETE", "/issues/{index}/labels/{id}", removeIssueLabel),
+
+  repoRoute("GET", "/labels", listLabels),
+  repoRoute("POST", "/labels", createLabel),
+  repoRoute("GET", "/labels/{id}", getLabel),
+  repoRoute("PATCH", "/labels/{id}", editLabel),
+  repoRoute("DELETE", "/labels/{id}", deleteLabel),
+
+  repoRoute("GET", "/pulls", listPulls),
+  repoRoute("POST", "/pulls", createPullRequest),
+  repoRoute("GET", "/pulls/{index}", getPull),
+  repoRoute("PATCH", "/pulls/{index}", editPull),
+  repoRoute("GET", "/pulls/{index}.{diffType}", pullDiff),
+  repoRoute("GET", "/pulls/{index}/merge", isMerged),
+  repoRoute("POST", "/pulls/{index}/merge", merge),
+  repoRoute("GET", "/pulls/{index}/reviews", listReviews),
+  repoRoute("POST", "/pulls/{index}/reviews", submitReview),
+
+  repoRoute("GET", "/statuses/{sha}", listCommitStatuses),
+  repoRoute("POST", "/statuses/{sha}", createCommitStatus),
+  repoRoute("GET", "/commits/{ref}/status", combinedStatus),
+
+  repoRoute("GET", "/hooks", listHooks),
+  repoRoute("POST", "/hooks", createHook),
+  repoRoute("DELETE", "/hooks/{id}", deleteHook),
+];

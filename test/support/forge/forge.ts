@@ -1,0 +1,22 @@
+import { join } from "node:path";
+import type { Ci } from "./ci/runner.ts";
+import type { KeyedLock } from "./lock.ts";
+import type { Render } from "./render.ts";
+import type { Repo } from "./state.ts";
+import type { Store } from "./store.ts";
+import type { Deliverer } from "./webhooks/deliver.ts";
+
+/** Everything a request handler, a push or a merge works with. */
+export interface Forge {
+  store: Store;
+  render: Render;
+  hooks: Deliverer;
+  ci: Ci;
+  locks: KeyedLock;
+  /** GIT_PROJECT_ROOT: `<owner>/<name>.git` below it, lowercased as Gitea stores them. */
+  reposDir: string;
+}
+
+export function gitDir(reposDir: string, repo: Repo): string {
+  return join(reposDir, repo.owner.toLowerCase(), `${repo.name.toLowerCase()}.git`);
+}
