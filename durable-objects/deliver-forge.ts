@@ -11,7 +11,7 @@ import { forgeClientFor, lazyForges, loadProject, type Project } from "../src/pr
 import { issueCostUsd } from "../src/usage/cost.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
 
-async function forgeOf(ctx: EffectContext): Promise<{ project: Project; forge: ForgeClient }> {
+export async function forgeOf(ctx: EffectContext): Promise<{ project: Project; forge: ForgeClient }> {
   const project = await loadProject(ctx.env, ctx.issue.project);
   if (!project) throw new Error(`project ${ctx.issue.project} is not registered`);
   return { project, forge: await forgeClientFor(ctx.env, project) };
@@ -27,7 +27,7 @@ const LABEL_SETTING = {
 const labelName = (project: Project, role: LabelRole) => project.settings.labels[LABEL_SETTING[role]];
 
 /** Comments carry their effect key, so a retry after a lost response finds the first post instead of adding one. */
-async function commentOnce(forge: ForgeClient, number: number, key: string, body: string) {
+export async function commentOnce(forge: ForgeClient, number: number, key: string, body: string) {
   const marker = `<!-- conveyor:${key} -->`;
   const existing = await forge.listComments(number);
   if (existing.some((c) => c.body.includes(marker))) return;

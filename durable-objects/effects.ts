@@ -8,6 +8,7 @@ import type { Effect, LifecycleEvent } from "../src/domain/lifecycle.ts";
 import type { Env } from "../src/env.ts";
 import { FORGE_DELIVERERS } from "./deliver-forge.ts";
 import { JOB_DELIVERERS } from "./deliver-jobs.ts";
+import { REVIEW_DELIVERERS } from "./deliver-review.ts";
 import type { IssueView } from "./issue-do.ts";
 
 export type EffectContext = {
@@ -25,7 +26,7 @@ export type Deliverer<K extends Effect["kind"]> = (
 export type Deliverers = { [K in Effect["kind"]]?: Deliverer<K> };
 
 /** Kinds without a deliverer yet wait in the outbox, durably, until one is deployed. */
-export const DELIVERERS: Deliverers = { ...FORGE_DELIVERERS, ...JOB_DELIVERERS };
+export const DELIVERERS: Deliverers = { ...FORGE_DELIVERERS, ...JOB_DELIVERERS, ...REVIEW_DELIVERERS };
 
 /**
  * Effects go out in order within a lane (a cancel never overtakes the enqueue it cancels, a merge precedes
@@ -35,6 +36,7 @@ export const LANES = {
   jobs: ["enqueue_job", "cancel_jobs"],
   forge: ["labels", "comment", "notify_human", "open_pull_request", "request_review", "merge", "close_issue"],
   dependents: ["notify_dependents"],
+  ci: ["watch_ci"],
 } as const satisfies Record<string, readonly Effect["kind"][]>;
 
 // Every effect kind sits in a lane: this line stops compiling when a new kind has none.

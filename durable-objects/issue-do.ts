@@ -269,6 +269,7 @@ function toD1Record(row: IssueRow, entry: HistoryEntry, applied: boolean): D1Rec
         branch: c.branch,
         sessionId: c.sessionId,
         headSha: c.headSha,
+        prNumber: c.prNumber,
         reason: c.reason,
         seq: entry.seq,
         updatedAt: entry.at,

@@ -7,6 +7,11 @@ export interface Env {
   PROJECTS: DurableObjectNamespace<ProjectDO>;
   /** AES-256-GCM key for secrets at rest, base64 of 32 bytes (Worker secret). */
   CONVEYOR_SECRETS_KEY?: string;
+  /** The critic's Messages API key (Worker secret) and, for a stand-in or gateway, its base URL. */
+  ANTHROPIC_API_KEY?: string;
+  ANTHROPIC_BASE_URL?: string;
+  /** The critic's model; see README for the default. */
+  CRITIC_MODEL?: string;
   /** Operator token for /api/v1 (Worker secret). */
   CONVEYOR_ADMIN_TOKEN?: string;
 }

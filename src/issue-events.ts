@@ -34,6 +34,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     summary: text(20_000),
     needsHumanApproval: z.boolean().optional(),
   }),
+  z.object({ type: z.literal("review_failed"), reason: text(2_000) }),
   z.object({ type: z.literal("pr_opened"), number: z.number().int().positive() }),
   z.object({ type: z.literal("merge_confirmed"), sha: z.string().min(1).optional() }),
   z.object({ type: z.literal("merge_failed"), reason: text(2_000) }),

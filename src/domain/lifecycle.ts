@@ -47,6 +47,8 @@ export type LifecycleEvent =
   | { type: "phase"; phase: Phase; reason?: string; sessionId?: string; branch?: string; headSha?: string }
   | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
   | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: boolean }
+  /** The critic gave no valid report, even when asked again: a human looks, it is never read as APPROVE. */
+  | { type: "review_failed"; reason: string }
   /** The pull request for the issue's branch exists on the forge with this number. */
   | { type: "pr_opened"; number: number }
   | { type: "merge_confirmed"; sha?: string }
@@ -70,6 +72,7 @@ export const EVENT_TYPES = [
   "phase",
   "ci",
   "review",
+  "review_failed",
   "pr_opened",
   "merge_confirmed",
   "merge_failed",
@@ -96,6 +99,8 @@ export type Effect =
   | { kind: "comment"; body: string }
   | { kind: "open_pull_request" }
   | { kind: "request_review" }
+  /** Watch the head's CI until it settles: poll where the forge sends no CI webhooks. */
+  | { kind: "watch_ci" }
   | { kind: "merge" }
   | { kind: "close_issue" }
   | { kind: "notify_dependents" };
@@ -318,7 +323,10 @@ const sessionPhase: Rule<"phase"> = {
     switch (e.phase) {
       case "awaiting_ci":
         if (!session.headSha) return reject("awaiting_ci needs the pushed head sha");
-        return accept(enter(s, "awaiting_ci", { prOpened: true, reason: null }), openPr);
+        return accept(enter(s, "awaiting_ci", { prOpened: true, reason: null }), [
+          ...openPr,
+          { kind: "watch_ci" },
+        ]);
       case "awaiting_review":
         if (!session.headSha) return reject("awaiting_review needs the pushed head sha");
         return accept(enter(s, "awaiting_review", { prOpened: true, reason: null }), [
@@ -450,6 +458,10 @@ const TABLE: { [S in State]: StateRules } = {
             return abandonForHuman(ctx, `critic blocked the change: ${e.summary}`);
         }
       },
+    },
+    review_failed: {
+      to: ["escalated"],
+      apply: (ctx, e) => escalate(ctx, `the critic failed: ${e.reason}`),
     },
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,

@@ -1,5 +1,6 @@
 /** A project's registration: what the operator sends (`PUT /api/v1/projects/:project`) and its defaults. */
 import { z } from "zod";
+import { DEFAULT_PROTECTED_PATHS } from "../domain/protected-paths.ts";
 
 export const PROJECT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export const projectIdSchema = z
@@ -26,8 +27,9 @@ export const settingsSchema = z.object({
   parallel: z.number().int().min(1).max(100).default(2),
   maxCiFixes: z.number().int().min(0).max(20).default(3),
   maxCriticIterations: z.number().int().min(1).max(20).default(3),
-  /** Per-issue budget, carried across iterations. */
+  /** Per-issue budgets, carried across iterations, never reset. */
   issueBudgetUsd: usd.default(10),
+  issueTurnBudget: z.number().int().min(1).max(100_000).default(500),
   maxTurnsPerSession: z.number().int().min(1).max(1_000).default(100),
   /** Per-project daily cap; dispatch pauses when today's spend reaches it. */
   dailyBudgetUsd: usd.default(100),
@@ -50,6 +52,11 @@ export const settingsSchema = z.object({
       maxAttempts: z.number().int().min(1).max(20).default(5),
     })
     .prefault({}),
+  /** Changes to these paths (globs) wait for a human's approval instead of merging. */
+  protectedPaths: z
+    .array(z.string().min(1).max(200))
+    .max(100)
+    .default([...DEFAULT_PROTECTED_PATHS]),
   ci: z
     .object({
       kind: z.enum(["woodpecker", "github-actions", "none"]).default("woodpecker"),

@@ -75,6 +75,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
   awaiting_review: {
     pr_opened: "awaiting_review",
     review: "merging",
+    review_failed: "escalated",
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
@@ -230,9 +231,9 @@ describe("sessions", () => {
     } as const;
     const first = expectAccepted(transition(at("running", { prOpened: false }), phase));
     expect(first.next).toMatchObject({ state: "awaiting_ci", headSha: "s1", sessionId: "x", prOpened: true });
-    expect(first.effects).toEqual([{ kind: "open_pull_request" }]);
+    expect(first.effects).toEqual([{ kind: "open_pull_request" }, { kind: "watch_ci" }]);
     const again = expectAccepted(transition(at("revising"), { ...phase, headSha: "s2" }));
-    expect(again.effects).toEqual([]);
+    expect(again.effects).toEqual([{ kind: "watch_ci" }]);
     expect(again.next.headSha).toBe("s2");
   });
 
@@ -330,6 +331,17 @@ describe("critic", () => {
     const approved = expectAccepted(transition(held.next, { type: "human_approval", by: "alice" }));
     expect(approved.next.state).toBe("merging");
     expect(approved.effects).toContainEqual({ kind: "merge" });
+  });
+
+  it("a critic that gives no valid report escalates: never read as APPROVE", () => {
+    const { next, effects } = expectAccepted(
+      transition(at("awaiting_review"), { type: "review_failed", reason: "report.verdict: invalid option" }),
+    );
+    expect(next).toMatchObject({
+      state: "escalated",
+      reason: "the critic failed: report.verdict: invalid option",
+    });
+    expect(effects.some((e) => e.kind === "merge")).toBe(false);
   });
 
   it("a duplicated approval merges once", () => {

@@ -18,6 +18,8 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, result: "green", headSha: HEAD };
     case "review":
       return { type, verdict: "APPROVE", summary: "looks right" };
+    case "review_failed":
+      return { type, reason: "no report" };
     case "pr_opened":
       return { type, number: 42 };
     case "merge_confirmed":

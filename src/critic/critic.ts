@@ -1,0 +1,53 @@
+/**
+ * Runs the critic: one forced `report` tool call through the Messages API, validated with zod. An invalid or
+ * missing report is asked for again; after that the caller escalates. It is never read as APPROVE.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import { z } from "zod";
+import { zodMessage } from "../validation.ts";
+import { CRITIC_SYSTEM, type CriticInput, criticPrompt } from "./prompt.ts";
+import { type CriticReport, reportSchema } from "./report.ts";
+
+export type CriticConfig = { apiKey: string; baseURL?: string; model: string; attempts?: number };
+
+export type CriticResult =
+  | { ok: true; report: CriticReport; usage: { inputTokens: number; outputTokens: number } }
+  | { ok: false; reason: string };
+
+const REPORT_TOOL = {
+  name: "report",
+  description: "Your review of the pull request. Call it exactly once.",
+  input_schema: z.toJSONSchema(reportSchema) as Anthropic.Tool.InputSchema,
+};
+
+export async function runCritic(config: CriticConfig, input: CriticInput): Promise<CriticResult> {
+  const client = new Anthropic({ apiKey: config.apiKey, baseURL: config.baseURL, maxRetries: 2 });
+  const attempts = config.attempts ?? 2;
+  let reason = "no attempt made";
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const message = await client.messages.create({
+      model: config.model,
+      max_tokens: 8_000,
+      system: CRITIC_SYSTEM,
+      tools: [REPORT_TOOL],
+      tool_choice: { type: "tool", name: REPORT_TOOL.name },
+      messages: [{ role: "user", content: criticPrompt(input) }],
+    });
+    const call = message.content.find((b) => b.type === "tool_use" && b.name === REPORT_TOOL.name);
+    if (call?.type !== "tool_use") {
+      reason = "the critic gave no report";
+      continue;
+    }
+    const parsed = reportSchema.safeParse(call.input);
+    if (!parsed.success) {
+      reason = `the critic's report is invalid: ${zodMessage(parsed.error)}`;
+      continue;
+    }
+    return {
+      ok: true,
+      report: parsed.data,
+      usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens },
+    };
+  }
+  return { ok: false, reason };
+}
