@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+/**
+ * conveyor-runner: claims jobs from the Conveyor Worker and runs them in git worktrees on this host.
+ * `node runner/cli.ts --config runner.json` (see `--help`). Exit codes: 0 after a clean stop (SIGTERM,
+ * SIGINT), 1 on a fatal error, 2 on a bad config.
+ */
+import { readFileSync } from "node:fs";
+import { RunnerApi } from "./api.ts";
+import { ConfigError, loadConfig, SECRET_ENV, USAGE, wantsHelp } from "./config.ts";
+import { createDriver } from "./drivers/create.ts";
+import { prepareAgentHome } from "./drivers/env.ts";
+import { DEFAULT_AUTHOR, Workspace } from "./git/workspace.ts";
+import { Holdings } from "./holdings.ts";
+import { ensureIdentity } from "./identity.ts";
+import { acquireLock } from "./lock.ts";
+import { Logger } from "./log.ts";
+import { WorkDirLayout } from "./paths.ts";
+import { Secrets } from "./redact.ts";
+import { Runner } from "./runner.ts";
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+async function main(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const config = loadConfig(argv, process.env);
+  // Read once; git and every other child process of the runner go without them.
+  for (const name of SECRET_ENV) delete process.env[name];
+
+  const secrets = new Secrets();
+  secrets.add(config.registrationToken, config.runnerToken, config.git?.token, config.anthropic.apiKey);
+  const log = new Logger({ level: config.logLevel, secrets });
+  const workspace = new Workspace({ workDir: config.workDir, credential: config.git });
+  const layout = new WorkDirLayout(workspace.workDir);
+  const release = acquireLock(layout.lockFile);
+  try {
+    const driver = createDriver(config, layout);
+    const api = new RunnerApi(config.workerUrl);
+    const identity = await ensureIdentity({
+      api,
+      file: layout.identityFile,
+      runnerToken: config.runnerToken,
+      registrationToken: config.registrationToken,
+      name: config.name,
+      version: VERSION,
+      log,
+    });
+    secrets.add(identity.token);
+    api.token = identity.token;
+    await prepareAgentHome(layout.agentHome, DEFAULT_AUTHOR);
+
+    const runner = new Runner({
+      api,
+      workspace,
+      driver,
+      holdings: new Holdings(layout.heldDir),
+      layout,
+      log,
+      secrets,
+      concurrency: config.concurrency,
+      ...(config.projects && { projects: config.projects }),
+      claimWaitMs: config.claimWaitMs,
+      shutdownGraceMs: config.shutdownGraceMs,
+    });
+    for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => runner.stop());
+    log.info("runner started", {
+      version: VERSION,
+      workDir: layout.root,
+      concurrency: config.concurrency,
+      driver: config.driver,
+    });
+    await runner.run();
+    log.info("runner stopped");
+    return 0;
+  } catch (error) {
+    log.error(error instanceof Error ? error.message : String(error));
+    return 1;
+  } finally {
+    release();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`conveyor-runner: ${message.split("\n")[0]}\n`);
+    process.exitCode = error instanceof ConfigError ? 2 : 1;
+  },
+);

@@ -1,0 +1,162 @@
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { projectIdSchema } from "../src/projects/config.ts";
+import { LOG_LEVELS } from "./log.ts";
+
+const configSchema = z
+  .strictObject({
+    workerUrl: z.url({ protocol: /^https?$/ }),
+    /** One-time token for the first start; afterwards the runner token stored in the work dir is used. */
+    registrationToken: z.string().min(16).max(200).optional(),
+    /** A runner token issued before; takes precedence over the stored one. */
+    runnerToken: z.string().min(1).optional(),
+    name: z.string().min(1).max(100).default(hostname()),
+    workDir: z
+      .string()
+      .min(1)
+      .transform((dir) => resolve(dir)),
+    concurrency: z.coerce.number().int().min(1).max(64).default(1),
+    /** Take jobs of these projects only (comma-separated in flags and the environment); default: all. */
+    projects: z
+      .preprocess(
+        (value) => (typeof value === "string" ? value.split(",").map((p) => p.trim()) : value),
+        z.array(projectIdSchema).min(1).max(100),
+      )
+      .optional(),
+    driver: z.enum(["claude", "scripted"]).default("claude"),
+    /** The scripted driver's steps (JSON, see drivers/scripted.ts). */
+    script: z
+      .string()
+      .min(1)
+      .transform((file) => resolve(file))
+      .optional(),
+    /** Push (and fetch) credential, used by the credential helper only; never in the agent's environment. */
+    git: z.strictObject({ username: z.string().min(1), token: z.string().min(1) }).optional(),
+    anthropic: z
+      .strictObject({
+        baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+        apiKey: z.string().min(1).optional(),
+        model: z.string().min(1).optional(),
+      })
+      .prefault({}),
+    logLevel: z.enum(LOG_LEVELS).default("info"),
+    /** How long running jobs may go on after SIGTERM before they are aborted. */
+    shutdownGraceMs: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(5 * 60_000),
+    claimWaitMs: z.coerce.number().int().min(0).max(25_000).default(20_000),
+  })
+  .superRefine((config, ctx) => {
+    if (config.driver === "claude" && !config.anthropic.apiKey) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["anthropic", "apiKey"],
+        message: "required by the claude driver",
+      });
+    }
+    if (config.driver === "scripted" && !config.script) {
+      ctx.addIssue({ code: "custom", path: ["script"], message: "required by the scripted driver" });
+    }
+  });
+
+export type RunnerConfig = z.infer<typeof configSchema>;
+
+/** Each setting by its config-file key, command-line flag and environment variable. */
+const SETTINGS = [
+  { key: "workerUrl", flag: "worker-url", env: "CONVEYOR_WORKER_URL" },
+  { key: "registrationToken", flag: "registration-token", env: "CONVEYOR_REGISTRATION_TOKEN", secret: true },
+  { key: "runnerToken", flag: "runner-token", env: "CONVEYOR_RUNNER_TOKEN", secret: true },
+  { key: "name", flag: "name", env: "CONVEYOR_RUNNER_NAME" },
+  { key: "workDir", flag: "work-dir", env: "CONVEYOR_WORK_DIR" },
+  { key: "concurrency", flag: "concurrency", env: "CONVEYOR_CONCURRENCY" },
+  { key: "projects", flag: "projects", env: "CONVEYOR_PROJECTS" },
+  { key: "driver", flag: "driver", env: "CONVEYOR_DRIVER" },
+  { key: "script", flag: "script", env: "CONVEYOR_SCRIPT" },
+  { key: "git.username", flag: "git-username", env: "CONVEYOR_GIT_USERNAME" },
+  { key: "git.token", flag: "git-token", env: "CONVEYOR_GIT_TOKEN", secret: true },
+  { key: "anthropic.baseUrl", flag: "anthropic-base-url", env: "ANTHROPIC_BASE_URL" },
+  { key: "anthropic.apiKey", flag: "anthropic-api-key", env: "ANTHROPIC_API_KEY", secret: true },
+  { key: "anthropic.model", flag: "anthropic-model", env: "ANTHROPIC_MODEL" },
+  { key: "logLevel", flag: "log-level", env: "CONVEYOR_LOG_LEVEL" },
+  { key: "shutdownGraceMs", flag: "shutdown-grace-ms", env: "CONVEYOR_SHUTDOWN_GRACE_MS" },
+  { key: "claimWaitMs", flag: "claim-wait-ms", env: "CONVEYOR_CLAIM_WAIT_MS" },
+] as const;
+
+/** Environment variables that carry secrets: the CLI removes them from its own environment once read. */
+export const SECRET_ENV = SETTINGS.filter((s) => "secret" in s).map((s) => s.env);
+
+export const USAGE = `usage: conveyor-runner [--config <file.json>] [--<setting> <value> ...]
+
+The config file may also be named by CONVEYOR_CONFIG. Settings (flag > environment > config file key):
+${SETTINGS.map((s) => `  --${s.flag.padEnd(20)} ${s.env.padEnd(28)} ${s.key}`).join("\n")}`;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Reads the config from a JSON file (`--config`), the environment and flags; throws a one-line `ConfigError`. */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): RunnerConfig {
+  const { values } = parseFlags(argv);
+  const file = values.config ?? env.CONVEYOR_CONFIG;
+  const raw: Record<string, unknown> = file === undefined ? {} : readConfigFile(file);
+  for (const { key, flag, env: name } of SETTINGS) {
+    const value = values[flag] ?? env[name];
+    if (value !== undefined && value !== "") setPath(raw, key, value);
+  }
+  const parsed = configSchema.safeParse(raw, {
+    error: (issue) => (issue.code === "invalid_type" && issue.input === undefined ? "required" : undefined),
+  });
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`);
+    throw new ConfigError(`invalid config: ${problems.join("; ")}`);
+  }
+  return parsed.data;
+}
+
+export function wantsHelp(argv: string[]): boolean {
+  return parseFlags(argv).values.help === true;
+}
+
+function parseFlags(argv: string[]) {
+  const options: Record<string, { type: "string" | "boolean" }> = {
+    config: { type: "string" },
+    help: { type: "boolean" },
+  };
+  for (const { flag } of SETTINGS) options[flag] = { type: "string" };
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }) as {
+      values: Record<string, string | undefined> & { help?: boolean };
+    };
+  } catch (error) {
+    throw new ConfigError((error as Error).message.split("\n")[0]);
+  }
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message.split("\n")[0]}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ConfigError(`config file ${file} must hold a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function setPath(target: Record<string, unknown>, key: string, value: string): void {
+  const [head = "", rest] = key.split(".", 2) as [string, string | undefined];
+  if (rest === undefined) {
+    target[head] = value;
+    return;
+  }
+  const inner = target[head];
+  const object = typeof inner === "object" && inner !== null ? (inner as Record<string, unknown>) : {};
+  target[head] = { ...object, [rest]: value };
+}

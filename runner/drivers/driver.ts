@@ -1,0 +1,35 @@
+import type { Job, Usage } from "../../src/runner-api/contract.ts";
+import type { Logger } from "../log.ts";
+
+/** What a driver needs to run one session of a job in its worktree. */
+export type SessionInput = {
+  job: Job;
+  /** The issue's worktree: the session's cwd. */
+  worktree: string;
+  /** Outside the worktree, cleared before the session; the agent finds it as `$CONVEYOR_PHASE_FILE`. */
+  phaseFile: string;
+  /** Aborted when the job is cancelled, its lease is lost or the runner shuts down. */
+  signal: AbortSignal;
+  log: Logger;
+  /** The branch's committed work against the default branch: the checkpoint a fresh session recovers from. */
+  diffAgainstBase(): Promise<string>;
+  /** As soon as the session id is known. */
+  onSession(sessionId: string): void;
+  /** After every session result: this session's consumption (not the transcript's running total). */
+  onUsage(sessionId: string, usage: Usage): void;
+};
+
+export type SessionResult = {
+  sessionId: string | null;
+  /** The session ended on an error (API error, turn or budget limit); the phase file may still be there. */
+  error?: { message: string; retryable: boolean };
+};
+
+/**
+ * Runs an agent session for a job. Resolves when the session ended on its own (with or without an error);
+ * rejects with `signal.reason` when the signal interrupted it, and with other errors only for failures of
+ * the driver itself.
+ */
+export interface Driver {
+  run(input: SessionInput): Promise<SessionResult>;
+}

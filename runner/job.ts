@@ -1,0 +1,167 @@
+import { mkdir, readFile, rm } from "node:fs/promises";
+import { dirname } from "node:path";
+import { parsePhaseFile } from "../src/domain/phase.ts";
+import { type Claim, issueRef, type Job } from "../src/runner-api/contract.ts";
+import type { RunnerApi } from "./api.ts";
+import type { Driver } from "./drivers/driver.ts";
+import { PushRejectedError, type Workspace } from "./git/workspace.ts";
+import type { Holdings } from "./holdings.ts";
+import { LeaseKeeper } from "./lease.ts";
+import type { Logger } from "./log.ts";
+import type { WorkDirLayout } from "./paths.ts";
+import type { Secrets } from "./redact.ts";
+import { Reporter, type ReportOutcome } from "./reporter.ts";
+
+/** Why a job stopped before its end; the abort reason of the job's signal. */
+export type StopReason = "cancelled" | "shutdown" | "lease_lost";
+
+export type JobContext = {
+  api: RunnerApi;
+  workspace: Workspace;
+  driver: Driver;
+  holdings: Holdings;
+  layout: WorkDirLayout;
+  log: Logger;
+  secrets: Secrets;
+};
+
+/**
+ * One claimed job from start to report: heartbeats for its whole life, the session in the issue's worktree,
+ * the phase it wrote, the push, and exactly one `complete` or `fail` (none once the lease is lost).
+ * `shutdown` aborts it when the runner stops; never rejects.
+ */
+export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSignal): Promise<void> {
+  const { job, leaseToken } = claim;
+  const controller = new AbortController();
+  const stop = (reason: StopReason) => {
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  const onShutdown = () => stop("shutdown");
+  const reporter = new Reporter({
+    api: ctx.api,
+    jobId: job.id,
+    leaseToken,
+    redact: (text) => ctx.secrets.redact(text),
+    onLost: () => stop("lease_lost"),
+    warn: (message, error) => ctx.log.warn(message, { job: job.id, error }),
+  });
+  const log = ctx.log.child(
+    { job: job.id, project: job.project, issue: job.issue.number, kind: job.kind, attempt: job.attempt },
+    (level, message) => reporter.log(level, message),
+  );
+  const lease = new LeaseKeeper({
+    api: ctx.api,
+    jobId: job.id,
+    leaseToken,
+    leaseExpiresAt: claim.leaseExpiresAt,
+    log,
+    onCancelled: () => stop("cancelled"),
+    onLost: () => stop("lease_lost"),
+  });
+
+  lease.start();
+  shutdown.addEventListener("abort", onShutdown, { once: true });
+  if (shutdown.aborted) onShutdown();
+  try {
+    log.info("job started");
+    const outcome =
+      job.kind === "reap" ? await reap(ctx, job) : await session(ctx, job, reporter, log, controller.signal);
+    log.info("job done", { phase: outcome.phase, reason: outcome.reason });
+    await reporter.complete(outcome);
+  } catch (error) {
+    const reason: StopReason | undefined = controller.signal.aborted ? controller.signal.reason : undefined;
+    if (reason === "lease_lost" || reporter.lost) {
+      log.warn("job abandoned: its lease is gone");
+    } else if (reason === "cancelled") {
+      log.info("job cancelled");
+      await reporter.fail("cancelled", false);
+    } else if (reason === "shutdown") {
+      log.info("job interrupted by the runner's shutdown");
+      await reporter.fail("interrupted: the runner shut down", true);
+    } else {
+      log.error("job failed", { error });
+      await reporter.fail(errorMessage(error), !(error instanceof PushRejectedError));
+    }
+  } finally {
+    lease.stop();
+    shutdown.removeEventListener("abort", onShutdown);
+  }
+}
+
+async function session(
+  ctx: JobContext,
+  job: Job,
+  reporter: Reporter,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<ReportOutcome> {
+  const { workspace } = ctx;
+  const ref = { repoKey: job.repo.fullName, issueNumber: job.issue.number };
+  await workspace.ensureMirror({ repoKey: ref.repoKey, remoteUrl: job.repo.cloneUrl });
+  const worktree = await workspace.ensureWorktree({ ...ref, baseBranch: job.repo.defaultBranch });
+  await ctx.holdings.add(issueRef(job.project, job.issue.number));
+  log.info("worktree ready", { path: worktree.path, from: worktree.from });
+  signal.throwIfAborted();
+
+  // A phase left by an earlier session must not be read as this one's.
+  const phaseFile = ctx.layout.phaseFile(job.project, job.issue.number);
+  await mkdir(dirname(phaseFile), { recursive: true });
+  await rm(phaseFile, { force: true });
+
+  const result = await ctx.driver.run({
+    job,
+    worktree: worktree.path,
+    phaseFile,
+    signal,
+    log,
+    diffAgainstBase: () => workspace.diffAgainstBase(worktree.path, job.repo.defaultBranch),
+    onSession: (sessionId) => void reporter.event({ kind: "session", sessionId, worktree: worktree.path }),
+    onUsage: (sessionId, usage) => void reporter.event({ kind: "usage", sessionId, usage }),
+  });
+  // A session that ended on its own is still reported during a shutdown; not once the job is cancelled.
+  if (signal.reason !== "shutdown") signal.throwIfAborted();
+  const sessionId = result.sessionId ?? undefined;
+  if (result.error) log.warn("session ended on an error", { error: result.error.message });
+
+  const signalled = parsePhaseFile(await readOptional(phaseFile));
+  if (signalled.kind === "dry_exit") {
+    if (result.error?.retryable) throw new Error(result.error.message);
+    return { phase: "dry_exit", sessionId, ...(result.error ? { reason: result.error.message } : {}) };
+  }
+  if (signalled.kind === "invalid") {
+    return { phase: "failed", sessionId, reason: `invalid phase file: ${JSON.stringify(signalled.line)}` };
+  }
+  const { phase, reason } = signalled;
+  const base = { phase, sessionId, branch: worktree.branch, ...(reason ? { reason } : {}) };
+  if (phase !== "awaiting_ci" && phase !== "awaiting_review") return base;
+
+  const leftovers = await workspace.commitAll(
+    worktree.path,
+    `Conveyor: uncommitted work on #${job.issue.number}`,
+  );
+  if (leftovers) log.info("committed what the session left uncommitted", { sha: leftovers });
+  const headSha = await workspace.push(ref);
+  log.info("pushed", { branch: worktree.branch, headSha });
+  await reporter.event({ kind: "pushed", branch: worktree.branch, headSha });
+  return { ...base, headSha };
+}
+
+async function reap(ctx: JobContext, job: Job): Promise<ReportOutcome> {
+  await ctx.workspace.reap({ repoKey: job.repo.fullName, issueNumber: job.issue.number });
+  await rm(ctx.layout.phaseFile(job.project, job.issue.number), { force: true });
+  await ctx.holdings.remove(issueRef(job.project, job.issue.number));
+  return { phase: "done" };
+}
+
+async function readOptional(file: string): Promise<string | null> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,90 @@
+import { backoffDelay } from "../src/domain/backoff.ts";
+import { RETRY_BACKOFF, UnauthorizedError } from "./api.ts";
+import { type JobContext, runJob } from "./job.ts";
+import { sleep } from "./sleep.ts";
+
+/** The contract's cap on `claim.holding`. */
+const MAX_HOLDING = 1_000;
+
+export type RunnerOptions = JobContext & {
+  concurrency: number;
+  /** Claim jobs of these projects only; all when absent. */
+  projects?: string[];
+  claimWaitMs: number;
+  shutdownGraceMs: number;
+};
+
+/**
+ * The main loop: one claim loop per slot, so up to `concurrency` jobs run at once and a free slot is always
+ * waiting on a long poll. `stop()` ends claiming at once, gives running jobs `shutdownGraceMs` to finish and
+ * then aborts them (they report `fail`, retryable).
+ */
+export class Runner {
+  readonly #options: RunnerOptions;
+  readonly #claiming = new AbortController();
+  readonly #jobs = new AbortController();
+  #graceTimer: NodeJS.Timeout | undefined;
+  #fatal: unknown;
+
+  constructor(options: RunnerOptions) {
+    this.#options = options;
+  }
+
+  /** Resolves when every slot has stopped; rejects if the Worker refused the runner's token. */
+  async run(): Promise<void> {
+    const slots = Array.from({ length: this.#options.concurrency }, (_, slot) => this.#slot(slot));
+    await Promise.all(slots);
+    clearTimeout(this.#graceTimer);
+    if (this.#fatal !== undefined) throw this.#fatal;
+  }
+
+  /** First call: stop claiming and start the grace period. `now` (or a second call): abort running jobs. */
+  stop(now = false): void {
+    const { log, shutdownGraceMs } = this.#options;
+    if (now || this.#claiming.signal.aborted) {
+      log.info("aborting running jobs");
+      this.#jobs.abort();
+      return;
+    }
+    log.info("stopping: no new jobs; running jobs get a grace period", { shutdownGraceMs });
+    this.#claiming.abort();
+    this.#graceTimer = setTimeout(() => this.stop(true), shutdownGraceMs);
+  }
+
+  async #slot(slot: number): Promise<void> {
+    const { api, holdings, log, claimWaitMs, projects } = this.#options;
+    const signal = this.#claiming.signal;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        const holding = holdings.list().slice(0, MAX_HOLDING);
+        const claim = await api.claim(
+          { waitMs: claimWaitMs, holding, ...(projects && { projects }) },
+          signal,
+        );
+        failures = 0;
+        if (claim) {
+          log.info("claimed", {
+            slot,
+            job: claim.job.id,
+            kind: claim.job.kind,
+            issue: claim.job.issue.number,
+          });
+          await runJob(this.#options, claim, this.#jobs.signal);
+        }
+      } catch (error) {
+        if (signal.aborted) break;
+        if (error instanceof UnauthorizedError) {
+          this.#fatal ??= new Error(`the Worker refused the runner token (${error.message})`);
+          this.stop(true);
+          this.#claiming.abort();
+          break;
+        }
+        failures++;
+        const delay = backoffDelay(failures, RETRY_BACKOFF);
+        log.warn("claim failed", { slot, error, retryInMs: delay });
+        await sleep(delay, signal);
+      }
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import { RunnerApi } from "../../../../runner/api.ts";
+import type { Driver } from "../../../../runner/drivers/driver.ts";
+import { type GitCredential, Workspace } from "../../../../runner/git/workspace.ts";
+import { Holdings } from "../../../../runner/holdings.ts";
+import type { JobContext } from "../../../../runner/job.ts";
+import { Logger } from "../../../../runner/log.ts";
+import { WorkDirLayout } from "../../../../runner/paths.ts";
+import { Secrets } from "../../../../runner/redact.ts";
+import type { Job } from "../../../../src/runner-api/contract.ts";
+
+export const REPO = "acme/widgets";
+
+export function makeJob(overrides: Partial<Job> & { id: string; cloneUrl: string }): Job {
+  const { id, cloneUrl, ...rest } = overrides;
+  const number = rest.issue?.number ?? 7;
+  return {
+    id,
+    kind: "implement",
+    attempt: 1,
+    project: "demo",
+    issue: { number, title: "Add a greeting", body: "Please add greeting.txt saying hello." },
+    repo: { fullName: REPO, cloneUrl, defaultBranch: "main" },
+    branch: `conveyor/${number}`,
+    iteration: 1,
+    sessionId: null,
+    instructions: null,
+    budget: { maxTurns: 20, usdRemaining: 10 },
+    ...rest,
+  };
+}
+
+export type TestContext = JobContext & { lines: Record<string, unknown>[] };
+
+/** A job context on `workDir` talking to `workerUrl` with `token`; log lines are kept in `lines`. */
+export function jobContext(options: {
+  workDir: string;
+  workerUrl: string;
+  token: string;
+  driver: (layout: WorkDirLayout) => Driver;
+  credential?: GitCredential;
+  secrets?: string[];
+}): TestContext {
+  const workspace = new Workspace({ workDir: options.workDir, credential: options.credential });
+  const layout = new WorkDirLayout(workspace.workDir);
+  const secrets = new Secrets();
+  secrets.add(options.token, ...(options.secrets ?? []));
+  const lines: Record<string, unknown>[] = [];
+  return {
+    api: new RunnerApi(options.workerUrl, options.token),
+    workspace,
+    driver: options.driver(layout),
+    holdings: new Holdings(layout.heldDir),
+    layout,
+    log: new Logger({
+      level: "debug",
+      secrets,
+      write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>),
+    }),
+    secrets,
+    lines,
+  };
+}
+
+export function agentEnvSettings(
+  layout: WorkDirLayout,
+  anthropic: { baseUrl?: string; apiKey?: string } = {},
+) {
+  return { home: layout.agentHome, claudeConfigDir: layout.claudeConfigDir, anthropic };
+}

@@ -1,0 +1,22 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+
+export type RunnerProcess = { process: ChildProcess; lines: string[]; exit: Promise<number | null> };
+
+/** `node runner/cli.ts --config <file>` as a child process, its stderr (JSON log lines) kept in `lines`. */
+export function startRunner(configFile: string): RunnerProcess {
+  const child = spawn(process.execPath, ["runner/cli.ts", "--config", configFile], {
+    cwd: join(import.meta.dirname, "../../../.."),
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const lines: string[] = [];
+  let partial = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    const text = partial + chunk.toString("utf8");
+    const complete = text.split("\n");
+    partial = complete.pop() ?? "";
+    lines.push(...complete);
+  });
+  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { process: child, lines, exit };
+}
