@@ -19,20 +19,26 @@ export default defineConfig(async () => {
       projects: [
         {
           plugins: [
-            cloudflareTest({
+            cloudflareTest(({ inject }) => ({
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
                 bindings: {
+                  // The critic talks to the Messages-API stand-in that test/worker/global-setup.ts starts.
+                  ANTHROPIC_BASE_URL: inject("services").modelUrl,
+                  ANTHROPIC_API_KEY: "test-key",
                   TEST_MIGRATIONS: migrations,
                   WEBHOOK_FIXTURES: webhookFixtures,
                   CONVEYOR_ADMIN_TOKEN: "test-admin-token",
                   CONVEYOR_SECRETS_KEY: "iTXhRXylyfEooJdlomoGr0kun+hzmNDYN/lst96dk+0=",
                 },
               },
-            }),
+            })),
           ],
           test: {
             name: "worker",
+            // Review-loop tests wait for real CI runs and the outbox's backoff.
+            testTimeout: 30_000,
+            globalSetup: ["test/worker/global-setup.ts"],
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["test/worker/setup.ts"],
           },

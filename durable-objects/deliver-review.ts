@@ -14,7 +14,7 @@ import type { Project } from "../src/projects/store.ts";
 import { commentOnce, forgeOf } from "./deliver-forge.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
 
-export const DEFAULT_CRITIC_MODEL = "claude-sonnet-4-5";
+export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
 
 /** Thrown while CI runs: the outbox retries with backoff, which is the polling schedule. */
 export class CiPending extends Error {}

@@ -1,0 +1,119 @@
+/**
+ * The Node-side services workerd tests need (a local forge, the Messages-API stand-in) and a small control
+ * API over HTTP, since tests inside workerd can neither spawn git nor call into Node objects.
+ */
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { type LocalForge, startLocalForge } from "../forge/index.ts";
+import { type ModelStandIn, startModelStandIn } from "../model/server.ts";
+import { CriticScript } from "./critic-script.ts";
+import { pushFiles } from "./git-push.ts";
+
+export type Services = {
+  forgeUrl: string;
+  forgeApiUrl: string;
+  /** Conveyor's forge account: admin of every repository the control API creates. */
+  conveyorToken: string;
+  modelUrl: string;
+  controlUrl: string;
+};
+
+const files = z.record(z.string(), z.string());
+const schemas = {
+  repo: z.object({ name: z.string(), files }),
+  push: z.object({ repo: z.string(), branch: z.string(), files, message: z.string().default("change") }),
+  user: z.object({
+    repo: z.string(),
+    login: z.string(),
+    level: z.enum(["admin", "write", "read"]).nullable(),
+  }),
+  critic: z.object({
+    key: z.string(),
+    answers: z.array(z.union([z.object({ report: z.unknown() }), z.object({ text: z.string() })])),
+  }),
+  pull: z.object({ repo: z.string(), number: z.number() }),
+};
+
+export async function startServices(): Promise<{ services: Services; stop(): Promise<void> }> {
+  const dataDir = await mkdtemp(join(tmpdir(), "conveyor-services-"));
+  const forge: LocalForge = await startLocalForge({ dataDir });
+  const conveyor = forge.createUser("conveyor");
+  const critic = new CriticScript();
+  const model: ModelStandIn = await startModelStandIn({ script: (req) => critic.turn(req) });
+
+  const actions: Record<string, (body: unknown) => Promise<unknown>> = {
+    repo: async (body) => {
+      const { name, files: seed } = schemas.repo.parse(body);
+      const repo = await forge.createRepo({ owner: "acme", name, seed: { files: seed } });
+      forge.addCollaborator(repo.fullName, conveyor.login, "admin");
+      return repo;
+    },
+    push: async (body) => {
+      const { repo, branch, files: changed, message } = schemas.push.parse(body);
+      const sha = await pushFiles({
+        cloneUrl: forge.cloneUrl(repo, forge.admin.token),
+        branch,
+        base: "main",
+        files: changed,
+        message,
+      });
+      await forge.settled();
+      return { sha };
+    },
+    user: async (body) => {
+      const { repo, login, level } = schemas.user.parse(body);
+      const user = forge.createUser(login);
+      if (level) forge.addCollaborator(repo, login, level);
+      return user;
+    },
+    critic: async (body) => {
+      const { key, answers } = schemas.critic.parse(body);
+      critic.enqueue(key, answers);
+      return { queued: answers.length };
+    },
+    settled: async () => {
+      await forge.settled();
+      return { ok: true };
+    },
+    requests: async () => model.requests.length,
+  };
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", async () => {
+      const action = actions[(req.url ?? "").replace(/^\//, "")];
+      try {
+        if (!action) throw new Error(`no control action ${req.url}`);
+        const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : {};
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(await action(body)));
+      } catch (error) {
+        res
+          .writeHead(500, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: String(error) }));
+      }
+    });
+  });
+  await new Promise<void>((ready) => server.listen(0, "127.0.0.1", ready));
+  const { port } = server.address() as AddressInfo;
+  return {
+    services: {
+      forgeUrl: forge.url,
+      forgeApiUrl: forge.apiUrl,
+      conveyorToken: conveyor.token,
+      modelUrl: model.url,
+      controlUrl: `http://127.0.0.1:${port}`,
+    },
+    stop: async () => {
+      await new Promise((r) => server.close(r));
+      await model.close();
+      await forge.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

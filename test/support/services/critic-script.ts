@@ -1,0 +1,38 @@
+/**
+ * Critic answers for the Messages-API stand-in, queued per issue: a test says what the critic answers for
+ * `<repo>#<n>` (a report, a malformed report, no tool call), one answer per critic request, in order.
+ */
+import type { ScriptRequest, Turn } from "../model/script.ts";
+
+export type CriticAnswer = { report: unknown } | { text: string };
+
+export class CriticScript {
+  private readonly queues = new Map<string, CriticAnswer[]>();
+
+  enqueue(key: string, answers: CriticAnswer[]): void {
+    this.queues.set(key, [...(this.queues.get(key) ?? []), ...answers]);
+  }
+
+  /** The next answer for the issue this request reviews; the last answer repeats once the queue runs dry. */
+  turn(req: ScriptRequest): Turn {
+    const repo = /^Repository: (\S+)$/m.exec(req.lastUserText)?.[1];
+    const number = /<issue number="(\d+)"/.exec(req.lastUserText)?.[1];
+    const queue = this.queues.get(`${repo}#${number}`);
+    if (!queue || queue.length === 0) {
+      return {
+        error: { status: 500, type: "api_error", message: `no critic answer queued for ${repo}#${number}` },
+      };
+    }
+    const answer = (queue.length > 1 ? queue.shift() : queue[0]) as CriticAnswer;
+    if ("text" in answer) return { content: [{ type: "text", text: answer.text }] };
+    return {
+      content: [
+        {
+          type: "tool_use",
+          name: req.forcedTool ?? "report",
+          input: answer.report as Record<string, unknown>,
+        },
+      ],
+    };
+  }
+}

@@ -1,0 +1,52 @@
+/** Commits files onto a branch of a forge repository and pushes it, as a runner would: real git. */
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export async function pushFiles(options: {
+  cloneUrl: string;
+  branch: string;
+  base: string;
+  files: Record<string, string>;
+  message: string;
+}): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "conveyor-push-"));
+  const git = (...args: string[]) =>
+    run("git", args, {
+      cwd: dir,
+      env: {
+        ...process.env,
+        GIT_CONFIG_NOSYSTEM: "1",
+        GIT_CONFIG_GLOBAL: "/dev/null",
+        GIT_AUTHOR_NAME: "Agent",
+        GIT_AUTHOR_EMAIL: "agent@localhost",
+        GIT_COMMITTER_NAME: "Agent",
+        GIT_COMMITTER_EMAIL: "agent@localhost",
+      },
+    });
+  try {
+    await git("clone", "--quiet", options.cloneUrl, ".");
+    const remoteBranch = await git("ls-remote", "--heads", "origin", options.branch);
+    await git(
+      "checkout",
+      "--quiet",
+      "-B",
+      options.branch,
+      remoteBranch.stdout.trim() ? `origin/${options.branch}` : `origin/${options.base}`,
+    );
+    for (const [path, content] of Object.entries(options.files)) {
+      await mkdir(dirname(join(dir, path)), { recursive: true });
+      await writeFile(join(dir, path), content);
+    }
+    await git("add", "--all");
+    await git("commit", "--quiet", "-m", options.message);
+    await git("push", "--quiet", "origin", `HEAD:refs/heads/${options.branch}`);
+    return (await git("rev-parse", "HEAD")).stdout.trim();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,14 @@
+import type { TestProject } from "vitest/node";
+import { type Services, startServices } from "../support/services/control.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    services: Services;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const { services, stop } = await startServices();
+  project.provide("services", services);
+  return stop;
+}

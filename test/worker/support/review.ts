@@ -1,0 +1,119 @@
+/**
+ * The review loop against real parts: a local forge (its CI runs the branch's ci.sh), the Messages-API
+ * stand-in as the critic, and the Worker's own Durable Objects. Node-side actions go through the control API
+ * of test/support/services.
+ */
+import { env } from "cloudflare:test";
+import { expect, inject } from "vitest";
+import type { IssueView } from "../../../durable-objects/issue-do.ts";
+import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
+import { createForgeClient, type ForgeClient } from "../../../src/forge/client/index.ts";
+import { issueStub } from "../../../src/issue-stub.ts";
+import { type ProjectSettings, settingsSchema } from "../../../src/projects/config.ts";
+import { freshProject, registerProject } from "./webhooks.ts";
+
+export const services = inject("services");
+
+export async function control<T>(action: string, body: unknown = {}): Promise<T> {
+  const res = await fetch(`${services.controlUrl}/${action}`, { method: "POST", body: JSON.stringify(body) });
+  const answer = (await res.json()) as T & { error?: string };
+  if (!res.ok) throw new Error(`control ${action}: ${answer.error}`);
+  return answer;
+}
+
+export const GREEN_CI = "echo all tests pass\n";
+export const RED_CI = "echo '1 test failed: parser.test.ts'\nexit 1\n";
+
+export type Loop = { project: string; repo: string; forge: ForgeClient; settings: ProjectSettings };
+
+/** A repository on the local forge and a project for it, registered through the operator API. */
+export async function loopProject(name: string, settings: object = {}): Promise<Loop> {
+  const project = freshProject(name);
+  const { fullName } = await control<{ fullName: string }>("repo", {
+    name: project,
+    files: { "README.md": "# demo\n", "ci.sh": GREEN_CI },
+  });
+  await registerProject(project, "forgejo", fullName, {
+    apiUrl: services.forgeApiUrl,
+    forgeToken: services.conveyorToken,
+    ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*" },
+    ...settings,
+  });
+  const forge = createForgeClient({
+    forge: "forgejo",
+    apiUrl: services.forgeApiUrl,
+    repo: fullName,
+    token: services.conveyorToken,
+  });
+  return { project, repo: fullName, forge, settings: settingsSchema.parse(settings) };
+}
+
+export const push = (loop: Loop, number: number, files: Record<string, string>) =>
+  control<{ sha: string }>("push", { repo: loop.repo, branch: `conveyor/${number}`, files }).then(
+    (r) => r.sha,
+  );
+
+export const critic = (loop: Loop, number: number, answers: unknown[]) =>
+  control("critic", { key: `${loop.repo}#${number}`, answers });
+
+let seq = 0;
+export async function send(loop: Loop, number: number, event: LifecycleEvent) {
+  const result = await issueStub(env, loop.project, number).apply({
+    id: `test-${seq++}`,
+    project: loop.project,
+    number,
+    cause: { kind: "system", id: "test" },
+    event,
+    // What the hook route and cron send along from the project's settings.
+    limits: { maxCiFixes: loop.settings.maxCiFixes, maxCriticIterations: loop.settings.maxCriticIterations },
+  });
+  expect(result.outcome, "reason" in result ? (result.reason ?? "") : "").toBe("applied");
+}
+
+/** Drives the issue's outbox (forge calls, CI polling, the critic) until `done` holds or time runs out. */
+export async function until(
+  loop: Loop,
+  number: number,
+  done: (view: IssueView) => boolean,
+  timeoutMs = 20_000,
+) {
+  const stub = issueStub(env, loop.project, number);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await stub.drain();
+    const view = await stub.view();
+    if (view && done(view)) return view;
+    if (Date.now() > deadline)
+      throw new Error(`timed out in ${view?.state}: ${JSON.stringify(view?.outbox)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A forge issue with the backlog label, taken through a first session that pushes `files`. */
+export async function firstPush(loop: Loop, files: Record<string, string>, title = "Add the parser") {
+  const { number } = await loop.forge.createIssue({ title, body: "Parse the input.", labels: ["backlog"] });
+  const sha = await push(loop, number, files);
+  await send(loop, number, { type: "triage", blockers: [] });
+  await send(loop, number, { type: "dispatched", jobId: `job-${number}-1`, runnerId: "runner-1" });
+  await send(loop, number, {
+    type: "phase",
+    phase: "awaiting_ci",
+    headSha: sha,
+    branch: `conveyor/${number}`,
+    sessionId: `sess-${number}`,
+  });
+  return { number, sha };
+}
+
+export const report = (verdict: string, summary: string, findings: object[] = []) => ({
+  report: { verdict, summary, findings },
+});
+
+export const finding = (comment: string, extra: object = {}) => ({
+  severity: "major",
+  file: "src/parser.ts",
+  line: 3,
+  comment,
+  inScope: true,
+  ...extra,
+});
