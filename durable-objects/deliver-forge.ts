@@ -5,6 +5,7 @@
 import type { Effect, LabelRole } from "../src/domain/lifecycle.ts";
 import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
+import { commentOnce } from "../src/forge/comment-once.ts";
 import { regateDependents } from "../src/projects/dispatch.ts";
 import { mirroredIssues, setMirroredState } from "../src/projects/mirror.ts";
 import { forgeClientFor, lazyForges, loadProject, type Project } from "../src/projects/store.ts";
@@ -25,14 +26,6 @@ const LABEL_SETTING = {
 } as const satisfies Record<LabelRole, string>;
 
 const labelName = (project: Project, role: LabelRole) => project.settings.labels[LABEL_SETTING[role]];
-
-/** Comments carry their effect key, so a retry after a lost response finds the first post instead of adding one. */
-export async function commentOnce(forge: ForgeClient, number: number, key: string, body: string) {
-  const marker = `<!-- conveyor:${key} -->`;
-  const existing = await forge.listComments(number);
-  if (existing.some((c) => c.body.includes(marker))) return;
-  await forge.comment(number, `${body}\n\n${marker}`);
-}
 
 async function escalationText(ctx: EffectContext, effect: Extract<Effect, { kind: "notify_human" }>) {
   const { issue } = ctx;

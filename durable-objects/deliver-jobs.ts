@@ -6,22 +6,19 @@ import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { forgeIssues } from "../src/db/schema.ts";
 import { projectStub } from "../src/project-stub.ts";
+import { budgetLimits } from "../src/projects/config.ts";
 import { loadProject } from "../src/projects/store.ts";
-import { issueCostUsd } from "../src/usage/cost.ts";
 import type { Deliverers } from "./effects.ts";
 
 export const JOB_DELIVERERS: Deliverers = {
   enqueue_job: async (effect, { env, key, issue }) => {
     const project = await loadProject(env, issue.project);
     if (!project) throw new Error(`project ${issue.project} is not registered`);
-    const [text, spentUsd] = await Promise.all([
-      drizzle(env.DB)
-        .select({ title: forgeIssues.title, body: forgeIssues.body })
-        .from(forgeIssues)
-        .where(and(eq(forgeIssues.projectId, project.id), eq(forgeIssues.number, issue.number)))
-        .get(),
-      issueCostUsd(env, project.id, issue.number),
-    ]);
+    const text = await drizzle(env.DB)
+      .select({ title: forgeIssues.title, body: forgeIssues.body })
+      .from(forgeIssues)
+      .where(and(eq(forgeIssues.projectId, project.id), eq(forgeIssues.number, issue.number)))
+      .get();
     const { settings } = project;
     await projectStub(env, project.id).enqueue({
       key,
@@ -35,12 +32,10 @@ export const JOB_DELIVERERS: Deliverers = {
         iteration: effect.job === "implement" ? issue.iteration + 1 : issue.iteration,
         sessionId: issue.sessionId,
         instructions: effect.detail ?? null,
-        budget: {
-          maxTurns: settings.maxTurnsPerSession,
-          usdRemaining: Math.max(0, settings.issueBudgetUsd - spentUsd),
-        },
+        // Recomputed from the issue's spend when the job is leased.
+        budget: { maxTurns: settings.maxTurnsPerSession, usdRemaining: settings.issueBudgetUsd },
       },
-      policy: { parallel: settings.parallel, ...settings.jobs },
+      policy: { parallel: settings.parallel, ...settings.jobs, budget: budgetLimits(settings) },
     });
     return undefined;
   },

@@ -9,9 +9,10 @@ import { combinedVerdict } from "../src/domain/ci-verdict.ts";
 import { changedFiles, protectedFiles } from "../src/domain/protected-paths.ts";
 import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
+import { commentOnce } from "../src/forge/comment-once.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
 import type { Project } from "../src/projects/store.ts";
-import { commentOnce, forgeOf } from "./deliver-forge.ts";
+import { forgeOf } from "./deliver-forge.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
 
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";

@@ -3,6 +3,7 @@
  * for a while, finished ones, which keep re-delivered enqueues and late runner calls answerable). Its outbox
  * is `outbox.ts`.
  */
+import type { BudgetLimits, Spend } from "../src/domain/budget.ts";
 import type { OpenJob, QueuePolicy } from "../src/domain/job-queue.ts";
 import type { Job } from "../src/runner-api/contract.ts";
 
@@ -37,7 +38,19 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status) WHERE status IN ('queued', 'leased');
 CREATE INDEX IF NOT EXISTS jobs_by_issue ON jobs (number, leased_at);
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed', 'cancelled');
+CREATE TABLE IF NOT EXISTS spend (
+  usage_id TEXT PRIMARY KEY,
+  number INTEGER NOT NULL,
+  day TEXT NOT NULL,
+  usd REAL NOT NULL,
+  turns INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS spend_by_issue ON spend (number);
+CREATE INDEX IF NOT EXISTS spend_by_day ON spend (day);
 `;
+
+/** The project's settings the queue applies: dispatch and budgets. */
+export type ProjectPolicy = QueuePolicy & { budget: BudgetLimits };
 
 export type JobStatus = "queued" | "leased" | "done" | "failed" | "cancelled";
 
@@ -70,18 +83,48 @@ export class JobStore {
     sql.exec(SCHEMA);
   }
 
-  meta(): { project: string; policy: QueuePolicy } | null {
+  meta(): { project: string; policy: ProjectPolicy } | null {
     const row = this.sql.exec<{ project: string; policy: string }>("SELECT * FROM meta").toArray()[0];
     return row ? { project: row.project, policy: JSON.parse(row.policy) } : null;
   }
 
-  saveMeta(project: string, policy: QueuePolicy): void {
+  saveMeta(project: string, policy: ProjectPolicy): void {
     this.sql.exec(
       `INSERT INTO meta (id, project, policy) VALUES (1, ?, ?)
        ON CONFLICT (id) DO UPDATE SET policy = excluded.policy`,
       project,
       JSON.stringify(policy),
     );
+  }
+
+  /** Records one usage report; a re-sent report (same id) replaces its figures instead of adding to them. */
+  recordSpend(usageId: string, number: number, day: string, spend: Spend): void {
+    this.sql.exec(
+      `INSERT INTO spend (usage_id, number, day, usd, turns) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (usage_id) DO UPDATE SET usd = excluded.usd, turns = excluded.turns`,
+      usageId,
+      number,
+      day,
+      spend.usd,
+      spend.turns,
+    );
+  }
+
+  issueSpend(number: number): Spend {
+    const row = this.sql
+      .exec<{ usd: number | null; turns: number | null }>(
+        "SELECT SUM(usd) AS usd, SUM(turns) AS turns FROM spend WHERE number = ?",
+        number,
+      )
+      .toArray()[0];
+    return { usd: row?.usd ?? 0, turns: row?.turns ?? 0 };
+  }
+
+  daySpendUsd(day: string): number {
+    const row = this.sql
+      .exec<{ usd: number | null }>("SELECT SUM(usd) AS usd FROM spend WHERE day = ?", day)
+      .toArray()[0];
+    return row?.usd ?? 0;
   }
 
   byId(id: string): StoredJob | null {

@@ -6,13 +6,13 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { randomToken } from "../src/crypto/tokens.ts";
+import { dailyCapReached, issueBudgetExceeded, sessionBudget, utcDay } from "../src/domain/budget.ts";
 import {
   afterLostLease,
   enqueueAffinity,
   expiredLeases,
   isSession,
   nextDeadline,
-  type QueuePolicy,
   selectJob,
 } from "../src/domain/job-queue.ts";
 import type { LifecycleEvent } from "../src/domain/lifecycle.ts";
@@ -22,7 +22,7 @@ import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
-import { type JobSpec, JobStore, type StoredJob } from "./job-store.ts";
+import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./job-store.ts";
 import { deliverInOrder, Outbox } from "./outbox.ts";
 
 const D1_BATCH = 50;
@@ -36,7 +36,7 @@ export type EnqueueRequest = {
   /** The IssueDO effect key: the same key enqueues once, however often it is delivered. */
   key: string;
   spec: JobSpec;
-  policy: QueuePolicy;
+  policy: ProjectPolicy;
 };
 
 /** Why a runner's call about a job was refused; the HTTP status it maps to. */
@@ -159,9 +159,19 @@ export class ProjectDO extends DurableObject<Env> {
             job = { ...job, sessionId: event.sessionId };
             this.outbox.enqueue(CHANNELS.d1, sessionRecord(project, job, runnerId, event, now), now);
             break;
-          case "usage":
-            this.outbox.enqueue(CHANNELS.d1, usageRecord(project, job, event, now), now);
+          case "usage": {
+            const record = usageRecord(project, job, event, now);
+            this.outbox.enqueue(CHANNELS.d1, record, now);
+            this.store.recordSpend(record.row.id, job.number, utcDay(now), event.usage);
+            const over = issueBudgetExceeded(this.store.issueSpend(job.number), fenced.policy.budget);
+            if (over) {
+              this.recordIssueEvent(project, job, `budget:${record.row.id}`, now, {
+                type: "budget_exceeded",
+                reason: over,
+              });
+            }
             break;
+          }
           case "pushed":
             job = { ...job, branch: event.branch, headSha: event.headSha };
             break;
@@ -249,6 +259,13 @@ export class ProjectDO extends DurableObject<Env> {
     return this.store.recent(limit).map(({ seq: _, key: _k, spec: _s, leaseToken: _t, ...job }) => job);
   }
 
+  /** Whether sessions are being dispatched, and today's spend. */
+  dispatchStatus(): { paused: string | null; spentTodayUsd: number } {
+    const meta = this.store.meta();
+    const spentTodayUsd = this.store.daySpendUsd(utcDay(Date.now()));
+    return { paused: meta ? dailyCapReached(spentTodayUsd, meta.policy.budget) : null, spentTodayUsd };
+  }
+
   /** Delivers whatever is due now; resolves when that attempt (or the one already running) ends. */
   async drain(): Promise<void> {
     await this.flush();
@@ -272,7 +289,12 @@ export class ProjectDO extends DurableObject<Env> {
     const held = new Set(
       holding.filter((ref) => ref.startsWith(prefix)).map((ref) => Number(ref.slice(prefix.length))),
     );
-    return selectJob(this.store.open(), { runnerId, holding: held }, now, meta.policy.parallel);
+    // Past the daily cap no session starts (work already leased finishes; reaps still run).
+    const paused = dailyCapReached(this.store.daySpendUsd(utcDay(now)), meta.policy.budget) !== null;
+    const open = this.store
+      .open()
+      .filter((job) => !paused || job.status === "leased" || !isSession(job.kind));
+    return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
   }
 
   private lease(runnerId: string, holding: readonly string[]): Claim | null {
@@ -302,7 +324,9 @@ export class ProjectDO extends DurableObject<Env> {
           runnerId,
         });
       }
-      return { job: { ...job.spec, id: job.id, attempt: job.attempt }, leaseToken, leaseExpiresAt };
+      // The budget is what the issue has left now, not when the job was enqueued.
+      const budget = sessionBudget(this.store.issueSpend(job.number), meta.policy.budget);
+      return { job: { ...job.spec, budget, id: job.id, attempt: job.attempt }, leaseToken, leaseExpiresAt };
     });
   }
 
@@ -335,7 +359,13 @@ export class ProjectDO extends DurableObject<Env> {
     this.wake();
   }
 
-  private loseLease(project: string, job: StoredJob, cause: string, now: number, policy: QueuePolicy): void {
+  private loseLease(
+    project: string,
+    job: StoredJob,
+    cause: string,
+    now: number,
+    policy: ProjectPolicy,
+  ): void {
     const next = afterLostLease(job, cause, now, policy);
     if (next.action !== "requeue") {
       this.end(project, job, next.action === "fail" ? next.reason : null, now);
@@ -495,7 +525,7 @@ function usageRecord(
   job: StoredJob,
   event: Extract<RunnerEvent, { kind: "usage" }>,
   now: number,
-): JobRecord {
+): Extract<JobRecord, { table: "usage" }> {
   const { usage } = event;
   return {
     table: "usage",
@@ -511,6 +541,7 @@ function usageRecord(
       cacheReadTokens: usage.cacheReadTokens,
       cacheWriteTokens: usage.cacheWriteTokens,
       usd: usage.usd,
+      turns: usage.turns,
       at: now,
     },
   };

@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { SecretsKeyError } from "../crypto/secrets.ts";
 import type { Env } from "../env.ts";
+import { projectStub } from "../project-stub.ts";
 import { forgetProject } from "../projects/cache.ts";
 import { projectIdSchema, registrationSchema } from "../projects/config.ts";
 import { deleteProject, listProjects, loadProject, saveProject } from "../projects/store.ts";
@@ -34,7 +35,8 @@ projectRoutes.get("/:project", async (c) => {
   const id = projectIdSchema.safeParse(c.req.param("project"));
   if (!id.success) return jsonError(c, 400, zodMessage(id.error));
   const project = await loadProject(c.env, id.data);
-  return project ? c.json(project) : jsonError(c, 404, `project ${id.data} is not registered`);
+  if (!project) return jsonError(c, 404, `project ${id.data} is not registered`);
+  return c.json({ ...project, dispatch: await projectStub(c.env, id.data).dispatchStatus() });
 });
 
 projectRoutes.delete("/:project", async (c) => {

@@ -1,4 +1,5 @@
 /** What a forge event means for Conveyor: mirror updates and lifecycle events. No decisions here. */
+import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { ForgeEvent, IssueEvent, PullRequestEvent } from "../forge/webhooks/events.ts";
 import { regateDependents, triage } from "../projects/dispatch.ts";
@@ -6,6 +7,7 @@ import { toMirrored } from "../projects/gate.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { lifecycleStates, mirrorIssue } from "../projects/mirror.ts";
 import { lazyForges, type Project } from "../projects/store.ts";
+import { routeComment, wantsAbandon } from "./route-comment.ts";
 
 export type Routed = { kind: "routed"; events: number } | { kind: "ignored"; reason: string };
 
@@ -16,6 +18,8 @@ export async function routeEvent(env: Env, project: Project, event: ForgeEvent, 
       return routeIssue(env, project, event, key, cause);
     case "pull_request":
       return routePullRequest(env, project, event, key, cause);
+    case "comment":
+      return routeComment(env, project, event, key, cause);
     default:
       return { kind: "ignored", reason: `${event.type} events are not acted on yet` } satisfies Routed;
   }
@@ -32,6 +36,14 @@ async function routeIssue(
   const state = await mirrorIssue(env, project.id, issue);
   const forges = lazyForges(env, project);
   let events = 0;
+  const live = state !== undefined && !TERMINAL_STATES.includes(state as State);
+  if (live && wantsAbandon(issue.labels) && event.action !== "opened") {
+    await sendEvent(env, project, issue.number, `${key}:abandon`, cause, {
+      type: "abandon",
+      by: event.sender,
+    });
+    return { kind: "routed", events: 1 };
+  }
   if (issue.state === "closed") {
     if (state !== undefined) {
       await sendEvent(env, project, issue.number, `${key}:closed`, cause, { type: "issue_closed" });
@@ -53,10 +65,11 @@ async function routePullRequest(
   key: string,
   cause: Cause,
 ): Promise<Routed> {
-  if (event.action !== "closed" && event.action !== "merged") {
+  const opened = event.action === "opened" || event.action === "reopened";
+  if (!opened && event.action !== "closed" && event.action !== "merged") {
     return { kind: "ignored", reason: `pull_request ${event.action} needs no action` };
   }
-  const { linkedIssues, merged, headSha } = event.pullRequest;
+  const { linkedIssues, merged, headSha, number: pull } = event.pullRequest;
   const states = await lifecycleStates(env, project.id, linkedIssues);
   let events = 0;
   for (const number of linkedIssues.filter((n) => states.has(n))) {
@@ -66,7 +79,12 @@ async function routePullRequest(
       number,
       `${key}:pr:${number}`,
       cause,
-      merged ? { type: "merge_confirmed", sha: headSha } : { type: "pr_closed" },
+      // An opened pull request's number reaches the issue even when the answer to Conveyor's own create was lost.
+      opened
+        ? { type: "pr_opened", number: pull }
+        : merged
+          ? { type: "merge_confirmed", sha: headSha }
+          : { type: "pr_closed" },
     );
     events++;
   }

@@ -1,5 +1,6 @@
 /** A project's registration: what the operator sends (`PUT /api/v1/projects/:project`) and its defaults. */
 import { z } from "zod";
+import type { BudgetLimits } from "../domain/budget.ts";
 import { DEFAULT_PROTECTED_PATHS } from "../domain/protected-paths.ts";
 
 export const PROJECT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -89,3 +90,10 @@ export function defaultCloneUrl(forge: ProjectRegistration["forge"], apiUrl: str
   const base = api.pathname.replace(/\/api\/v1\/?$/, "").replace(/\/$/, "");
   return `${api.protocol}//${api.host}${base}/${repo}.git`;
 }
+
+export const budgetLimits = (settings: ProjectSettings): BudgetLimits => ({
+  issueUsd: settings.issueBudgetUsd,
+  issueTurns: settings.issueTurnBudget,
+  sessionTurns: settings.maxTurnsPerSession,
+  dailyUsd: settings.dailyBudgetUsd,
+});

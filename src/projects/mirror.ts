@@ -106,3 +106,13 @@ export async function lifecycleStates(
     .all();
   return new Map(rows.map((r) => [r.number, r.state]));
 }
+
+/** The issue whose pull request this is, from the D1 index. */
+export async function issueOfPull(env: Env, projectId: string, pull: number): Promise<number | null> {
+  const row = await drizzle(env.DB)
+    .select({ number: issues.number })
+    .from(issues)
+    .where(and(eq(issues.projectId, projectId), eq(issues.prNumber, pull)))
+    .get();
+  return row?.number ?? null;
+}

@@ -8,6 +8,7 @@ import {
   cancelJobs,
   claim,
   complete,
+  drain,
   enqueue,
   heartbeat,
   issueView,
@@ -17,34 +18,14 @@ import {
   type Runner,
   seedForgeIssue,
   seedProject,
+  setup,
+  taken,
+  triaged,
 } from "./support/jobs.ts";
 import { freshProject } from "./support/webhooks.ts";
 
 const HEAD = "abc1234";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A project with fresh runners; D1 and Durable Object storage are shared across tests. */
-async function setup(name: string, settings: object = {}, runners = 2) {
-  const project = freshProject(name);
-  await seedProject(project, settings);
-  const all: Runner[] = [];
-  for (let i = 0; i < runners; i++) all.push(await newRunner(`${name}-${i}`));
-  return { project, runners: all };
-}
-
-/** The issue enters the backlog through its IssueDO, whose enqueue_job effect reaches the ProjectDO. */
-async function triaged(project: string, number: number) {
-  const issue = issueStub(env, project, number);
-  await issue.apply({
-    id: `triage-${number}`,
-    project,
-    number,
-    cause: { kind: "system", id: "test" },
-    event: { type: "triage", blockers: [] },
-  });
-  await issue.drain();
-  return issue;
-}
 
 const implement = (project: string, number: number) =>
   enqueue(
@@ -53,19 +34,11 @@ const implement = (project: string, number: number) =>
     `${project}#${number}:1:0`,
   );
 
-/** Delivers the ProjectDO's outbox (issue events, D1 rows) now, as its alarm would. */
-const drain = (project: string) => projectStub(env, project).drain();
-
 async function job(project: string, id: string) {
   const found = (await jobsOf(project)).find((j) => j.id === id);
   if (!found) throw new Error(`no job ${id}`);
   return found;
 }
-
-const taken = (claimed: Claim | null) => {
-  if (!claimed) throw new Error("expected a job");
-  return claimed;
-};
 
 describe("end to end", () => {
   it("IssueDO triage → enqueue_job → ProjectDO → claim → running → complete → awaiting_ci", async () => {

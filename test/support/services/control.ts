@@ -67,7 +67,7 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
     },
     user: async (body) => {
       const { repo, login, level } = schemas.user.parse(body);
-      const user = forge.createUser(login);
+      const user = existingOrNew(forge, login);
       if (level) forge.addCollaborator(repo, login, level);
       return user;
     },
@@ -91,7 +91,8 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       try {
         if (!action) throw new Error(`no control action ${req.url}`);
         const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : {};
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(await action(body)));
+        const result = JSON.stringify(await action(body));
+        res.writeHead(200, { "content-type": "application/json" }).end(result);
       } catch (error) {
         res
           .writeHead(500, { "content-type": "application/json" })
@@ -116,4 +117,13 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Users are shared across tests: an existing one gets a fresh token. */
+function existingOrNew(forge: LocalForge, login: string): { login: string; token: string } {
+  try {
+    return { login, token: forge.createToken(login) };
+  } catch {
+    return forge.createUser(login);
+  }
 }

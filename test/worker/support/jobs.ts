@@ -4,10 +4,11 @@ import { JOB_DELIVERERS } from "../../../durable-objects/deliver-jobs.ts";
 import type { Deliverer } from "../../../durable-objects/effects.ts";
 import type { IssueView } from "../../../durable-objects/issue-do.ts";
 import type { JobKind } from "../../../src/domain/lifecycle.ts";
+import { issueStub } from "../../../src/issue-stub.ts";
 import { projectStub } from "../../../src/project-stub.ts";
 import { settingsSchema } from "../../../src/projects/config.ts";
 import { type Claim, claimResponse, heartbeatResponse } from "../../../src/runner-api/contract.ts";
-import { OPERATOR } from "./webhooks.ts";
+import { freshProject, OPERATOR } from "./webhooks.ts";
 
 const BASE = "https://conveyor.test";
 
@@ -142,3 +143,34 @@ export async function pastDeadline(
   });
   await runDurableObjectAlarm(stub);
 }
+
+/** A project with fresh runners; D1 and Durable Object storage are shared across tests. */
+export async function setup(name: string, settings: object = {}, runners = 2) {
+  const project = freshProject(name);
+  await seedProject(project, settings);
+  const all: Runner[] = [];
+  for (let i = 0; i < runners; i++) all.push(await newRunner(`${name}-${i}`));
+  return { project, runners: all };
+}
+
+/** The issue enters the backlog through its IssueDO, whose enqueue_job effect reaches the ProjectDO. */
+export async function triaged(project: string, number: number) {
+  const issue = issueStub(env, project, number);
+  await issue.apply({
+    id: `triage-${number}`,
+    project,
+    number,
+    cause: { kind: "system", id: "test" },
+    event: { type: "triage", blockers: [] },
+  });
+  await issue.drain();
+  return issue;
+}
+
+/** Delivers the ProjectDO's outbox (issue events, D1 rows) now, as its alarm would. */
+export const drain = (project: string) => projectStub(env, project).drain();
+
+export const taken = (claimed: Claim | null) => {
+  if (!claimed) throw new Error("expected a job");
+  return claimed;
+};

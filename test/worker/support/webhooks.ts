@@ -19,7 +19,8 @@ export async function registerProject(
     headers: { ...OPERATOR, "content-type": "application/json" },
     body: JSON.stringify({
       forge,
-      apiUrl: forge === "github" ? "https://api.github.com" : "https://forge.invalid/api/v1",
+      // Port 9 refuses at once: forge effects of these tests fail fast and wait in the outbox.
+      apiUrl: forge === "github" ? "http://127.0.0.1:9" : "http://127.0.0.1:9/api/v1",
       repo,
       webhookSecret: WEBHOOK_SECRET,
       forgeToken: "forge-token-for-tests",

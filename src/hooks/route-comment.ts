@@ -1,0 +1,74 @@
+/**
+ * Comments: `/conveyor retry|abandon` from users with write access, and a reply to an escalated issue, which
+ * resumes its session with the reply. Commands from anyone else are refused with a reply.
+ */
+import { ABANDON_LABEL, parseComment } from "../domain/commands.ts";
+import type { LifecycleEvent } from "../domain/lifecycle.ts";
+import type { Env } from "../env.ts";
+import type { ForgeClient } from "../forge/client/index.ts";
+import { commentOnce, isConveyorComment } from "../forge/comment-once.ts";
+import type { CommentEvent } from "../forge/webhooks/events.ts";
+import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
+import { issueOfPull, lifecycleStates } from "../projects/mirror.ts";
+import { forgeClientFor, type Project } from "../projects/store.ts";
+import type { Routed } from "./route-event.ts";
+
+export async function canCommand(forge: ForgeClient, login: string): Promise<boolean> {
+  // A permission the token may not read (it needs repository admin) counts as none.
+  const permission = await forge.getPermission(login).catch(() => "none");
+  return permission === "admin" || permission === "write";
+}
+
+export async function routeComment(
+  env: Env,
+  project: Project,
+  event: CommentEvent,
+  key: string,
+  cause: Cause,
+): Promise<Routed> {
+  const { body, author, issueNumber, isPullRequest } = event.comment;
+  if (event.action !== "created")
+    return { kind: "ignored", reason: `comment ${event.action} needs no action` };
+  if (isConveyorComment(body)) return { kind: "ignored", reason: "Conveyor's own comment" };
+  const number = isPullRequest ? await issueOfPull(env, project.id, issueNumber) : issueNumber;
+  const state = number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number);
+  if (number === null || state === undefined) {
+    return { kind: "ignored", reason: `#${issueNumber} has no lifecycle` };
+  }
+  const parsed = parseComment(body);
+  if (parsed.kind === "text" && state !== "escalated") {
+    return { kind: "ignored", reason: `a comment on #${number} in state ${state} needs no action` };
+  }
+  const forge = await forgeClientFor(env, project);
+  if (!(await canCommand(forge, author))) {
+    if (parsed.kind === "text") return { kind: "ignored", reason: `${author} has no write access` };
+    await commentOnce(
+      forge,
+      issueNumber,
+      `${key}:refused`,
+      `@${author} only users with write access can command Conveyor.`,
+    );
+    return { kind: "routed", events: 0 };
+  }
+  if (parsed.kind === "unknown_command") {
+    const usage = "`/conveyor retry` or `/conveyor abandon`";
+    await commentOnce(
+      forge,
+      issueNumber,
+      `${key}:unknown`,
+      `@${author} unknown command \`${parsed.verb}\`: use ${usage}.`,
+    );
+    return { kind: "routed", events: 0 };
+  }
+  const lifecycle: LifecycleEvent =
+    parsed.kind === "text"
+      ? { type: "human_reply", author, text: body }
+      : parsed.command === "retry"
+        ? { type: "retry", by: author }
+        : { type: "abandon", by: author };
+  await sendEvent(env, project, number, `${key}:comment`, cause, lifecycle);
+  return { kind: "routed", events: 1 };
+}
+
+/** Labelling an issue `loop:abandon` abandons it; the forge lets only writers label. */
+export const wantsAbandon = (labels: readonly string[]) => labels.includes(ABANDON_LABEL);

@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import { parseComment } from "../../src/domain/commands.ts";
+
+describe("parseComment", () => {
+  it.each([
+    ["/conveyor retry", { kind: "command", command: "retry" }],
+    ["/conveyor abandon", { kind: "command", command: "abandon" }],
+    ["\n\n  /Conveyor RETRY  \nbecause the flake is fixed", { kind: "command", command: "retry" }],
+    ["/conveyor abandon\r\nno longer needed", { kind: "command", command: "abandon" }],
+    ["/conveyor merge", { kind: "unknown_command", verb: "merge" }],
+    ["/conveyor", { kind: "unknown_command", verb: "" }],
+    ["Use the v2 endpoint.\n/conveyor retry", { kind: "text" }],
+    ["please /conveyor retry", { kind: "text" }],
+    ["/conveyorretry", { kind: "text" }],
+    ["", { kind: "text" }],
+  ])("%j → %j", (body, expected) => {
+    expect(parseComment(body)).toEqual(expected);
+  });
+});

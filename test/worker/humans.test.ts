@@ -1,0 +1,96 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { issueStub } from "../../src/issue-stub.ts";
+import { claim, newRunner, taken } from "./support/jobs.ts";
+import { control, firstPush, type Loop, loopProject, send, until } from "./support/review.ts";
+import { deliver, pretty } from "./support/webhooks.ts";
+
+const comments = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issue_comment.created.json"] ?? "{}");
+const issues = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
+
+/** An issue comment as the forge delivers it. */
+function commentDelivery(loop: Loop, number: number, author: string, body: string) {
+  const user = { ...comments.comment.user, login: author, username: author };
+  return deliver(
+    loop.project,
+    { forge: "forgejo", event: { grouped: "issue_comment", type: "issue_comment" } },
+    pretty({
+      ...comments,
+      issue: { ...comments.issue, number, pull_request: null },
+      comment: { ...comments.comment, id: Math.floor(Math.random() * 1e9), body, user },
+      repository: { ...comments.repository, full_name: loop.repo },
+      sender: user,
+    }),
+  );
+}
+
+async function escalated(name: string) {
+  const loop = await loopProject(name);
+  const { number } = await firstPush(loop, { "src/a.ts": "export {};\n" });
+  await until(loop, number, (v) => v.state === "awaiting_review");
+  await send(loop, number, { type: "review_failed", reason: "the critic was unreachable" });
+  await until(loop, number, (v) => v.state === "escalated" && v.outbox.length === 0);
+  await control("user", { repo: loop.repo, login: "maintainer", level: "write" });
+  await control("user", { repo: loop.repo, login: "visitor", level: "read" });
+  return { loop, number };
+}
+
+describe("humans on the forge", () => {
+  it("a reply from a user with write access resumes the same session with the reply", async () => {
+    const { loop, number } = await escalated("reply");
+    const res = await commentDelivery(loop, number, "maintainer", "Use the v2 endpoint; v1 is gone.");
+    expect(await res.json()).toEqual({ accepted: true, events: 1 });
+    const view = await until(loop, number, (v) => v.state === "revising");
+    expect(view).toMatchObject({ sessionId: `sess-${number}`, iteration: 2 });
+    const runner = await newRunner("humans");
+    const resume = taken(await claim(runner, [loop.project]));
+    expect(resume.job).toMatchObject({
+      kind: "resume",
+      sessionId: `sess-${number}`,
+      instructions: "maintainer: Use the v2 endpoint; v1 is gone.",
+    });
+  });
+
+  it("a reply from a user without write access is not taken", async () => {
+    const { loop, number } = await escalated("noreply");
+    const res = await commentDelivery(loop, number, "visitor", "I think you should rewrite it in Rust.");
+    expect(await res.json()).toEqual({ ignored: "visitor has no write access" });
+    expect((await issueStub(env, loop.project, number).view())?.state).toBe("escalated");
+  });
+
+  it("/conveyor abandon and /conveyor retry from a writer act; from anyone else they are refused with a reply", async () => {
+    const { loop, number } = await escalated("commands");
+    const refused = await commentDelivery(loop, number, "visitor", "/conveyor abandon");
+    expect(await refused.json()).toEqual({ accepted: true, events: 0 });
+    const notes = (await loop.forge.listComments(number)).map((c) => c.body);
+    expect(
+      notes.some((b) => b.startsWith("@visitor only users with write access can command Conveyor.")),
+    ).toBe(true);
+    expect((await issueStub(env, loop.project, number).view())?.state).toBe("escalated");
+
+    await commentDelivery(loop, number, "maintainer", "/conveyor abandon\nnot needed any more");
+    expect(await issueStub(env, loop.project, number).view()).toMatchObject({
+      state: "abandoned",
+      reason: "abandoned by maintainer",
+    });
+    await commentDelivery(loop, number, "maintainer", "/conveyor retry");
+    expect((await issueStub(env, loop.project, number).view())?.state).toBe("queued");
+  });
+
+  it("the loop:abandon label abandons a live issue", async () => {
+    const { loop, number } = await escalated("label");
+    const labelled = await deliver(
+      loop.project,
+      { forge: "forgejo", event: { grouped: "issues", type: "issue_label" } },
+      pretty({
+        ...issues,
+        action: "label_updated",
+        issue: { ...issues.issue, number, state: "open", labels: [{ id: 9, name: "loop:abandon" }] },
+        repository: { ...issues.repository, full_name: loop.repo },
+        sender: { ...issues.sender, login: "maintainer" },
+      }),
+    );
+    expect(await labelled.json()).toEqual({ accepted: true, events: 1 });
+    expect((await issueStub(env, loop.project, number).view())?.reason).toBe("abandoned by maintainer");
+  });
+});
