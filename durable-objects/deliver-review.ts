@@ -27,8 +27,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
     if (issue.state !== "awaiting_ci" || !issue.headSha) return undefined;
     const { project, forge } = await forgeOf(ctx);
     if (project.settings.ci.kind === "none") return { type: "ci", result: "green", headSha: issue.headSha };
-    // GitHub Actions reports through check webhooks; commit statuses would never settle.
-    if (project.settings.ci.kind === "github-actions") return undefined;
+    // Gitea and GitHub push CI results as webhooks; only Forgejo has none to send, so only Forgejo is polled.
+    if (project.forge !== "forgejo") return undefined;
     const verdict = combinedVerdict(
       (await forge.getCombinedStatus(issue.headSha)).statuses,
       project.settings.ci.contextPattern,

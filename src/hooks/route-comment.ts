@@ -1,13 +1,14 @@
 /**
  * Comments: `/conveyor retry|abandon` from users with write access, and a reply to an escalated issue, which
- * resumes its session with the reply. Commands from anyone else are refused with a reply.
+ * resumes its session with the reply. Commands from anyone else are refused with a reply. A writer's approving
+ * review of a merge held for protected paths is the human approval it waits for.
  */
 import { ABANDON_LABEL, parseComment } from "../domain/commands.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
 import { commentOnce, isConveyorComment } from "../forge/comment-once.ts";
-import type { CommentEvent } from "../forge/webhooks/events.ts";
+import type { CommentEvent, ReviewEvent } from "../forge/webhooks/events.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { issueOfPull, lifecycleStates } from "../projects/mirror.ts";
 import { forgeClientFor, type Project } from "../projects/store.ts";
@@ -72,3 +73,24 @@ export async function routeComment(
 
 /** Labelling an issue `loop:abandon` abandons it; the forge lets only writers label. */
 export const wantsAbandon = (labels: readonly string[]) => labels.includes(ABANDON_LABEL);
+
+export async function routeReview(
+  env: Env,
+  project: Project,
+  event: ReviewEvent,
+  key: string,
+  cause: Cause,
+): Promise<Routed> {
+  const { pullNumber, state: verdict, author } = event.review;
+  if (verdict !== "approved") return { kind: "ignored", reason: `a ${verdict} review needs no action` };
+  const number = await issueOfPull(env, project.id, pullNumber);
+  const state = number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number);
+  if (number === null || state !== "awaiting_approval") {
+    return { kind: "ignored", reason: `pull request #${pullNumber} waits for no approval` };
+  }
+  if (!(await canCommand(await forgeClientFor(env, project), author))) {
+    return { kind: "ignored", reason: `${author} has no write access` };
+  }
+  await sendEvent(env, project, number, `${key}:approval`, cause, { type: "human_approval", by: author });
+  return { kind: "routed", events: 1 };
+}

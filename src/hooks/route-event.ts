@@ -7,7 +7,8 @@ import { toMirrored } from "../projects/gate.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { lifecycleStates, mirrorIssue } from "../projects/mirror.ts";
 import { lazyForges, type Project } from "../projects/store.ts";
-import { routeComment, wantsAbandon } from "./route-comment.ts";
+import { routeCi } from "./route-ci.ts";
+import { routeComment, routeReview, wantsAbandon } from "./route-comment.ts";
 
 export type Routed = { kind: "routed"; events: number } | { kind: "ignored"; reason: string };
 
@@ -20,8 +21,10 @@ export async function routeEvent(env: Env, project: Project, event: ForgeEvent, 
       return routePullRequest(env, project, event, key, cause);
     case "comment":
       return routeComment(env, project, event, key, cause);
-    default:
-      return { kind: "ignored", reason: `${event.type} events are not acted on yet` } satisfies Routed;
+    case "ci":
+      return routeCi(env, project, event, key, cause);
+    case "review":
+      return routeReview(env, project, event, key, cause);
   }
 }
 

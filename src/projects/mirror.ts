@@ -116,3 +116,13 @@ export async function issueOfPull(env: Env, projectId: string, pull: number): Pr
     .get();
   return row?.number ?? null;
 }
+
+/** The issue waiting for CI on this commit, from the D1 index. */
+export async function issueAwaitingCi(env: Env, projectId: string, sha: string): Promise<number | null> {
+  const row = await drizzle(env.DB)
+    .select({ number: issues.number })
+    .from(issues)
+    .where(and(eq(issues.projectId, projectId), eq(issues.headSha, sha), eq(issues.state, "awaiting_ci")))
+    .get();
+  return row?.number ?? null;
+}

@@ -1,4 +1,5 @@
 import { env, SELF } from "cloudflare:test";
+import { inject } from "vitest";
 import { type Delivery, headersFor, type Signatures } from "../../support/webhook-headers.ts";
 
 export const OPERATOR = { authorization: `Bearer ${env.CONVEYOR_ADMIN_TOKEN}` };
@@ -19,8 +20,8 @@ export async function registerProject(
     headers: { ...OPERATOR, "content-type": "application/json" },
     body: JSON.stringify({
       forge,
-      // Port 9 refuses at once: forge effects of these tests fail fast and wait in the outbox.
-      apiUrl: forge === "github" ? "http://127.0.0.1:9" : "http://127.0.0.1:9/api/v1",
+      // The local forge knows none of these repositories: forge effects fail fast (404) and wait in the outbox.
+      apiUrl: inject("services").forgeApiUrl,
       repo,
       webhookSecret: WEBHOOK_SECRET,
       forgeToken: "forge-token-for-tests",

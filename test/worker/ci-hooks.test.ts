@@ -1,0 +1,145 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
+import { issueStub } from "../../src/issue-stub.ts";
+import { control, type Loop, loopProject, send, services } from "./support/review.ts";
+import { deliver, fixtureBytes, freshProject, pretty, registerProject } from "./support/webhooks.ts";
+
+const SUITE_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
+
+/** An issue of `project` waiting for CI on `sha`, indexed in D1 as the hook route finds it. */
+async function awaitingCi(project: string, number: number, sha: string) {
+  const issue = issueStub(env, project, number);
+  const events: LifecycleEvent[] = [
+    { type: "triage", blockers: [] },
+    { type: "dispatched", jobId: "job-1", runnerId: "runner-1" },
+    { type: "phase", phase: "awaiting_ci", headSha: sha, branch: `conveyor/${number}`, sessionId: "sess-1" },
+  ];
+  for (const [i, event] of events.entries()) {
+    await issue.apply({ id: `setup-${i}`, project, number, cause: { kind: "system", id: "test" }, event });
+  }
+  await issue.drain();
+  return issue;
+}
+
+describe("CI results pushed by GitHub", () => {
+  const github = async () => {
+    const project = freshProject("gh-ci");
+    await registerProject(project, "github", "Codertocat/Hello-World", { ci: { kind: "github-actions" } });
+    return project;
+  };
+
+  it("a successful check suite turns the issue's CI green", async () => {
+    const project = await github();
+    const issue = await awaitingCi(project, 3, SUITE_SHA);
+    const res = await deliver(
+      project,
+      { forge: "github", event: "check_suite" },
+      fixtureBytes("github/check_suite.completed.json"),
+    );
+    expect(await res.json()).toEqual({ accepted: true, events: 1 });
+    expect((await issue.view())?.history.at(-1)).toMatchObject({
+      event: "ci",
+      to: "awaiting_review",
+      cause: { kind: "delivery" },
+    });
+  });
+
+  it("a failing check run sends the issue back to revise with the run's output", async () => {
+    const project = await github();
+    const issue = await awaitingCi(project, 4, SUITE_SHA);
+    const res = await deliver(
+      project,
+      { forge: "github", event: "check_run" },
+      fixtureBytes("github/check_run.completed.failure.json"),
+    );
+    expect(await res.json()).toEqual({ accepted: true, events: 1 });
+    expect(await issue.view()).toMatchObject({ state: "revising", ciFixes: 1 });
+  });
+
+  it("a successful check run waits for its suite", async () => {
+    const project = await github();
+    const issue = await awaitingCi(project, 5, SUITE_SHA);
+    const res = await deliver(
+      project,
+      { forge: "github", event: "check_run" },
+      fixtureBytes("github/check_run.completed.success.json"),
+    );
+    expect(await res.json()).toEqual({ accepted: true, events: 0 });
+    expect((await issue.view())?.state).toBe("awaiting_ci");
+  });
+
+  it("CI for a commit no issue waits on is ignored", async () => {
+    const project = await github();
+    const res = await deliver(
+      project,
+      { forge: "github", event: "check_suite" },
+      fixtureBytes("github/check_suite.completed.json"),
+    );
+    expect(await res.json()).toEqual({ ignored: `no issue waits for CI on ${SUITE_SHA}` });
+  });
+});
+
+describe("commit statuses pushed by Gitea", () => {
+  /** Gitea's `status` payload (modules/structs/hook.go CommitStatusPayload). */
+  const statusPayload = (loop: Loop, sha: string, context: string, state: string) =>
+    pretty({
+      commit: { id: sha, message: "change", url: "" },
+      context,
+      created_at: "2026-11-22T10:00:00Z",
+      description: state,
+      id: 17,
+      repository: {
+        ...JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request.synchronized.json"] ?? "{}").repository,
+        full_name: loop.repo,
+      },
+      sender: { id: 1, login: "woodpecker", username: "woodpecker" },
+      sha,
+      state,
+      target_url: `${services.forgeUrl}/ci/logs/1`,
+      updated_at: "2026-11-22T10:01:00Z",
+    });
+
+  const postStatus = (loop: Loop, sha: string, context: string, state: string) =>
+    fetch(`${services.forgeApiUrl}/repos/${loop.repo}/statuses/${sha}`, {
+      method: "POST",
+      headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ context, state, description: state, target_url: "http://ci.example/1" }),
+    });
+
+  it("reads the combined status: one context's success is not all of CI", async () => {
+    const loop = await loopProject("gitea-ci", {
+      forge: "gitea",
+      ci: { kind: "woodpecker", contextPattern: "external/*" },
+    });
+    const sha = (
+      await control<{ sha: string }>("push", {
+        repo: loop.repo,
+        branch: "conveyor/1",
+        files: { "a.txt": "a" },
+      })
+    ).sha;
+    const issue = await awaitingCi(loop.project, 1, sha);
+    const delivery = { forge: "gitea", event: { grouped: "", type: "status" } } as const;
+
+    await postStatus(loop, sha, "external/lint", "success");
+    await postStatus(loop, sha, "external/test", "pending");
+    const partial = await deliver(
+      loop.project,
+      delivery,
+      statusPayload(loop, sha, "external/lint", "success"),
+    );
+    expect(await partial.json()).toEqual({ accepted: true, events: 0 });
+    expect((await issue.view())?.state).toBe("awaiting_ci");
+
+    await postStatus(loop, sha, "external/test", "failure");
+    const failed = await deliver(
+      loop.project,
+      delivery,
+      statusPayload(loop, sha, "external/test", "failure"),
+    );
+    expect(await failed.json()).toEqual({ accepted: true, events: 1 });
+    const view = await issue.view();
+    expect(view).toMatchObject({ state: "revising", ciFixes: 1 });
+  });
+});
