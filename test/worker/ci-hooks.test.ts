@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
-import { control, type Loop, loopProject, send, services } from "./support/review.ts";
+import { control, type Loop, loopProject, services } from "./support/review.ts";
 import { deliver, fixtureBytes, freshProject, pretty, registerProject } from "./support/webhooks.ts";
 
 const SUITE_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";

@@ -1,8 +1,6 @@
 import { env, evictDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
-import type { Claim } from "../../src/runner-api/contract.ts";
 import {
   call,
   cancelJobs,
@@ -13,11 +11,9 @@ import {
   heartbeat,
   issueView,
   jobsOf,
-  newRunner,
   pastDeadline,
   type Runner,
   seedForgeIssue,
-  seedProject,
   setup,
   taken,
   triaged,
