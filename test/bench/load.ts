@@ -31,5 +31,6 @@ export type Figure = { name: string; value: number; unit: string; target?: strin
 export const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
 export function emit(figure: Figure): void {
-  console.log(JSON.stringify({ ...figure, value: round(figure.value) }));
+  const baseline = figure.baseline === undefined ? {} : { baseline: round(figure.baseline) };
+  console.log(JSON.stringify({ ...figure, value: round(figure.value), ...baseline }));
 }
