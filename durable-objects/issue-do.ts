@@ -18,6 +18,7 @@ import {
 } from "./effects.ts";
 import { type HistoryEntry, type IssueRow, IssueStore, type Timer } from "./issue-store.ts";
 import { Outbox, type OutboxStats } from "./outbox.ts";
+import { SingleFlight } from "./single-flight.ts";
 
 const D1_BATCH = 50;
 const HISTORY_LIMIT = 500;
@@ -49,7 +50,8 @@ export type IssueView = {
 export class IssueDO extends DurableObject<Env> {
   private readonly store: IssueStore;
   private readonly outbox: Outbox;
-  private flushing: Promise<void> | null = null;
+  private readonly d1 = new SingleFlight(() => this.flushD1());
+  private readonly effects = new SingleFlight(() => this.deliverEffects());
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -168,14 +170,9 @@ export class IssueDO extends DurableObject<Env> {
     return { duplicate: false, seq, outcome: entry.outcome, state: entry.to, reason: entry.reason };
   }
 
-  private flush(): Promise<void> {
-    this.flushing ??= (async () => {
-      await this.flushD1();
-      await this.deliverEffects();
-    })().finally(() => {
-      this.flushing = null;
-    });
-    return this.flushing;
+  /** D1 and the effect lanes are delivered independently: a slow forge never delays the D1 record. */
+  private async flush(): Promise<void> {
+    await Promise.all([this.d1.run(), this.effects.run()]);
   }
 
   private async flushD1(): Promise<void> {
@@ -197,7 +194,7 @@ export class IssueDO extends DurableObject<Env> {
   }
 
   private async deliverEffects(): Promise<void> {
-    for (const channels of laneChannels()) await this.deliverLane(channels);
+    await Promise.all(laneChannels().map((channels) => this.deliverLane(channels)));
   }
 
   /** One lane, strictly in order: stops at the first row not yet due or failing. */

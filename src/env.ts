@@ -12,6 +12,11 @@ export interface Env {
   ANTHROPIC_BASE_URL?: string;
   /** The critic's model; see README for the default. */
   CRITIC_MODEL?: string;
-  /** Operator token for /api/v1 (Worker secret). */
+  /** Operator token for /api/v1 and the dashboard's login (Worker secret). */
   CONVEYOR_ADMIN_TOKEN?: string;
+  /** Cloudflare Access in front of /dashboard: the team domain (`<team>.cloudflareaccess.com`) and the
+   * application's AUD tag. With both set the dashboard accepts verified Access identities; otherwise it
+   * ignores Access headers. */
+  CF_ACCESS_TEAM_DOMAIN?: string;
+  CF_ACCESS_AUD?: string;
 }

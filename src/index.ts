@@ -2,9 +2,12 @@ import { Hono } from "hono";
 import { operatorAuth } from "./api/auth.ts";
 import { jsonError } from "./api/errors.ts";
 import { issueRoutes } from "./api/issues.ts";
+import { projectSetupRoutes } from "./api/project-setup.ts";
 import { projectRoutes } from "./api/projects.ts";
 import { runnerAdminRoutes } from "./api/runners.ts";
+import { statusRoutes } from "./api/status.ts";
 import { reconcileAll } from "./cron/reconcile.ts";
+import { dashboardRoutes } from "./dashboard/routes.tsx";
 import type { Env } from "./env.ts";
 import { hookRoutes } from "./hooks/routes.ts";
 import { runnerRoutes } from "./runner-api/routes.ts";
@@ -20,7 +23,10 @@ app.route("/runner/v1", runnerRoutes);
 app.use("/api/v1/*", operatorAuth);
 app.route("/api/v1/projects", projectRoutes);
 app.route("/api/v1/projects", issueRoutes);
+app.route("/api/v1/projects", projectSetupRoutes);
 app.route("/api/v1/runners", runnerAdminRoutes);
+app.route("/api/v1", statusRoutes);
+app.route("/dashboard", dashboardRoutes);
 
 app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
 app.onError((error, c) => {

@@ -11,8 +11,9 @@ import { issueStub } from "../issue-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
 import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
+import { applyOperatorEvent } from "./operator-events.ts";
 
-const pathSchema = z.object({
+export const issuePathSchema = z.object({
   project: projectIdSchema,
   number: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER),
 });
@@ -31,7 +32,7 @@ const eventBodySchema = z.object({
 export const issueRoutes = new Hono<{ Bindings: Env }>();
 
 issueRoutes.get("/:project/issues/:number", async (c) => {
-  const path = pathSchema.safeParse(c.req.param());
+  const path = issuePathSchema.safeParse(c.req.param());
   if (!path.success) return jsonError(c, 400, zodMessage(path.error));
   const { project, number } = path.data;
   const view = await issueStub(c.env, project, number).view();
@@ -40,7 +41,7 @@ issueRoutes.get("/:project/issues/:number", async (c) => {
 });
 
 issueRoutes.get("/:project/issues", async (c) => {
-  const project = pathSchema.shape.project.safeParse(c.req.param("project"));
+  const project = issuePathSchema.shape.project.safeParse(c.req.param("project"));
   if (!project.success) return jsonError(c, 400, zodMessage(project.error));
   const query = listSchema.safeParse(c.req.query());
   if (!query.success) return jsonError(c, 400, zodMessage(query.error));
@@ -62,21 +63,14 @@ issueRoutes.get("/:project/issues", async (c) => {
 });
 
 issueRoutes.post("/:project/issues/:number/events", async (c) => {
-  const path = pathSchema.safeParse(c.req.param());
+  const path = issuePathSchema.safeParse(c.req.param());
   if (!path.success) return jsonError(c, 400, zodMessage(path.error));
   const raw = await c.req.json().catch(() => undefined);
   if (raw === undefined) return jsonError(c, 400, "body must be JSON");
   const body = eventBodySchema.safeParse(raw);
   if (!body.success) return jsonError(c, 400, zodMessage(body.error));
   const { project, number } = path.data;
-  const id = body.data.id ?? `operator:${crypto.randomUUID()}`;
-  const result = await issueStub(c.env, project, number).apply({
-    id,
-    project,
-    number,
-    cause: { kind: "operator", id },
-    event: body.data.event,
-  });
+  const result = await applyOperatorEvent(c.env, project, number, body.data.event, body.data.id);
   if (result.outcome === "invalid") return jsonError(c, 400, result.reason);
   if (result.outcome === "rejected") return c.json({ error: result.reason ?? "rejected", ...result }, 409);
   return c.json(result);

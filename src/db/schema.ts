@@ -99,6 +99,8 @@ export const jobs = sqliteTable(
   (t) => [
     index("jobs_by_status").on(t.projectId, t.status, t.createdAt),
     index("jobs_by_issue").on(t.projectId, t.number),
+    // Who runs what: the runners list reads the leased jobs across projects.
+    index("jobs_by_runner").on(t.status, t.runnerId),
   ],
 );
 

@@ -36,16 +36,29 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startLocalWorker(
-  options: { port?: number; stateDir?: string; vars?: Record<string, string> } = {},
+  options: {
+    port?: number;
+    stateDir?: string;
+    vars?: Record<string, string>;
+    /** SQL run against the local D1 after the migrations, before the Worker starts (test data). */
+    seedSql?: string;
+  } = {},
 ): Promise<LocalWorker> {
   const stateDir = options.stateDir ?? (await mkdtemp(join(tmpdir(), "conveyor-worker-")));
   const port = options.port ?? (await freePort());
   const env = { ...process.env, ...OFFLINE, CI: "true" };
-  const migrate = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir];
-  await promisify(execFile)(process.execPath, [...WRANGLER, ...migrate], {
-    cwd: ROOT,
-    env,
-  });
+  const d1 = (...args: string[]) =>
+    promisify(execFile)(
+      process.execPath,
+      [...WRANGLER, "d1", ...args, "DB", "--local", "--persist-to", stateDir],
+      {
+        cwd: ROOT,
+        env,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
+  await d1("migrations", "apply");
+  if (options.seedSql) await d1("execute", "--file", options.seedSql);
   const vars = {
     CONVEYOR_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     CONVEYOR_SECRETS_KEY: TEST_SECRETS_KEY,
@@ -60,6 +73,9 @@ export async function startLocalWorker(
       "127.0.0.1",
       "--port",
       String(port),
+      // Else every instance probes from 9229, and instances starting together collide.
+      "--inspector-port",
+      String(await freePort()),
       "--persist-to",
       stateDir,
       "--show-interactive-dev-session=false",

@@ -1,0 +1,132 @@
+/** `project add | list | show | rm`: the project registry, and the forge webhook and labels on add. */
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { projectIdSchema, registrationSchema } from "../../src/projects/config.ts";
+import { zodMessage } from "../../src/validation.ts";
+import { command } from "../command.ts";
+import { table } from "../output.ts";
+import { type ProjectAnswer, projectListSchema, projectSchema, setupSchema } from "../schemas.ts";
+
+const addOptions = z.object({
+  id: projectIdSchema,
+  forge: z.string({ error: "--forge is required (forgejo, gitea or github)" }),
+  "api-url": z.string({ error: "--api-url is required" }),
+  repo: z.string({ error: "--repo is required (owner/name)" }),
+  "forge-token": z.string({ error: "--forge-token (or CONVEYOR_FORGE_TOKEN) is required" }),
+  "webhook-secret": z.string().optional(),
+  "clone-url": z.string().optional(),
+  "default-branch": z.string().optional(),
+  parallel: z.coerce.number().optional(),
+  "public-url": z.url({ protocol: /^https?$/ }).optional(),
+  setup: z.boolean().optional(),
+});
+
+export const projectAdd = command({
+  name: "project add",
+  args: ["id"],
+  usage:
+    "project add <id> --forge forgejo|gitea|github --api-url <url> --repo <owner/name> --forge-token <token> " +
+    "[--webhook-secret <s>] [--clone-url <url>] [--default-branch <b>] [--parallel <n>] [--public-url <url>] " +
+    "[--setup | --no-setup]",
+  summary:
+    "register (or update) a project; a new one also gets its forge webhook (<public url>/hooks/<id>) and labels",
+  options: {
+    forge: { type: "string" },
+    "api-url": { type: "string" },
+    repo: { type: "string" },
+    "forge-token": { type: "string", default: process.env.CONVEYOR_FORGE_TOKEN },
+    "webhook-secret": { type: "string" },
+    "clone-url": { type: "string" },
+    "default-branch": { type: "string" },
+    parallel: { type: "string" },
+    "public-url": { type: "string" },
+    setup: { type: "boolean" },
+  },
+  input: addOptions.transform((o, ctx) => {
+    const generatedSecret = o["webhook-secret"] === undefined;
+    const registration = {
+      forge: o.forge,
+      apiUrl: o["api-url"],
+      repo: o.repo,
+      forgeToken: o["forge-token"],
+      webhookSecret: o["webhook-secret"] ?? randomBytes(32).toString("hex"),
+      ...(o["clone-url"] && { cloneUrl: o["clone-url"] }),
+      ...(o["default-branch"] && { defaultBranch: o["default-branch"] }),
+      ...(o.parallel !== undefined && { parallel: o.parallel }),
+    };
+    // The Worker's own schema: a bad flag is reported before anything is sent.
+    const valid = registrationSchema.safeParse(registration);
+    if (!valid.success) {
+      ctx.addIssue({ code: "custom", message: zodMessage(valid.error) });
+      return z.NEVER;
+    }
+    return { id: o.id, registration, generatedSecret, publicUrl: o["public-url"], setup: o.setup };
+  }),
+  async run(input, ctx) {
+    const { id, registration } = input;
+    const path = `/projects/${id}`;
+    const { status, data: project } = await ctx.api.request("PUT", path, projectSchema, registration);
+    const existed = status === 200;
+    const lines = [`${existed ? "updated" : "registered"} ${id}: ${project.forge} ${project.repo}`];
+    // A webhook is created for a new project, or when asked: each setup creates one more.
+    const setup = input.setup ?? !existed;
+    if (!setup) {
+      if (input.generatedSecret)
+        lines.push(`webhook secret (for a webhook you create): ${registration.webhookSecret}`);
+      lines.push(`no webhook created${existed ? " (already registered; --setup creates one)" : ""}`);
+      ctx.print(lines.join("\n"), { project, setup: null });
+      return;
+    }
+    const webhookUrl = `${(input.publicUrl ?? ctx.url).replace(/\/+$/, "")}/hooks/${id}`;
+    const done = await ctx.api.call("POST", `${path}/setup`, setupSchema, { webhookUrl });
+    lines.push(`webhook ${done.webhook.id}: ${done.webhook.url} (${done.webhook.events.join(", ")})`);
+    lines.push(`labels: ${done.labels.join(", ")}`);
+    ctx.print(lines.join("\n"), { project, setup: done });
+  },
+});
+
+const describe = (p: ProjectAnswer) =>
+  [
+    `${p.id}: ${p.forge} ${p.repo}`,
+    `api        ${p.apiUrl}`,
+    `clone      ${p.cloneUrl}`,
+    `registered ${new Date(p.createdAt).toISOString()} (updated ${new Date(p.updatedAt).toISOString()})`,
+    `settings   ${JSON.stringify(p.settings, null, 2).replace(/\n/g, "\n           ")}`,
+  ].join("\n");
+
+export const projectList = command({
+  name: "project list",
+  args: [],
+  usage: "project list",
+  summary: "registered projects",
+  input: z.object({}),
+  async run(_, ctx) {
+    const { projects } = await ctx.api.call("GET", "/projects", projectListSchema);
+    const rows = projects.map((p) => [p.id, p.forge, p.repo, p.cloneUrl]);
+    ctx.print(projects.length ? table(["ID", "FORGE", "REPO", "CLONE URL"], rows) : "no projects", projects);
+  },
+});
+
+export const projectShow = command({
+  name: "project show",
+  args: ["id"],
+  usage: "project show <id>",
+  summary: "a project's registration and settings (never its secrets)",
+  input: z.object({ id: projectIdSchema }),
+  async run({ id }, ctx) {
+    const project = await ctx.api.call("GET", `/projects/${id}`, projectSchema);
+    ctx.print(describe(project), project);
+  },
+});
+
+export const projectRemove = command({
+  name: "project rm",
+  args: ["id"],
+  usage: "project rm <id>",
+  summary: "unregister a project (its forge webhook stays until removed on the forge)",
+  input: z.object({ id: projectIdSchema }),
+  async run({ id }, ctx) {
+    await ctx.api.call("DELETE", `/projects/${id}`, z.null());
+    ctx.print(`removed ${id}`, { removed: id });
+  },
+});

@@ -1,0 +1,85 @@
+/** The operator API's answers, as far as the CLI reads them; unknown fields pass through to `--json`. */
+import { z } from "zod";
+
+export const errorSchema = z.object({ error: z.string() });
+
+export const projectSchema = z.looseObject({
+  id: z.string(),
+  forge: z.string(),
+  apiUrl: z.string(),
+  repo: z.string(),
+  cloneUrl: z.string(),
+  settings: z.record(z.string(), z.unknown()),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type ProjectAnswer = z.infer<typeof projectSchema>;
+
+export const projectListSchema = z.object({ projects: z.array(projectSchema) });
+
+export const setupSchema = z.object({
+  webhook: z.object({ id: z.number(), url: z.string(), events: z.array(z.string()) }),
+  labels: z.array(z.string()),
+});
+
+const runnerSchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  version: z.string(),
+  lastSeenAt: z.number(),
+  jobs: z.array(
+    z.looseObject({ project: z.string(), number: z.number(), kind: z.string(), attempt: z.number() }),
+  ),
+});
+
+export const statusSchema = z.object({
+  projects: z.array(
+    z.object({
+      id: z.string(),
+      repo: z.string().nullable(),
+      forge: z.string().nullable(),
+      states: z.record(z.string(), z.number()),
+      total: z.number(),
+    }),
+  ),
+  runners: z.array(runnerSchema),
+});
+
+export const registrationTokenSchema = z.object({ token: z.string(), expiresAt: z.number() });
+
+export const issueViewSchema = z.looseObject({
+  project: z.string(),
+  number: z.number(),
+  state: z.string(),
+  iteration: z.number(),
+  branch: z.string().nullable(),
+  sessionId: z.string().nullable(),
+  headSha: z.string().nullable(),
+  prNumber: z.number().nullable(),
+  ciFixes: z.number(),
+  criticRounds: z.number(),
+  blockers: z.array(z.string()),
+  reason: z.string().nullable(),
+  timers: z.array(z.looseObject({ kind: z.string(), dueAt: z.number() })),
+  history: z.array(
+    z.looseObject({
+      seq: z.number(),
+      event: z.string(),
+      from: z.string(),
+      to: z.string(),
+      outcome: z.enum(["applied", "rejected"]),
+      reason: z.string().nullable(),
+      cause: z.object({ kind: z.string(), id: z.string() }),
+      at: z.number(),
+    }),
+  ),
+});
+
+/** 200 from the events route: applied now, or earlier under the same id (a 409 is an error). */
+export const applyResultSchema = z.object({
+  duplicate: z.boolean(),
+  seq: z.number(),
+  outcome: z.literal("applied"),
+  state: z.string(),
+  reason: z.string().nullable(),
+});

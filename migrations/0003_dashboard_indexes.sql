@@ -1,0 +1,1 @@
+CREATE INDEX `jobs_by_runner` ON `jobs` (`status`,`runner_id`);

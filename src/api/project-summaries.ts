@@ -1,0 +1,46 @@
+/** Issues per lifecycle state for each project, from the D1 index: the CLI's status and the dashboard's overview. */
+import { count, eq } from "drizzle-orm";
+import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
+import { issues } from "../db/schema.ts";
+import type { Env } from "../env.ts";
+import { listProjects } from "../projects/store.ts";
+
+export type StateCounts = Record<string, number>;
+
+export type ProjectSummary = {
+  id: string;
+  /** Null for a project that has issues in D1 but is no longer registered. */
+  repo: string | null;
+  forge: string | null;
+  states: StateCounts;
+  total: number;
+};
+
+/** A covering scan of `issues_by_state`, for one project or all. */
+export function stateCountsQuery(d: DrizzleD1Database, projectId?: string) {
+  return d
+    .select({ projectId: issues.projectId, state: issues.state, n: count() })
+    .from(issues)
+    .where(projectId === undefined ? undefined : eq(issues.projectId, projectId))
+    .groupBy(issues.projectId, issues.state);
+}
+
+export function countsByProject(rows: { projectId: string; state: string; n: number }[]) {
+  const counts = new Map<string, StateCounts>();
+  for (const { projectId, state, n } of rows) counts.set(projectId, { ...counts.get(projectId), [state]: n });
+  return counts;
+}
+
+export const total = (states: StateCounts) => Object.values(states).reduce((sum, n) => sum + n, 0);
+
+/** Every registered project, and every project D1 still has issues for, by id. */
+export async function projectSummaries(env: Env): Promise<ProjectSummary[]> {
+  const [registered, rows] = await Promise.all([listProjects(env), stateCountsQuery(drizzle(env.DB)).all()]);
+  const counts = countsByProject(rows);
+  const ids = [...new Set([...registered.map((p) => p.id), ...counts.keys()])].sort();
+  return ids.map((id) => {
+    const project = registered.find((p) => p.id === id);
+    const states = counts.get(id) ?? {};
+    return { id, repo: project?.repo ?? null, forge: project?.forge ?? null, states, total: total(states) };
+  });
+}

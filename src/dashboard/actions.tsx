@@ -1,0 +1,68 @@
+/**
+ * Approve, reject, retry, abandon: buttons that send lifecycle events, offered only in the states where the
+ * lifecycle table accepts them. Reject declines a protected-path merge, which abandons the issue.
+ */
+import { type EventType, edges, type LifecycleEvent } from "../domain/lifecycle.ts";
+import type { Action } from "./forms.ts";
+import { issuePath } from "./layout.tsx";
+
+const OPERATOR_EVENTS = {
+  approve: "human_approval",
+  reject: "abandon",
+  retry: "retry",
+  abandon: "abandon",
+} as const satisfies Record<Action, EventType>;
+
+const LABELS: Record<Action, string> = {
+  approve: "Approve",
+  reject: "Reject",
+  retry: "Retry",
+  abandon: "Abandon",
+};
+
+const statesAccepting = (event: EventType) =>
+  new Set<string>(edges().flatMap((e) => (e.event === event ? [e.from] : [])));
+const ACCEPTING = {
+  human_approval: statesAccepting("human_approval"),
+  retry: statesAccepting("retry"),
+  abandon: statesAccepting("abandon"),
+};
+
+export function actionsFor(state: string): Action[] {
+  const approvable = ACCEPTING.human_approval.has(state);
+  return [
+    ...(approvable ? (["approve", "reject"] as const) : []),
+    ...(ACCEPTING.retry.has(state) ? (["retry"] as const) : []),
+    ...(!approvable && ACCEPTING.abandon.has(state) ? (["abandon"] as const) : []),
+  ];
+}
+
+export const eventFor = (action: Action, by: string): LifecycleEvent => ({
+  type: OPERATOR_EVENTS[action],
+  by,
+});
+
+export const actionLabel = (action: Action) => LABELS[action];
+
+export function ActionButtons(props: {
+  project: string;
+  number: number;
+  state: string;
+  csrf: string;
+  next: string;
+}) {
+  const actions = actionsFor(props.state);
+  if (actions.length === 0) return null;
+  return (
+    <form method="post" action={`${issuePath(props.project, props.number)}/actions`} class="actions">
+      <input type="hidden" name="csrf" value={props.csrf} />
+      <input type="hidden" name="key" value={crypto.randomUUID()} />
+      <input type="hidden" name="next" value={props.next} />
+      {actions.map((action) => (
+        <button type="submit" name="action" value={action} class={`action-${action}`}>
+          {LABELS[action]}
+        </button>
+      ))}
+    </form>
+  );
+}

@@ -1,0 +1,25 @@
+/** How the dashboard and the CLI write times, money, token counts and ratios. */
+const DAY_MS = 86_400_000;
+
+export const formatTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+
+/** `MM-DD` of a UTC day number (days since the epoch). */
+export const formatDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(5, 10);
+
+export function ago(ms: number, now = Date.now()): string {
+  const seconds = Math.max(0, Math.round((now - ms) / 1000));
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86_400)} d ago`;
+}
+
+export const formatUsd = (usd: number) => `$${usd.toFixed(2)}`;
+
+export function formatTokens(n: number): string {
+  if (n >= 1_000_000) return `${(n / 1_000_000).toFixed(1)}M`;
+  if (n >= 1_000) return `${(n / 1_000).toFixed(1)}k`;
+  return String(n);
+}
+
+export const formatRatio = (ratio: number | null) => (ratio === null ? "–" : `${Math.round(ratio * 100)}%`);

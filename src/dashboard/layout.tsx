@@ -1,0 +1,67 @@
+/** The page frame and the pieces every page shares. */
+import type { Child } from "hono/jsx";
+import type { Principal } from "./context.ts";
+import { ago, formatTime } from "./format.ts";
+
+export function Layout(props: {
+  title: string;
+  principal?: Principal;
+  csrf?: string;
+  flash?: string | null;
+  children?: Child;
+}) {
+  const { title, principal, csrf, flash, children } = props;
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${title} · Conveyor`}</title>
+        <link rel="stylesheet" href="/dashboard/style.css" />
+      </head>
+      <body>
+        <header>
+          <a class="brand" href="/dashboard">
+            Conveyor
+          </a>
+          {principal && (
+            <nav>
+              <a href="/dashboard">Projects</a>
+              <a href="/dashboard/approvals">Approvals</a>
+              <a href="/dashboard/runners">Runners</a>
+            </nav>
+          )}
+          {principal && csrf && (
+            <form method="post" action="/dashboard/logout" class="signout">
+              <span>{principal.name}</span>
+              <input type="hidden" name="csrf" value={csrf} />
+              <button type="submit">Sign out</button>
+            </form>
+          )}
+        </header>
+        <main>
+          {flash && (
+            <p class="flash" role="status">
+              {flash}
+            </p>
+          )}
+          <h1>{title}</h1>
+          {children}
+        </main>
+      </body>
+    </html>
+  );
+}
+
+export const StateBadge = (props: { state: string }) => (
+  <span class={`state state-${props.state}`}>{props.state.replace(/_/g, " ")}</span>
+);
+
+export const issuePath = (project: string, number: number) =>
+  `/dashboard/projects/${project}/issues/${number}`;
+
+export const When = (props: { at: number; now: number }) => (
+  <time datetime={new Date(props.at).toISOString()} title={formatTime(props.at)}>
+    {ago(props.at, props.now)}
+  </time>
+);

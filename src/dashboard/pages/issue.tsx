@@ -1,0 +1,273 @@
+import type { IssueView } from "../../../durable-objects/issue-do.ts";
+import type { HistoryEntry } from "../../../durable-objects/issue-store.ts";
+import { findingSchema } from "../../critic/report.ts";
+import { ActionButtons } from "../actions.tsx";
+import { StackedBars } from "../charts.tsx";
+import { formatRatio, formatTime, formatTokens, formatUsd } from "../format.ts";
+import { StateBadge, When } from "../layout.tsx";
+import { cacheHitRatio, type IterationUsage, type issueRecords } from "../queries.ts";
+
+type Records = Awaited<ReturnType<typeof issueRecords>>;
+
+const TOKEN_SERIES = [
+  { name: "input", color: "#3b6ea8" },
+  { name: "cache write", color: "#e0a030" },
+  { name: "cache read", color: "#5aa469" },
+  { name: "output", color: "#b0577a" },
+];
+
+export function IssuePage(props: {
+  view: IssueView;
+  records: Records;
+  csrf: string;
+  path: string;
+  now: number;
+}) {
+  const { view, records, now } = props;
+  const ci = view.history.filter((h) => h.event === "ci");
+  return (
+    <>
+      <Summary view={view} records={records} now={now} />
+      <ActionButtons
+        project={view.project}
+        number={view.number}
+        state={view.state}
+        csrf={props.csrf}
+        next={props.path}
+      />
+      <h2>Usage per iteration</h2>
+      <Usage usage={records.usage} />
+      <h2>
+        CI attempts <span class="count">{ci.length}</span>
+      </h2>
+      <History entries={ci} empty="No CI result yet." />
+      <h2>
+        Critic rounds <span class="count">{records.criticReports.length}</span>
+      </h2>
+      <CriticReports reports={records.criticReports} />
+      <h2>
+        Jobs <span class="count">{records.jobs.length}</span>
+      </h2>
+      <Jobs jobs={records.jobs} now={now} />
+      <h2>Timeline</h2>
+      <History entries={view.history} empty="No events yet." />
+    </>
+  );
+}
+
+function Summary(props: { view: IssueView; records: Records; now: number }) {
+  const { view, records } = props;
+  const facts: [string, string | number | null][] = [
+    ["title", records.forge?.title ?? null],
+    [
+      "on the forge",
+      records.forge ? `${records.forge.state} · ${records.forge.labels.join(", ") || "no labels"}` : null,
+    ],
+    ["iteration", view.iteration],
+    ["branch", view.branch],
+    ["head", view.headSha],
+    ["pull request", view.prNumber === null ? null : `#${view.prNumber}`],
+    ["session", view.sessionId],
+    ["CI fixes", view.ciFixes],
+    ["critic rounds", view.criticRounds],
+    ["blocked by", view.blockers.join(", ") || null],
+  ];
+  return (
+    <dl class="facts">
+      <dt>state</dt>
+      <dd>
+        <StateBadge state={view.state} /> {view.reason && <span class="reason">{view.reason}</span>}
+      </dd>
+      {facts
+        .filter(([, value]) => value !== null)
+        .map(([name, value]) => (
+          <>
+            <dt>{name}</dt>
+            <dd>{value}</dd>
+          </>
+        ))}
+      {view.timers.map((timer) => (
+        <>
+          <dt>{timer.kind} timer</dt>
+          <dd>due {formatTime(timer.dueAt)}</dd>
+        </>
+      ))}
+      {view.outbox.map((o) => (
+        <>
+          <dt>outbox {o.channel}</dt>
+          <dd>
+            {o.pending} pending{o.lastError ? ` · last error: ${o.lastError}` : ""}
+          </dd>
+        </>
+      ))}
+    </dl>
+  );
+}
+
+function Usage(props: { usage: IterationUsage[] }) {
+  if (props.usage.length === 0) return <p class="quiet">No usage recorded yet.</p>;
+  const totals = props.usage.reduce(
+    (sum, u) => ({
+      inputTokens: sum.inputTokens + u.inputTokens,
+      outputTokens: sum.outputTokens + u.outputTokens,
+      cacheReadTokens: sum.cacheReadTokens + u.cacheReadTokens,
+      cacheWriteTokens: sum.cacheWriteTokens + u.cacheWriteTokens,
+      usd: sum.usd + u.usd,
+      turns: sum.turns + u.turns,
+    }),
+    { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, usd: 0, turns: 0 },
+  );
+  const row = (label: string, u: Omit<IterationUsage, "iteration">) => (
+    <tr>
+      <td>{label}</td>
+      <td>{u.turns}</td>
+      <td>{formatTokens(u.inputTokens)}</td>
+      <td>{formatTokens(u.outputTokens)}</td>
+      <td>{formatTokens(u.cacheReadTokens)}</td>
+      <td>{formatTokens(u.cacheWriteTokens)}</td>
+      <td>{formatRatio(cacheHitRatio(u))}</td>
+      <td>{formatUsd(u.usd)}</td>
+    </tr>
+  );
+  return (
+    <>
+      <StackedBars
+        label="Tokens per iteration (cache-hit ratio above each bar)"
+        series={TOKEN_SERIES}
+        bars={props.usage.map((u) => ({
+          label: `#${u.iteration}`,
+          values: [u.inputTokens, u.cacheWriteTokens, u.cacheReadTokens, u.outputTokens],
+          note: `${formatRatio(cacheHitRatio(u))} · ${formatUsd(u.usd)}`,
+        }))}
+        format={formatTokens}
+      />
+      <table class="numbers">
+        <thead>
+          <tr>
+            <th>Iteration</th>
+            <th>Turns</th>
+            <th>Input</th>
+            <th>Output</th>
+            <th>Cache read</th>
+            <th>Cache write</th>
+            <th>Cache hit</th>
+            <th>USD</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.usage.map((u) => row(`#${u.iteration}`, u))}
+          {row("total", totals)}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function CriticReports(props: { reports: Records["criticReports"] }) {
+  if (props.reports.length === 0) return <p class="quiet">No critic report yet.</p>;
+  return (
+    <ol class="list">
+      {props.reports.map((report) => {
+        const findings = findingSchema.array().safeParse(report.findings);
+        return (
+          <li>
+            <strong>
+              Round {report.round}: {report.verdict}
+            </strong>{" "}
+            <small>
+              {report.headSha ?? ""} · {formatTime(report.at)}
+            </small>
+            <p>{report.summary}</p>
+            {findings.success && findings.data.length > 0 && (
+              <ul>
+                {findings.data.map((f) => (
+                  <li>
+                    [{f.severity}
+                    {f.inScope ? "" : ", out of scope"}] {f.file}
+                    {f.line ? `:${f.line}` : ""}: {f.comment}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+function Jobs(props: { jobs: Records["jobs"]; now: number }) {
+  if (props.jobs.length === 0) return <p class="quiet">No jobs yet.</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Job</th>
+          <th>Kind</th>
+          <th>Status</th>
+          <th>Attempt</th>
+          <th>Runner</th>
+          <th>Created</th>
+          <th>Updated</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.jobs.map((job) => (
+          <tr>
+            <td>
+              <code>{job.id}</code>
+            </td>
+            <td>{job.kind}</td>
+            <td>{job.status}</td>
+            <td>{job.attempt}</td>
+            <td>{job.runnerId ?? "–"}</td>
+            <td>{formatTime(job.createdAt)}</td>
+            <td>
+              <When at={job.updatedAt} now={props.now} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function History(props: { entries: HistoryEntry[]; empty: string }) {
+  if (props.entries.length === 0) return <p class="quiet">{props.empty}</p>;
+  return (
+    <table class="timeline">
+      <thead>
+        <tr>
+          <th>#</th>
+          <th>When</th>
+          <th>Event</th>
+          <th>Edge</th>
+          <th>Reason</th>
+          <th>Cause</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.entries.map((entry) => (
+          <tr class={entry.outcome}>
+            <td>{entry.seq}</td>
+            <td>{formatTime(entry.at)}</td>
+            <td>{entry.event}</td>
+            <td>
+              {entry.outcome === "applied" ? (
+                <>
+                  {entry.from} → <StateBadge state={entry.to} />
+                </>
+              ) : (
+                `rejected in ${entry.from}`
+              )}
+            </td>
+            <td>{entry.reason ?? ""}</td>
+            <td>
+              {entry.cause.kind} <small>{entry.cause.id}</small>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

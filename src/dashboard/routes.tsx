@@ -1,0 +1,184 @@
+/**
+ * `/dashboard`: server-rendered pages over D1 (the board, an issue, runners, approvals, daily cost) and the
+ * forms that send operator lifecycle events through the same path as the operator API.
+ */
+import { Hono, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import { tokenMatches } from "../api/auth.ts";
+import { issuePathSchema } from "../api/issues.ts";
+import { applyOperatorEvent } from "../api/operator-events.ts";
+import { projectSummaries } from "../api/project-summaries.ts";
+import { STATES } from "../domain/lifecycle.ts";
+import { issueStub } from "../issue-stub.ts";
+import { projectIdSchema } from "../projects/config.ts";
+import { loadProject } from "../projects/store.ts";
+import { listRunners } from "../runner-api/registry.ts";
+import { zodMessage } from "../validation.ts";
+import { actionLabel, eventFor } from "./actions.tsx";
+import { type DashboardEnv, SESSION_COOKIE } from "./context.ts";
+import { actionForm, localPath, loginForm } from "./forms.ts";
+import { csrfForm, requireOperator, sameOrigin } from "./guard.ts";
+import { issuePath } from "./layout.tsx";
+import { Approvals } from "./pages/approvals.tsx";
+import { Board, StateList } from "./pages/board.tsx";
+import { IssuePage } from "./pages/issue.tsx";
+import { LoginForm } from "./pages/login.tsx";
+import { Overview } from "./pages/overview.tsx";
+import { Runners } from "./pages/runners.tsx";
+import { approvalQueue, board, cursorSchema, dailyCost, issueRecords, statePage } from "./queries.ts";
+import { clearCookie, errorPage, renderPage, setFlash, setSessionCookie } from "./render.tsx";
+import { createSession, SESSION_TTL_MS } from "./session.ts";
+import { STYLE } from "./style.ts";
+
+const CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const securityHeaders: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+  await next();
+  c.header("content-security-policy", CSP);
+  c.header("x-content-type-options", "nosniff");
+  c.header("referrer-policy", "same-origin");
+  if (!c.res.headers.has("cache-control")) c.header("cache-control", "no-store");
+};
+
+const stateParams = z.object({ project: projectIdSchema, state: z.enum(STATES) });
+
+export const dashboardRoutes = new Hono<DashboardEnv>();
+
+dashboardRoutes.use("*", securityHeaders, sameOrigin);
+dashboardRoutes.use(
+  "*",
+  bodyLimit({ maxSize: 64 * 1024, onError: (c) => errorPage(c, 413, "the form is larger than 64 KiB") }),
+);
+
+dashboardRoutes.get("/style.css", (c) => {
+  c.header("content-type", "text/css; charset=utf-8");
+  c.header("cache-control", "public, max-age=3600");
+  return c.body(STYLE);
+});
+
+dashboardRoutes.get("/login", (c) =>
+  renderPage(c, "Sign in", <LoginForm next={localPath.safeParse(c.req.query("next")).data} />),
+);
+
+dashboardRoutes.post("/login", async (c) => {
+  const adminToken = c.env.CONVEYOR_ADMIN_TOKEN;
+  if (!adminToken) return errorPage(c, 503, "CONVEYOR_ADMIN_TOKEN is not configured");
+  const form = loginForm.safeParse(await c.req.parseBody());
+  if (!form.success) return renderPage(c, "Sign in", <LoginForm error={zodMessage(form.error)} />, 400);
+  const { token, next } = form.data;
+  if (!(await tokenMatches(token, adminToken))) {
+    return renderPage(c, "Sign in", <LoginForm next={next} error="That is not the operator token." />, 401);
+  }
+  setSessionCookie(c, SESSION_COOKIE, await createSession(adminToken), SESSION_TTL_MS / 1000);
+  return c.redirect(next ?? "/dashboard", 303);
+});
+
+dashboardRoutes.use("*", requireOperator);
+
+dashboardRoutes.post("/logout", async (c) => {
+  const form = await csrfForm(c, z.object({}));
+  if (!form.ok) return form.response;
+  clearCookie(c, SESSION_COOKIE);
+  return c.redirect("/dashboard/login", 303);
+});
+
+dashboardRoutes.get("/", async (c) => {
+  const projects = await projectSummaries(c.env);
+  const cost = await dailyCost(
+    c.env,
+    projects.map((p) => p.id),
+  );
+  return renderPage(c, "Projects", <Overview projects={projects} cost={cost} />);
+});
+
+dashboardRoutes.get("/projects/:project", async (c) => {
+  const project = projectIdSchema.safeParse(c.req.param("project"));
+  if (!project.success) return errorPage(c, 400, zodMessage(project.error));
+  const [registered, columns] = await Promise.all([
+    loadProject(c.env, project.data),
+    board(c.env, project.data),
+  ]);
+  const page = (
+    <Board project={project.data} repo={registered?.repo ?? null} columns={columns} now={Date.now()} />
+  );
+  return renderPage(c, project.data, page);
+});
+
+dashboardRoutes.get("/projects/:project/states/:state", async (c) => {
+  const params = stateParams.safeParse(c.req.param());
+  if (!params.success) return errorPage(c, 400, zodMessage(params.error));
+  const before = cursorSchema.optional().safeParse(c.req.query("before"));
+  if (!before.success) return errorPage(c, 400, zodMessage(before.error));
+  const { project, state } = params.data;
+  const page = await statePage(c.env, project, state, before.data);
+  return renderPage(
+    c,
+    `${project}: ${state.replace(/_/g, " ")}`,
+    <StateList project={project} state={state} {...page} now={Date.now()} />,
+  );
+});
+
+dashboardRoutes.get("/projects/:project/issues/:number", async (c) => {
+  const path = issuePathSchema.safeParse(c.req.param());
+  if (!path.success) return errorPage(c, 400, zodMessage(path.error));
+  const { project, number } = path.data;
+  const [view, records] = await Promise.all([
+    issueStub(c.env, project, number).view(),
+    issueRecords(c.env, project, number),
+  ]);
+  if (!view) return errorPage(c, 404, `issue ${project}#${number} is not known to Conveyor`);
+  const page = (
+    <IssuePage
+      view={view}
+      records={records}
+      csrf={c.get("csrf")}
+      path={issuePath(project, number)}
+      now={Date.now()}
+    />
+  );
+  return renderPage(c, `${project}#${number}`, page);
+});
+
+dashboardRoutes.get("/runners", async (c) =>
+  renderPage(c, "Runners", <Runners runners={await listRunners(c.env)} now={Date.now()} />),
+);
+
+dashboardRoutes.get("/approvals", async (c) => {
+  const queue = await approvalQueue(c.env);
+  const page = (
+    <Approvals
+      issues={queue.issues}
+      total={queue.total}
+      shown={queue.issues.length}
+      csrf={c.get("csrf")}
+      now={Date.now()}
+    />
+  );
+  return renderPage(c, "Waiting for a human", page);
+});
+
+dashboardRoutes.post("/projects/:project/issues/:number/actions", async (c) => {
+  const form = await csrfForm(c, actionForm);
+  if (!form.ok) return form.response;
+  const path = issuePathSchema.safeParse(c.req.param());
+  if (!path.success) return errorPage(c, 400, zodMessage(path.error));
+  const { project, number } = path.data;
+  const { action, key, next } = form.data;
+  const by = `${c.get("principal").name} (dashboard)`.slice(0, 100);
+  const result = await applyOperatorEvent(
+    c.env,
+    project,
+    number,
+    eventFor(action, by),
+    `dashboard:${key}:${action}`,
+  );
+  const label = actionLabel(action);
+  const issue = `${project}#${number}`;
+  if (result.outcome === "invalid") setFlash(c, `${label} refused: ${result.reason}`);
+  else if (result.outcome === "rejected") setFlash(c, `${label} refused for ${issue}: ${result.reason}`);
+  else if (result.duplicate) setFlash(c, `${label} for ${issue} was already sent; it is ${result.state}`);
+  else setFlash(c, `${label}: ${issue} is now ${result.state.replace(/_/g, " ")}`);
+  return c.redirect(next ?? issuePath(project, number), 303);
+});

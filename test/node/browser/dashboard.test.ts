@@ -1,0 +1,250 @@
+/**
+ * The dashboard in a real browser: Chromium (Debian's /usr/bin/chromium) driven by playwright-core against the
+ * local Worker with seeded data. Signs in, opens an issue, approves a held merge. Screenshots: test-output/.
+ */
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PATHS } from "../../support/lifecycle-samples.ts";
+import { insertRows, issueRows, writeSeed } from "../../support/seed-sql.ts";
+import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const OUTPUT = new URL("../../../test-output/", import.meta.url).pathname;
+const PROJECT = "web";
+const HELD = 7;
+const DAY = 86_400_000;
+
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium)
+  console.warn(`skipping the browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+
+async function seedSql(now: number): Promise<string> {
+  const states = ["queued", "running", "awaiting_ci", "awaiting_review", "revising", "escalated", "merged"];
+  const board = Array.from({ length: 42 }, (_, i) =>
+    issueRows(
+      PROJECT,
+      100 + i,
+      states[i % states.length] ?? "queued",
+      now - i * 60_000,
+      `Seeded issue ${100 + i}`,
+    ),
+  );
+  const held = issueRows(PROJECT, HELD, "new", now, "Pin the CI image to a digest");
+  const usage = [
+    [1, 12_000, 3_000, 0, 18_000, 0.42],
+    [2, 1_500, 2_200, 26_000, 1_200, 0.11],
+    [3, 900, 1_400, 29_000, 600, 0.07],
+  ].map(([iteration, input, output, read, write, usd]) => ({
+    id: `u-${iteration}`,
+    project_id: PROJECT,
+    number: HELD,
+    iteration: iteration ?? 0,
+    input_tokens: input ?? 0,
+    output_tokens: output ?? 0,
+    cache_read_tokens: read ?? 0,
+    cache_write_tokens: write ?? 0,
+    usd: usd ?? 0,
+    turns: 12,
+    at: now - (3 - (iteration ?? 0)) * DAY,
+  }));
+  const daily = Array.from({ length: 14 }, (_, i) => ({
+    ...usage[0],
+    id: `d-${i}`,
+    number: 100 + i,
+    usd: 0.5 + (i % 5) * 0.6,
+    at: now - i * DAY,
+  }));
+  return writeSeed("browser", [
+    ...insertRows("issues", [...board.map((b) => b.issue)]),
+    ...insertRows(
+      "forge_issues",
+      [...board, held].map((b) => b.forge),
+    ),
+    ...insertRows("usage", [...usage, ...daily]),
+    ...insertRows("jobs", [
+      {
+        id: "web.7.a",
+        project_id: PROJECT,
+        number: HELD,
+        kind: "implement",
+        status: "done",
+        attempt: 1,
+        runner_id: "runner-1",
+        created_at: now - 3 * DAY,
+        updated_at: now - 3 * DAY,
+      },
+      {
+        id: "web.7.b",
+        project_id: PROJECT,
+        number: HELD,
+        kind: "revise",
+        status: "done",
+        attempt: 1,
+        runner_id: "runner-1",
+        created_at: now - 2 * DAY,
+        updated_at: now - 2 * DAY,
+      },
+      {
+        id: "web.101.a",
+        project_id: PROJECT,
+        number: 101,
+        kind: "implement",
+        status: "leased",
+        attempt: 1,
+        runner_id: "runner-1",
+        created_at: now,
+        updated_at: now,
+      },
+    ]),
+    ...insertRows("runners", [
+      {
+        id: "runner-1",
+        name: "build-host-a",
+        token_hash: "seeded",
+        version: "0.1.0",
+        created_at: now - 5 * DAY,
+        last_seen_at: now - 20_000,
+      },
+    ]),
+    ...insertRows("critic_reports", [
+      {
+        id: "r-1",
+        project_id: PROJECT,
+        number: HELD,
+        round: 1,
+        head_sha: "abc1234",
+        verdict: "APPROVE",
+        summary: "Pins the image; the workflow change needs a human.",
+        findings: JSON.stringify([
+          { severity: "nit", file: ".woodpecker.yml", line: 4, comment: "add a comment", inScope: true },
+        ]),
+        at: now - DAY,
+      },
+    ]),
+  ]);
+}
+
+describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
+  let worker: LocalWorker;
+  let context: BrowserContext;
+  let profile = "";
+  let page: Page;
+
+  beforeAll(async () => {
+    const now = Date.now();
+    profile = await mkdtemp(join(tmpdir(), "conveyor-chromium-"));
+    await mkdir(OUTPUT, { recursive: true });
+    [worker, context] = await Promise.all([
+      seedSql(now).then(async (seedFile) => {
+        const started = await startLocalWorker({ seedSql: seedFile });
+        await rm(seedFile);
+        return started;
+      }),
+      chromium.launchPersistentContext(profile, {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+          "--no-first-run",
+        ],
+        viewport: { width: 1400, height: 900 },
+      }),
+    ]);
+    const operator = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" };
+    // The held merge comes through the lifecycle itself: events as the operator API takes them.
+    for (const [i, event] of PATHS.awaiting_approval.entries()) {
+      const res = await fetch(`${worker.url}/api/v1/projects/${PROJECT}/issues/${HELD}/events`, {
+        method: "POST",
+        headers: operator,
+        body: JSON.stringify({ id: `seed-${i}`, event }),
+      });
+      if (!res.ok) throw new Error(`seed event: ${res.status} ${await res.text()}`);
+    }
+    // The board reads D1, which hears of the issue from its Durable Object's outbox a moment later.
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const res = await fetch(`${worker.url}/api/v1/projects/${PROJECT}/issues?state=awaiting_approval`, {
+        headers: operator,
+      });
+      const { issues } = (await res.json()) as { issues: { number: number }[] };
+      if (issues.some((issue) => issue.number === HELD)) break;
+      if (Date.now() > deadline) throw new Error(`#${HELD} did not reach D1 as awaiting_approval`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    page = context.pages()[0] ?? (await context.newPage());
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await worker?.stop();
+    await rm(profile, { recursive: true, force: true });
+  });
+
+  const shot = (name: string) =>
+    page.screenshot({ path: join(OUTPUT, `dashboard-${name}.png`), fullPage: true });
+
+  it("signs in, opens an issue, and approves the held merge", async () => {
+    await page.goto(`${worker.url}/dashboard`);
+    expect(new URL(page.url()).pathname).toBe("/dashboard/login");
+    await shot("1-login");
+
+    await page.fill('input[name="token"]', TEST_ADMIN_TOKEN);
+    await page.click('button[type="submit"]');
+    await page.waitForURL(`${worker.url}/dashboard`);
+    expect(await page.textContent("h1")).toBe("Projects");
+    expect(await page.locator("section.project h2 a", { hasText: PROJECT }).count()).toBe(1);
+    await shot("2-projects");
+
+    await page.click(`section.project h2 a:text-is("${PROJECT}")`);
+    await page.waitForURL(`${worker.url}/dashboard/projects/${PROJECT}`);
+    const approvalColumn = page.locator("section.column", { has: page.locator(".state-awaiting_approval") });
+    expect(await approvalColumn.locator(".count").textContent()).toBe("1");
+    await shot("3-board");
+
+    await approvalColumn.locator(`a:has-text("#${HELD} Pin the CI image")`).click();
+    await page.waitForURL(`${worker.url}/dashboard/projects/${PROJECT}/issues/${HELD}`);
+    expect(await page.locator("svg[aria-label^='Tokens per iteration'] rect").count()).toBe(12);
+    expect(await page.locator("table.timeline").first().textContent()).toContain("review");
+    expect(await page.locator("text=Round 1: APPROVE").count()).toBe(1);
+    await shot("4-issue");
+
+    await page.click("nav >> text=Approvals");
+    await page.waitForURL(`${worker.url}/dashboard/approvals`);
+    const held = page.locator("li.approval", { hasText: `${PROJECT}#${HELD}` });
+    await held.locator('button[value="approve"]').click();
+    await page.waitForURL(`${worker.url}/dashboard/approvals`);
+    expect(await page.textContent(".flash")).toBe(`Approve: ${PROJECT}#${HELD} is now merging`);
+    await shot("5-approved");
+    // The list reads D1, which the issue's Durable Object updates from its outbox right after.
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          return page.locator("li.approval", { hasText: `${PROJECT}#${HELD}` }).count();
+        },
+        { timeout: 5_000 },
+      )
+      .toBe(0);
+
+    const view = await fetch(`${worker.url}/api/v1/projects/${PROJECT}/issues/${HELD}`, {
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    }).then(
+      (r) => r.json() as Promise<{ state: string; history: { event: string; cause: { kind: string } }[] }>,
+    );
+    expect(view.state).toBe("merging");
+    expect(view.history.at(-1)).toMatchObject({ event: "human_approval", cause: { kind: "operator" } });
+
+    await page.click("nav >> text=Runners");
+    expect(await page.textContent("table")).toContain("build-host-a");
+    await shot("6-runners");
+  }, 30_000);
+});

@@ -1,0 +1,302 @@
+/** The `conveyor` CLI as an operator runs it, against the real Worker (wrangler dev) and a local forge. */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createForgeClient } from "../../../src/forge/client/index.ts";
+import { type LocalForge, startLocalForge } from "../../support/forge/index.ts";
+import { PATHS } from "../../support/lifecycle-samples.ts";
+import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
+
+const CLI = new URL("../../../cli/conveyor.ts", import.meta.url).pathname;
+const REPO = "acme/widgets";
+
+let worker: LocalWorker;
+let forge: LocalForge;
+let forgeData = "";
+let forgeToken = "";
+
+beforeAll(async () => {
+  forgeData = await mkdtemp(join(tmpdir(), "conveyor-cli-forge-"));
+  [worker, forge] = await Promise.all([startLocalWorker(), startLocalForge({ dataDir: forgeData })]);
+  await forge.createRepo({ owner: "acme", name: "widgets" });
+  forgeToken = forge.createUser("conveyor-bot").token;
+  forge.addCollaborator(REPO, "conveyor-bot", "admin");
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([worker?.stop(), forge?.close()]);
+  await rm(forgeData, { recursive: true, force: true });
+});
+
+async function until(check: () => Promise<boolean>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+type Run = { code: number; stdout: string; stderr: string };
+
+function conveyor(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...process.env, CONVEYOR_URL: worker.url, CONVEYOR_TOKEN: TEST_ADMIN_TOKEN, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function ok(args: string[], env?: Record<string, string | undefined>): Promise<string> {
+  const run = await conveyor(args, env);
+  expect(run, args.join(" ")).toMatchObject({ code: 0, stderr: "" });
+  return run.stdout;
+}
+
+const json = async (args: string[]) => JSON.parse(await ok([...args, "--json"]));
+
+/** One line on stderr, nothing on stdout, and the exit code. */
+async function fails(
+  args: string[],
+  code: number,
+  message: RegExp,
+  env?: Record<string, string | undefined>,
+) {
+  const run = await conveyor(args, env);
+  expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(code);
+  expect(run.stdout).toBe("");
+  expect(run.stderr).toMatch(/^conveyor: [^\n]+\n$/);
+  expect(run.stderr).toMatch(message);
+}
+
+const forgeGet = async (path: string) =>
+  (
+    await fetch(`${forge.apiUrl}/repos/${REPO}${path}`, { headers: { authorization: `token ${forgeToken}` } })
+  ).json();
+
+const addArgs = (id: string, token = forgeToken) => [
+  "project",
+  "add",
+  id,
+  "--forge",
+  "forgejo",
+  "--api-url",
+  forge.apiUrl,
+  "--repo",
+  REPO,
+  "--forge-token",
+  token,
+];
+
+describe("project", () => {
+  it("add registers the project and creates its webhook and labels on the forge, which then deliver", async () => {
+    const out = await ok(addArgs("demo"));
+    expect(out).toContain("registered demo: forgejo acme/widgets");
+    expect(out).toMatch(
+      new RegExp(`webhook \\d+: ${worker.url}/hooks/demo \\(issues, issue_comment, pull_request`),
+    );
+    const hooks = (await forgeGet("/hooks")) as {
+      config: { url: string };
+      events: string[];
+      active: boolean;
+    }[];
+    expect(hooks).toHaveLength(1);
+    expect(hooks[0]).toMatchObject({ active: true, config: { url: `${worker.url}/hooks/demo` } });
+    const labels = ((await forgeGet("/labels")) as { name: string }[]).map((l) => l.name).sort();
+    expect(labels).toEqual([
+      "backlog",
+      "blocked",
+      "in-progress",
+      "needs-human",
+      "tech-debt",
+      "underspecified",
+    ]);
+
+    // The forge signs with the secret the CLI generated and the Worker stored: a backlog issue is queued.
+    const client = createForgeClient({
+      forge: "forgejo",
+      apiUrl: forge.apiUrl,
+      repo: REPO,
+      token: forgeToken,
+    });
+    const { number } = await client.createIssue({ title: "Add a button", body: "", labels: ["backlog"] });
+    await forge.settled();
+    expect(forge.deliveries().map((d) => d.status)).toContain(202);
+    const issue = await json(["issue", "show", String(number), "--project", "demo"]);
+    expect(issue).toMatchObject({ project: "demo", number, state: "queued" });
+  });
+
+  it("add on a registered project updates it and creates no second webhook unless asked", async () => {
+    const out = await ok([...addArgs("demo"), "--parallel", "4"]);
+    expect(out).toContain("updated demo");
+    expect(out).toContain("no webhook created (already registered; --setup creates one)");
+    expect(await forgeGet("/hooks")).toHaveLength(1);
+    expect((await json(["project", "show", "demo"])).settings.parallel).toBe(4);
+  });
+
+  it("--no-setup registers only (token from CONVEYOR_FORGE_TOKEN) and prints the generated webhook secret", async () => {
+    // The forge token from the environment, not the command line.
+    const out = await ok([...addArgs("manual").slice(0, -2), "--no-setup"], {
+      CONVEYOR_FORGE_TOKEN: forgeToken,
+    });
+    expect(out).toMatch(/webhook secret \(for a webhook you create\): [0-9a-f]{64}/);
+    expect(await forgeGet("/hooks")).toHaveLength(1);
+  });
+
+  it("list and show, never with secrets", async () => {
+    const list = await ok(["project", "list"]);
+    expect(list).toMatch(/^ID\s+FORGE\s+REPO\s+CLONE URL$/m);
+    expect(list).toMatch(/^demo\s+forgejo\s+acme\/widgets\s+http:\/\//m);
+    const ids = ((await json(["project", "list"])) as { id: string }[]).map((p) => p.id);
+    expect(ids).toEqual(expect.arrayContaining(["demo", "manual"]));
+    const show = await ok(["project", "show", "demo"]);
+    expect(show).toContain(`api        ${forge.apiUrl}`);
+    expect(show).not.toContain(forgeToken);
+  });
+
+  it("rm unregisters; a second rm is a one-line 404", async () => {
+    expect(await ok(["project", "rm", "manual"])).toBe("removed manual\n");
+    await fails(["project", "rm", "manual"], 1, /project manual is not registered \(HTTP 404\)/);
+    await fails(["project", "show", "manual"], 1, /not registered \(HTTP 404\)/);
+  });
+
+  it("a forge that refuses the setup fails the command, after the project is registered", async () => {
+    await fails(addArgs("refused", "wrong-token"), 1, /forgejo: .* returned 401.*\(HTTP 502\)/);
+    expect((await json(["project", "show", "refused"])).id).toBe("refused");
+    await ok(["project", "rm", "refused"]);
+  });
+
+  it.concurrent.each([
+    [["--api-url", "not a url"], /apiUrl: /],
+    [["--repo", "no-slash"], /repo: repo is owner\/name/],
+    [["--forge", "gitlab"], /forge: /],
+  ])("add refuses %j before sending anything (exit 2)", async (override, message) => {
+    const args = addArgs("invalid");
+    const flag = override[0] ?? "";
+    args.splice(args.indexOf(flag), 2, ...override);
+    await fails(args, 2, message);
+    await fails(["project", "show", "invalid"], 1, /HTTP 404/);
+  });
+});
+
+describe("runners and status", () => {
+  it("runner token makes a one-time registration token", async () => {
+    const out = await ok(["runner", "token"]);
+    expect(out).toMatch(/^cvreg_[0-9a-f]{64}\none-time; expires \d{4}-\d\d-\d\d \d\d:\d\d UTC\n$/);
+    const answer = await json(["runner", "token", "--ttl", "120"]);
+    expect(answer.expiresAt - Date.now()).toBeGreaterThan(100_000);
+    expect(answer.expiresAt - Date.now()).toBeLessThanOrEqual(120_000);
+    await fails(["runner", "token", "--ttl", "5"], 2, /ttl: /);
+  });
+
+  it("status shows projects with issues per state, and runners", async () => {
+    // D1 hears of the webhook's issue from its Durable Object's outbox, a moment after the DO does.
+    await until(async () => {
+      const res = await fetch(`${worker.url}/api/v1/status`, {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      });
+      return JSON.stringify(await res.json()).includes('"states":{"queued":1}');
+    });
+    const answer = await json(["status"]);
+    const demo = answer.projects.find((p: { id: string }) => p.id === "demo");
+    expect(demo).toMatchObject({ repo: REPO, states: { queued: 1 }, total: 1 });
+    expect(answer.runners).toEqual([]);
+    const out = await ok(["status"]);
+    expect(out).toMatch(/^demo\s+acme\/widgets\s+1\s+queued 1$/m);
+    expect(out).toContain("no runners");
+  });
+});
+
+describe("issues", () => {
+  const project = "ops";
+
+  async function seed(number: number, state: keyof typeof PATHS) {
+    for (const [i, event] of PATHS[state].entries()) {
+      const res = await fetch(`${worker.url}/api/v1/projects/${project}/issues/${number}/events`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ id: `seed-${number}-${i}`, event }),
+      });
+      if (!res.ok) throw new Error(`seed: ${res.status} ${await res.text()}`);
+    }
+  }
+
+  beforeAll(async () => {
+    await seed(40, "awaiting_approval");
+    await seed(41, "escalated");
+  });
+
+  it("approve merges a held approval; issue show tells the story", async () => {
+    expect(await ok(["approve", "40", "--project", project, "--by", "ada"])).toBe(
+      "approve: ops#40 is now merging\n",
+    );
+    const show = await ok(["issue", "show", "40"], { CONVEYOR_PROJECT: project });
+    expect(show).toMatch(/^ops#40 {2}merging {2}iteration 1$/m);
+    expect(show).toContain("branch conveyor/7 · head abc1234");
+    expect(show).toMatch(/human_approval\s+awaiting_approval → merging\s+operator operator:/);
+    const view = await json(["issue", "show", "40", "--project", project]);
+    expect(view.history.at(-1)).toMatchObject({ event: "human_approval", to: "merging" });
+  });
+
+  it("retry and abandon; an event the table refuses exits 1 with its reason", async () => {
+    expect(await ok(["retry", "41", "--project", project])).toBe("retry: ops#41 is now queued\n");
+    expect((await json(["abandon", "41", "--project", project])).state).toBe("abandoned");
+    await fails(
+      ["approve", "41", "--project", project],
+      1,
+      /^conveyor: human_approval does not apply: the issue is abandoned \(HTTP 409\)/,
+    );
+  });
+
+  it.concurrent.each([
+    [
+      ["issue", "show", "999", "--project", project],
+      1,
+      /issue ops#999 is not known to Conveyor \(HTTP 404\)/,
+    ],
+    [["issue", "show", "40"], 2, /needs --project/],
+    [["approve", "forty", "--project", project], 2, /number: the issue number must be a number/],
+    [["approve", "--project", project], 2, /expected 1 argument\(s\); usage: conveyor approve <number>/],
+  ] as const)("%j exits %i", async (args, code, message) => {
+    await fails([...args], code, message);
+  });
+});
+
+describe.concurrent("errors", () => {
+  it.each([
+    ["a wrong token", ["status"], { CONVEYOR_TOKEN: "wrong" }, 1, /invalid operator token \(HTTP 401\)/],
+    ["no URL", ["status"], { CONVEYOR_URL: undefined }, 2, /set --url or CONVEYOR_URL/],
+    ["no token", ["status"], { CONVEYOR_TOKEN: undefined }, 2, /set --token or CONVEYOR_TOKEN/],
+    [
+      "an unreachable Worker",
+      ["status", "--url", "http://127.0.0.1:9"],
+      {},
+      1,
+      /cannot reach http:\/\/127\.0\.0\.1:9/,
+    ],
+    ["an unknown command", ["deploy"], {}, 2, /unknown command: deploy/],
+    ["an unknown flag", ["status", "--verbose"], {}, 2, /Unknown option '--verbose'/],
+  ] as const)("%s", async (_, args, env, code, message) => {
+    await fails([...args], code, message, env);
+  });
+
+  it("--help prints the usage and exits 0", async () => {
+    const out = await ok(["--help"]);
+    expect(out).toMatch(/^usage: conveyor <command>/);
+    for (const name of [
+      "project add",
+      "project rm",
+      "runner token",
+      "status",
+      "issue show",
+      "approve",
+      "retry",
+      "abandon",
+    ])
+      expect(out).toMatch(new RegExp(`^  ${name}\\b`, "m"));
+  });
+});

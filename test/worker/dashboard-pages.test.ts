@@ -1,0 +1,243 @@
+import { env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { issueStub } from "../../src/issue-stub.ts";
+import { formFields, page, post, seedIssue, sessionCookie } from "./dashboard-support.ts";
+import { freshProject } from "./support/webhooks.ts";
+
+let cookie = "";
+beforeAll(async () => {
+  cookie = await sessionCookie();
+});
+
+const html = async (path: string) => {
+  const res = await page(path, cookie);
+  expect(res.status, path).toBe(200);
+  return res.text();
+};
+
+const BASE_TIME = 1_790_000_000_000;
+
+async function insertIssues(project: string, state: string, numbers: number[], at: (n: number) => number) {
+  const statements = numbers.flatMap((number) => [
+    env.DB.prepare(
+      "INSERT INTO issues (project_id, number, state, iteration, seq, updated_at) VALUES (?, ?, ?, 1, 1, ?)",
+    ).bind(project, number, state, at(number)),
+    env.DB.prepare(
+      `INSERT INTO forge_issues (project_id, number, title, body, state, labels, depends_on, updated_at)
+       VALUES (?, ?, ?, '', 'open', '[]', '[]', 0)`,
+    ).bind(project, number, `Title of ${number}`),
+  ]);
+  await env.DB.batch(statements);
+}
+
+const cardNumbers = (text: string, project: string) =>
+  [...text.matchAll(new RegExp(`/dashboard/projects/${project}/issues/(\\d+)"`, "g"))].map((m) =>
+    Number(m[1]),
+  );
+
+describe("board", () => {
+  const project = freshProject("dash-board");
+  // 60 queued issues, two per timestamp so paging must break ties by number; 3 running.
+  beforeAll(async () => {
+    await insertIssues(
+      project,
+      "queued",
+      Array.from({ length: 60 }, (_, i) => i + 1),
+      (n) => BASE_TIME + Math.ceil(n / 2) * 1000,
+    );
+    await insertIssues(project, "running", [101, 102, 103], (n) => BASE_TIME + n);
+  });
+
+  it("shows each state's count and its newest issues, linking to the rest", async () => {
+    const text = await html(`/dashboard/projects/${project}`);
+    const queued = text.slice(text.indexOf(`states/queued"`), text.indexOf(`states/running"`));
+    expect(queued).toContain('<span class="count">60</span>');
+    expect(cardNumbers(queued, project)).toEqual([60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49]);
+    expect(queued).toContain("all 60 →");
+    expect(queued).toContain("#60 Title of 60");
+    const running = text.slice(text.indexOf(`states/running"`), text.indexOf(`states/awaiting_ci"`));
+    expect(cardNumbers(running, project)).toEqual([103, 102, 101]);
+  });
+
+  it("pages through a state newest first, without gaps or repeats", async () => {
+    const first = await html(`/dashboard/projects/${project}/states/queued`);
+    const next = /\?before=(\d+\.\d+)"/.exec(first)?.[1];
+    expect(next).toBe(`${BASE_TIME + 6 * 1000}.11`);
+    const second = await html(`/dashboard/projects/${project}/states/queued?before=${next}`);
+    expect(second).not.toContain("?before=");
+    const seen = [...cardNumbers(first, project), ...cardNumbers(second, project)];
+    expect(seen).toEqual(Array.from({ length: 60 }, (_, i) => 60 - i));
+  });
+
+  it.each([
+    [`/states/sleeping`, "state: "],
+    [`/states/queued?before=yesterday`, "cursor is"],
+  ])("400 for %s", async (suffix, error) => {
+    const res = await page(`/dashboard/projects/${project}${suffix}`, cookie);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain(error);
+  });
+});
+
+describe("issue page", () => {
+  const project = freshProject("dash-issue");
+
+  beforeAll(async () => {
+    await seedIssue(project, 5, "awaiting_approval");
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO forge_issues (project_id, number, title, body, state, labels, depends_on, updated_at)
+         VALUES (?, 5, 'Add the export button', '', 'open', '["backlog"]', '[]', 0)`,
+      ).bind(project),
+      env.DB.prepare(
+        `INSERT INTO jobs (id, project_id, number, kind, status, attempt, runner_id, created_at, updated_at)
+         VALUES (?, ?, 5, 'implement', 'done', 1, 'runner-x', ?, ?)`,
+      ).bind(`${project}.5.job1`, project, BASE_TIME, BASE_TIME),
+      ...[
+        [1, 1000, 500, 0, 4000, 0.3],
+        [2, 200, 300, 4000, 300, 0.05],
+      ].map(([iteration, input, output, read, write, usd]) =>
+        env.DB.prepare(
+          `INSERT INTO usage (id, project_id, number, iteration, input_tokens, output_tokens, cache_read_tokens,
+             cache_write_tokens, usd, turns, at) VALUES (?, ?, 5, ?, ?, ?, ?, ?, ?, 7, ?)`,
+        ).bind(`${project}-u${iteration}`, project, iteration, input, output, read, write, usd, BASE_TIME),
+      ),
+      env.DB.prepare(
+        `INSERT INTO critic_reports (id, project_id, number, round, head_sha, verdict, summary, findings, at)
+         VALUES (?, ?, 5, 1, 'abc1234', 'APPROVE', 'Touches the workflow file', ?, ?)`,
+      ).bind(
+        `${project}-r1`,
+        project,
+        JSON.stringify([{ severity: "minor", file: "a.ts", line: 3, comment: "rename x", inScope: true }]),
+        BASE_TIME,
+      ),
+    ]);
+  });
+
+  it("shows the timeline, CI attempts, critic rounds, jobs and usage per iteration with the cache-hit ratio", async () => {
+    const text = await html(`/dashboard/projects/${project}/issues/5`);
+    expect(text).toContain("<h1>dash-issue");
+    expect(text).toContain("Add the export button");
+    expect(text).toContain('class="state state-awaiting_approval"');
+    for (const event of ["triage", "dispatched", "phase", "ci", "review"])
+      expect(text).toContain(`<td>${event}</td>`);
+    expect(text).toMatch(/CI attempts <span class="count">1<\/span>/);
+    expect(text).toContain("Round 1: APPROVE");
+    expect(text).toContain("[minor] a.ts:3: rename x");
+    expect(text).toContain(`${project}.5.job1`);
+    expect(text).toContain('<svg viewBox="0 0 640 170" role="img" aria-label="Tokens per iteration');
+    // Iteration 1 read nothing from the cache; iteration 2 read 4000 of 4500 prompt tokens.
+    expect(text).toContain("0% · $0.30");
+    expect(text).toContain("89% · $0.05");
+    expect(text).toContain('value="approve"');
+    expect(text).toContain('value="reject"');
+    expect(text).not.toContain('value="retry"');
+  });
+
+  it("404 for an issue Conveyor does not know", async () => {
+    const res = await page(`/dashboard/projects/${project}/issues/999`, cookie);
+    expect(res.status).toBe(404);
+  });
+});
+
+describe("approval queue", () => {
+  const project = freshProject("dash-approve");
+
+  beforeAll(async () => {
+    await seedIssue(project, 1, "awaiting_approval");
+    await seedIssue(project, 2, "escalated");
+    await seedIssue(project, 3, "running");
+  });
+
+  it("lists protected-path merges and escalations with their buttons", async () => {
+    const text = await html("/dashboard/approvals");
+    const numbers = cardNumbers(text, project);
+    expect(numbers).toEqual([1, 2]);
+    const approval = text.slice(text.indexOf(`/projects/${project}/issues/1"`));
+    expect(approval.slice(0, approval.indexOf("</li>"))).toMatch(/value="approve".*value="reject"/s);
+    const escalated = text.slice(text.indexOf(`/projects/${project}/issues/2"`));
+    expect(escalated.slice(0, escalated.indexOf("</li>"))).toMatch(/value="retry".*value="abandon"/s);
+  });
+
+  it("approve applies human_approval through the operator path, once per form", async () => {
+    const action = `/dashboard/projects/${project}/issues/1/actions`;
+    const fields: Record<string, string> = {
+      ...formFields(await html("/dashboard/approvals"), action),
+      action: "approve",
+    };
+    const res = await post(action, cookie, fields);
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/dashboard/approvals");
+    const view = await issueStub(env, project, 1).view();
+    expect(view?.state).toBe("merging");
+    expect(view?.history.at(-1)).toMatchObject({
+      event: "human_approval",
+      outcome: "applied",
+      cause: { kind: "operator", id: `dashboard:${fields.key}:approve` },
+    });
+    const flash = res.headers.get("set-cookie")?.split(";")[0] ?? "";
+    const next = await page("/dashboard/approvals", `${cookie}; ${flash}`);
+    expect(await next.text()).toContain(`Approve: ${project}#1 is now merging`);
+    expect(next.headers.get("set-cookie")).toMatch(/^conveyor_flash=;/);
+
+    const again = await post(action, cookie, fields);
+    expect(again.headers.get("set-cookie")).toContain(encodeURIComponent("was already sent"));
+    expect((await issueStub(env, project, 1).view())?.history.length).toBe(view?.history.length);
+  });
+
+  it("retry takes an escalated issue back to the queue; a stale action is refused with the table's reason", async () => {
+    const action = `/dashboard/projects/${project}/issues/2/actions`;
+    const fields = formFields(await html(`/dashboard/projects/${project}/issues/2`), action);
+    await post(action, cookie, { ...fields, action: "retry" });
+    expect((await issueStub(env, project, 2).view())?.state).toBe("queued");
+    const res = await post(action, cookie, { ...fields, action: "approve" });
+    expect(decodeURIComponent(res.headers.get("set-cookie") ?? "")).toContain(
+      `Approve refused for ${project}#2: human_approval does not apply`,
+    );
+  });
+});
+
+describe("runners and cost", () => {
+  it("shows each runner's version, last seen and current jobs", async () => {
+    const project = freshProject("dash-runner");
+    const runner = `runner-${project}`;
+    await env.DB.batch([
+      env.DB.prepare(
+        "INSERT INTO runners (id, name, token_hash, version, created_at, last_seen_at) VALUES (?, ?, ?, '9.9.9', 0, ?)",
+      ).bind(runner, `host-${project}`, `hash-${project}`, Date.now() - 120_000),
+      env.DB.prepare(
+        `INSERT INTO jobs (id, project_id, number, kind, status, attempt, runner_id, created_at, updated_at)
+         VALUES (?, ?, 8, 'revise', 'leased', 2, ?, 0, 0)`,
+      ).bind(`${project}.8.j`, project, runner),
+    ]);
+    const text = await html("/dashboard/runners");
+    const row = text.slice(text.indexOf(`host-${project}`));
+    expect(row.slice(0, row.indexOf("</tr>"))).toMatch(
+      new RegExp(`9\\.9\\.9.*2 min ago.*${project}#8</a> revise \\(attempt 2\\)`, "s"),
+    );
+  });
+
+  it("charts each project's daily cost over the last 30 days", async () => {
+    const project = freshProject("dash-cost");
+    const now = Date.now();
+    await insertIssues(project, "running", [1], () => now);
+    await env.DB.batch(
+      [
+        [now, 1.25],
+        [now - 86_400_000, 0.5],
+        [now - 40 * 86_400_000, 99],
+      ].map(([at, usd], i) =>
+        env.DB.prepare(
+          `INSERT INTO usage (id, project_id, number, iteration, input_tokens, output_tokens, cache_read_tokens,
+             cache_write_tokens, usd, at) VALUES (?, ?, 1, 1, 0, 0, 0, 0, ?, ?)`,
+        ).bind(`${project}-${i}`, project, usd, at),
+      ),
+    );
+    const text = await html("/dashboard");
+    const section = text.slice(text.indexOf(`href="/dashboard/projects/${project}"`));
+    const chart = section.slice(0, section.indexOf("</figure>"));
+    expect(chart).toContain("USD per day (UTC), last 30 days: $1.75");
+    expect(chart.match(/<rect /g)).toHaveLength(30);
+    expect(chart).toContain(`${new Date(now).toISOString().slice(5, 10)} · USD: $1.25`);
+  });
+});
