@@ -76,8 +76,10 @@ export class ForgeHttp {
   private readonly maxAttempts: number;
   private readonly maxWaitMs: number;
   private readonly timeoutMs: number;
+  private readonly options: HttpClientOptions;
 
-  constructor(private readonly options: HttpClientOptions) {
+  constructor(options: HttpClientOptions) {
+    this.options = options;
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.fetch = options.fetch ?? globalFetch;
     this.sleep = options.sleep ?? realSleep;

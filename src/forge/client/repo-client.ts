@@ -33,13 +33,18 @@ import type {
 export abstract class RepoClient implements ForgeClient {
   abstract readonly forge: ForgeKind;
   protected readonly repo: string;
+  protected readonly http: ForgeHttp;
+  private readonly paging: { param: "limit" | "per_page"; size: number };
 
+  // Fields, not parameter properties: Node runs this file by stripping types (the demo imports it).
   protected constructor(
-    protected readonly http: ForgeHttp,
+    http: ForgeHttp,
     repo: string,
-    private readonly paging: { param: "limit" | "per_page"; size: number },
+    paging: { param: "limit" | "per_page"; size: number },
   ) {
+    this.http = http;
     this.repo = repoPath(repo);
+    this.paging = paging;
   }
 
   abstract addLabels(number: number, names: string[]): Promise<void>;

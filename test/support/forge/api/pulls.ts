@@ -2,7 +2,6 @@ import { z } from "zod";
 import { atLeast } from "../auth.ts";
 import { gitDir } from "../forge.ts";
 import { diff, formatPatch } from "../git/log.ts";
-import { mergeBase } from "../git/merge.ts";
 import { updateRef } from "../git/refs.ts";
 import { ApiError, json, notFound, parseBody, type Reply } from "../http.ts";
 import { mergePull } from "../pull-merge.ts";
@@ -94,7 +93,8 @@ export async function createPullRequest(ctx: RepoContext): Promise<Reply> {
       headBranch,
       baseBranch: input.base,
       headSha,
-      mergeBase: (await mergeBase(dir, baseSha, headSha)) ?? baseSha,
+      // refreshPull sets the real merge base.
+      mergeBase: baseSha,
       mergeable: false,
       merged: false,
       mergedAt: null,
@@ -103,9 +103,10 @@ export async function createPullRequest(ctx: RepoContext): Promise<Reply> {
       reviews: [],
     },
   };
+  // Listed before the first await: a concurrent create takes the next number and finds this one open.
+  repo.issues.push(issue);
   await refreshPull(dir, repo, issue.pull);
   await updateRef(dir, `refs/pull/${issue.index}/head`, headSha);
-  repo.issues.push(issue);
   forge.hooks.emit(repo, "pull_request", pullPayload(forge.render, repo, issue, "opened", doer));
   forge.ci.trigger(repo, issue);
   return json(201, forge.render.pull(repo, issue, ctx.mode));

@@ -1,0 +1,242 @@
+/**
+ * The stand-in model's script for the demo: the runner's Claude sessions (real tool calls that edit the
+ * sample repository, run its tests, commit and write the phase file) and the critic's forced `report`.
+ * Every decision is read from the request, so the script holds no state and survives resumed sessions.
+ */
+import type { CriticReport, Finding } from "../src/critic/report.ts";
+import {
+  bash,
+  edit,
+  type Rule,
+  type ScriptRequest,
+  type Turn,
+  text,
+  use,
+  write,
+} from "../test/support/model/script.ts";
+
+const phase = (line: string) => `printf '${line}\\n' > "$CONVEYOR_PHASE_FILE"`;
+const commitAndWait = (message: string) =>
+  bash(`git add -A && git commit -qm '${message}' && ${phase("PHASE:awaiting_ci")}`);
+const runTests = bash("sh ./ci.sh", "Run the repository's tests");
+
+// --- #1 slugify: the critic finds the issue's own example failing ----------------------------------------
+
+const SLUGIFY_V1 = `/** Turns text into a URL slug: lowercase, every run of other characters one dash. */
+export function slugify(text) {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+}
+`;
+
+const SLUGIFY_FIX = `  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");`;
+
+const SLUGIFY_TEST = `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { slugify } from "../src/slugify.js";
+
+test("lowercases and joins words with dashes", () => {
+  assert.equal(slugify("Hello World"), "hello-world");
+});
+`;
+
+const SLUGIFY_TEST_ENDS = `
+test("drops dashes at either end", () => {
+  assert.equal(slugify("Hello, World!"), "hello-world");
+  assert.equal(slugify("  -- Tips & Tricks --  "), "tips-tricks");
+});
+`;
+
+// --- #2 slugPath -------------------------------------------------------------------------------------------
+
+const SLUG_PATH = `import { slugify } from "./slugify.js";
+
+/** Slugifies each part of a path and joins them with slashes, leaving out parts that slugify to nothing. */
+export function slugPath(parts) {
+  return parts.map(slugify).filter(Boolean).join("/");
+}
+`;
+
+const SLUG_PATH_TEST = `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { slugPath } from "../src/slug-path.js";
+
+test("slugifies each part and joins them with slashes", () => {
+  assert.equal(slugPath(["Blog", "Hello, World!"]), "blog/hello-world");
+});
+
+test("leaves out parts that slugify to nothing", () => {
+  assert.equal(slugPath(["Docs", "!!", "Setup"]), "docs/setup");
+});
+`;
+
+// --- #3 clamp: min and max swapped, pushed without running the tests --------------------------------------
+
+const CLAMP_BUG = "  return Math.max(max, Math.min(min, n));";
+const CLAMP_FIX = "  return Math.min(max, Math.max(min, n));";
+
+const CLAMP = `/** Limits n to the range from min to max. */
+export function clamp(n, min, max) {
+${CLAMP_BUG}
+}
+`;
+
+const CLAMP_TEST = `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { clamp } from "../src/clamp.js";
+
+test("keeps numbers inside the range", () => {
+  assert.equal(clamp(5, 0, 10), 5);
+});
+
+test("moves numbers outside the range to its nearest end", () => {
+  assert.equal(clamp(-3, 0, 10), 0);
+  assert.equal(clamp(12, 0, 10), 10);
+});
+`;
+
+/** The CI log's address from the failure excerpt Conveyor passes on (`… (http://…/ci/logs/7)`). */
+const ciLogOf = (req: ScriptRequest) => /\((https?:\/\/\S+\/ci\/logs\/\d+)\)/.exec(req.lastUserText)?.[1];
+
+// --- #4 formatBytes: the units are a maintainer's call ----------------------------------------------------
+
+const ASK = "Decimal (1 kB = 1000 B) or binary (1 KiB = 1024 B) units? The issue leaves it to a maintainer.";
+
+const FORMAT_BYTES = `const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+
+/** A byte count for humans in binary units (1 KiB = 1024 B), with one decimal above bytes. */
+export function formatBytes(n) {
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? \`\${value} B\` : \`\${value.toFixed(1)} \${UNITS[unit]}\`;
+}
+`;
+
+const FORMAT_BYTES_TEST = `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { formatBytes } from "../src/format-bytes.js";
+
+test("keeps small counts in bytes", () => {
+  assert.equal(formatBytes(512), "512 B");
+});
+
+test("uses binary units with one decimal", () => {
+  assert.equal(formatBytes(1536), "1.5 KiB");
+  assert.equal(formatBytes(5 * 1024 ** 3), "5.0 GiB");
+});
+`;
+
+// --- the critic ---------------------------------------------------------------------------------------------
+
+const report = (verdict: CriticReport["verdict"], summary: string, findings: Finding[] = []): Turn =>
+  use("report", { verdict, summary, findings } satisfies CriticReport);
+
+const diffOf = (req: ScriptRequest) => /<diff>\n([\s\S]*)\n<\/diff>/.exec(req.lastUserText)?.[1] ?? "";
+
+/** Approves once slugify trims dashes at both ends: the issue's own example needs it. */
+function reviewSlugify(req: ScriptRequest): Turn {
+  if (diffOf(req).includes('.replace(/^-+|-+$/g, "")')) {
+    return report("APPROVE", "slugify now matches the issue's example, and a test pins it down.");
+  }
+  return report("REQUEST_CHANGES", "slugify leaves a dash at the end of the issue's own example.", [
+    {
+      severity: "major",
+      file: "src/slugify.js",
+      line: 3,
+      comment:
+        'slugify("Hello, World!") returns "hello-world-", not "hello-world": drop dashes at either end and test the example.',
+      inScope: true,
+    },
+  ]);
+}
+
+// --- the script ---------------------------------------------------------------------------------------------
+
+/** Sessions are told `Implement issue #N of …` first and `Conveyor continues issue #N.` on every continuation. */
+const implement = (n: number) => new RegExp(`^Implement issue #${n} of `, "m");
+const continues = (n: number) => new RegExp(`^Conveyor continues issue #${n}\\. `, "m");
+
+export const DEMO_SCRIPT: Rule[] = [
+  {
+    when: implement(1),
+    steps: [
+      write("src/slugify.js", SLUGIFY_V1),
+      write("test/slugify.test.js", SLUGIFY_TEST),
+      runTests,
+      commitAndWait("Add slugify (#1)"),
+      text("slugify is in src/slugify.js with its test; the tests pass and the change is committed."),
+    ],
+  },
+  {
+    when: continues(1),
+    steps: [
+      edit("src/slugify.js", '  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-");', SLUGIFY_FIX),
+      edit("test/slugify.test.js", SLUGIFY_TEST, SLUGIFY_TEST + SLUGIFY_TEST_ENDS),
+      runTests,
+      commitAndWait("slugify: drop dashes at either end (#1)"),
+      text("slugify drops dashes at either end now, and the issue's example is a test."),
+    ],
+  },
+  {
+    when: implement(2),
+    steps: [
+      bash("cat src/slugify.js", "Read the slugify it builds on"),
+      write("src/slug-path.js", SLUG_PATH),
+      write("test/slug-path.test.js", SLUG_PATH_TEST),
+      runTests,
+      commitAndWait("Add slugPath (#2)"),
+      text("slugPath is in src/slug-path.js, built on slugify; the tests pass."),
+    ],
+  },
+  {
+    when: implement(3),
+    steps: [
+      write("src/clamp.js", CLAMP),
+      write("test/clamp.test.js", CLAMP_TEST),
+      commitAndWait("Add clamp (#3)"),
+      text("clamp is in src/clamp.js with tests; committed, CI will run them."),
+    ],
+  },
+  {
+    when: continues(3),
+    steps: [
+      (req) => {
+        const log = ciLogOf(req);
+        return log ? bash(`curl -s ${log} | tail -n 40`, "Read the CI log") : runTests;
+      },
+      edit("src/clamp.js", CLAMP_BUG, CLAMP_FIX),
+      runTests,
+      commitAndWait("clamp: min and max were swapped (#3)"),
+      text("Fixed: clamp had min and max swapped. The tests pass now."),
+    ],
+  },
+  {
+    when: implement(4),
+    steps: [
+      bash("cat README.md && ls src test", "Look around the repository"),
+      bash(`printf 'PHASE:escalate\\nReason: %s\\n' '${ASK}' > "$CONVEYOR_PHASE_FILE"`, "Ask a maintainer"),
+      text(`I need a decision before implementing this: ${ASK}`),
+    ],
+  },
+  {
+    when: continues(4),
+    steps: [
+      write("src/format-bytes.js", FORMAT_BYTES),
+      write("test/format-bytes.test.js", FORMAT_BYTES_TEST),
+      runTests,
+      commitAndWait("Add formatBytes in binary units (#4)"),
+      text("formatBytes uses binary units as the maintainer asked; the tests pass."),
+    ],
+  },
+  { forced: "report", when: /<issue number="1"/, steps: [reviewSlugify] },
+  {
+    forced: "report",
+    steps: [report("APPROVE", "Does what the issue asks, with tests that cover it.")],
+  },
+];

@@ -1,0 +1,83 @@
+/**
+ * Starts the whole factory locally: the sample forge, the model (the scripted stand-in, or the real one), the
+ * Worker (wrangler dev: local D1 and Durable Objects), the project's registration and webhook, and one
+ * runner. `stop()` ends them in reverse order.
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type ModelStandIn, startModelStandIn } from "../test/support/model/server.ts";
+import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../test/support/worker.ts";
+import { LocalD1 } from "./local-d1.ts";
+import { DEMO_SCRIPT } from "./model-script.ts";
+import { connectProject, registrationToken } from "./project.ts";
+import { type RunnerChild, startRunner } from "./runner-process.ts";
+import { type SampleForge, startSampleForge } from "./sample-forge.ts";
+
+/** The stand-in accepts any key; the runner's config and the Worker's critic still need one. */
+const STAND_IN_KEY = "sk-ant-demo-stand-in";
+
+export type ModelChoice = { kind: "stand-in" } | { kind: "anthropic"; apiKey: string; baseUrl?: string };
+
+export type Demo = {
+  dataDir: string;
+  sample: SampleForge;
+  worker: LocalWorker;
+  /** The scripted stand-in; null when the real model runs. */
+  model: ModelStandIn | null;
+  runner: RunnerChild;
+  d1: LocalD1;
+  adminToken: string;
+  stop(): Promise<void>;
+};
+
+export async function startDemo(options: { dataDir: string; model: ModelChoice }): Promise<Demo> {
+  const { dataDir } = options;
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const step of stops.reverse()) await step();
+  };
+  try {
+    const model = options.model.kind === "stand-in" ? await startModelStandIn({ script: DEMO_SCRIPT }) : null;
+    if (model) stops.push(() => model.close());
+    const anthropic =
+      options.model.kind === "stand-in"
+        ? { baseUrl: model?.url, apiKey: STAND_IN_KEY }
+        : { baseUrl: options.model.baseUrl, apiKey: options.model.apiKey };
+    const [sample, worker] = await Promise.all([
+      startSampleForge({ dataDir: join(dataDir, "forge") }),
+      startLocalWorker({
+        stateDir: join(dataDir, "worker"),
+        // The critic runs inside the Worker, on the same model as the sessions.
+        vars: {
+          ANTHROPIC_API_KEY: anthropic.apiKey,
+          ...(anthropic.baseUrl && { ANTHROPIC_BASE_URL: anthropic.baseUrl }),
+        },
+      }),
+    ]);
+    stops.push(() => sample.forge.close());
+    stops.push(async () => {
+      await worker.stop();
+      await writeFile(join(dataDir, "worker.log"), worker.logs());
+    });
+    const d1 = new LocalD1(worker.stateDir);
+    stops.push(async () => d1.close());
+
+    const operator = { workerUrl: worker.url, adminToken: TEST_ADMIN_TOKEN };
+    await connectProject({
+      ...operator,
+      forgeApiUrl: sample.forge.apiUrl,
+      forgeToken: sample.accounts.conveyor.token,
+    });
+    const runner = await startRunner(join(dataDir, "runner"), {
+      workerUrl: worker.url,
+      registrationToken: await registrationToken(operator),
+      git: { username: sample.accounts.runner.login, token: sample.accounts.runner.token },
+      anthropic: { apiKey: anthropic.apiKey, ...(anthropic.baseUrl && { baseUrl: anthropic.baseUrl }) },
+    });
+    stops.push(() => runner.stop());
+    return { dataDir, sample, worker, model, runner, d1, adminToken: TEST_ADMIN_TOKEN, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

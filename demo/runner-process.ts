@@ -1,0 +1,59 @@
+/** One `conveyor-runner` child process with the `claude` driver, configured by a file, logging to a file. */
+import { spawn } from "node:child_process";
+import { mkdir, open, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+export type RunnerSettings = {
+  workerUrl: string;
+  registrationToken: string;
+  git: { username: string; token: string };
+  anthropic: { baseUrl?: string; apiKey: string };
+};
+
+export type RunnerChild = { configFile: string; logFile: string; stop(): Promise<void> };
+
+/** Writes `<dir>/runner.json` (mode 0600: it holds tokens) for `node runner/cli.ts --config <file>`. */
+export async function writeRunnerConfig(dir: string, settings: RunnerSettings): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const configFile = join(dir, "runner.json");
+  const config = {
+    ...settings,
+    name: "demo-runner",
+    workDir: join(dir, "work"),
+    driver: "claude",
+    concurrency: 2,
+    claimWaitMs: 10_000,
+    shutdownGraceMs: 5_000,
+  };
+  await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  return configFile;
+}
+
+export async function startRunner(dir: string, settings: RunnerSettings): Promise<RunnerChild> {
+  const configFile = await writeRunnerConfig(dir, settings);
+  const logFile = join(dir, "runner.log");
+  const log = await open(logFile, "a");
+  // Settings come from the file alone: the environment would win over it (and carry this process's secrets).
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|CONVEYOR)_/.test(name)),
+  );
+  const child = spawn(process.execPath, ["runner/cli.ts", "--config", configFile], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", log.fd, log.fd],
+  });
+  // The child has its own copy of the descriptor.
+  await log.close();
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return {
+    configFile,
+    logFile,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}

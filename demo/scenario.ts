@@ -1,0 +1,77 @@
+/**
+ * The demo's sample project and its issues, each with the path it is designed to take through Conveyor. The
+ * scripted model (model-script.ts) plays the sessions and the critic so that exactly these paths happen.
+ */
+
+export const PROJECT = "textkit";
+export const REPO = "acme/textkit";
+export const SAMPLE_REPO_DIR = new URL("./sample-repo/", import.meta.url).pathname;
+
+export type Design = {
+  state: "merged";
+  /** Sessions: the implement session plus each revision or resumption. */
+  iterations: number;
+  /** CI results Conveyor acted on (red or green). */
+  ciAttempts: number;
+  criticRounds: number;
+  escalations: number;
+};
+
+export type SampleIssue = {
+  number: number;
+  title: string;
+  body: string;
+  /** What it shows. */
+  story: string;
+  design: Design;
+  /** What a maintainer answers when the issue's session escalates. */
+  reply?: string;
+};
+
+export const ISSUES: readonly SampleIssue[] = [
+  {
+    number: 1,
+    title: "Add slugify(text)",
+    body: [
+      "Add `slugify(text)` in `src/slugify.js`: lowercase, and every run of characters other than letters and",
+      'digits becomes one `-`. `slugify("Hello, World!")` is `"hello-world"`. With tests.',
+    ].join("\n"),
+    story: "the critic asks for changes, the same session revises, the critic approves",
+    design: { state: "merged", iterations: 2, ciAttempts: 2, criticRounds: 2, escalations: 0 },
+  },
+  {
+    number: 2,
+    title: "Add slugPath(parts)",
+    body: [
+      "Add `slugPath(parts)` in `src/slug-path.js`: slugify each part with `slugify` and join them with `/`,",
+      'leaving out parts that slugify to nothing. `slugPath(["Blog", "Hello, World!"])` is `"blog/hello-world"`.',
+      "",
+      "Depends on #1",
+    ].join("\n"),
+    story: "blocked until #1 merges, then straight through",
+    design: { state: "merged", iterations: 1, ciAttempts: 1, criticRounds: 1, escalations: 0 },
+  },
+  {
+    number: 3,
+    title: "Add clamp(n, min, max)",
+    body: "Add `clamp(n, min, max)` in `src/clamp.js`: `n` limited to the range from `min` to `max`. With tests.",
+    story: "CI fails the first push, the same session fixes it",
+    design: { state: "merged", iterations: 2, ciAttempts: 2, criticRounds: 1, escalations: 0 },
+  },
+  {
+    number: 4,
+    title: "Add formatBytes(n)",
+    body: [
+      "Add `formatBytes(n)` in `src/format-bytes.js`: a byte count for humans, as shown next to upload limits.",
+      "We have not settled the units yet: decimal (1 kB = 1000 B) or binary (1 KiB = 1024 B). Ask a maintainer",
+      "before you implement it.",
+    ].join("\n"),
+    story: "the session escalates, a maintainer replies, the session resumes",
+    design: { state: "merged", iterations: 2, ciAttempts: 1, criticRounds: 1, escalations: 1 },
+    reply:
+      "Binary, please: 1 KiB = 1024 B, with the IEC names (B, KiB, MiB, GiB, TiB) and one decimal above bytes.",
+  },
+];
+
+/** The answer to an escalation no issue was designed for, when the real model runs the sessions. */
+export const FALLBACK_REPLY = "Go ahead with the simplest reading of the issue that its tests can pin down.";

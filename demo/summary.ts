@@ -1,0 +1,122 @@
+/**
+ * What each sample issue went through, from the Worker's own record (D1) and the forge's pull requests; how
+ * that differs from the scenario's design; and the summary table.
+ */
+import { z } from "zod";
+import { parseDependencies } from "../src/domain/dependencies.ts";
+import type { ScenarioRun } from "./drive.ts";
+import type { Transition } from "./local-d1.ts";
+import type { Demo } from "./orchestrator.ts";
+import { ISSUES, PROJECT, REPO, type SampleIssue } from "./scenario.ts";
+
+export type IssueOutcome = {
+  issue: SampleIssue;
+  state: string;
+  reason: string | null;
+  iterations: number;
+  ciAttempts: number;
+  criticRounds: number;
+  escalations: number;
+  usd: number;
+  pr: number | null;
+  sessionId: string | null;
+  /** When a session first started on it, and when it merged (epoch ms). */
+  startedAt: number | null;
+  mergedAt: number | null;
+  /** Merged pull requests from its branch, as the forge lists them. */
+  mergedPulls: number[];
+};
+
+const pullsSchema = z.array(
+  z.object({ number: z.number(), merged: z.boolean(), head: z.object({ ref: z.string() }) }),
+);
+
+export type PullRequest = { number: number; merged: boolean; branch: string };
+
+/** Every pull request of the sample repository, as the forge lists them. */
+export async function pullRequests(demo: Demo): Promise<PullRequest[]> {
+  const { forge, accounts } = demo.sample;
+  const res = await fetch(`${forge.apiUrl}/repos/${REPO}/pulls?state=all&limit=50`, {
+    headers: { authorization: `token ${accounts.conveyor.token}` },
+  });
+  if (!res.ok) throw new Error(`listing pull requests: ${res.status}`);
+  return pullsSchema
+    .parse(await res.json())
+    .map((p) => ({ number: p.number, merged: p.merged, branch: p.head.ref }));
+}
+
+export async function outcomes(demo: Demo, run: ScenarioRun): Promise<IssueOutcome[]> {
+  const rows = new Map(demo.d1.issues(PROJECT).map((row) => [row.number, row]));
+  const costs = demo.d1.costs(PROJECT);
+  const merged = (await pullRequests(demo)).filter((pull) => pull.merged);
+  return ISSUES.map((issue) => {
+    const row = rows.get(issue.number);
+    const edges = run.transitions.filter((t) => t.number === issue.number);
+    const count = (match: (edge: Transition) => boolean) => edges.filter(match).length;
+    return {
+      issue,
+      state: row?.state ?? "new",
+      reason: row?.reason ?? null,
+      iterations: row?.iteration ?? 0,
+      ciAttempts: count((t) => t.event === "ci"),
+      criticRounds: count((t) => t.event === "review"),
+      escalations: count((t) => t.to === "escalated"),
+      usd: costs.get(issue.number) ?? 0,
+      pr: row?.prNumber ?? null,
+      sessionId: row?.sessionId ?? null,
+      startedAt: edges.find((t) => t.to === "running")?.at ?? null,
+      mergedAt: edges.find((t) => t.to === "merged")?.at ?? null,
+      mergedPulls: merged.filter((pull) => pull.branch === row?.branch).map((pull) => pull.number),
+    };
+  });
+}
+
+/**
+ * Where the run left the design. `exact` (the scripted model) also holds each issue to its designed path;
+ * a real model is held to the outcome only.
+ */
+export function deviations(results: IssueOutcome[], exact: boolean): string[] {
+  const found: string[] = [];
+  const byNumber = new Map(results.map((r) => [r.issue.number, r]));
+  for (const r of results) {
+    const { design, number } = r.issue;
+    const at = `#${number}`;
+    if (r.state !== design.state)
+      found.push(`${at} ended ${r.state}${r.reason ? ` (${r.reason})` : ""}, designed ${design.state}`);
+    if (r.state === "merged" && r.mergedPulls.length !== 1)
+      found.push(`${at}: the forge shows ${r.mergedPulls.length} merged pull requests, not one`);
+    const dependencies = parseDependencies(r.issue.body, { repo: REPO, number }).filter(
+      (d) => d.repo === null,
+    );
+    for (const dependency of dependencies) {
+      const mergedAt = byNumber.get(dependency.number)?.mergedAt;
+      if (r.startedAt !== null && (mergedAt == null || r.startedAt < mergedAt))
+        found.push(`${at} started before its dependency #${dependency.number} merged`);
+    }
+    if (!exact) continue;
+    for (const key of ["iterations", "ciAttempts", "criticRounds", "escalations"] as const) {
+      if (r[key] !== design[key]) found.push(`${at}: ${key} ${r[key]}, designed ${design[key]}`);
+    }
+  }
+  return found;
+}
+
+export function summaryTable(results: IssueOutcome[]): string {
+  const header = ["issue", "final state", "iterations", "CI attempts", "critic rounds", "cost", "PR"];
+  const rows = results.map((r) => [
+    `#${r.issue.number} ${r.issue.title}`,
+    r.state,
+    String(r.iterations),
+    String(r.ciAttempts),
+    String(r.criticRounds),
+    `$${r.usd.toFixed(2)}`,
+    r.pr === null ? "-" : `#${r.pr}${r.mergedPulls.includes(r.pr) ? " merged" : ""}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}

@@ -1,0 +1,112 @@
+/**
+ * The demo's scenario end to end, through the demo's own orchestrator: the local forge and its CI, the Worker
+ * under wrangler dev, the real Claude Agent SDK binary against the scripted stand-in, one runner process.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
+import { runScenario, type ScenarioRun } from "../../../demo/drive.ts";
+import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
+import { ISSUES } from "../../../demo/scenario.ts";
+import {
+  deviations,
+  type IssueOutcome,
+  outcomes,
+  pullRequests,
+  summaryTable,
+} from "../../../demo/summary.ts";
+import type { RecordedRequest } from "../../support/model/server.ts";
+
+let dataDir = "";
+let demo: Demo | undefined;
+let run: ScenarioRun;
+let results: IssueOutcome[];
+/** A failed test keeps the forge's, the Worker's and the runner's state and logs for a look. */
+let keep = false;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "conveyor-e2e-"));
+  demo = await startDemo({ dataDir, model: { kind: "stand-in" } });
+  run = await runScenario(demo, { print: () => {}, timeoutMs: 150_000, replyToAny: false });
+  results = await outcomes(demo, run);
+}, 180_000);
+
+beforeEach(() => {
+  onTestFailed(() => {
+    keep = true;
+  });
+});
+
+afterAll(async () => {
+  await demo?.stop();
+  if (keep) console.log(`the demo's state and logs are kept in ${dataDir}`);
+  else await rm(dataDir, { recursive: true, force: true });
+});
+
+const outcome = (number: number) => {
+  const found = results.find((r) => r.issue.number === number);
+  if (!found) throw new Error(`no outcome for #${number}`);
+  return found;
+};
+
+/** The sessions' requests (not the critic's) per issue, as the stand-in recorded them. */
+function sessionRequests(requests: readonly RecordedRequest[]) {
+  const byIssue = new Map<number, { sessionId: string | undefined; continuation: boolean }[]>();
+  for (const { body, headers } of requests) {
+    if (!body || body.tool_choice) continue;
+    const transcript = JSON.stringify(body.messages);
+    const number = Number(/Implement issue #(\d+) of/.exec(transcript)?.[1]);
+    byIssue.set(number, [
+      ...(byIssue.get(number) ?? []),
+      {
+        sessionId: headers["x-claude-code-session-id"],
+        continuation: transcript.includes(`Conveyor continues issue #${number}.`),
+      },
+    ]);
+  }
+  return byIssue;
+}
+
+describe("the demo scenario", () => {
+  it("ends every issue on its designed path", () => {
+    expect(deviations(results, true), summaryTable(results)).toEqual([]);
+    expect(
+      results.map(({ issue, state, iterations, ciAttempts, criticRounds, escalations }) => ({
+        number: issue.number,
+        state,
+        iterations,
+        ciAttempts,
+        criticRounds,
+        escalations,
+      })),
+    ).toEqual(ISSUES.map(({ number, design }) => ({ number, ...design })));
+    expect(run.replies.map((r) => r.number)).toEqual([4]);
+  });
+
+  it("leaves exactly one merged pull request per merged issue on the forge", async () => {
+    const merged = (await pullRequests(demo as Demo)).filter((pull) => pull.merged);
+    const byNumber = (a: number | null, b: number | null) => (a ?? 0) - (b ?? 0);
+    expect(merged.map((pull) => pull.number).sort(byNumber)).toEqual(results.map((r) => r.pr).sort(byNumber));
+    for (const r of results) expect(r.mergedPulls).toEqual([r.pr]);
+  });
+
+  it("runs every revision in the issue's first session, resumed by its id", () => {
+    const sessions = sessionRequests(demo?.model?.requests ?? []);
+    for (const r of results) {
+      const requests = sessions.get(r.issue.number) ?? [];
+      expect(r.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(new Set(requests.map((q) => q.sessionId))).toEqual(new Set([r.sessionId]));
+      // A revision or resumption shows as requests carrying the continuation prompt in the same session.
+      expect(requests.some((q) => q.continuation)).toBe(r.issue.design.iterations > 1);
+    }
+  });
+
+  it("starts the dependent issue only after its dependency merged", () => {
+    const dependent = run.transitions.filter((t) => t.number === 2).map((t) => t.to);
+    expect(dependent.slice(0, 3)).toEqual(["blocked", "queued", "running"]);
+    const { mergedAt } = outcome(1);
+    expect(mergedAt).not.toBeNull();
+    expect(outcome(2).startedAt).toBeGreaterThanOrEqual(mergedAt ?? Number.POSITIVE_INFINITY);
+  });
+});
