@@ -326,7 +326,13 @@ export class ProjectDO extends DurableObject<Env> {
       }
       // The budget is what the issue has left now, not when the job was enqueued.
       const budget = sessionBudget(this.store.issueSpend(job.number), meta.policy.budget);
-      return { job: { ...job.spec, budget, id: job.id, attempt: job.attempt }, leaseToken, leaseExpiresAt };
+      // A re-leased job resumes the session its earlier attempt started, wherever that attempt ran.
+      const sessionId = job.sessionId ?? job.spec.sessionId;
+      return {
+        job: { ...job.spec, budget, sessionId, id: job.id, attempt: job.attempt },
+        leaseToken,
+        leaseExpiresAt,
+      };
     });
   }
 

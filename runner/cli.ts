@@ -12,6 +12,7 @@ import { prepareAgentHome } from "./drivers/env.ts";
 import { DEFAULT_AUTHOR, Workspace } from "./git/workspace.ts";
 import { Holdings } from "./holdings.ts";
 import { ensureIdentity } from "./identity.ts";
+import { killLeftoverSessions } from "./leftovers.ts";
 import { acquireLock } from "./lock.ts";
 import { Logger } from "./log.ts";
 import { WorkDirLayout } from "./paths.ts";
@@ -38,6 +39,8 @@ async function main(argv: string[]): Promise<number> {
   const layout = new WorkDirLayout(workspace.workDir);
   const release = acquireLock(layout.lockFile);
   try {
+    const leftovers = await killLeftoverSessions(layout.phaseDir);
+    if (leftovers.length > 0) log.warn("killed what a dead runner's sessions left", { pids: leftovers });
     const driver = createDriver(config, layout);
     const api = new RunnerApi(config.workerUrl);
     const identity = await ensureIdentity({

@@ -1,5 +1,6 @@
-import { mkdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { z } from "zod";
 import { parsePhaseFile } from "../src/domain/phase.ts";
 import { type Claim, issueRef, type Job } from "../src/runner-api/contract.ts";
 import type { RunnerApi } from "./api.ts";
@@ -108,14 +109,26 @@ async function session(
   await mkdir(dirname(phaseFile), { recursive: true });
   await rm(phaseFile, { force: true });
 
+  // The job names the session its issue had when it was enqueued (none for an implement job). A later attempt
+  // of a job that already started one here (the runner died, or the lease was lost) resumes that session: its
+  // transcript is in this work dir, whether or not the Worker heard of it before the attempt ended.
+  const sessionFile = ctx.layout.sessionFile(job.project, job.issue.number);
+  const started = await sessionStartedBy(sessionFile, job.id);
+  if (started) log.info("resuming the session an earlier attempt started", { sessionId: started });
+
   const result = await ctx.driver.run({
-    job,
+    job: started ? { ...job, sessionId: started } : job,
     worktree: worktree.path,
     phaseFile,
     signal,
     log,
     diffAgainstBase: () => workspace.diffAgainstBase(worktree.path, job.repo.defaultBranch),
-    onSession: (sessionId) => void reporter.event({ kind: "session", sessionId, worktree: worktree.path }),
+    onSession: (sessionId) => {
+      void reporter.event({ kind: "session", sessionId, worktree: worktree.path });
+      rememberSession(sessionFile, job.id, sessionId).catch((error: unknown) =>
+        log.warn("cannot record the session for a later attempt", { error }),
+      );
+    },
     onUsage: (sessionId, usage) => void reporter.event({ kind: "usage", sessionId, usage }),
   });
   // A session that ended on its own is still reported during a shutdown; not once the job is cancelled.
@@ -149,8 +162,29 @@ async function session(
 async function reap(ctx: JobContext, job: Job): Promise<ReportOutcome> {
   await ctx.workspace.reap({ repoKey: job.repo.fullName, issueNumber: job.issue.number });
   await rm(ctx.layout.phaseFile(job.project, job.issue.number), { force: true });
+  await rm(ctx.layout.sessionFile(job.project, job.issue.number), { force: true });
   await ctx.holdings.remove(issueRef(job.project, job.issue.number));
   return { phase: "done" };
+}
+
+const startedSchema = z.object({ jobId: z.string(), sessionId: z.string() });
+
+async function rememberSession(file: string, jobId: string, sessionId: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, JSON.stringify({ jobId, sessionId }));
+}
+
+/** The session `jobId` started here on an earlier attempt, if it did. */
+async function sessionStartedBy(file: string, jobId: string): Promise<string | null> {
+  const text = await readOptional(file);
+  if (text === null) return null;
+  try {
+    const started = startedSchema.parse(JSON.parse(text));
+    return started.jobId === jobId ? started.sessionId : null;
+  } catch {
+    // Cut short by a crash: as if no session had started.
+    return null;
+  }
 }
 
 async function readOptional(file: string): Promise<string | null> {

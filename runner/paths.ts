@@ -40,8 +40,18 @@ export class WorkDirLayout {
     return join(this.root, "usage");
   }
 
+  /** Where the phase files are; every agent process has one of them in its environment. */
+  get phaseDir(): string {
+    return join(this.root, "phase");
+  }
+
   /** Outside the worktree, so the agent cannot commit it and a stale one never rides along in a branch. */
   phaseFile(project: string, issueNumber: number): string {
-    return join(this.root, "phase", `${project}-${issueNumber}`);
+    return join(this.phaseDir, `${project}-${issueNumber}`);
+  }
+
+  /** The session the issue's last job started here, with that job's id (see job.ts). */
+  sessionFile(project: string, issueNumber: number): string {
+    return join(this.root, "sessions", `${project}-${issueNumber}`);
   }
 }

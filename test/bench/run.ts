@@ -1,10 +1,18 @@
 /** `npm run bench`: starts the local Worker and prints one JSON object per figure. */
 import { startLocalWorker } from "../support/worker.ts";
+import { benchClaimLatency } from "./claim.ts";
+import { benchDashboard } from "./dashboard.ts";
 import { benchIngest } from "./ingest.ts";
+import { benchJobStart } from "./job-start.ts";
 
 const worker = await startLocalWorker();
 try {
+  // First: the ingestion bench leaves hundreds of issues retrying their forge effects in the background.
+  await benchClaimLatency(worker.url);
   await benchIngest(worker.url);
 } finally {
   await worker.stop();
 }
+await benchJobStart();
+// Starts its own Worker, seeded with 10 000 issues.
+await benchDashboard();

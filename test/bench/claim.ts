@@ -1,0 +1,73 @@
+/** Jobs out: how soon a long-polling runner gets a job that was just enqueued on the local Worker. */
+import { rm } from "node:fs/promises";
+import { RunnerApi } from "../../runner/api.ts";
+import { sleep } from "../../runner/sleep.ts";
+import { tempDir } from "../node/git/support.ts";
+import { Operator } from "../node/runner/support/operator.ts";
+import { startLocalForge } from "../support/forge/index.ts";
+import { emit, percentile } from "./load.ts";
+
+/**
+ * A runner long-polls `claim`; once its poll waits in the ProjectDO, an operator triages a ready issue. Measured:
+ * from the triage's answer (the event is recorded; the issue's outbox then enqueues the job) to the claim's
+ * answer arriving at the runner. Each job is completed (failed) before the next trial, so the slot is free
+ * again. The project's forge is the local one, where the issues' labels and comments land: a forge that
+ * refuses them would leave every issue retrying in the background, a load that grows with each trial.
+ */
+export async function benchClaimLatency(url: string, { trials = 200, warmup = 10 } = {}): Promise<void> {
+  const dataDir = await tempDir("bench-claim-forge");
+  const forge = await startLocalForge({ dataDir, ci: { enabled: false } });
+  try {
+    const repo = await forge.createRepo({
+      owner: "acme",
+      name: "widgets",
+      seed: { files: { "README.md": "#\n" } },
+    });
+    const { token } = forge.createUser("conveyor");
+    forge.addCollaborator(repo.fullName, "conveyor", "admin");
+    const operator = new Operator(url);
+    const project = "bench-claim";
+    await operator.registerProject(project, repo.cloneUrl, {
+      parallel: 1,
+      apiUrl: forge.apiUrl,
+      forgeToken: token,
+    });
+    const api = new RunnerApi(url);
+    const registrationToken = await operator.registrationToken();
+    api.token = (await api.register({ registrationToken, name: "bench", version: "bench" })).token;
+
+    const latenciesMs: number[] = [];
+    for (let i = 0; i < warmup + trials; i++) {
+      const number = await forgeIssue(forge.apiUrl, token, i);
+      let arrivedAt = 0;
+      const claiming = api.claim({ waitMs: 10_000, holding: [], projects: [project] }).then((claim) => {
+        arrivedAt = performance.now();
+        return claim;
+      });
+      // Long enough for the poll to be waiting in the ProjectDO, not on its way there.
+      await sleep(50);
+      await operator.triage(project, number);
+      const answeredAt = performance.now();
+      const claim = await claiming;
+      if (claim?.job.issue.number !== number)
+        throw new Error(`claimed ${claim?.job.issue.number}, not ${number}`);
+      if (i >= warmup) latenciesMs.push(arrivedAt - answeredAt);
+      await api.complete(claim.job.id, { leaseToken: claim.leaseToken, phase: "failed", reason: "bench" });
+    }
+    emit({ name: "claim_latency_p50", value: percentile(latenciesMs, 50), unit: "ms" });
+    emit({ name: "claim_latency_p99", value: percentile(latenciesMs, 99), unit: "ms", target: "< 50" });
+  } finally {
+    await forge.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function forgeIssue(apiUrl: string, token: string, i: number): Promise<number> {
+  const response = await fetch(`${apiUrl}/repos/acme/widgets/issues`, {
+    method: "POST",
+    headers: { authorization: `token ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ title: `Bench ${i}`, body: "" }),
+  });
+  if (!response.ok) throw new Error(`forge issue: ${response.status}`);
+  return ((await response.json()) as { number: number }).number;
+}
