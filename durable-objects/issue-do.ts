@@ -51,7 +51,10 @@ export class IssueDO extends DurableObject<Env> {
   private readonly store: IssueStore;
   private readonly outbox: Outbox;
   private readonly d1 = new SingleFlight(() => this.flushD1());
-  private readonly effects = new SingleFlight(() => this.deliverEffects());
+  /** One delivery run per effect lane: a lane stuck on a slow forge never holds back another. */
+  private readonly lanes = laneChannels().map(
+    (channels) => new SingleFlight(() => this.deliverLane(channels)),
+  );
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -73,6 +76,9 @@ export class IssueDO extends DurableObject<Env> {
     }
     const result = this.ctx.storage.transactionSync(() => this.record(envelope, Date.now()));
     await this.scheduleAlarm();
+    // Deliver now rather than one alarm later (and beside an alarm still busy with a slow lane); the alarm
+    // stays armed for whatever this attempt leaves.
+    if (!result.duplicate) this.ctx.waitUntil(this.flush().then(() => this.scheduleAlarm()));
     return result;
   }
 
@@ -172,7 +178,7 @@ export class IssueDO extends DurableObject<Env> {
 
   /** D1 and the effect lanes are delivered independently: a slow forge never delays the D1 record. */
   private async flush(): Promise<void> {
-    await Promise.all([this.d1.run(), this.effects.run()]);
+    await Promise.all([this.d1.run(), ...this.lanes.map((lane) => lane.run())]);
   }
 
   private async flushD1(): Promise<void> {
@@ -191,10 +197,6 @@ export class IssueDO extends DurableObject<Env> {
       }
       this.ctx.storage.transactionSync(() => this.outbox.ack(ids));
     }
-  }
-
-  private async deliverEffects(): Promise<void> {
-    await Promise.all(laneChannels().map((channels) => this.deliverLane(channels)));
   }
 
   /** One lane, strictly in order: stops at the first row not yet due or failing. */

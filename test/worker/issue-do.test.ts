@@ -131,7 +131,8 @@ describe("IssueDO durability", () => {
     const before = await stub.view();
     await evictDurableObject(stub);
     const after = await stub.view();
-    expect(after).toEqual(before);
+    // Everything but the outbox, which delivery keeps changing in the background.
+    expect({ ...after, outbox: [] }).toEqual({ ...before, outbox: [] });
     expect(after).toMatchObject({
       state: "awaiting_ci",
       iteration: 1,
