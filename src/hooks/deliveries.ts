@@ -28,7 +28,8 @@ export async function findFinished(env: Env, record: DeliveryRecord) {
     .get();
 }
 
-export async function recordDelivery(env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) {
+/** The statement that records a finished delivery, for a caller to batch with its own writes. */
+export function deliveryWrite(env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) {
   const row = {
     id: rowId(record),
     projectId: record.projectId,
@@ -38,11 +39,17 @@ export async function recordDelivery(env: Env, record: DeliveryRecord, outcome: 
     outcome,
     receivedAt: Date.now(),
   };
-  await drizzle(env.DB)
-    .insert(deliveries)
-    .values(row)
-    // Keyed by content: a replay under a new delivery id finishes the row of the first arrival.
-    .onConflictDoUpdate({ target: [deliveries.projectId, deliveries.contentKey], set: { outcome } });
+  return (
+    drizzle(env.DB)
+      .insert(deliveries)
+      .values(row)
+      // Keyed by content: a replay under a new delivery id finishes the row of the first arrival.
+      .onConflictDoUpdate({ target: [deliveries.projectId, deliveries.contentKey], set: { outcome } })
+  );
+}
+
+export async function recordDelivery(env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) {
+  await deliveryWrite(env, record, outcome);
 }
 
 /** Delivery ids are unique per forge, not across projects. */

@@ -2,21 +2,32 @@
 import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { ForgeEvent, IssueEvent, PullRequestEvent } from "../forge/webhooks/events.ts";
-import { regateDependents, triage } from "../projects/dispatch.ts";
+import { regateDependents, triage, wantsWork } from "../projects/dispatch.ts";
 import { toMirrored } from "../projects/gate.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { lifecycleStates, mirrorIssue } from "../projects/mirror.ts";
 import { lazyForges, type Project } from "../projects/store.ts";
+import { type DeliveryRecord, deliveryWrite } from "./deliveries.ts";
 import { routeCi } from "./route-ci.ts";
 import { routeComment, routeReview, wantsAbandon } from "./route-comment.ts";
 
-export type Routed = { kind: "routed"; events: number } | { kind: "ignored"; reason: string };
+/** `recorded`: the delivery's own record was written with the route's writes. */
+export type Routed =
+  | { kind: "routed"; events: number; recorded?: true }
+  | { kind: "ignored"; reason: string };
 
 /** `key` identifies the delivery's content: lifecycle event ids derive from it, so replays apply once. */
-export async function routeEvent(env: Env, project: Project, event: ForgeEvent, key: string, cause: Cause) {
+export async function routeEvent(
+  env: Env,
+  project: Project,
+  event: ForgeEvent,
+  key: string,
+  cause: Cause,
+  record: DeliveryRecord,
+): Promise<Routed> {
   switch (event.type) {
     case "issue":
-      return routeIssue(env, project, event, key, cause);
+      return routeIssue(env, project, event, key, cause, record);
     case "pull_request":
       return routePullRequest(env, project, event, key, cause);
     case "comment":
@@ -34,9 +45,18 @@ async function routeIssue(
   event: IssueEvent,
   key: string,
   cause: Cause,
+  record: DeliveryRecord,
 ): Promise<Routed> {
   const issue = toMirrored(project, event.issue);
-  const state = await mirrorIssue(env, project.id, issue);
+  // Most issue events only update the mirror: then the delivery is finished in the same round trip.
+  const quiet =
+    issue.state === "open" &&
+    event.action !== "reopened" &&
+    !wantsWork(project, issue) &&
+    !wantsAbandon(issue.labels);
+  const finish = quiet ? [deliveryWrite(env, record, "processed")] : [];
+  const state = await mirrorIssue(env, project.id, issue, Date.now(), finish);
+  if (quiet) return { kind: "routed", events: 0, recorded: true };
   const forges = lazyForges(env, project);
   let events = 0;
   const live = state !== undefined && !TERMINAL_STATES.includes(state as State);

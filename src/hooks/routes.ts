@@ -60,8 +60,10 @@ hookRoutes.post("/:project", async (c) => {
 
   // Recorded once its effects are: a crash before that lets a redelivery redo it, and every step dedupes.
   const cause = { kind: "delivery" as const, id: parsed.deliveryId };
-  const routed = await routeEvent(c.env, project, result.event, record.contentKey, cause);
-  await recordDelivery(c.env, record, routed.kind === "routed" ? "processed" : "ignored");
+  const routed = await routeEvent(c.env, project, result.event, record.contentKey, cause, record);
+  if (routed.kind === "ignored" || !routed.recorded) {
+    await recordDelivery(c.env, record, routed.kind === "routed" ? "processed" : "ignored");
+  }
   return routed.kind === "routed"
     ? c.json({ accepted: true, events: routed.events }, 202)
     : c.json({ ignored: routed.reason }, 202);

@@ -1,5 +1,6 @@
 /** Conveyor's copy of each forge issue (from webhooks and reconciliation), and who depends on whom. */
 import { and, eq, inArray } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle } from "drizzle-orm/d1";
 import { forgeIssues, issueDependencies, issues } from "../db/schema.ts";
 import type { Env } from "../env.ts";
@@ -22,6 +23,8 @@ export async function mirrorIssue(
   projectId: string,
   issue: MirroredIssue,
   now = Date.now(),
+  /** More writes for the same round trip (a finished delivery's record). */
+  also: BatchItem<"sqlite">[] = [],
 ): Promise<string | undefined> {
   const d = drizzle(env.DB);
   const row = { projectId, ...issue, updatedAt: now };
@@ -40,6 +43,7 @@ export async function mirrorIssue(
       .delete(issueDependencies)
       .where(and(eq(issueDependencies.projectId, projectId), eq(issueDependencies.dependent, issue.number))),
     ...(edges.length > 0 ? [d.insert(issueDependencies).values(edges).onConflictDoNothing()] : []),
+    ...also,
   ]);
   return results[0][0]?.state;
 }
