@@ -1,5 +1,5 @@
 /** The D1 record of webhook deliveries: dedupe by delivery id and by content, and what became of each. */
-import { and, eq, or } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { deliveries } from "../db/schema.ts";
 import type { Env } from "../env.ts";
@@ -14,8 +14,8 @@ export type DeliveryRecord = {
   number: number | null;
 };
 
-/** A finished delivery with this id or this content, if any. */
-export async function findFinished(env: Env, record: DeliveryRecord) {
+/** A finished delivery with this id or this content, if any (a query to run or to batch). */
+export function finishedQuery(env: Env, record: DeliveryRecord) {
   return drizzle(env.DB)
     .select({ id: deliveries.id, outcome: deliveries.outcome })
     .from(deliveries)
@@ -25,8 +25,17 @@ export async function findFinished(env: Env, record: DeliveryRecord) {
         or(eq(deliveries.id, rowId(record)), eq(deliveries.contentKey, record.contentKey)),
       ),
     )
-    .get();
+    .limit(1);
 }
+
+export async function findFinished(env: Env, record: DeliveryRecord) {
+  return (await finishedQuery(env, record))[0] ?? null;
+}
+
+/** The same test as an SQL condition, to guard writes a seen delivery must not repeat. */
+export const deliverySeen = (record: DeliveryRecord) =>
+  sql`EXISTS (SELECT 1 FROM deliveries WHERE project_id = ${record.projectId}
+    AND (id = ${rowId(record)} OR content_key = ${record.contentKey}))`;
 
 /** The statement that records a finished delivery, for a caller to batch with its own writes. */
 export function deliveryWrite(env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) {

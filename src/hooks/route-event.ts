@@ -2,19 +2,26 @@
 import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { ForgeEvent, IssueEvent, PullRequestEvent } from "../forge/webhooks/events.ts";
-import { regateDependents, triage, wantsWork } from "../projects/dispatch.ts";
+import { regateDependents, triage } from "../projects/dispatch.ts";
 import { toMirrored } from "../projects/gate.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { lifecycleStates, mirrorIssue } from "../projects/mirror.ts";
 import { lazyForges, type Project } from "../projects/store.ts";
-import { type DeliveryRecord, deliveryWrite } from "./deliveries.ts";
+import {
+  type DeliveryRecord,
+  deliverySeen,
+  deliveryWrite,
+  findFinished,
+  finishedQuery,
+} from "./deliveries.ts";
 import { routeCi } from "./route-ci.ts";
 import { routeComment, routeReview, wantsAbandon } from "./route-comment.ts";
 
 /** `recorded`: the delivery's own record was written with the route's writes. */
 export type Routed =
   | { kind: "routed"; events: number; recorded?: true }
-  | { kind: "ignored"; reason: string };
+  | { kind: "ignored"; reason: string }
+  | { kind: "duplicate"; outcome: string };
 
 /** `key` identifies the delivery's content: lifecycle event ids derive from it, so replays apply once. */
 export async function routeEvent(
@@ -25,9 +32,11 @@ export async function routeEvent(
   cause: Cause,
   record: DeliveryRecord,
 ): Promise<Routed> {
+  // An issue event dedupes in the same round trip as its mirror write; the others look first.
+  if (event.type === "issue") return routeIssue(env, project, event, key, cause, record);
+  const finished = await findFinished(env, record);
+  if (finished) return { kind: "duplicate", outcome: finished.outcome };
   switch (event.type) {
-    case "issue":
-      return routeIssue(env, project, event, key, cause, record);
     case "pull_request":
       return routePullRequest(env, project, event, key, cause);
     case "comment":
@@ -48,14 +57,16 @@ async function routeIssue(
   record: DeliveryRecord,
 ): Promise<Routed> {
   const issue = toMirrored(project, event.issue);
-  // Most issue events only update the mirror: then the delivery is finished in the same round trip.
-  const quiet =
-    issue.state === "open" &&
-    event.action !== "reopened" &&
-    !wantsWork(project, issue) &&
-    !wantsAbandon(issue.labels);
-  const finish = quiet ? [deliveryWrite(env, record, "processed")] : [];
-  const state = await mirrorIssue(env, project.id, issue, Date.now(), finish);
+  const quiet = isQuiet(project, event);
+  const { state, first } = await mirrorIssue(env, project.id, issue, {
+    first: finishedQuery(env, record),
+    // A seen delivery writes nothing: a replayed old one cannot roll the mirror back.
+    unless: deliverySeen(record),
+    // No lifecycle event can follow: the delivery is finished in the same round trip.
+    also: quiet ? [deliveryWrite(env, record, "processed")] : [],
+  });
+  const [seen] = first as { outcome: string }[];
+  if (seen) return { kind: "duplicate", outcome: seen.outcome };
   if (quiet) return { kind: "routed", events: 0, recorded: true };
   const forges = lazyForges(env, project);
   let events = 0;
@@ -112,4 +123,15 @@ async function routePullRequest(
     events++;
   }
   return { kind: "routed", events };
+}
+
+/** Most issue events only update the mirror: no lifecycle event can follow from them. */
+function isQuiet(project: Project, event: IssueEvent): boolean {
+  const { state, labels } = event.issue;
+  return (
+    state === "open" &&
+    event.action !== "reopened" &&
+    !labels.includes(project.settings.labels.backlog) &&
+    !wantsAbandon(labels)
+  );
 }

@@ -51,9 +51,9 @@ hookRoutes.post("/:project", async (c) => {
     event: parsed.eventName,
     number: result.kind === "event" ? issueNumber(result.event) : null,
   };
-  const finished = await findFinished(c.env, record);
-  if (finished) return c.json({ duplicate: true, outcome: finished.outcome }, 200);
   if (result.kind === "ignored") {
+    const finished = await findFinished(c.env, record);
+    if (finished) return c.json({ duplicate: true, outcome: finished.outcome }, 200);
     await recordDelivery(c.env, record, "ignored");
     return c.json({ ignored: result.reason }, 202);
   }
@@ -61,6 +61,7 @@ hookRoutes.post("/:project", async (c) => {
   // Recorded once its effects are: a crash before that lets a redelivery redo it, and every step dedupes.
   const cause = { kind: "delivery" as const, id: parsed.deliveryId };
   const routed = await routeEvent(c.env, project, result.event, record.contentKey, cause, record);
+  if (routed.kind === "duplicate") return c.json({ duplicate: true, outcome: routed.outcome }, 200);
   if (routed.kind === "ignored" || !routed.recorded) {
     await recordDelivery(c.env, record, routed.kind === "routed" ? "processed" : "ignored");
   }

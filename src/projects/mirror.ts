@@ -1,5 +1,5 @@
 /** Conveyor's copy of each forge issue (from webhooks and reconciliation), and who depends on whom. */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle } from "drizzle-orm/d1";
 import { forgeIssues, issueDependencies, issues } from "../db/schema.ts";
@@ -16,36 +16,53 @@ export type MirroredIssue = {
 
 /**
  * Writes the issue and replaces its dependency edges in one batch (one transaction), reading back the
- * issue's lifecycle state from the D1 index in the same round trip.
+ * issue's lifecycle state from the D1 index in the same round trip. `unless` (an SQL condition) skips the
+ * writes when it holds — a delivery already seen — so a replayed old delivery cannot roll the mirror back.
  */
 export async function mirrorIssue(
   env: Env,
   projectId: string,
   issue: MirroredIssue,
-  now = Date.now(),
-  /** More writes for the same round trip (a finished delivery's record). */
-  also: BatchItem<"sqlite">[] = [],
-): Promise<string | undefined> {
+  options: { now?: number; unless?: SQL; first?: BatchItem<"sqlite">; also?: BatchItem<"sqlite">[] } = {},
+): Promise<{ state: string | undefined; first: unknown }> {
+  const { now = Date.now(), unless = sql`0`, also = [] } = options;
+  // `first` reads before the writes, in the same round trip (a dedupe check).
+  const head = options.first ? [options.first] : [];
   const d = drizzle(env.DB);
   const row = { projectId, ...issue, updatedAt: now };
-  const edges = issue.dependsOn.map((dependency) => ({ projectId, dependency, dependent: issue.number }));
-  const state = d
-    .select({ state: issues.state })
-    .from(issues)
-    .where(and(eq(issues.projectId, projectId), eq(issues.number, issue.number)));
+  const { number, title, body, state, labels, dependsOn } = issue;
   const results = await d.batch([
-    state,
+    ...head,
+    d
+      .select({ state: issues.state })
+      .from(issues)
+      .where(and(eq(issues.projectId, projectId), eq(issues.number, number))),
     d
       .insert(forgeIssues)
-      .values(row)
+      .select(
+        sql`SELECT ${projectId}, ${number}, ${title}, ${body}, ${state}, ${JSON.stringify(labels)},
+          ${JSON.stringify(dependsOn)}, ${now} WHERE NOT (${unless})`,
+      )
       .onConflictDoUpdate({ target: [forgeIssues.projectId, forgeIssues.number], set: row }),
     d
       .delete(issueDependencies)
-      .where(and(eq(issueDependencies.projectId, projectId), eq(issueDependencies.dependent, issue.number))),
-    ...(edges.length > 0 ? [d.insert(issueDependencies).values(edges).onConflictDoNothing()] : []),
+      .where(
+        and(
+          eq(issueDependencies.projectId, projectId),
+          eq(issueDependencies.dependent, number),
+          sql`NOT (${unless})`,
+        ),
+      ),
+    d
+      .insert(issueDependencies)
+      .select(
+        sql`SELECT ${projectId}, value, ${number} FROM json_each(${JSON.stringify(dependsOn)}) WHERE NOT (${unless})`,
+      )
+      .onConflictDoNothing(),
     ...also,
-  ]);
-  return results[0][0]?.state;
+  ] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  const rows = results[head.length] as { state: string }[];
+  return { state: rows[0]?.state, first: head.length > 0 ? results[0] : undefined };
 }
 
 export async function setMirroredState(

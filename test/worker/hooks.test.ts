@@ -176,6 +176,21 @@ describe("issues through the dependency gate, by events alone", () => {
     expect(await state(project, 5)).toBe("queued");
   });
 
+  it("a replayed old delivery is a duplicate and does not roll the mirror back", async () => {
+    const project = freshProject("replay");
+    await registerProject(project, "forgejo", repo);
+    const older = issuePayload("edited", 8, "first words", []);
+    await deliver(project, delivery, older, { deliveryId: "older" });
+    await deliver(project, delivery, issuePayload("edited", 8, "second words", []), { deliveryId: "newer" });
+    const replay = await deliver(project, delivery, older, { deliveryId: "replayed-older" });
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toEqual({ duplicate: true, outcome: "processed" });
+    const row = await env.DB.prepare("SELECT body FROM forge_issues WHERE project_id = ? AND number = 8")
+      .bind(project)
+      .first<{ body: string }>();
+    expect(row?.body).toBe("second words");
+  });
+
   it("a dependency cycle blocks with its path", async () => {
     const project = freshProject("cycle");
     await registerProject(project, "forgejo", repo);

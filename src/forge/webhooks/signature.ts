@@ -29,14 +29,7 @@ const encoder = new TextEncoder();
 /** Lowercase hex of HMAC-SHA256(secret, rawBody): the value forges put in their signature headers. */
 export async function signBody(secret: string, rawBody: Uint8Array): Promise<string> {
   requireSecret(secret);
-  const key = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  return toHex(await crypto.subtle.sign("HMAC", key, rawBody));
+  return toHex(await crypto.subtle.sign("HMAC", await hmacKey(secret), rawBody));
 }
 
 /**
@@ -62,6 +55,22 @@ export async function verifySignature(
   return ok
     ? { ok: true, header: candidate.name }
     : { ok: false, reason: "mismatch", header: candidate.name };
+}
+
+// Importing the key is a good part of verifying a delivery; a project's secret rarely changes.
+const keys = new Map<string, Promise<CryptoKey>>();
+const MAX_KEYS = 256;
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    if (keys.size >= MAX_KEYS) keys.clear();
+    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+      "sign",
+    ]);
+    keys.set(secret, key);
+  }
+  return key;
 }
 
 // With an empty key anyone can compute a valid signature.
