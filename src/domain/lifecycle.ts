@@ -365,6 +365,18 @@ const retry: Rule<"retry"> = {
     ),
 };
 
+/** A session at work: the implement session (running) or a continuation (revising). */
+const sessionRules = (state: "running" | "revising"): StateRules => ({
+  dispatched: redispatched(state),
+  phase: sessionPhase,
+  merge_confirmed: mergeConfirmed,
+  pr_closed: prClosedByHuman,
+  abandon: operatorAbandon,
+  issue_closed: closedByHuman,
+  timeout: timeoutRule("session", "session exceeded its wall-clock limit", "escalated"),
+  budget_exceeded: budgetExceeded,
+});
+
 // --- the table ----------------------------------------------------------------------------------------------
 
 const TABLE: { [S in State]: StateRules } = {
@@ -391,16 +403,7 @@ const TABLE: { [S in State]: StateRules } = {
     issue_closed: closedByHuman,
     budget_exceeded: budgetExceeded,
   },
-  running: {
-    dispatched: redispatched("running"),
-    phase: sessionPhase,
-    merge_confirmed: mergeConfirmed,
-    pr_closed: prClosedByHuman,
-    abandon: operatorAbandon,
-    issue_closed: closedByHuman,
-    timeout: timeoutRule("session", "session exceeded its wall-clock limit", "escalated"),
-    budget_exceeded: budgetExceeded,
-  },
+  running: sessionRules("running"),
   awaiting_ci: {
     pr_opened: prOpened("awaiting_ci"),
     ci: {
@@ -470,17 +473,7 @@ const TABLE: { [S in State]: StateRules } = {
     timeout: timeoutRule("review", "the review did not arrive in time", "escalated"),
     budget_exceeded: budgetExceeded,
   },
-  revising: {
-    pr_opened: prOpened("revising"),
-    dispatched: redispatched("revising"),
-    phase: sessionPhase,
-    merge_confirmed: mergeConfirmed,
-    pr_closed: prClosedByHuman,
-    abandon: operatorAbandon,
-    issue_closed: closedByHuman,
-    timeout: timeoutRule("session", "session exceeded its wall-clock limit", "escalated"),
-    budget_exceeded: budgetExceeded,
-  },
+  revising: { pr_opened: prOpened("revising"), ...sessionRules("revising") },
   awaiting_approval: {
     pr_opened: prOpened("awaiting_approval"),
     human_approval: {
