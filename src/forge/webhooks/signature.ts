@@ -58,10 +58,12 @@ export async function verifySignature(
 }
 
 // Importing the key is a good part of verifying a delivery; a project's secret rarely changes.
-const keys = new Map<string, Promise<CryptoKey>>();
+// Spelled through `crypto` so Node's types (which lack a global CryptoKey) accept it too.
+type HmacKey = ReturnType<typeof crypto.subtle.importKey>;
+const keys = new Map<string, HmacKey>();
 const MAX_KEYS = 256;
 
-function hmacKey(secret: string): Promise<CryptoKey> {
+function hmacKey(secret: string): HmacKey {
   let key = keys.get(secret);
   if (!key) {
     if (keys.size >= MAX_KEYS) keys.clear();
