@@ -1,22 +1,16 @@
-import type { BackoffPolicy } from "../../domain/backoff.ts";
-import type { FetchLike, HttpClientOptions } from "./http.ts";
+import type { HttpClientOptions } from "./http.ts";
 import type { ForgeKind } from "./types.ts";
 
-export interface ForgeClientOptions {
+/** The HTTP layer's knobs pass through unchanged. */
+type HttpKnobs = "fetch" | "sleep" | "now" | "random" | "backoff" | "maxAttempts" | "maxWaitMs" | "timeoutMs";
+
+export interface ForgeClientOptions extends Pick<HttpClientOptions, HttpKnobs> {
   forge: ForgeKind;
   /** `https://codeberg.org/api/v1`, `https://api.github.com`, or GitHub Enterprise `https://host/api/v3`. */
   apiUrl: string;
   /** `owner/name`. */
   repo: string;
   token: string;
-  fetch?: FetchLike;
-  sleep?: (ms: number) => Promise<void>;
-  now?: () => number;
-  random?: () => number;
-  backoff?: BackoffPolicy;
-  maxAttempts?: number;
-  maxWaitMs?: number;
-  timeoutMs?: number;
   /** GitHub rejects requests without one, and Workers' fetch sends none. */
   userAgent?: string;
 }
