@@ -2,6 +2,7 @@
  * The review loop's effects: watching CI, the critic's review, and the merge. Each returns what it learned
  * as a lifecycle event, recorded with its acknowledgement.
  */
+import { redExcerpt } from "../src/ci/excerpt.ts";
 import { runCritic } from "../src/critic/critic.ts";
 import { criticLedger, saveReport } from "../src/critic/ledger.ts";
 import { type CriticReport, decide, type Finding, findingsText } from "../src/critic/report.ts";
@@ -36,7 +37,12 @@ export const REVIEW_DELIVERERS: Deliverers = {
     if (verdict.kind === "pending") throw new CiPending(`CI pending for ${issue.headSha}`);
     return verdict.kind === "green"
       ? { type: "ci", result: "green", headSha: issue.headSha }
-      : { type: "ci", result: "red", headSha: issue.headSha, excerpt: verdict.excerpt };
+      : {
+          type: "ci",
+          result: "red",
+          headSha: issue.headSha,
+          excerpt: await redExcerpt(ctx.env, project, verdict),
+        };
   },
 
   request_review: async (_effect, ctx) => {

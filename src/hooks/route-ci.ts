@@ -3,6 +3,7 @@
  * settled for the commit an issue waits on, they become its `ci` event. Commit statuses are read back as the
  * combined status, so one context's success never passes for the whole of CI.
  */
+import { redExcerpt } from "../ci/excerpt.ts";
 import { combinedVerdict } from "../domain/ci-verdict.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
@@ -41,7 +42,7 @@ async function settle(env: Env, project: Project, { ci }: CiEvent): Promise<Life
       if (verdict.kind === "pending") return null;
       return verdict.kind === "green"
         ? { type: "ci", result: "green", headSha: ci.sha }
-        : red(verdict.excerpt);
+        : red(await redExcerpt(env, project, verdict));
     }
     case "check_run":
     case "workflow_job":

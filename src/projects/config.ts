@@ -63,6 +63,8 @@ export const settingsSchema = z.object({
       kind: z.enum(["woodpecker", "github-actions", "none"]).default("woodpecker"),
       /** Commit-status contexts that count; a glob (`*` matches any run of characters). */
       contextPattern: z.string().min(1).max(200).default("*"),
+      /** A Woodpecker server whose API gives red CI's step logs (with `woodpeckerToken`). */
+      woodpeckerUrl: z.url({ protocol: /^https?$/ }).optional(),
     })
     .prefault({}),
 });
@@ -77,6 +79,8 @@ export const registrationSchema = settingsSchema.extend({
   cloneUrl: z.url({ protocol: /^https?$/ }).optional(),
   webhookSecret: z.string().min(16).max(200),
   forgeToken: z.string().min(1).max(500),
+  /** Woodpecker API token (read access) for `ci.woodpeckerUrl`; sealed like the forge token. */
+  woodpeckerToken: z.string().min(1).max(500).optional(),
 });
 export type ProjectRegistration = z.infer<typeof registrationSchema>;
 

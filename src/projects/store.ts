@@ -19,14 +19,22 @@ export type Project = {
   updatedAt: number;
 };
 
-const secretsSchema = z.object({ webhookSecret: z.string(), forgeToken: z.string() });
+const secretsSchema = z.object({
+  webhookSecret: z.string(),
+  forgeToken: z.string(),
+  woodpeckerToken: z.string().optional(),
+});
 export type ProjectSecrets = z.infer<typeof secretsSchema>;
 
 export async function saveProject(env: Env, id: string, registration: ProjectRegistration): Promise<Project> {
-  const { forge, apiUrl, repo, cloneUrl, webhookSecret, forgeToken, ...rest } = registration;
+  const { forge, apiUrl, repo, cloneUrl, webhookSecret, forgeToken, woodpeckerToken, ...rest } = registration;
   const settings = settingsSchema.parse(rest);
   const key = await importSecretsKey(env.CONVEYOR_SECRETS_KEY);
-  const secrets = await seal(key, id, JSON.stringify({ webhookSecret, forgeToken } satisfies ProjectSecrets));
+  const secrets = await seal(
+    key,
+    id,
+    JSON.stringify({ webhookSecret, forgeToken, woodpeckerToken } satisfies ProjectSecrets),
+  );
   const now = Date.now();
   const row = {
     id,

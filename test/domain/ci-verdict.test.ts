@@ -56,6 +56,7 @@ describe("combinedVerdict", () => {
     expect(verdict).toEqual({
       kind: "red",
       excerpt: "ci/woodpecker/pr/test: failure — 2 tests failed (http://ci/1)\nci/woodpecker/pr/build: error",
+      targetUrls: ["http://ci/1", null],
     });
   });
 

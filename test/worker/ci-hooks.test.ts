@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
+import { claim, newRunner, taken } from "./support/jobs.ts";
 import { control, type Loop, loopProject, services } from "./support/review.ts";
 import { deliver, fixtureBytes, freshProject, pretty, registerProject } from "./support/webhooks.ts";
 
@@ -106,6 +107,54 @@ describe("commit statuses pushed by Gitea", () => {
       headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
       body: JSON.stringify({ context, state, description: state, target_url: "http://ci.example/1" }),
     });
+
+  it("a red status from Woodpecker brings the failing step's log to the revise session", async () => {
+    const loop = await loopProject("woodpecker-ci", {
+      forge: "gitea",
+      ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*", woodpeckerUrl: services.woodpeckerUrl },
+      woodpeckerToken: "wp-read-token",
+    });
+    const sha = (
+      await control<{ sha: string }>("push", {
+        repo: loop.repo,
+        branch: "conveyor/2",
+        files: { "b.txt": "b" },
+      })
+    ).sha;
+    const issue = await awaitingCi(loop.project, 2, sha);
+    const target = `${services.woodpeckerUrl}/repos/7/pipeline/42/1`;
+    await fetch(`${services.forgeApiUrl}/repos/${loop.repo}/statuses/${sha}`, {
+      method: "POST",
+      headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        context: "ci/woodpecker/pr/test",
+        state: "failure",
+        description: "failed",
+        target_url: target,
+      }),
+    });
+    const delivery = { forge: "gitea", event: { grouped: "", type: "status" } } as const;
+    const res = await deliver(
+      loop.project,
+      delivery,
+      statusPayload(loop, sha, "ci/woodpecker/pr/test", "failure"),
+    );
+    expect(await res.json()).toEqual({ accepted: true, events: 1 });
+    await issue.drain();
+    const revise = taken(await claim(await newRunner("woodpecker"), [loop.project]));
+    expect(revise.job.kind).toBe("revise");
+    expect(revise.job.instructions).toBe(
+      [
+        `ci/woodpecker/pr/test: failure — failed (${target})`,
+        "",
+        "--- test / unit (failure) ---",
+        "+ npm test",
+        "not ok 1 - parse('') returns null",
+        "",
+        "1",
+      ].join("\n"),
+    );
+  });
 
   it("reads the combined status: one context's success is not all of CI", async () => {
     const loop = await loopProject("gitea-ci", {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { type LocalForge, startLocalForge } from "../forge/index.ts";
 import { type ModelStandIn, startModelStandIn } from "../model/server.ts";
+import { startWoodpecker } from "../woodpecker.ts";
 import { CriticScript } from "./critic-script.ts";
 import { pushFiles } from "./git-push.ts";
 
@@ -21,6 +22,8 @@ export type Services = {
   conveyorToken: string;
   modelUrl: string;
   controlUrl: string;
+  /** A Woodpecker API with one red pipeline: test/support/woodpecker.ts. */
+  woodpeckerUrl: string;
 };
 
 const files = z.record(z.string(), z.string());
@@ -45,6 +48,7 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
   const conveyor = forge.createUser("conveyor");
   const critic = new CriticScript();
   const model: ModelStandIn = await startModelStandIn({ script: (req) => critic.turn(req) });
+  const woodpecker = await startWoodpecker();
 
   const actions: Record<string, (body: unknown) => Promise<unknown>> = {
     repo: async (body) => {
@@ -109,10 +113,12 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       conveyorToken: conveyor.token,
       modelUrl: model.url,
       controlUrl: `http://127.0.0.1:${port}`,
+      woodpeckerUrl: woodpecker.url,
     },
     stop: async () => {
       await new Promise((r) => server.close(r));
       await model.close();
+      await woodpecker.close();
       await forge.close();
       await rm(dataDir, { recursive: true, force: true });
     },

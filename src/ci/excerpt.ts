@@ -1,0 +1,16 @@
+/** What a revise session is told about red CI: the failing statuses, and their logs where a CI API gives them. */
+import type { CiVerdict } from "../domain/ci-verdict.ts";
+import type { Env } from "../env.ts";
+import { loadSecrets, type Project } from "../projects/store.ts";
+import { woodpeckerLogs } from "./woodpecker-logs.ts";
+
+export async function redExcerpt(
+  env: Env,
+  project: Project,
+  red: Extract<CiVerdict, { kind: "red" }>,
+): Promise<string> {
+  const url = project.settings.ci.woodpeckerUrl;
+  const token = url ? (await loadSecrets(env, project.id))?.woodpeckerToken : undefined;
+  const logs = url && token ? await woodpeckerLogs({ url, token }, red.targetUrls) : null;
+  return logs ? `${red.excerpt}\n\n${logs}` : red.excerpt;
+}

@@ -1,0 +1,83 @@
+/**
+ * The failing steps' logs from Woodpecker's API (`GET /api/repos/{repo_id}/pipelines/{number}` and
+ * `/logs/{number}/{step_id}`), for the revise session's CI excerpt. The pipeline is found from the commit
+ * status's target URL (`<server>/repos/<repo_id>/pipeline/<number>[/<workflow>]`). Any failure returns null:
+ * the excerpt then keeps the target URL.
+ */
+import { z } from "zod";
+
+const FAILING = new Set(["failure", "error", "killed"]);
+const MAX_STEPS = 2;
+const TAIL_LINES = 60;
+
+const pipelineSchema = z.object({
+  workflows: z
+    .array(
+      z.object({
+        name: z.string(),
+        children: z
+          .array(z.object({ id: z.number().int(), name: z.string(), state: z.string() }))
+          .default([]),
+      }),
+    )
+    .default([]),
+});
+
+const logSchema = z.array(
+  z.object({
+    line: z.number().int(),
+    // Go encodes the []byte as base64; null for an empty line.
+    data: z.string().nullable(),
+    type: z.number().int(),
+  }),
+);
+
+export type WoodpeckerApi = { url: string; token: string; fetch?: typeof fetch };
+
+export async function woodpeckerLogs(
+  api: WoodpeckerApi,
+  targetUrls: readonly (string | null)[],
+): Promise<string | null> {
+  const base = api.url.replace(/\/+$/, "");
+  const pipeline = targetUrls
+    .map((url) =>
+      url?.startsWith(`${base}/`) ? /\/repos\/(\d+)\/pipeline\/(\d+)/.exec(url.slice(base.length)) : null,
+    )
+    .find((match) => match !== null);
+  if (!pipeline) return null;
+  const [, repoId, number] = pipeline;
+  const get = async (path: string) => {
+    const res = await (api.fetch ?? fetch)(`${base}/api/repos/${repoId}${path}`, {
+      headers: { authorization: `Bearer ${api.token}`, accept: "application/json" },
+    });
+    if (!res.ok) throw new Error(`woodpecker ${path}: ${res.status}`);
+    return res.json();
+  };
+  try {
+    const { workflows } = pipelineSchema.parse(await get(`/pipelines/${number}`));
+    const failed = workflows
+      .flatMap((w) =>
+        w.children.filter((s) => FAILING.has(s.state)).map((step) => ({ workflow: w.name, step })),
+      )
+      .slice(0, MAX_STEPS);
+    if (failed.length === 0) return null;
+    const parts: string[] = [];
+    for (const { workflow, step } of failed) {
+      const lines = logSchema
+        .parse(await get(`/logs/${number}/${step.id}`))
+        .map((entry) => decode(entry.data));
+      parts.push(
+        [`--- ${workflow} / ${step.name} (${step.state}) ---`, ...lines.slice(-TAIL_LINES)].join("\n"),
+      );
+    }
+    return parts.join("\n");
+  } catch {
+    return null;
+  }
+}
+
+function decode(data: string | null): string {
+  if (!data) return "";
+  const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+  return new TextDecoder().decode(bytes).replace(/\r?\n$/, "");
+}
