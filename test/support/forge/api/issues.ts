@@ -43,15 +43,20 @@ export function listIssues(ctx: RepoContext): Reply {
   );
 }
 
-/** Labels are set only for writers, and ids of other repositories' labels are dropped, as on Gitea. */
-export function createIssue(ctx: RepoContext): Reply {
-  const input = parseBody(createIssueOption, ctx.body);
-  const { forge, repo, doer } = ctx;
-  const now = forge.store.now();
-  const issue: Issue = {
-    id: forge.store.nextId(),
+/**
+ * A new open issue (or pull request, with `pull`) numbered next in the repository. Labels are set only for
+ * writers, and ids of other repositories' labels are dropped, as on Gitea.
+ */
+export function newIssue<P extends Issue["pull"]>(
+  ctx: RepoContext,
+  input: { title: string; body?: string | undefined; labels?: number[] | undefined },
+  pull: P,
+): Issue & { pull: P } {
+  const now = ctx.forge.store.now();
+  return {
+    id: ctx.forge.store.nextId(),
     index: nextIndex(ctx),
-    posterId: doer.id,
+    posterId: ctx.doer.id,
     title: input.title,
     body: input.body ?? "",
     state: "open",
@@ -60,8 +65,14 @@ export function createIssue(ctx: RepoContext): Reply {
     createdAt: now,
     updatedAt: now,
     closedAt: null,
-    pull: null,
+    pull,
   };
+}
+
+export function createIssue(ctx: RepoContext): Reply {
+  const input = parseBody(createIssueOption, ctx.body);
+  const { forge, repo } = ctx;
+  const issue = newIssue(ctx, input, null);
   repo.issues.push(issue);
   notifyIssue(ctx, issue, "opened");
   if (input.closed) applyIssueEdit(ctx, issue, { state: "closed" });

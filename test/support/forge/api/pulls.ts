@@ -1,15 +1,13 @@
 import { z } from "zod";
-import { atLeast } from "../auth.ts";
 import { gitDir } from "../forge.ts";
 import { diff, formatPatch } from "../git/log.ts";
 import { updateRef } from "../git/refs.ts";
 import { ApiError, json, notFound, parseBody, type Reply } from "../http.ts";
 import { mergePull } from "../pull-merge.ts";
 import { refreshPull } from "../pulls.ts";
-import type { Issue } from "../state.ts";
 import { pullPayload } from "../webhooks/payloads.ts";
 import { pullParam, type RepoContext, requirePosterOrWriter } from "./context.ts";
-import { knownLabelIds, nextIndex } from "./issues.ts";
+import { newIssue } from "./issues.ts";
 import { applyIssueEdit } from "./notify.ts";
 import { paginate } from "./pagination.ts";
 
@@ -76,33 +74,19 @@ export async function createPullRequest(ctx: RepoContext): Promise<Reply> {
     );
   }
   const dir = gitDir(forge.reposDir, repo);
-  const now = forge.store.now();
-  const issue: Issue & { pull: NonNullable<Issue["pull"]> } = {
-    id: forge.store.nextId(),
-    index: nextIndex(ctx),
-    posterId: doer.id,
-    title: input.title,
-    body: input.body ?? "",
-    state: "open",
-    labelIds: atLeast(ctx.mode, "write") ? knownLabelIds(ctx, input.labels ?? []) : [],
-    comments: [],
-    createdAt: now,
-    updatedAt: now,
-    closedAt: null,
-    pull: {
-      headBranch,
-      baseBranch: input.base,
-      headSha,
-      // refreshPull sets the real merge base.
-      mergeBase: baseSha,
-      mergeable: false,
-      merged: false,
-      mergedAt: null,
-      mergedById: null,
-      mergeCommitSha: null,
-      reviews: [],
-    },
-  };
+  const issue = newIssue(ctx, input, {
+    headBranch,
+    baseBranch: input.base,
+    headSha,
+    // refreshPull sets the real merge base.
+    mergeBase: baseSha,
+    mergeable: false,
+    merged: false,
+    mergedAt: null,
+    mergedById: null,
+    mergeCommitSha: null,
+    reviews: [],
+  });
   // Listed before the first await: a concurrent create takes the next number and finds this one open.
   repo.issues.push(issue);
   await refreshPull(dir, repo, issue.pull);
