@@ -4,7 +4,7 @@
  * every isolate within the TTL.
  */
 import type { Env } from "../env.ts";
-import { loadProject, loadSecrets, type Project, type ProjectSecrets } from "./store.ts";
+import { loadRegistered, type Project, type ProjectSecrets } from "./store.ts";
 
 export const PROJECT_CACHE_TTL_MS = 5_000;
 
@@ -14,10 +14,7 @@ const cache = new Map<string, Entry>();
 export function cachedProject(env: Env, id: string, now = Date.now()) {
   const hit = cache.get(id);
   if (hit && now - hit.at < PROJECT_CACHE_TTL_MS) return hit.value;
-  const value = (async () => {
-    const [project, secrets] = await Promise.all([loadProject(env, id), loadSecrets(env, id)]);
-    return project && secrets ? { project, secrets } : null;
-  })();
+  const value = loadRegistered(env, id);
   // A failed read is not remembered.
   value.catch(() => cache.delete(id));
   cache.set(id, { at: now, value });

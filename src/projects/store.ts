@@ -84,9 +84,21 @@ export async function loadSecrets(env: Env, id: string): Promise<ProjectSecrets 
     .from(projects)
     .where(eq(projects.id, id))
     .get();
-  if (!row) return null;
+  return row ? openSecrets(env, id, row.secrets) : null;
+}
+
+/** The project and its opened secrets from one read of its row. */
+export async function loadRegistered(
+  env: Env,
+  id: string,
+): Promise<{ project: Project; secrets: ProjectSecrets } | null> {
+  const row = await drizzle(env.DB).select().from(projects).where(eq(projects.id, id)).get();
+  return row ? { project: toProject(row), secrets: await openSecrets(env, id, row.secrets) } : null;
+}
+
+async function openSecrets(env: Env, id: string, sealed: string): Promise<ProjectSecrets> {
   const key = await importSecretsKey(env.CONVEYOR_SECRETS_KEY);
-  return secretsSchema.parse(JSON.parse(await open(key, id, row.secrets)));
+  return secretsSchema.parse(JSON.parse(await open(key, id, sealed)));
 }
 
 /** A client for the project's repository, or `repo` on the same forge with the project's token. */
