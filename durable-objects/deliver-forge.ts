@@ -8,14 +8,14 @@ import { hasStatus } from "../src/forge/client/index.ts";
 import { commentOnce } from "../src/forge/comment-once.ts";
 import { regateDependents } from "../src/projects/dispatch.ts";
 import { mirroredIssues, setMirroredState } from "../src/projects/mirror.ts";
-import { forgeClientFor, lazyForges, loadProject, type Project } from "../src/projects/store.ts";
+import { clientOf, lazyForges, loadProject, loadRegistered, type Project } from "../src/projects/store.ts";
 import { issueCostUsd } from "../src/usage/cost.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
 
 export async function forgeOf(ctx: EffectContext): Promise<{ project: Project; forge: ForgeClient }> {
-  const project = await loadProject(ctx.env, ctx.issue.project);
-  if (!project) throw new Error(`project ${ctx.issue.project} is not registered`);
-  return { project, forge: await forgeClientFor(ctx.env, project) };
+  const registered = await loadRegistered(ctx.env, ctx.issue.project);
+  if (!registered) throw new Error(`project ${ctx.issue.project} is not registered`);
+  return { project: registered.project, forge: clientOf(registered.project, registered.secrets) };
 }
 
 const LABEL_SETTING = {

@@ -105,8 +105,11 @@ async function openSecrets(env: Env, id: string, sealed: string): Promise<Projec
 export async function forgeClientFor(env: Env, project: Project, repo = project.repo): Promise<ForgeClient> {
   const secrets = await loadSecrets(env, project.id);
   if (!secrets) throw new Error(`project ${project.id} is not registered`);
-  return createForgeClient({ forge: project.forge, apiUrl: project.apiUrl, repo, token: secrets.forgeToken });
+  return clientOf(project, secrets, repo);
 }
+
+export const clientOf = (project: Project, secrets: ProjectSecrets, repo = project.repo): ForgeClient =>
+  createForgeClient({ forge: project.forge, apiUrl: project.apiUrl, repo, token: secrets.forgeToken });
 
 /** Lazily created clients, so a path that needs no forge call opens no secret. */
 export function lazyForges(env: Env, project: Project): (repo?: string) => Promise<ForgeClient> {
