@@ -52,7 +52,8 @@ describe("sign-in", () => {
 
   it("rejects tampered, expired and foreign session cookies", async () => {
     const good = await sessionCookie();
-    const tampered = good.replace(/.$/, (ch) => (ch === "A" ? "B" : "A"));
+    // The signature's first character: its last one carries two padding bits a decoder may ignore.
+    const tampered = good.replace(/\.(.)([^.]*)$/, (_, ch, rest) => `.${ch === "A" ? "B" : "A"}${rest}`);
     const expired = `conveyor_session=${await createSession(env.CONVEYOR_ADMIN_TOKEN ?? "", Date.now() - 13 * 3600_000)}`;
     const foreign = `conveyor_session=${await createSession("another-token")}`;
     for (const cookie of [tampered, expired, foreign, "conveyor_session=garbage"]) {
