@@ -3,11 +3,14 @@ import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle } from "drizzle-orm/d1";
 import { issues, transitions } from "../src/db/schema.ts";
+import { type DeliveryRow, upsertDelivery } from "../src/hooks/deliveries.ts";
 
 export type D1Record = {
   transition: typeof transitions.$inferInsert;
   /** The issue's index row as of this edge; absent for a rejected event. */
   issue?: typeof issues.$inferInsert;
+  /** The webhook delivery the edge's event finished. */
+  delivery?: DeliveryRow;
 };
 
 export async function writeRecords(db: D1Database, records: readonly D1Record[]): Promise<void> {
@@ -29,6 +32,7 @@ export async function writeRecords(db: D1Database, records: readonly D1Record[])
           }),
       );
     }
+    if (record.delivery) statements.push(upsertDelivery(d, record.delivery));
   }
   const [first, ...rest] = statements;
   if (!first) return;

@@ -4,28 +4,34 @@
  */
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { forgeIssues } from "../src/db/schema.ts";
+import { forgeIssues, projects } from "../src/db/schema.ts";
 import { projectStub } from "../src/project-stub.ts";
 import { budgetLimits } from "../src/projects/config.ts";
-import { loadProject } from "../src/projects/store.ts";
+import { toProject } from "../src/projects/store.ts";
 import type { Deliverers } from "./effects.ts";
 
 export const JOB_DELIVERERS: Deliverers = {
   enqueue_job: async (effect, { env, key, issue }) => {
-    const project = await loadProject(env, issue.project);
-    if (!project) throw new Error(`project ${issue.project} is not registered`);
-    const text = await drizzle(env.DB)
-      .select({ title: forgeIssues.title, body: forgeIssues.body })
-      .from(forgeIssues)
-      .where(and(eq(forgeIssues.projectId, project.id), eq(forgeIssues.number, issue.number)))
+    // The project and the issue's text in one read.
+    const row = await drizzle(env.DB)
+      .select({ project: projects, title: forgeIssues.title, body: forgeIssues.body })
+      .from(projects)
+      .leftJoin(
+        forgeIssues,
+        and(eq(forgeIssues.projectId, projects.id), eq(forgeIssues.number, issue.number)),
+      )
+      .where(eq(projects.id, issue.project))
       .get();
+    if (!row) throw new Error(`project ${issue.project} is not registered`);
+    const project = toProject(row.project);
+    const text = { title: row.title ?? "", body: row.body ?? "" };
     const { settings } = project;
     await projectStub(env, project.id).enqueue({
       key,
       spec: {
         kind: effect.job,
         project: project.id,
-        issue: { number: issue.number, title: text?.title ?? "", body: text?.body ?? "" },
+        issue: { number: issue.number, ...text },
         repo: { fullName: project.repo, cloneUrl: project.cloneUrl, defaultBranch: settings.defaultBranch },
         branch: issue.branch ?? `conveyor/${issue.number}`,
         // A continuation's iteration is counted when it is enqueued; the implement session's when dispatched.

@@ -8,6 +8,7 @@ import { type Effect, type LifecycleEvent, timerFor, transition } from "../src/d
 import type { Env } from "../src/env.ts";
 import { type EventEnvelope, envelopeSchema } from "../src/issue-events.ts";
 import { zodMessage } from "../src/validation.ts";
+import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { type D1Record, writeRecords } from "./d1-sink.ts";
 import {
   DELIVERERS,
@@ -75,10 +76,13 @@ export class IssueDO extends DurableObject<Env> {
       return { duplicate: false, outcome: "invalid", reason };
     }
     const result = this.ctx.storage.transactionSync(() => this.record(envelope, Date.now()));
-    await this.scheduleAlarm();
-    // Deliver now rather than one alarm later (and beside an alarm still busy with a slow lane); the alarm
-    // stays armed for whatever this attempt leaves.
-    if (!result.duplicate) this.ctx.waitUntil(this.flush().then(() => this.scheduleAlarm()));
+    // Deliver now rather than one alarm later (and beside an alarm still busy with a slow lane).
+    if (!result.duplicate)
+      await deliverSoon(
+        this.ctx,
+        (floor) => this.scheduleAlarm(floor),
+        () => this.flush(),
+      );
     return result;
   }
 
@@ -172,7 +176,7 @@ export class IssueDO extends DurableObject<Env> {
     }
     row.seq = seq;
     this.store.saveIssue(row);
-    this.outbox.enqueue("d1", toD1Record(row, entry, outcome.ok), now);
+    this.outbox.enqueue("d1", toD1Record(row, entry, outcome.ok, envelope.delivery), now);
     return { duplicate: false, seq, outcome: entry.outcome, state: entry.to, reason: entry.reason };
   }
 
@@ -228,23 +232,26 @@ export class IssueDO extends DurableObject<Env> {
     }
   }
 
-  private async scheduleAlarm(): Promise<void> {
-    const candidates = [
+  /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */
+  private async scheduleAlarm(floor?: number): Promise<void> {
+    await armAlarm(this.ctx.storage, [
       this.store.timers()[0]?.dueAt,
-      this.outbox.nextAt(["d1", ...deliveredEffectChannels()]),
-    ].filter((t): t is number => t !== undefined && t !== null);
-    if (candidates.length === 0) {
-      await this.ctx.storage.deleteAlarm();
-      return;
-    }
-    const next = Math.min(...candidates);
-    if ((await this.ctx.storage.getAlarm()) !== next) await this.ctx.storage.setAlarm(next);
+      outboxAlarm(this.outbox.nextAt(["d1", ...deliveredEffectChannels()]), floor),
+    ]);
   }
 }
 
-function toD1Record(row: IssueRow, entry: HistoryEntry, applied: boolean): D1Record {
+function toD1Record(
+  row: IssueRow,
+  entry: HistoryEntry,
+  applied: boolean,
+  delivery: EventEnvelope["delivery"],
+): D1Record {
   const c = row.context;
   return {
+    ...(delivery && {
+      delivery: { ...delivery, projectId: row.project, outcome: "processed", receivedAt: entry.at },
+    }),
     transition: {
       projectId: row.project,
       number: row.number,

@@ -4,7 +4,7 @@
  * is `outbox.ts`.
  */
 import type { BudgetLimits, Spend } from "../src/domain/budget.ts";
-import type { OpenJob, QueuePolicy } from "../src/domain/job-queue.ts";
+import type { DeadlineFields, OpenJob, QueuePolicy } from "../src/domain/job-queue.ts";
 import type { Job } from "../src/runner-api/contract.ts";
 
 const SCHEMA = `
@@ -37,6 +37,8 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status) WHERE status IN ('queued', 'leased');
 CREATE INDEX IF NOT EXISTS jobs_by_issue ON jobs (number, leased_at);
+CREATE INDEX IF NOT EXISTS jobs_deadlines ON jobs (status)
+  WHERE status = 'leased' OR (status = 'queued' AND affinity IS NOT NULL);
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed', 'cancelled');
 CREATE TABLE IF NOT EXISTS spend (
   usage_id TEXT PRIMARY KEY,
@@ -141,6 +143,26 @@ export class JobStore {
       .exec<Row>("SELECT * FROM jobs WHERE status IN ('queued', 'leased') ORDER BY seq")
       .toArray()
       .map((row) => toJob(row) as OpenStoredJob);
+  }
+
+  /**
+   * The open jobs that can set a deadline (leased, or queued with an affinity), without their specs: read on
+   * every alarm reschedule, where parsing every queued job's spec would grow with the backlog. The WHERE
+   * is jobs_deadlines' own, so that index answers it.
+   */
+  deadlineFields(): DeadlineFields[] {
+    return this.sql
+      .exec<Row>(
+        `SELECT status, lease_expires_at, affinity, affinity_until FROM jobs
+           WHERE status = 'leased' OR (status = 'queued' AND affinity IS NOT NULL)`,
+      )
+      .toArray()
+      .map((row) => ({
+        status: String(row.status) as DeadlineFields["status"],
+        leaseExpiresAt: int(row.lease_expires_at),
+        affinity: text(row.affinity),
+        affinityUntil: Number(row.affinity_until),
+      }));
   }
 
   /** The runner of the issue's most recently leased job. */

@@ -21,6 +21,7 @@ import type { EventEnvelope } from "../src/issue-events.ts";
 import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
+import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
 import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./job-store.ts";
 import { deliverInOrder, Outbox } from "./outbox.ts";
@@ -91,8 +92,10 @@ export class ProjectDO extends DurableObject<Env> {
       this.recordD1(spec.project, job, now);
       return { jobId: job.id, created: true };
     });
-    if (result.created) this.wake();
-    await this.scheduleAlarm();
+    if (result.created) {
+      this.wake();
+      await this.deliverSoon();
+    }
     return result;
   }
 
@@ -102,7 +105,7 @@ export class ProjectDO extends DurableObject<Env> {
     for (;;) {
       const claim = this.lease(runnerId, holding);
       if (claim) {
-        await this.scheduleAlarm();
+        await this.deliverSoon();
         return claim;
       }
       if (!(await this.waitForJob(runnerId, holding, deadline - Date.now()))) return null;
@@ -182,7 +185,7 @@ export class ProjectDO extends DurableObject<Env> {
       }
       this.store.save({ ...job, updatedAt: now });
     });
-    await this.scheduleAlarm();
+    await this.deliverSoon();
     return { ok: true };
   }
 
@@ -216,7 +219,7 @@ export class ProjectDO extends DurableObject<Env> {
       }
     });
     this.wake();
-    await this.scheduleAlarm();
+    await this.deliverSoon();
     return { ok: true };
   }
 
@@ -234,7 +237,7 @@ export class ProjectDO extends DurableObject<Env> {
       else this.end(project, job, job.cancelled ? null : cause, now);
     });
     this.wake();
-    await this.scheduleAlarm();
+    await this.deliverSoon();
     return { ok: true };
   }
 
@@ -250,7 +253,7 @@ export class ProjectDO extends DurableObject<Env> {
       }
       return jobs.length;
     });
-    await this.scheduleAlarm();
+    await this.deliverSoon();
     return { cancelled };
   }
 
@@ -466,17 +469,21 @@ export class ProjectDO extends DurableObject<Env> {
     return this.flushing;
   }
 
-  private async scheduleAlarm(): Promise<void> {
-    const candidates = [
-      this.outbox.nextAt(Object.values(CHANNELS)),
-      nextDeadline(this.store.open(), Date.now()),
-    ].filter((t): t is number => t !== null);
-    if (candidates.length === 0) {
-      await this.ctx.storage.deleteAlarm();
-      return;
-    }
-    const next = Math.min(...candidates);
-    if ((await this.ctx.storage.getAlarm()) !== next) await this.ctx.storage.setAlarm(next);
+  /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */
+  private async scheduleAlarm(floor?: number): Promise<void> {
+    await armAlarm(this.ctx.storage, [
+      outboxAlarm(this.outbox.nextAt(Object.values(CHANNELS)), floor),
+      nextDeadline(this.store.deadlineFields(), Date.now()),
+    ]);
+  }
+
+  /** This call wrote outbox rows: they go out now, not one alarm later. */
+  private deliverSoon(): Promise<void> {
+    return deliverSoon(
+      this.ctx,
+      (floor) => this.scheduleAlarm(floor),
+      () => this.flush(),
+    );
   }
 }
 

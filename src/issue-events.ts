@@ -74,5 +74,17 @@ export const envelopeSchema = z.object({
   /** The project's current caps and timeouts; the DO keeps the latest it was given. */
   limits: limitsSchema.optional(),
   timeouts: timeoutsSchema.optional(),
+  /**
+   * The webhook delivery this event finishes: the DO records it in D1 together with the event's edge, so
+   * the Worker's answer waits for no write of its own after the apply.
+   */
+  delivery: z
+    .object({
+      id: z.string().min(1).max(400),
+      contentKey: z.string().min(1).max(200),
+      event: z.string().min(1).max(100),
+      number: z.number().int().positive().nullable(),
+    })
+    .optional(),
 });
 export type EventEnvelope = z.infer<typeof envelopeSchema>;

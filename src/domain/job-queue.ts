@@ -125,8 +125,11 @@ export function afterLostLease(
 export const expiredLeases = <J extends OpenJob>(open: readonly J[], now: number): J[] =>
   open.filter((job) => job.status === "leased" && job.leaseExpiresAt !== null && job.leaseExpiresAt <= now);
 
+/** What `nextDeadline` reads of a job. */
+export type DeadlineFields = Pick<OpenJob, "status" | "leaseExpiresAt" | "affinity" | "affinityUntil">;
+
 /** The next moment the queue changes by itself: a lease expires or a grace period ends. */
-export function nextDeadline(open: readonly OpenJob[], now: number): number | null {
+export function nextDeadline(open: readonly DeadlineFields[], now: number): number | null {
   const times = open.flatMap((job) => {
     if (job.status === "leased") return job.leaseExpiresAt === null ? [] : [job.leaseExpiresAt];
     return job.affinity !== null && job.affinityUntil > now ? [job.affinityUntil] : [];

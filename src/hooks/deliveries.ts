@@ -1,6 +1,8 @@
 /** The D1 record of webhook deliveries: dedupe by delivery id and by content, and what became of each. */
 import { and, eq, or, sql } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/d1";
+import type { DrizzleD1Database } from "drizzle-orm/d1";
+import type { SQLiteInsertValue } from "drizzle-orm/sqlite-core";
+import { compile } from "../db/compiled.ts";
 import { deliveries } from "../db/schema.ts";
 import type { Env } from "../env.ts";
 
@@ -14,52 +16,79 @@ export type DeliveryRecord = {
   number: number | null;
 };
 
-/** A finished delivery with this id or this content, if any (a query to run or to batch). */
-export function finishedQuery(env: Env, record: DeliveryRecord) {
-  return drizzle(env.DB)
+const FINISHED = compile<{ projectId: string; id: string; contentKey: string }>((d) =>
+  d
     .select({ id: deliveries.id, outcome: deliveries.outcome })
     .from(deliveries)
     .where(
       and(
-        eq(deliveries.projectId, record.projectId),
-        or(eq(deliveries.id, rowId(record)), eq(deliveries.contentKey, record.contentKey)),
+        eq(deliveries.projectId, sql.placeholder("projectId")),
+        or(
+          eq(deliveries.id, sql.placeholder("id")),
+          eq(deliveries.contentKey, sql.placeholder("contentKey")),
+        ),
       ),
     )
-    .limit(1);
-}
+    .limit(1),
+);
 
+export type DeliveryRow = typeof deliveries.$inferInsert;
+
+/** Keyed by content: a replay under a new delivery id finishes the row of the first arrival. */
+export const upsertDelivery = (d: DrizzleD1Database, row: SQLiteInsertValue<typeof deliveries>) =>
+  d
+    .insert(deliveries)
+    .values(row)
+    .onConflictDoUpdate({
+      target: [deliveries.projectId, deliveries.contentKey],
+      set: { outcome: sql`excluded.outcome` },
+    });
+
+const WRITE = compile<DeliveryRow>((d) =>
+  upsertDelivery(d, {
+    id: sql.placeholder("id"),
+    projectId: sql.placeholder("projectId"),
+    contentKey: sql.placeholder("contentKey"),
+    event: sql.placeholder("event"),
+    number: sql.placeholder("number"),
+    outcome: sql.placeholder("outcome"),
+    receivedAt: sql.placeholder("receivedAt"),
+  }),
+);
+
+/** A finished delivery with this id or this content, if any. */
 export async function findFinished(env: Env, record: DeliveryRecord) {
-  return (await finishedQuery(env, record))[0] ?? null;
+  return FINISHED(env.DB, { projectId: record.projectId, ...deliveryKeys(record) }).first<{
+    id: string;
+    outcome: DeliveryOutcome;
+  }>();
 }
 
-/** The same test as an SQL condition, to guard writes a seen delivery must not repeat. */
-export const deliverySeen = (record: DeliveryRecord) =>
-  sql`EXISTS (SELECT 1 FROM deliveries WHERE project_id = ${record.projectId}
-    AND (id = ${rowId(record)} OR content_key = ${record.contentKey}))`;
+/** The row that records a finished delivery. */
+export const deliveryRow = (
+  record: DeliveryRecord,
+  outcome: DeliveryOutcome,
+  now = Date.now(),
+): DeliveryRow => ({
+  ...deliveryKeys(record),
+  projectId: record.projectId,
+  event: record.event,
+  number: record.number,
+  outcome,
+  receivedAt: now,
+});
 
 /** The statement that records a finished delivery, for a caller to batch with its own writes. */
-export function deliveryWrite(env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) {
-  const row = {
-    id: rowId(record),
-    projectId: record.projectId,
-    contentKey: record.contentKey,
-    event: record.event,
-    number: record.number,
-    outcome,
-    receivedAt: Date.now(),
-  };
-  return (
-    drizzle(env.DB)
-      .insert(deliveries)
-      .values(row)
-      // Keyed by content: a replay under a new delivery id finishes the row of the first arrival.
-      .onConflictDoUpdate({ target: [deliveries.projectId, deliveries.contentKey], set: { outcome } })
-  );
-}
+export const deliveryWrite = (env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) =>
+  WRITE(env.DB, deliveryRow(record, outcome));
 
 export async function recordDelivery(env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) {
-  await deliveryWrite(env, record, outcome);
+  await deliveryWrite(env, record, outcome).run();
 }
 
-/** Delivery ids are unique per forge, not across projects. */
-const rowId = (record: DeliveryRecord) => `${record.projectId}:${record.deliveryId}`;
+/** The delivery's row id and content key: what a seen delivery is recognised by. Delivery ids are unique per
+ * forge, not across projects. */
+export const deliveryKeys = (record: DeliveryRecord) => ({
+  id: `${record.projectId}:${record.deliveryId}`,
+  contentKey: record.contentKey,
+});

@@ -7,13 +7,7 @@ import { toMirrored } from "../projects/gate.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { lifecycleStates, mirrorIssue } from "../projects/mirror.ts";
 import { lazyForges, type Project } from "../projects/store.ts";
-import {
-  type DeliveryRecord,
-  deliverySeen,
-  deliveryWrite,
-  findFinished,
-  finishedQuery,
-} from "./deliveries.ts";
+import { type DeliveryRecord, deliveryKeys, deliveryWrite, findFinished } from "./deliveries.ts";
 import { routeCi } from "./route-ci.ts";
 import { routeComment, routeReview, wantsAbandon } from "./route-comment.ts";
 
@@ -58,39 +52,58 @@ async function routeIssue(
 ): Promise<Routed> {
   const issue = toMirrored(project, event.issue);
   const quiet = isQuiet(project, event);
-  const { state, first } = await mirrorIssue(env, project.id, issue, {
-    first: finishedQuery(env, record),
+  const { state, seen } = await mirrorIssue(env, project.id, issue, {
     // A seen delivery writes nothing: a replayed old one cannot roll the mirror back.
-    unless: deliverySeen(record),
+    delivery: deliveryKeys(record),
     // No lifecycle event can follow: the delivery is finished in the same round trip.
     also: quiet ? [deliveryWrite(env, record, "processed")] : [],
   });
-  const [seen] = first as { outcome: string }[];
-  if (seen) return { kind: "duplicate", outcome: seen.outcome };
+  if (seen) return { kind: "duplicate", outcome: seen };
   if (quiet) return { kind: "routed", events: 0, recorded: true };
   const forges = lazyForges(env, project);
   let events = 0;
   const live = state !== undefined && !TERMINAL_STATES.includes(state as State);
+  // A delivery whose only lifecycle event is sent last hands its record to that event's Durable Object,
+  // which writes it to D1 with the edge: no write of the Worker's own waits after the apply.
+  const handOver = { ...deliveryKeys(record), event: record.event, number: record.number };
   if (live && wantsAbandon(issue.labels) && event.action !== "opened") {
-    await sendEvent(env, project, issue.number, `${key}:abandon`, cause, {
-      type: "abandon",
-      by: event.sender,
-    });
-    return { kind: "routed", events: 1 };
+    const abandon = { type: "abandon" as const, by: event.sender };
+    return handedOver(
+      await sendEvent(env, project, issue.number, `${key}:abandon`, cause, abandon, handOver),
+    );
   }
+  const regate = event.action === "closed" || event.action === "reopened";
   if (issue.state === "closed") {
     if (state !== undefined) {
       await sendEvent(env, project, issue.number, `${key}:closed`, cause, { type: "issue_closed" });
       events++;
     }
-  } else if (await triage(env, project, issue, state, `${key}:triage`, cause, forges)) {
-    events++;
+  } else {
+    const id = `${key}:triage`;
+    const triaged = await triage(
+      env,
+      project,
+      issue,
+      state,
+      id,
+      cause,
+      forges,
+      regate ? undefined : handOver,
+    );
+    if (triaged && !regate) return handedOver(triaged);
+    if (triaged) events++;
   }
-  if (event.action === "closed" || event.action === "reopened") {
+  if (regate) {
     events += await regateDependents(env, project, issue.number, key, cause, forges);
   }
   return { kind: "routed", events };
 }
+
+/** The answer for a delivery whose one event carried its record: a duplicate if that event already was. */
+const handedOver = (result: { duplicate: boolean }): Routed =>
+  result.duplicate
+    ? { kind: "duplicate", outcome: "processed" }
+    : { kind: "routed", events: 1, recorded: true };
 
 async function routePullRequest(
   env: Env,

@@ -3,6 +3,7 @@
  * issue opens or closes, the issues waiting for it are gated again at once (event, not poll).
  */
 import type { Env } from "../env.ts";
+import type { EventEnvelope } from "../issue-events.ts";
 import { type Forges, gateFor } from "./gate.ts";
 import { type Cause, sendEvent } from "./lifecycle-client.ts";
 import { dependentsOf, lifecycleStates, type MirroredIssue, mirroredIssues } from "./mirror.ts";
@@ -16,7 +17,10 @@ export const isGated = (state: string | undefined) => state === undefined || GAT
 export const wantsWork = (project: Project, issue: MirroredIssue) =>
   issue.state === "open" && issue.labels.includes(project.settings.labels.backlog);
 
-/** Triages the issue if it wants work and its lifecycle is still at the gate; true if an event was sent. */
+/**
+ * Triages the issue if it wants work and its lifecycle is still at the gate; the DO's answer if an event was
+ * sent, with `delivery` (see `sendEvent`) recorded by the DO.
+ */
 export async function triage(
   env: Env,
   project: Project,
@@ -25,11 +29,11 @@ export async function triage(
   id: string,
   cause: Cause,
   forges: Forges,
-): Promise<boolean> {
-  if (!wantsWork(project, issue) || !isGated(state)) return false;
+  delivery?: EventEnvelope["delivery"],
+) {
+  if (!wantsWork(project, issue) || !isGated(state)) return null;
   const gate = await gateFor(env, project, issue, forges);
-  await sendEvent(env, project, issue.number, id, cause, { type: "triage", ...gate });
-  return true;
+  return sendEvent(env, project, issue.number, id, cause, { type: "triage", ...gate }, delivery);
 }
 
 /** Re-gates every issue that declares `dependency` as a dependency; returns how many were sent an event. */

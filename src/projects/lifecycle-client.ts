@@ -1,7 +1,10 @@
-/** Sends lifecycle events to an issue's Durable Object with the project's current caps. */
+/**
+ * Sends lifecycle events to an issue's Durable Object with the project's current caps. With `delivery`, the
+ * webhook delivery this event finishes is recorded by the DO, in D1 with the event's edge.
+ */
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
-import type { CauseKind } from "../issue-events.ts";
+import type { CauseKind, EventEnvelope } from "../issue-events.ts";
 import { issueStub } from "../issue-stub.ts";
 import type { Project } from "./store.ts";
 
@@ -14,6 +17,7 @@ export async function sendEvent(
   id: string,
   cause: Cause,
   event: LifecycleEvent,
+  delivery?: EventEnvelope["delivery"],
 ) {
   const { maxCiFixes, maxCriticIterations } = project.settings;
   const result = await issueStub(env, project.id, number).apply({
@@ -23,6 +27,7 @@ export async function sendEvent(
     cause,
     event,
     limits: { maxCiFixes, maxCriticIterations },
+    ...(delivery && { delivery }),
   });
   if (result.outcome === "invalid") throw new Error(`lifecycle event refused: ${result.reason}`);
   return result;

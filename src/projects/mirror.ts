@@ -1,8 +1,8 @@
 /** Conveyor's copy of each forge issue (from webhooks and reconciliation), and who depends on whom. */
-import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { forgeIssues, issueDependencies, issues } from "../db/schema.ts";
+import { compile, rowsOf } from "../db/compiled.ts";
+import { deliveries, forgeIssues, issueDependencies, issues } from "../db/schema.ts";
 import type { Env } from "../env.ts";
 
 export type MirroredIssue = {
@@ -14,55 +14,109 @@ export type MirroredIssue = {
   dependsOn: number[];
 };
 
+const ph = sql.placeholder;
+
+/** The guard on every mirror write: a delivery already recorded (by row id or content) writes nothing. */
+const UNSEEN = sql`NOT EXISTS (SELECT 1 FROM ${deliveries} WHERE ${deliveries.projectId} = ${ph("projectId")}
+  AND (${deliveries.id} = ${ph("deliveryId")} OR ${deliveries.contentKey} = ${ph("contentKey")}))`;
+
+type MirrorValues = {
+  projectId: string;
+  number: number;
+  title: string;
+  body: string;
+  state: "open" | "closed";
+  labels: string;
+  dependsOn: string;
+  now: number;
+  /** Null when no delivery guards the write. */
+  deliveryId: string | null;
+  contentKey: string | null;
+};
+
+/** Read before the writes: the issue's lifecycle state (D1 index) and the guarding delivery's outcome. */
+const LOOKUP = compile<MirrorValues>(
+  () => sql`SELECT
+    (SELECT ${issues.state} FROM ${issues} WHERE ${issues.projectId} = ${ph("projectId")}
+      AND ${issues.number} = ${ph("number")}) AS state,
+    (SELECT ${deliveries.outcome} FROM ${deliveries} WHERE ${deliveries.projectId} = ${ph("projectId")}
+      AND (${deliveries.id} = ${ph("deliveryId")} OR ${deliveries.contentKey} = ${ph("contentKey")})
+      LIMIT 1) AS seen`,
+);
+
+const UPSERT_ISSUE = compile<MirrorValues>((d) =>
+  d
+    .insert(forgeIssues)
+    .select(
+      sql`SELECT ${ph("projectId")}, ${ph("number")}, ${ph("title")}, ${ph("body")}, ${ph("state")},
+        ${ph("labels")}, ${ph("dependsOn")}, ${ph("now")} WHERE ${UNSEEN}`,
+    )
+    .onConflictDoUpdate({
+      target: [forgeIssues.projectId, forgeIssues.number],
+      set: {
+        title: sql`excluded.title`,
+        body: sql`excluded.body`,
+        state: sql`excluded.state`,
+        labels: sql`excluded.labels`,
+        dependsOn: sql`excluded.depends_on`,
+        updatedAt: sql`excluded.updated_at`,
+      },
+    }),
+);
+
+const CLEAR_DEPENDENCIES = compile<MirrorValues>((d) =>
+  d
+    .delete(issueDependencies)
+    .where(
+      and(
+        eq(issueDependencies.projectId, ph("projectId")),
+        eq(issueDependencies.dependent, ph("number")),
+        UNSEEN,
+      ),
+    ),
+);
+
+const ADD_DEPENDENCIES = compile<MirrorValues>((d) =>
+  d
+    .insert(issueDependencies)
+    .select(
+      sql`SELECT ${ph("projectId")}, value, ${ph("number")} FROM json_each(${ph("dependsOn")}) WHERE ${UNSEEN}`,
+    )
+    .onConflictDoNothing(),
+);
+
 /**
  * Writes the issue and replaces its dependency edges in one batch (one transaction), reading back the
- * issue's lifecycle state from the D1 index in the same round trip. `unless` (an SQL condition) skips the
- * writes when it holds — a delivery already seen — so a replayed old delivery cannot roll the mirror back.
+ * issue's lifecycle state from the D1 index in the same round trip. With `delivery`, the writes are skipped
+ * when that delivery was already recorded (`seen` is its outcome), so a replayed old delivery cannot roll
+ * the mirror back; `also` runs in the same transaction, after the writes. The statements are compiled once
+ * and an issue without dependencies inserts none: this runs for every issue webhook.
  */
 export async function mirrorIssue(
   env: Env,
   projectId: string,
   issue: MirroredIssue,
-  options: { now?: number; unless?: SQL; first?: BatchItem<"sqlite">; also?: BatchItem<"sqlite">[] } = {},
-): Promise<{ state: string | undefined; first: unknown }> {
-  const { now = Date.now(), unless = sql`0`, also = [] } = options;
-  // `first` reads before the writes, in the same round trip (a dedupe check).
-  const head = options.first ? [options.first] : [];
-  const d = drizzle(env.DB);
-  const row = { projectId, ...issue, updatedAt: now };
-  const { number, title, body, state, labels, dependsOn } = issue;
-  const results = await d.batch([
-    ...head,
-    d
-      .select({ state: issues.state })
-      .from(issues)
-      .where(and(eq(issues.projectId, projectId), eq(issues.number, number))),
-    d
-      .insert(forgeIssues)
-      .select(
-        sql`SELECT ${projectId}, ${number}, ${title}, ${body}, ${state}, ${JSON.stringify(labels)},
-          ${JSON.stringify(dependsOn)}, ${now} WHERE NOT (${unless})`,
-      )
-      .onConflictDoUpdate({ target: [forgeIssues.projectId, forgeIssues.number], set: row }),
-    d
-      .delete(issueDependencies)
-      .where(
-        and(
-          eq(issueDependencies.projectId, projectId),
-          eq(issueDependencies.dependent, number),
-          sql`NOT (${unless})`,
-        ),
-      ),
-    d
-      .insert(issueDependencies)
-      .select(
-        sql`SELECT ${projectId}, value, ${number} FROM json_each(${JSON.stringify(dependsOn)}) WHERE NOT (${unless})`,
-      )
-      .onConflictDoNothing(),
+  options: { now?: number; delivery?: { id: string; contentKey: string }; also?: D1PreparedStatement[] } = {},
+): Promise<{ state: string | undefined; seen: string | undefined }> {
+  const { now = Date.now(), delivery, also = [] } = options;
+  const values: MirrorValues = {
+    projectId,
+    ...issue,
+    labels: JSON.stringify(issue.labels),
+    dependsOn: JSON.stringify(issue.dependsOn),
+    now,
+    deliveryId: delivery?.id ?? null,
+    contentKey: delivery?.contentKey ?? null,
+  };
+  const [lookup] = await env.DB.batch([
+    LOOKUP(env.DB, values),
+    UPSERT_ISSUE(env.DB, values),
+    CLEAR_DEPENDENCIES(env.DB, values),
+    ...(issue.dependsOn.length > 0 ? [ADD_DEPENDENCIES(env.DB, values)] : []),
     ...also,
-  ] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-  const rows = results[head.length] as { state: string }[];
-  return { state: rows[0]?.state, first: head.length > 0 ? results[0] : undefined };
+  ]);
+  const [row] = rowsOf<{ state: string | null; seen: string | null }>(lookup);
+  return { state: row?.state ?? undefined, seen: row?.seen ?? undefined };
 }
 
 export async function setMirroredState(

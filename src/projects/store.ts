@@ -124,7 +124,7 @@ export function lazyForges(env: Env, project: Project): (repo?: string) => Promi
   };
 }
 
-function toProject(row: typeof projects.$inferSelect): Project {
+export function toProject(row: typeof projects.$inferSelect): Project {
   return {
     id: row.id,
     forge: row.forge,

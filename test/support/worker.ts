@@ -16,6 +16,9 @@ const OFFLINE = {
   WRANGLER_SEND_METRICS: "false",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
   WRANGLER_HIDE_BANNER: "true",
+  // Wrangler's local observability streams every span of every invocation (each D1 and storage call) to a
+  // collector in the same workerd: a dev-only cost that grew with each binding call and hid Conveyor's own.
+  X_LOCAL_OBSERVABILITY: "false",
 };
 
 export const TEST_ADMIN_TOKEN = "local-admin-token";

@@ -176,6 +176,37 @@ describe("issues through the dependency gate, by events alone", () => {
     expect(await state(project, 5)).toBe("queued");
   });
 
+  it("a delivery that queues an issue is recorded by the issue's Durable Object, with the edge", async () => {
+    const project = freshProject("handover");
+    await registerProject(project, "forgejo", repo);
+    const labelled = issuePayload("label_updated", 6, "", ["backlog"]);
+    const label: Delivery = { forge: "forgejo", event: { grouped: "issues", type: "issue_label" } };
+    const trigger = `fail_${project.replaceAll("-", "_")}`;
+    // A real D1 failure holds the DO's record back: no write of the Worker's own records the delivery.
+    await env.DB.exec(
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON transitions WHEN NEW.project_id = '${project}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`,
+    );
+    const first = await deliver(project, label, labelled, { deliveryId: "label" });
+    expect(await first.json()).toEqual({ accepted: true, events: 1 });
+    await issueStub(env, project, 6).drain();
+    expect(await deliveryRows(project)).toEqual([]);
+
+    // Not yet in D1, the redelivery is still a duplicate: the DO applied its event once.
+    const early = await deliver(project, label, labelled, { deliveryId: "label" });
+    expect(early.status).toBe(200);
+    expect(await early.json()).toEqual({ duplicate: true, outcome: "processed" });
+
+    await env.DB.exec(`DROP TRIGGER ${trigger}`);
+    await new Promise((r) => setTimeout(r, 600));
+    await issueStub(env, project, 6).drain();
+    expect(await deliveryRows(project)).toEqual([
+      { id: `${project}:label`, event: expect.any(String), outcome: "processed", number: 6 },
+    ]);
+    const late = await deliver(project, label, labelled, { deliveryId: "label-replayed" });
+    expect(await late.json()).toEqual({ duplicate: true, outcome: "processed" });
+    expect((await issueStub(env, project, 6).view())?.history.map((h) => h.to)).toEqual(["queued"]);
+  });
+
   it("a replayed old delivery is a duplicate and does not roll the mirror back", async () => {
     const project = freshProject("replay");
     await registerProject(project, "forgejo", repo);
