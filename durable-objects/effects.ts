@@ -9,13 +9,13 @@ import type { Env } from "../src/env.ts";
 import { FORGE_DELIVERERS } from "./deliver-forge.ts";
 import { JOB_DELIVERERS } from "./deliver-jobs.ts";
 import { REVIEW_DELIVERERS } from "./deliver-review.ts";
-import type { IssueView } from "./issue-do.ts";
+import type { IssueSummary } from "./issue-do.ts";
 
 export type EffectContext = {
   env: Env;
   /** Stable per effect: `<project>#<number>:<seq>:<index>`. */
   key: string;
-  issue: IssueView;
+  issue: IssueSummary;
 };
 
 export type Deliverer<K extends Effect["kind"]> = (

@@ -29,7 +29,9 @@ export type ApplyResult =
   /** Not an event for this object at all: nothing is recorded. */
   | { duplicate: false; outcome: "invalid"; reason: string };
 
-export type IssueView = {
+export type IssueView = IssueSummary & { timers: Timer[]; outbox: OutboxStats[]; history: HistoryEntry[] };
+
+export type IssueSummary = {
   project: string;
   number: number;
   state: string;
@@ -43,9 +45,6 @@ export type IssueView = {
   criticRounds: number;
   blockers: string[];
   reason: string | null;
-  timers: Timer[];
-  outbox: OutboxStats[];
-  history: HistoryEntry[];
 };
 
 export class IssueDO extends DurableObject<Env> {
@@ -53,9 +52,10 @@ export class IssueDO extends DurableObject<Env> {
   private readonly outbox: Outbox;
   private readonly d1 = new SingleFlight(() => this.flushD1());
   /** One delivery run per effect lane: a lane stuck on a slow forge never holds back another. */
-  private readonly lanes = laneChannels().map(
-    (channels) => new SingleFlight(() => this.deliverLane(channels)),
-  );
+  private readonly lanes = laneChannels().map((channels) => ({
+    channels,
+    flight: new SingleFlight(() => this.deliverLane(channels)),
+  }));
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -87,6 +87,18 @@ export class IssueDO extends DurableObject<Env> {
   }
 
   view(): IssueView | null {
+    const summary = this.summary();
+    if (!summary) return null;
+    return {
+      ...summary,
+      timers: this.store.timers(),
+      outbox: this.outbox.stats(),
+      history: this.store.history(HISTORY_LIMIT),
+    };
+  }
+
+  /** The issue's lifecycle context without its history: what an effect's deliverer reads. */
+  private summary(): IssueSummary | null {
     const row = this.store.issue();
     if (!row) return null;
     const { context: c } = row;
@@ -104,9 +116,6 @@ export class IssueDO extends DurableObject<Env> {
       criticRounds: c.criticRounds,
       blockers: c.blockers,
       reason: c.reason,
-      timers: this.store.timers(),
-      outbox: this.outbox.stats(),
-      history: this.store.history(HISTORY_LIMIT),
     };
   }
 
@@ -182,7 +191,9 @@ export class IssueDO extends DurableObject<Env> {
 
   /** D1 and the effect lanes are delivered independently: a slow forge never delays the D1 record. */
   private async flush(): Promise<void> {
-    await Promise.all([this.d1.run(), ...this.lanes.map((lane) => lane.run())]);
+    const inUse = this.outbox.channelsInUse();
+    const busy = this.lanes.filter((lane) => lane.channels.some((channel) => inUse.has(channel)));
+    await Promise.all([this.d1.run(), ...busy.map((lane) => lane.flight.run())]);
   }
 
   private async flushD1(): Promise<void> {
@@ -207,9 +218,9 @@ export class IssueDO extends DurableObject<Env> {
   private async deliverLane(channels: string[]): Promise<void> {
     for (;;) {
       const head = this.outbox.head(channels);
-      if (!head || this.outbox.due([head.channel], Date.now(), 1)[0]?.id !== head.id) return;
+      if (!head || head.nextAt > Date.now()) return;
       const { effect, key } = JSON.parse(head.payload) as { effect: Effect; key: string };
-      const issue = this.view();
+      const issue = this.summary();
       const deliver = DELIVERERS[effect.kind] as Deliverer<typeof effect.kind> | undefined;
       if (!issue || !deliver) return;
       let followUp: LifecycleEvent | undefined;

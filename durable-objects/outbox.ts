@@ -69,15 +69,26 @@ export class Outbox {
   }
 
   /** The oldest row of the given channels, due or not: what strictly ordered delivery must wait for. */
-  head(channels: readonly string[]): OutboxRow | null {
+  head(channels: readonly string[]): (OutboxRow & { nextAt: number }) | null {
     if (channels.length === 0) return null;
     return (
       this.sql
-        .exec<OutboxRow>(
-          `SELECT id, channel, payload, attempts FROM outbox WHERE channel IN (${marks(channels)}) ORDER BY id LIMIT 1`,
+        .exec<OutboxRow & { nextAt: number }>(
+          `SELECT id, channel, payload, attempts, next_at AS nextAt FROM outbox
+           WHERE channel IN (${marks(channels)}) ORDER BY id LIMIT 1`,
           ...channels,
         )
         .toArray()[0] ?? null
+    );
+  }
+
+  /** The channels that hold any row: a delivery run need not look into the others. */
+  channelsInUse(): Set<string> {
+    return new Set(
+      this.sql
+        .exec<{ channel: string }>("SELECT DISTINCT channel FROM outbox")
+        .toArray()
+        .map((r) => r.channel),
     );
   }
 

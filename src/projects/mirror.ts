@@ -16,7 +16,7 @@ export type MirroredIssue = {
 
 const ph = sql.placeholder;
 
-/** The guard on every mirror write: a delivery already recorded (by row id or content) writes nothing. */
+/** The guard on the mirror write: a delivery already recorded (by row id or content) writes nothing. */
 const UNSEEN = sql`NOT EXISTS (SELECT 1 FROM ${deliveries} WHERE ${deliveries.projectId} = ${ph("projectId")}
   AND (${deliveries.id} = ${ph("deliveryId")} OR ${deliveries.contentKey} = ${ph("contentKey")}))`;
 
@@ -64,33 +64,12 @@ const UPSERT_ISSUE = compile<MirrorValues>((d) =>
     }),
 );
 
-const CLEAR_DEPENDENCIES = compile<MirrorValues>((d) =>
-  d
-    .delete(issueDependencies)
-    .where(
-      and(
-        eq(issueDependencies.projectId, ph("projectId")),
-        eq(issueDependencies.dependent, ph("number")),
-        UNSEEN,
-      ),
-    ),
-);
-
-const ADD_DEPENDENCIES = compile<MirrorValues>((d) =>
-  d
-    .insert(issueDependencies)
-    .select(
-      sql`SELECT ${ph("projectId")}, value, ${ph("number")} FROM json_each(${ph("dependsOn")}) WHERE ${UNSEEN}`,
-    )
-    .onConflictDoNothing(),
-);
-
 /**
- * Writes the issue and replaces its dependency edges in one batch (one transaction), reading back the
- * issue's lifecycle state from the D1 index in the same round trip. With `delivery`, the writes are skipped
- * when that delivery was already recorded (`seen` is its outcome), so a replayed old delivery cannot roll
- * the mirror back; `also` runs in the same transaction, after the writes. The statements are compiled once
- * and an issue without dependencies inserts none: this runs for every issue webhook.
+ * Writes the issue in one batch (one transaction) with `also`, reading back the issue's lifecycle state
+ * from the D1 index in the same round trip; the reverse dependency index follows by trigger (migration
+ * 0004). With `delivery`, the write is skipped when that delivery was already recorded (`seen` is its
+ * outcome), so a replayed old delivery cannot roll the mirror back. The statements are compiled once: this
+ * runs for every issue webhook.
  */
 export async function mirrorIssue(
   env: Env,
@@ -111,8 +90,6 @@ export async function mirrorIssue(
   const [lookup] = await env.DB.batch([
     LOOKUP(env.DB, values),
     UPSERT_ISSUE(env.DB, values),
-    CLEAR_DEPENDENCIES(env.DB, values),
-    ...(issue.dependsOn.length > 0 ? [ADD_DEPENDENCIES(env.DB, values)] : []),
     ...also,
   ]);
   const [row] = rowsOf<{ state: string | null; seen: string | null }>(lookup);

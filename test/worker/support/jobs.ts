@@ -2,7 +2,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { JOB_DELIVERERS } from "../../../durable-objects/deliver-jobs.ts";
 import type { Deliverer } from "../../../durable-objects/effects.ts";
-import type { IssueView } from "../../../durable-objects/issue-do.ts";
+import type { IssueSummary } from "../../../durable-objects/issue-do.ts";
 import type { JobKind } from "../../../src/domain/lifecycle.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
 import { projectStub } from "../../../src/project-stub.ts";
@@ -96,7 +96,7 @@ export const complete = (runner: Runner, claimed: Claim, body: object) =>
   call(runner, `jobs/${claimed.job.id}/complete`, { leaseToken: claimed.leaseToken, ...body });
 
 /** The issue as its IssueDO sees it, for effects delivered without going through one. */
-export function issueView(project: string, number: number, patch: Partial<IssueView> = {}): IssueView {
+export function issueView(project: string, number: number, patch: Partial<IssueSummary> = {}): IssueSummary {
   return {
     project,
     number,
@@ -111,15 +111,12 @@ export function issueView(project: string, number: number, patch: Partial<IssueV
     criticRounds: 0,
     blockers: [],
     reason: null,
-    timers: [],
-    outbox: [],
-    history: [],
     ...patch,
   };
 }
 
 /** Delivers an `enqueue_job` effect as the IssueDO would, under `key`. */
-export async function enqueue(view: IssueView, job: JobKind, key: string, detail?: string) {
+export async function enqueue(view: IssueSummary, job: JobKind, key: string, detail?: string) {
   const deliver = JOB_DELIVERERS.enqueue_job as Deliverer<"enqueue_job">;
   await deliver({ kind: "enqueue_job", job, ...(detail && { detail }) }, { env, key, issue: view });
 }
