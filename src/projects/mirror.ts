@@ -87,11 +87,7 @@ export async function mirrorIssue(
     deliveryId: delivery?.id ?? null,
     contentKey: delivery?.contentKey ?? null,
   };
-  const [lookup] = await env.DB.batch([
-    LOOKUP(env.DB, values),
-    UPSERT_ISSUE(env.DB, values),
-    ...also,
-  ]);
+  const [lookup] = await env.DB.batch([LOOKUP(env.DB, values), UPSERT_ISSUE(env.DB, values), ...also]);
   const [row] = rowsOf<{ state: string | null; seen: string | null }>(lookup);
   return { state: row?.state ?? undefined, seen: row?.seen ?? undefined };
 }

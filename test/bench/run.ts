@@ -7,9 +7,9 @@ import { benchJobStart } from "./job-start.ts";
 
 const worker = await startLocalWorker();
 try {
-  // First: the ingestion bench leaves hundreds of issues retrying their forge effects in the background.
-  await benchClaimLatency(worker.url);
+  // First, on a quiet Worker: the claim bench's issues may still deliver forge effects after it returns.
   await benchIngest(worker.url);
+  await benchClaimLatency(worker.url);
 } finally {
   await worker.stop();
 }
