@@ -92,10 +92,11 @@ export class ProjectDO extends DurableObject<Env> {
       this.recordD1(spec.project, job, now);
       return { jobId: job.id, created: true };
     });
-    if (result.created) {
-      this.wake();
-      await this.deliverSoon();
-    }
+    if (result.created) this.wake();
+    // Delivered before answering, and on every call: a caller that gets no answer retries, and its retry
+    // delivers what this call left, so no safety-net alarm is needed (only a retry's backoff arms one).
+    await this.flush();
+    await this.scheduleAlarm();
     return result;
   }
 
