@@ -8,7 +8,7 @@ import { fillPlaceholders, is, type Query, SQL } from "drizzle-orm";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 
-export type Compiled<V extends Record<string, unknown>> = (db: D1Database, values: V) => D1PreparedStatement;
+type Compiled<V extends Record<string, unknown>> = (db: D1Database, values: V) => D1PreparedStatement;
 
 export function compile<V extends Record<string, unknown>>(
   build: (d: DrizzleD1Database) => { toSQL(): Query } | SQL,

@@ -64,30 +64,25 @@ export async function findFinished(env: Env, record: DeliveryRecord) {
   }>();
 }
 
-/** The row that records a finished delivery. */
-export const deliveryRow = (
-  record: DeliveryRecord,
-  outcome: DeliveryOutcome,
-  now = Date.now(),
-): DeliveryRow => ({
-  ...deliveryKeys(record),
-  projectId: record.projectId,
-  event: record.event,
-  number: record.number,
-  outcome,
-  receivedAt: now,
-});
-
 /** The statement that records a finished delivery, for a caller to batch with its own writes. */
 export const deliveryWrite = (env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) =>
-  WRITE(env.DB, deliveryRow(record, outcome));
+  WRITE(env.DB, {
+    ...deliveryKeys(record),
+    projectId: record.projectId,
+    event: record.event,
+    number: record.number,
+    outcome,
+    receivedAt: Date.now(),
+  });
 
 export async function recordDelivery(env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) {
   await deliveryWrite(env, record, outcome).run();
 }
 
-/** The delivery's row id and content key: what a seen delivery is recognised by. Delivery ids are unique per
- * forge, not across projects. */
+/**
+ * The delivery's row id and content key: what a seen delivery is recognised by. Delivery ids are unique per
+ * forge, not across projects.
+ */
 export const deliveryKeys = (record: DeliveryRecord) => ({
   id: `${record.projectId}:${record.deliveryId}`,
   contentKey: record.contentKey,
