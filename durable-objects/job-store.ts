@@ -145,6 +145,14 @@ export class JobStore {
       .map((row) => toJob(row) as OpenStoredJob);
   }
 
+  /** Leased jobs, in enqueue order (through jobs_deadlines): what an expiry check reads. */
+  leased(): OpenStoredJob[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM jobs WHERE status = 'leased' ORDER BY seq")
+      .toArray()
+      .map((row) => toJob(row) as OpenStoredJob);
+  }
+
   /**
    * The open jobs that can set a deadline (leased, or queued with an affinity), without their specs: read on
    * every alarm reschedule, where parsing every queued job's spec would grow with the backlog. The WHERE

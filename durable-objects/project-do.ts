@@ -358,7 +358,7 @@ export class ProjectDO extends DurableObject<Env> {
   private expireLeases(now: number): void {
     const meta = this.store.meta();
     if (!meta) return;
-    const expired = expiredLeases(this.store.open(), now);
+    const expired = expiredLeases(this.store.leased(), now);
     if (expired.length === 0) return;
     this.ctx.storage.transactionSync(() => {
       // An expired lease's token is void at once: its runner's late calls are fenced off.
