@@ -1,4 +1,4 @@
-import { env, evictDurableObject } from "cloudflare:test";
+import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { projectStub } from "../../src/project-stub.ts";
 import {
@@ -121,6 +121,30 @@ describe("enqueue", () => {
     await implement(project, 1);
     await implement(project, 1);
     expect(await jobsOf(project)).toHaveLength(1);
+  });
+
+  it("answers once its job is in D1; a failed D1 write is left to the alarm's retry", async () => {
+    const { project } = await setup("enqueue-d1", {}, 0);
+    const d1Job = (number: number) =>
+      env.DB.prepare("SELECT status FROM jobs WHERE project_id = ? AND number = ?")
+        .bind(project, number)
+        .first();
+    await implement(project, 1);
+    expect(await d1Job(1)).toEqual({ status: "queued" });
+
+    const trigger = `fail_${project.replaceAll("-", "_")}`;
+    await env.DB.exec(
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON jobs WHEN NEW.project_id = '${project}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`,
+    );
+    await implement(project, 2);
+    expect(await d1Job(2)).toBeNull();
+    const stub = projectStub(env, project);
+    expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).not.toBeNull();
+
+    await env.DB.exec(`DROP TRIGGER ${trigger}`);
+    await sleep(600);
+    await runDurableObjectAlarm(stub);
+    expect(await d1Job(2)).toEqual({ status: "queued" });
   });
 
   it("throws, to be retried, while the project is not registered", async () => {
