@@ -139,18 +139,14 @@ export class JobStore {
 
   /** Queued and leased jobs, in enqueue order. */
   open(): OpenStoredJob[] {
-    return this.sql
-      .exec<Row>("SELECT * FROM jobs WHERE status IN ('queued', 'leased') ORDER BY seq")
-      .toArray()
-      .map((row) => toJob(row) as OpenStoredJob);
+    return this.many(
+      "SELECT * FROM jobs WHERE status IN ('queued', 'leased') ORDER BY seq",
+    ) as OpenStoredJob[];
   }
 
   /** Leased jobs, in enqueue order (through jobs_deadlines): what an expiry check reads. */
   leased(): OpenStoredJob[] {
-    return this.sql
-      .exec<Row>("SELECT * FROM jobs WHERE status = 'leased' ORDER BY seq")
-      .toArray()
-      .map((row) => toJob(row) as OpenStoredJob);
+    return this.many("SELECT * FROM jobs WHERE status = 'leased' ORDER BY seq") as OpenStoredJob[];
   }
 
   /**
@@ -185,7 +181,7 @@ export class JobStore {
   }
 
   recent(limit: number): StoredJob[] {
-    return this.sql.exec<Row>("SELECT * FROM jobs ORDER BY seq DESC LIMIT ?", limit).toArray().map(toJob);
+    return this.many("SELECT * FROM jobs ORDER BY seq DESC LIMIT ?", limit);
   }
 
   /** Inserts a new job; returns it with its enqueue order. */
@@ -251,8 +247,14 @@ export class JobStore {
   }
 
   private one(query: string, ...bindings: unknown[]): StoredJob | null {
-    const row = this.sql.exec<Row>(query, ...bindings).toArray()[0];
-    return row ? toJob(row) : null;
+    return this.many(query, ...bindings)[0] ?? null;
+  }
+
+  private many(query: string, ...bindings: unknown[]): StoredJob[] {
+    return this.sql
+      .exec<Row>(query, ...bindings)
+      .toArray()
+      .map(toJob);
   }
 }
 

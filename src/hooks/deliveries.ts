@@ -1,5 +1,5 @@
 /** The D1 record of webhook deliveries: dedupe by delivery id and by content, and what became of each. */
-import { and, eq, or, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { DrizzleD1Database } from "drizzle-orm/d1";
 import type { SQLiteInsertValue } from "drizzle-orm/sqlite-core";
 import { compile } from "../db/compiled.ts";
@@ -16,20 +16,15 @@ export type DeliveryRecord = {
   number: number | null;
 };
 
-const FINISHED = compile<{ projectId: string; id: string; contentKey: string }>((d) =>
-  d
-    .select({ id: deliveries.id, outcome: deliveries.outcome })
-    .from(deliveries)
-    .where(
-      and(
-        eq(deliveries.projectId, sql.placeholder("projectId")),
-        or(
-          eq(deliveries.id, sql.placeholder("id")),
-          eq(deliveries.contentKey, sql.placeholder("contentKey")),
-        ),
-      ),
-    )
-    .limit(1),
+/**
+ * A recorded delivery of the placeholder `projectId` with the row id `deliveryId` or the content `contentKey`
+ * (a null one matches nothing): what makes a delivery a duplicate, for every statement that asks.
+ */
+export const deliveryMatch = sql`${deliveries.projectId} = ${sql.placeholder("projectId")}
+  AND (${deliveries.id} = ${sql.placeholder("deliveryId")} OR ${deliveries.contentKey} = ${sql.placeholder("contentKey")})`;
+
+const FINISHED = compile<{ projectId: string; deliveryId: string; contentKey: string }>((d) =>
+  d.select({ id: deliveries.id, outcome: deliveries.outcome }).from(deliveries).where(deliveryMatch).limit(1),
 );
 
 export type DeliveryRow = typeof deliveries.$inferInsert;
@@ -58,7 +53,8 @@ const WRITE = compile<DeliveryRow>((d) =>
 
 /** A finished delivery with this id or this content, if any. */
 export async function findFinished(env: Env, record: DeliveryRecord) {
-  return FINISHED(env.DB, { projectId: record.projectId, ...deliveryKeys(record) }).first<{
+  const { id, contentKey } = deliveryKeys(record);
+  return FINISHED(env.DB, { projectId: record.projectId, deliveryId: id, contentKey }).first<{
     id: string;
     outcome: DeliveryOutcome;
   }>();

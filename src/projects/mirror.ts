@@ -4,6 +4,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { compile, rowsOf } from "../db/compiled.ts";
 import { deliveries, forgeIssues, issueDependencies, issues } from "../db/schema.ts";
 import type { Env } from "../env.ts";
+import { deliveryMatch } from "../hooks/deliveries.ts";
 
 export type MirroredIssue = {
   number: number;
@@ -17,8 +18,7 @@ export type MirroredIssue = {
 const ph = sql.placeholder;
 
 /** The guard on the mirror write: a delivery already recorded (by row id or content) writes nothing. */
-const UNSEEN = sql`NOT EXISTS (SELECT 1 FROM ${deliveries} WHERE ${deliveries.projectId} = ${ph("projectId")}
-  AND (${deliveries.id} = ${ph("deliveryId")} OR ${deliveries.contentKey} = ${ph("contentKey")}))`;
+const UNSEEN = sql`NOT EXISTS (SELECT 1 FROM ${deliveries} WHERE ${deliveryMatch})`;
 
 type MirrorValues = {
   projectId: string;
@@ -39,9 +39,7 @@ const LOOKUP = compile<MirrorValues>(
   () => sql`SELECT
     (SELECT ${issues.state} FROM ${issues} WHERE ${issues.projectId} = ${ph("projectId")}
       AND ${issues.number} = ${ph("number")}) AS state,
-    (SELECT ${deliveries.outcome} FROM ${deliveries} WHERE ${deliveries.projectId} = ${ph("projectId")}
-      AND (${deliveries.id} = ${ph("deliveryId")} OR ${deliveries.contentKey} = ${ph("contentKey")})
-      LIMIT 1) AS seen`,
+    (SELECT ${deliveries.outcome} FROM ${deliveries} WHERE ${deliveryMatch} LIMIT 1) AS seen`,
 );
 
 const UPSERT_ISSUE = compile<MirrorValues>((d) =>
