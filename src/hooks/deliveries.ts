@@ -1,8 +1,6 @@
 /** The D1 record of webhook deliveries: dedupe by delivery id and by content, and what became of each. */
 import { sql } from "drizzle-orm";
-import type { DrizzleD1Database } from "drizzle-orm/d1";
-import type { SQLiteInsertValue } from "drizzle-orm/sqlite-core";
-import { compile } from "../db/compiled.ts";
+import { compile, compileUpsert, type FullRow } from "../db/compiled.ts";
 import { deliveries } from "../db/schema.ts";
 import type { Env } from "../env.ts";
 
@@ -27,29 +25,15 @@ const FINISHED = compile<{ projectId: string; deliveryId: string; contentKey: st
   d.select({ id: deliveries.id, outcome: deliveries.outcome }).from(deliveries).where(deliveryMatch).limit(1),
 );
 
-export type DeliveryRow = typeof deliveries.$inferInsert;
+export type DeliveryRow = FullRow<typeof deliveries>;
 
 /** Keyed by content: a replay under a new delivery id finishes the row of the first arrival. */
-export const upsertDelivery = (d: DrizzleD1Database, row: SQLiteInsertValue<typeof deliveries>) =>
-  d
-    .insert(deliveries)
-    .values(row)
-    .onConflictDoUpdate({
-      target: [deliveries.projectId, deliveries.contentKey],
-      set: { outcome: sql`excluded.outcome` },
-    });
-
-const WRITE = compile<DeliveryRow>((d) =>
-  upsertDelivery(d, {
-    id: sql.placeholder("id"),
-    projectId: sql.placeholder("projectId"),
-    contentKey: sql.placeholder("contentKey"),
-    event: sql.placeholder("event"),
-    number: sql.placeholder("number"),
-    outcome: sql.placeholder("outcome"),
-    receivedAt: sql.placeholder("receivedAt"),
-  }),
-);
+export const writeDelivery = compileUpsert(deliveries, {
+  target: [deliveries.projectId, deliveries.contentKey],
+  update: ["outcome"],
+  // A redelivery changes nothing, so its batch writes no page.
+  where: sql`excluded.outcome IS NOT ${deliveries.outcome}`,
+});
 
 /** A finished delivery with this id or this content, if any. */
 export async function findFinished(env: Env, record: DeliveryRecord) {
@@ -62,7 +46,7 @@ export async function findFinished(env: Env, record: DeliveryRecord) {
 
 /** The statement that records a finished delivery, for a caller to batch with its own writes. */
 export const deliveryWrite = (env: Env, record: DeliveryRecord, outcome: DeliveryOutcome) =>
-  WRITE(env.DB, {
+  writeDelivery(env.DB, {
     ...deliveryKeys(record),
     projectId: record.projectId,
     event: record.event,
