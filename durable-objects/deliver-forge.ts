@@ -15,7 +15,7 @@ import type { Deliverers, EffectContext } from "./effects.ts";
 export async function forgeOf(ctx: EffectContext): Promise<{ project: Project; forge: ForgeClient }> {
   const registered = await loadRegistered(ctx.env, ctx.issue.project);
   if (!registered) throw new Error(`project ${ctx.issue.project} is not registered`);
-  return { project: registered.project, forge: clientOf(registered.project, registered.secrets) };
+  return { project: registered.project, forge: clientOf(registered.project, await registered.secrets()) };
 }
 
 const LABEL_SETTING = {

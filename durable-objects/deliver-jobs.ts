@@ -2,36 +2,24 @@
  * Lifecycle effects on the project's job queue. Enqueueing is idempotent under the effect key (the ProjectDO
  * keeps one job per key); cancelling twice cancels nothing more.
  */
-import { and, eq } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/d1";
-import { forgeIssues, projects } from "../src/db/schema.ts";
 import { projectStub } from "../src/project-stub.ts";
+import { cachedProject } from "../src/projects/cache.ts";
 import { budgetLimits } from "../src/projects/config.ts";
-import { toProject } from "../src/projects/store.ts";
 import type { Deliverers } from "./effects.ts";
 
 export const JOB_DELIVERERS: Deliverers = {
   enqueue_job: async (effect, { env, key, issue }) => {
-    // The project and the issue's text in one read.
-    const row = await drizzle(env.DB)
-      .select({ project: projects, title: forgeIssues.title, body: forgeIssues.body })
-      .from(projects)
-      .leftJoin(
-        forgeIssues,
-        and(eq(forgeIssues.projectId, projects.id), eq(forgeIssues.number, issue.number)),
-      )
-      .where(eq(projects.id, issue.project))
-      .get();
-    if (!row) throw new Error(`project ${issue.project} is not registered`);
-    const project = toProject(row.project);
-    const text = { title: row.title ?? "", body: row.body ?? "" };
+    // As the webhook path sees it: one read per project every few seconds, not one per job.
+    const registered = await cachedProject(env, issue.project);
+    if (!registered) throw new Error(`project ${issue.project} is not registered`);
+    const { project } = registered;
     const { settings } = project;
     await projectStub(env, project.id).enqueue({
       key,
       spec: {
         kind: effect.job,
         project: project.id,
-        issue: { number: issue.number, ...text },
+        issue: { number: issue.number },
         repo: { fullName: project.repo, cloneUrl: project.cloneUrl, defaultBranch: settings.defaultBranch },
         branch: issue.branch ?? `conveyor/${issue.number}`,
         // A continuation's iteration is counted when it is enqueued; the implement session's when dispatched.

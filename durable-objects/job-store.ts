@@ -56,8 +56,11 @@ export type ProjectPolicy = QueuePolicy & { budget: BudgetLimits };
 
 export type JobStatus = "queued" | "leased" | "done" | "failed" | "cancelled";
 
-/** What a job runs, as the runner receives it, less what changes per lease. */
-export type JobSpec = Omit<Job, "id" | "attempt">;
+/**
+ * What a job runs, as the runner receives it, less what changes per lease and the issue's text, which is
+ * read when the job is leased: a session starts from the issue as it reads then.
+ */
+export type JobSpec = Omit<Job, "id" | "attempt" | "issue"> & { issue: { number: number } };
 
 export type StoredJob = Omit<OpenJob, "status"> & {
   id: string;

@@ -20,11 +20,12 @@ hookRoutes.post("/:project", async (c) => {
   const id = c.req.param("project");
   const registered = PROJECT_ID.test(id) ? await cachedProject(c.env, id) : null;
   if (!registered) return jsonError(c, 404, `project ${id} is not registered`);
-  const { project, secrets } = registered;
+  const { project } = registered;
   const body = await readLimited(c.req.raw);
   if (!body) return jsonError(c, 413, "body exceeds 1 MiB");
 
-  const signature = await verifySignature(project.forge, c.req.raw.headers, body, secrets.webhookSecret);
+  const { webhookSecret } = await registered.secrets();
+  const signature = await verifySignature(project.forge, c.req.raw.headers, body, webhookSecret);
   if (!signature.ok) {
     return jsonError(
       c,

@@ -1,14 +1,14 @@
 /**
- * Registered projects and their opened secrets, cached per isolate for a few seconds: every webhook needs
- * both, and a D1 read plus a decryption per delivery would dominate ingestion. A registry change reaches
- * every isolate within the TTL.
+ * Registered projects, cached per isolate for a few seconds with their secrets once opened: every webhook
+ * needs both and every enqueued job the project, and a D1 read plus a decryption per delivery would dominate
+ * ingestion. A registry change reaches every isolate within the TTL.
  */
 import type { Env } from "../env.ts";
-import { loadRegistered, type Project, type ProjectSecrets } from "./store.ts";
+import { loadRegistered, type Registered } from "./store.ts";
 
 export const PROJECT_CACHE_TTL_MS = 5_000;
 
-type Entry = { at: number; value: Promise<{ project: Project; secrets: ProjectSecrets } | null> };
+type Entry = { at: number; value: Promise<Registered | null> };
 const cache = new Map<string, Entry>();
 
 export function cachedProject(env: Env, id: string, now = Date.now()) {

@@ -87,13 +87,23 @@ export async function loadSecrets(env: Env, id: string): Promise<ProjectSecrets 
   return row ? openSecrets(env, id, row.secrets) : null;
 }
 
-/** The project and its opened secrets from one read of its row. */
-export async function loadRegistered(
-  env: Env,
-  id: string,
-): Promise<{ project: Project; secrets: ProjectSecrets } | null> {
+/** A registered project; its secrets are opened on first use, so a caller that needs none opens none. */
+export type Registered = { project: Project; secrets(): Promise<ProjectSecrets> };
+
+/** The project and its sealed secrets from one read of its row. */
+export async function loadRegistered(env: Env, id: string): Promise<Registered | null> {
   const row = await drizzle(env.DB).select().from(projects).where(eq(projects.id, id)).get();
-  return row ? { project: toProject(row), secrets: await openSecrets(env, id, row.secrets) } : null;
+  if (!row) return null;
+  let opened: Promise<ProjectSecrets> | undefined;
+  const secrets = () => {
+    // A failed opening is not remembered.
+    opened ??= openSecrets(env, id, row.secrets).catch((error: unknown) => {
+      opened = undefined;
+      throw error;
+    });
+    return opened;
+  };
+  return { project: toProject(row), secrets };
 }
 
 async function openSecrets(env: Env, id: string, sealed: string): Promise<ProjectSecrets> {
@@ -124,7 +134,7 @@ export function lazyForges(env: Env, project: Project): (repo?: string) => Promi
   };
 }
 
-export function toProject(row: typeof projects.$inferSelect): Project {
+function toProject(row: typeof projects.$inferSelect): Project {
   return {
     id: row.id,
     forge: row.forge,
