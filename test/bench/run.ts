@@ -1,11 +1,17 @@
 /** `npm run bench`: starts the local Worker and prints one JSON object per figure. */
+import { existsSync } from "node:fs";
 import { startLocalWorker } from "../support/worker.ts";
 import { benchClaimLatency } from "./claim.ts";
 import { benchDashboard } from "./dashboard.ts";
 import { benchIngest } from "./ingest.ts";
 import { benchJobStart } from "./job-start.ts";
 
-const worker = await startLocalWorker();
+// Local D1 and Durable Objects on a memory-backed filesystem where the machine has one: this VM's virtual
+// disk took a third of a label delivery's time in fsyncs, a cost of the dev machine (docs/performance.md).
+const MEMORY_FS = "/dev/shm";
+const stateParent = existsSync(MEMORY_FS) ? MEMORY_FS : undefined;
+console.error(`local Worker state in ${stateParent ?? "the temporary directory"}`);
+const worker = await startLocalWorker({ stateParent });
 try {
   // First, on a quiet Worker: the claim bench's issues may still deliver forge effects after it returns.
   await benchIngest(worker.url);

@@ -3,7 +3,7 @@
  * Durable Objects), in its own state directory, for Node tests, benchmarks and the demo.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,12 +42,16 @@ export async function startLocalWorker(
   options: {
     port?: number;
     stateDir?: string;
+    /** Where to create the state directory when `stateDir` is not given (removed again on stop). */
+    stateParent?: string;
     vars?: Record<string, string>;
     /** SQL run against the local D1 after the migrations, before the Worker starts (test data). */
     seedSql?: string;
   } = {},
 ): Promise<LocalWorker> {
-  const stateDir = options.stateDir ?? (await mkdtemp(join(tmpdir(), "conveyor-worker-")));
+  const owned = options.stateDir === undefined;
+  const stateDir =
+    options.stateDir ?? (await mkdtemp(join(options.stateParent ?? tmpdir(), "conveyor-worker-")));
   const port = options.port ?? (await freePort());
   const env = { ...process.env, ...OFFLINE, CI: "true" };
   const d1 = (...args: string[]) =>
@@ -112,10 +116,12 @@ export async function startLocalWorker(
     stateDir,
     logs: () => output,
     stop: async () => {
-      if (child.exitCode !== null || !child.pid) return;
-      const exited = new Promise((r) => child.once("exit", r));
-      process.kill(-child.pid, "SIGTERM");
-      await exited;
+      if (child.exitCode === null && child.pid) {
+        const exited = new Promise((r) => child.once("exit", r));
+        process.kill(-child.pid, "SIGTERM");
+        await exited;
+      }
+      if (owned) await rm(stateDir, { recursive: true, force: true });
     },
   };
 }
