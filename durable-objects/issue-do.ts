@@ -61,8 +61,9 @@ export class IssueDO extends DurableObject<Env> {
     super(ctx, env);
     this.store = new IssueStore(ctx.storage.sql);
     this.outbox = new Outbox(ctx.storage.sql);
-    // After a crash between a commit and its setAlarm, the next wake-up re-arms delivery.
-    ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
+    // After a crash between a commit and its setAlarm, the next wake-up re-arms delivery. An object without
+    // an issue row has recorded nothing (outbox rows and timers are written with it): nothing to re-arm.
+    if (this.store.issue()) ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
 
   /** Applies one event at most once (by envelope id). Resolves once the event is durably recorded. */
