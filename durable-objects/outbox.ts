@@ -149,6 +149,7 @@ const marks = (values: readonly unknown[]) => values.map(() => "?").join(", ");
  * Sends the due rows of `channels` strictly in order, `batch` at a time, acknowledging each batch; stops when
  * the oldest row is not due yet or a send fails (that batch is postponed with backoff), so no row ever goes
  * out before an older one. `send` must be idempotent: a batch whose acknowledgement is lost is sent again.
+ * `horizon` moves "due" past now: a drain sends rows that are still waiting, backoffs included.
  */
 export async function deliverInOrder(
   storage: DurableObjectStorage,
@@ -156,9 +157,10 @@ export async function deliverInOrder(
   channels: readonly string[],
   batch: number,
   send: (rows: OutboxRow[]) => Promise<void>,
+  horizon?: number,
 ): Promise<void> {
   for (;;) {
-    const rows = outbox.dueInOrder(channels, Date.now(), batch);
+    const rows = outbox.dueInOrder(channels, horizon ?? Date.now(), batch);
     if (rows.length === 0) return;
     const ids = rows.map((r) => r.id);
     try {

@@ -25,9 +25,15 @@ import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/ru
 import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
 import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./job-store.ts";
-import { deliverInOrder, Outbox } from "./outbox.ts";
+import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
 
 const D1_BATCH = 50;
+/**
+ * Job records go to D1 in batches: the first waits this long, the ones written meanwhile join it, so a burst
+ * of jobs is one D1 write rather than one per job. D1's job rows are a read model (dashboards, the runners
+ * list); the queue itself is this object.
+ */
+export const RECORD_DELAY_MS = 1_000;
 /** Finished jobs are kept this long: re-delivered enqueues and late runner calls still find them. */
 const RETENTION_MS = 30 * 24 * 60 * 60_000;
 /** The envelope schema's limit for a phase reason. */
@@ -93,13 +99,11 @@ export class ProjectDO extends DurableObject<Env> {
         createdAt: now,
         updatedAt: now,
       });
-      this.recordD1(spec.project, job, now);
+      this.recordJob(spec.project, job, now);
       return { jobId: job.id, created: true };
     });
     if (result.created) this.wake();
-    // Delivered before answering, and on every call: a caller that gets no answer retries, and its retry
-    // delivers what this call left, so no safety-net alarm is needed (only a retry's backoff arms one).
-    await this.flush();
+    // The job's record is delivered by the alarm, with the others of the next second.
     await this.scheduleAlarm();
     return result;
   }
@@ -168,11 +172,11 @@ export class ProjectDO extends DurableObject<Env> {
         switch (event.kind) {
           case "session":
             job = { ...job, sessionId: event.sessionId };
-            this.outbox.enqueue(CHANNELS.d1, sessionRecord(project, job, runnerId, event, now), now);
+            this.recordD1(sessionRecord(project, job, runnerId, event, now), now);
             break;
           case "usage": {
             const record = usageRecord(project, job, event, now);
-            this.outbox.enqueue(CHANNELS.d1, record, now);
+            this.recordD1(record, now);
             this.store.recordSpend(record.row.id, job.number, utcDay(now), event.usage);
             const over = issueBudgetExceeded(this.store.issueSpend(job.number), fenced.policy.budget);
             if (over) {
@@ -211,7 +215,7 @@ export class ProjectDO extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => {
       const done: StoredJob = { ...job, status: job.cancelled ? "cancelled" : "done", updatedAt: now };
       this.store.save(done);
-      this.recordD1(project, done, now);
+      this.recordJob(project, done, now);
       if (!job.cancelled && isSession(job.kind)) {
         const sessionId = request.sessionId ?? job.sessionId;
         const branch = request.branch ?? job.branch;
@@ -277,9 +281,10 @@ export class ProjectDO extends DurableObject<Env> {
     return { paused: meta ? dailyCapReached(spentTodayUsd, meta.policy.budget) : null, spentTodayUsd };
   }
 
-  /** Delivers whatever is due now; resolves when that attempt (or the one already running) ends. */
+  /** Delivers everything waiting now, delays and backoffs included (tests, operators); then re-arms the alarm. */
   async drain(): Promise<void> {
-    await this.flush();
+    while (this.flushing) await this.flushing;
+    await this.flush(Number.POSITIVE_INFINITY);
     await this.scheduleAlarm();
   }
 
@@ -327,7 +332,7 @@ export class ProjectDO extends DurableObject<Env> {
         updatedAt: now,
       };
       this.store.save(leased);
-      this.recordD1(meta.project, leased, now);
+      this.recordJob(meta.project, leased, now);
       if (isSession(job.kind)) {
         this.recordIssueEvent(meta.project, job, `job:${job.id}:${job.attempt}:dispatched`, now, {
           type: "dispatched",
@@ -398,14 +403,14 @@ export class ProjectDO extends DurableObject<Env> {
       updatedAt: now,
     };
     this.store.save(requeued);
-    this.recordD1(project, requeued, now);
+    this.recordJob(project, requeued, now);
   }
 
   /** Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled. */
   private end(project: string, job: StoredJob, reason: string | null, now: number): void {
     const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
     this.store.save(ended);
-    this.recordD1(project, ended, now);
+    this.recordJob(project, ended, now);
     if (reason !== null && isSession(job.kind)) {
       this.recordIssueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
@@ -435,8 +440,14 @@ export class ProjectDO extends DurableObject<Env> {
 
   // --- outbox ------------------------------------------------------------------------------------------------
 
-  private recordD1(project: string, job: StoredJob, now: number): void {
-    this.outbox.enqueue(CHANNELS.d1, jobRecord(project, job), now);
+  private recordJob(project: string, job: StoredJob, now: number): void {
+    this.recordD1(jobRecord(project, job), now);
+  }
+
+  /** A record joins the batch already waiting, or starts one. */
+  private recordD1(record: JobRecord, now: number): void {
+    const batch = this.outbox.nextAt([CHANNELS.d1]);
+    this.outbox.enqueue(CHANNELS.d1, record, batch ?? now + RECORD_DELAY_MS);
   }
 
   private recordIssueEvent(project: string, job: StoredJob, id: string, now: number, event: LifecycleEvent) {
@@ -450,27 +461,35 @@ export class ProjectDO extends DurableObject<Env> {
     this.outbox.enqueue(CHANNELS.issue, envelope, now);
   }
 
-  private flush(): Promise<void> {
+  /** Delivers the rows due by `horizon` (now by default); one run at a time, a caller mid-run joins it. */
+  private flush(horizon?: number): Promise<void> {
     this.flushing ??= (async () => {
-      await deliverInOrder(this.ctx.storage, this.outbox, [CHANNELS.d1], D1_BATCH, (rows) =>
+      const d1 = (rows: OutboxRow[]) =>
         writeJobRecords(
           this.env.DB,
           rows.map((r) => JSON.parse(r.payload) as JobRecord),
-        ),
-      );
+        );
+      await deliverInOrder(this.ctx.storage, this.outbox, [CHANNELS.d1], D1_BATCH, d1, horizon);
       // Strictly in order: an issue must hear `dispatched` before the phase that ends the session.
-      await deliverInOrder(this.ctx.storage, this.outbox, [CHANNELS.issue], 1, async (rows) => {
-        for (const row of rows) {
-          const envelope = JSON.parse(row.payload) as EventEnvelope;
-          const result = await issueStub(this.env, envelope.project, envelope.number).apply(envelope);
-          // Sending an invalid event again cannot help; it is a bug to see in the logs, not to block the queue.
-          if (result.outcome === "invalid") {
-            console.error(
-              JSON.stringify({ msg: "job event refused", id: envelope.id, reason: result.reason }),
-            );
+      await deliverInOrder(
+        this.ctx.storage,
+        this.outbox,
+        [CHANNELS.issue],
+        1,
+        async (rows) => {
+          for (const row of rows) {
+            const envelope = JSON.parse(row.payload) as EventEnvelope;
+            const result = await issueStub(this.env, envelope.project, envelope.number).apply(envelope);
+            // Sending an invalid event again cannot help; it is a bug to see in the logs, not to block the queue.
+            if (result.outcome === "invalid") {
+              console.error(
+                JSON.stringify({ msg: "job event refused", id: envelope.id, reason: result.reason }),
+              );
+            }
           }
-        }
-      });
+        },
+        horizon,
+      );
     })().finally(() => {
       this.flushing = null;
     });

@@ -1,5 +1,6 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
+import { RECORD_DELAY_MS } from "../../durable-objects/project-do.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import {
   call,
@@ -127,28 +128,41 @@ describe("enqueue", () => {
     expect(await jobsOf(project)).toHaveLength(1);
   });
 
-  it("answers once its job is in D1; a failed D1 write is left to the alarm's retry", async () => {
+  it("sends a second's job records to D1 in one write from the alarm; a failed write is retried", async () => {
     const { project } = await setup("enqueue-d1", {}, 0);
-    const d1Job = (number: number) =>
-      env.DB.prepare("SELECT status FROM jobs WHERE project_id = ? AND number = ?")
-        .bind(project, number)
-        .first();
+    const d1Jobs = async () =>
+      (
+        await env.DB.prepare("SELECT number, status FROM jobs WHERE project_id = ? ORDER BY number")
+          .bind(project)
+          .all()
+      ).results;
+    const stub = projectStub(env, project);
+    const alarm = () => runInDurableObject(stub, (_, state) => state.storage.getAlarm());
+    const enqueuedAt = Date.now();
     await implement(project, 1);
-    expect(await d1Job(1)).toEqual({ status: "queued" });
+    await implement(project, 2);
+    // The records wait for the alarm, which the first of them armed.
+    expect(await d1Jobs()).toEqual([]);
+    expect(await alarm()).toBeGreaterThanOrEqual(enqueuedAt + RECORD_DELAY_MS);
+    expect(await alarm()).toBeLessThan(enqueuedAt + RECORD_DELAY_MS + 1_000);
 
+    // One batch is one transaction: a failure lands neither, and the alarm stays armed for the retry.
     const trigger = `fail_${project.replaceAll("-", "_")}`;
     await env.DB.exec(
-      `CREATE TRIGGER ${trigger} BEFORE INSERT ON jobs WHEN NEW.project_id = '${project}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`,
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON jobs WHEN NEW.project_id = '${project}' AND NEW.number = 2 BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`,
     );
-    await implement(project, 2);
-    expect(await d1Job(2)).toBeNull();
-    const stub = projectStub(env, project);
-    expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).not.toBeNull();
+    await sleep(RECORD_DELAY_MS);
+    await runDurableObjectAlarm(stub);
+    expect(await d1Jobs()).toEqual([]);
+    expect(await alarm()).not.toBeNull();
 
     await env.DB.exec(`DROP TRIGGER ${trigger}`);
-    await sleep(600);
+    await sleep(800);
     await runDurableObjectAlarm(stub);
-    expect(await d1Job(2)).toEqual({ status: "queued" });
+    expect(await d1Jobs()).toEqual([
+      { number: 1, status: "queued" },
+      { number: 2, status: "queued" },
+    ]);
   });
 
   it("throws, to be retried, while the project is not registered", async () => {
