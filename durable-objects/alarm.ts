@@ -1,14 +1,11 @@
 /**
  * The one alarm a Durable Object has, shared by its timers and its outbox. Rows written by a call are
- * delivered in the background as soon as it has answered; the alarm is then only the safety net for a
- * delivery that dies with the object, so it is armed a little later instead of firing beside that delivery.
+ * delivered at once in the background; the alarm is then only the safety net for a delivery that dies with
+ * the object, so it is armed a little later instead of firing beside that delivery.
  */
 
-/** How far behind a delivery started in the background the safety-net alarm is armed. */
+/** How far behind a delivery started at once the safety-net alarm is armed. */
 export const SAFETY_NET_MS = 5_000;
-
-/** How long background delivery waits for the call's answer to leave. */
-const ANSWER_FIRST_MS = 2;
 
 /** Arms the alarm for the earliest of `times` (absent ones ignored), or clears it when none is left. */
 export async function armAlarm(
@@ -28,9 +25,7 @@ export const outboxAlarm = (nextAt: number | null, floor?: number): number | nul
 
 /**
  * After a call wrote outbox rows: arms the safety net, then delivers in the background and re-arms the alarm
- * for whatever that delivery leaves (a retry's backoff, or nothing). Delivery starts a moment after the call
- * answers: where the caller shares the thread (the local runtime), delivering at once held its answer back
- * (docs/performance.md).
+ * for whatever that delivery leaves (a retry's backoff, or nothing).
  */
 export async function deliverSoon(
   ctx: DurableObjectState,
@@ -38,6 +33,5 @@ export async function deliverSoon(
   flush: () => Promise<void>,
 ): Promise<void> {
   await schedule(Date.now() + SAFETY_NET_MS);
-  const answered = new Promise((resolve) => setTimeout(resolve, ANSWER_FIRST_MS));
-  ctx.waitUntil(answered.then(flush).then(() => schedule()));
+  ctx.waitUntil(flush().then(() => schedule()));
 }
