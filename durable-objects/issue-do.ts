@@ -194,7 +194,10 @@ export class IssueDO extends DurableObject<Env> {
   private async flush(): Promise<void> {
     const inUse = this.outbox.channelsInUse();
     const busy = this.lanes.filter((lane) => lane.channels.some((channel) => inUse.has(channel)));
-    await Promise.all([this.d1.run(), ...busy.map((lane) => lane.flight.run())]);
+    // The D1 record (a read model) starts a moment later: the lanes that move the issue on, and the answer
+    // of the call that wrote the rows, go first where they share a thread with D1 (the local runtime).
+    const d1 = afterYield().then(() => this.d1.run());
+    await Promise.all([d1, ...busy.map((lane) => lane.flight.run())]);
   }
 
   private async flushD1(): Promise<void> {
@@ -297,3 +300,6 @@ function toD1Record(
 }
 
 const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+const D1_YIELD_MS = 2;
+const afterYield = () => new Promise((resolve) => setTimeout(resolve, D1_YIELD_MS));
