@@ -47,8 +47,8 @@ describe("every fixture, as its forge sends it", () => {
     const again = await deliver(project, fixture.delivery, body, { deliveryId: "first" });
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ duplicate: true, outcome: row?.outcome });
-    // A Gitea-style replay: same bytes under a new delivery id.
-    const replay = await deliver(project, fixture.delivery, body, { deliveryId: "replayed" });
+    // A Gitea-style replay: same bytes under a new delivery id (here uploaded without a length).
+    const replay = await deliver(project, fixture.delivery, body, { deliveryId: "replayed", streamed: true });
     expect(replay.status).toBe(200);
     expect(await deliveryRows(project)).toHaveLength(1);
   });
@@ -82,6 +82,14 @@ describe("POST /hooks/:project refuses", () => {
     const { project, fixture } = await projectFor(issues);
     const huge = new Uint8Array(1024 * 1024 + 1).fill(32);
     const res = await deliver(project, fixture.delivery, huge);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ error: "body exceeds 1 MiB" });
+  });
+
+  it("an oversized body streamed without a length with 413", async () => {
+    const { project, fixture } = await projectFor(issues);
+    const huge = new Uint8Array(1024 * 1024 + 1).fill(32);
+    const res = await deliver(project, fixture.delivery, huge, { streamed: true });
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({ error: "body exceeds 1 MiB" });
   });

@@ -53,6 +53,8 @@ export type DeliverOptions = {
   secret?: string | null;
   deliveryId?: string;
   headers?: Record<string, string>;
+  /** Sent as a stream in 64 KiB chunks, without a Content-Length, as a chunked upload arrives. */
+  streamed?: boolean;
 };
 
 export async function deliver(
@@ -64,7 +66,18 @@ export async function deliver(
   const { secret = WEBHOOK_SECRET, deliveryId = crypto.randomUUID() } = options;
   const headers = headersFor(delivery, await sign(secret, body), deliveryId);
   for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
-  return SELF.fetch(`https://conveyor.test/hooks/${project}`, { method: "POST", headers, body });
+  const sent = options.streamed ? chunked(body) : body;
+  return SELF.fetch(`https://conveyor.test/hooks/${project}`, { method: "POST", headers, body: sent });
+}
+
+function chunked(body: Uint8Array): ReadableStream<Uint8Array> {
+  const size = 64 * 1024;
+  return new ReadableStream({
+    start(controller) {
+      for (let at = 0; at < body.length; at += size) controller.enqueue(body.slice(at, at + size));
+      controller.close();
+    },
+  });
 }
 
 export const fixtureBytes = (path: string) => {
