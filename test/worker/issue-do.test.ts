@@ -1,5 +1,6 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { OUTBOX_BACKOFF } from "../../durable-objects/outbox.ts";
 import {
   EVENT_TYPES,
   INITIAL_CONTEXT,
@@ -149,8 +150,10 @@ describe("IssueDO durability", () => {
     await env.DB.exec(
       `CREATE TRIGGER ${trigger} BEFORE INSERT ON issues WHEN NEW.project_id = '${project}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`,
     );
+    const started = Date.now();
     const stub = await drive(project, 1, PATHS.awaiting_review);
     await stub.drain();
+    const failedBy = Date.now();
     const failing = await stub.view();
     expect(failing?.outbox.find((o) => o.channel === "d1")).toMatchObject({
       pending: 4,
@@ -168,10 +171,22 @@ describe("IssueDO durability", () => {
       .bind(project)
       .run();
     await env.DB.exec(`DROP TRIGGER ${trigger}`);
-    // Backoff: the rows are not due before their next attempt.
-    await stub.drain();
-    expect((await stub.view())?.outbox.find((o) => o.channel === "d1")?.pending).toBe(4);
-    await new Promise((r) => setTimeout(r, 600));
+    // Backoff: each row waits out its first retry delay, and the alarm is armed for the earliest of them.
+    // (Bounds, not a "not sent yet" check: on a slow machine the delay may already have passed.)
+    const { alarm, nextAt } = await runInDurableObject(stub, async (_, state) => ({
+      alarm: await state.storage.getAlarm(),
+      nextAt: state.storage.sql
+        .exec<{ next_at: number }>("SELECT next_at FROM outbox WHERE channel = 'd1'")
+        .toArray()
+        .map((r) => r.next_at),
+    }));
+    const { baseMs, jitter } = OUTBOX_BACKOFF;
+    for (const at of nextAt) {
+      expect(at).toBeGreaterThanOrEqual(started + baseMs * (1 - jitter));
+      expect(at).toBeLessThanOrEqual(failedBy + baseMs);
+    }
+    expect(alarm).toBeLessThanOrEqual(Math.min(...nextAt));
+    await new Promise((r) => setTimeout(r, Math.max(...nextAt) - Date.now() + 1));
     await stub.drain();
 
     expect((await stub.view())?.outbox.find((o) => o.channel === "d1")).toBeUndefined();
