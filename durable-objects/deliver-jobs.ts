@@ -28,6 +28,7 @@ export const JOB_DELIVERERS: Deliverers = {
         instructions: effect.detail ?? null,
         // Recomputed from the issue's spend when the job is leased.
         budget: { maxTurns: settings.maxTurnsPerSession, usdRemaining: settings.issueBudgetUsd },
+        sandbox: settings.sandbox,
       },
       policy: { parallel: settings.parallel, ...settings.jobs, budget: budgetLimits(settings) },
     });

@@ -6,10 +6,9 @@
  */
 import { readFileSync } from "node:fs";
 import { RunnerApi } from "./api.ts";
-import { ConfigError, loadConfig, SECRET_ENV, USAGE, wantsHelp } from "./config.ts";
+import { ConfigError, loadConfig, SECRET_ENV, secretFiles, USAGE, wantsHelp } from "./config.ts";
 import { createDriver } from "./drivers/create.ts";
-import { prepareAgentHome } from "./drivers/env.ts";
-import { DEFAULT_AUTHOR, Workspace } from "./git/workspace.ts";
+import { Workspace } from "./git/workspace.ts";
 import { Holdings } from "./holdings.ts";
 import { ensureIdentity } from "./identity.ts";
 import { killLeftoverSessions } from "./leftovers.ts";
@@ -18,6 +17,8 @@ import { Logger } from "./log.ts";
 import { WorkDirLayout } from "./paths.ts";
 import { Secrets } from "./redact.ts";
 import { Runner } from "./runner.ts";
+import { probeSandbox } from "./sandbox/bubblewrap.ts";
+import { Sandbox } from "./sandbox/session-sandbox.ts";
 
 const VERSION = (
   JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
@@ -39,9 +40,24 @@ async function main(argv: string[]): Promise<number> {
   const layout = new WorkDirLayout(workspace.workDir);
   const release = acquireLock(layout.lockFile);
   try {
-    const leftovers = await killLeftoverSessions(layout.phaseDir);
+    const leftovers = await killLeftoverSessions(layout.agentsDir);
     if (leftovers.length > 0) log.warn("killed what a dead runner's sessions left", { pids: leftovers });
-    const driver = createDriver(config, layout);
+    if (config.unsafeNoSandbox) {
+      log.error(
+        "UNSAFE: --unsafe-no-sandbox: sessions run without a sandbox and can read everything this user can (the runner token, the git credential, other issues' work)",
+      );
+    } else {
+      const unavailable = await probeSandbox();
+      if (unavailable) {
+        throw new Error(`no sandbox for sessions: ${unavailable} (or start with --unsafe-no-sandbox)`);
+      }
+    }
+    const sandbox = new Sandbox({
+      mode: config.unsafeNoSandbox ? "none" : "bubblewrap",
+      model: config.anthropic,
+      secretFiles: secretFiles(config),
+    });
+    const driver = createDriver(config, sandbox);
     const api = new RunnerApi(config.workerUrl);
     const identity = await ensureIdentity({
       api,
@@ -54,7 +70,6 @@ async function main(argv: string[]): Promise<number> {
     });
     secrets.add(identity.token);
     api.token = identity.token;
-    await prepareAgentHome(layout.agentHome, DEFAULT_AUTHOR);
 
     const runner = new Runner({
       api,
@@ -75,6 +90,7 @@ async function main(argv: string[]): Promise<number> {
       workDir: layout.root,
       concurrency: config.concurrency,
       driver: config.driver,
+      sandbox: sandbox.settings.mode,
     });
     await runner.run();
     log.info("runner stopped");

@@ -50,6 +50,10 @@ const configSchema = z
       .min(0)
       .default(5 * 60_000),
     claimWaitMs: z.coerce.number().int().min(0).max(25_000).default(20_000),
+    /** Sessions without the bubblewrap sandbox: they see all the runner's user sees. Logged at every start. */
+    unsafeNoSandbox: z
+      .union([z.boolean(), z.enum(["1", "true", "0", "false"]).transform((v) => v === "1" || v === "true")])
+      .default(false),
   })
   .superRefine((config, ctx) => {
     if (config.driver === "claude" && !config.anthropic.apiKey) {
@@ -64,7 +68,15 @@ const configSchema = z
     }
   });
 
-export type RunnerConfig = z.infer<typeof configSchema>;
+export type RunnerConfig = z.infer<typeof configSchema> & {
+  /** The config file it was read from, if any: one of the files a sandbox must not show. */
+  configFile?: string;
+};
+
+/** Files holding the runner's secrets, hidden from sessions wherever the sandbox's system view reaches. */
+export function secretFiles(config: RunnerConfig): string[] {
+  return config.configFile === undefined ? [] : [config.configFile];
+}
 
 /** Each setting by its config-file key, command-line flag and environment variable. */
 const SETTINGS = [
@@ -90,10 +102,11 @@ const SETTINGS = [
 /** Environment variables that carry secrets: the CLI removes them from its own environment once read. */
 export const SECRET_ENV = SETTINGS.filter((s) => "secret" in s).map((s) => s.env);
 
-export const USAGE = `usage: conveyor-runner [--config <file.json>] [--<setting> <value> ...]
+export const USAGE = `usage: conveyor-runner [--config <file.json>] [--<setting> <value> ...] [--unsafe-no-sandbox]
 
 The config file may also be named by CONVEYOR_CONFIG. Settings (flag > environment > config file key):
-${SETTINGS.map((s) => `  --${s.flag.padEnd(20)} ${s.env.padEnd(28)} ${s.key}`).join("\n")}`;
+${SETTINGS.map((s) => `  --${s.flag.padEnd(20)} ${s.env.padEnd(28)} ${s.key}`).join("\n")}
+  --unsafe-no-sandbox    CONVEYOR_UNSAFE_NO_SANDBOX=1     unsafeNoSandbox: sessions without bubblewrap`;
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -108,6 +121,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): RunnerConfig
     const value = values[flag] ?? env[name];
     if (value !== undefined && value !== "") setPath(raw, key, value);
   }
+  const unsafe = values["unsafe-no-sandbox"] ?? env.CONVEYOR_UNSAFE_NO_SANDBOX;
+  if (unsafe !== undefined && unsafe !== "") raw.unsafeNoSandbox = unsafe;
   const parsed = configSchema.safeParse(raw, {
     error: (issue) => (issue.code === "invalid_type" && issue.input === undefined ? "required" : undefined),
   });
@@ -115,7 +130,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): RunnerConfig
     const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`);
     throw new ConfigError(`invalid config: ${problems.join("; ")}`);
   }
-  return parsed.data;
+  return file === undefined ? parsed.data : { ...parsed.data, configFile: resolve(file) };
 }
 
 export function wantsHelp(argv: string[]): boolean {
@@ -126,11 +141,12 @@ function parseFlags(argv: string[]) {
   const options: Record<string, { type: "string" | "boolean" }> = {
     config: { type: "string" },
     help: { type: "boolean" },
+    "unsafe-no-sandbox": { type: "boolean" },
   };
   for (const { flag } of SETTINGS) options[flag] = { type: "string" };
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals: false }) as {
-      values: Record<string, string | undefined> & { help?: boolean };
+      values: Record<string, string | undefined> & { help?: boolean; "unsafe-no-sandbox"?: boolean };
     };
   } catch (error) {
     throw new ConfigError((error as Error).message.split("\n")[0]);

@@ -1,11 +1,13 @@
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { parsePhaseFile } from "../src/domain/phase.ts";
 import { type Claim, issueRef, type Job } from "../src/runner-api/contract.ts";
 import type { RunnerApi } from "./api.ts";
 import type { Driver } from "./drivers/driver.ts";
-import { PushRejectedError, type Workspace } from "./git/workspace.ts";
+import { prepareAgentHome } from "./drivers/env.ts";
+import { DEFAULT_AUTHOR, PushRejectedError, type Workspace } from "./git/workspace.ts";
 import type { Holdings } from "./holdings.ts";
 import { LeaseKeeper } from "./lease.ts";
 import type { Logger } from "./log.ts";
@@ -107,7 +109,9 @@ async function session(
   // A phase left by an earlier session must not be read as this one's.
   const phaseFile = ctx.layout.phaseFile(job.project, job.issue.number);
   await mkdir(dirname(phaseFile), { recursive: true });
-  await rm(phaseFile, { force: true });
+  await rm(phaseFile, { recursive: true, force: true });
+  const home = ctx.layout.agentHome(job.project, job.issue.number);
+  await prepareAgentHome(home, DEFAULT_AUTHOR);
 
   // The job names the session its issue had when it was enqueued (none for an implement job). A later attempt
   // of a job that already started one here (the runner died, or the lease was lost) resumes that session: its
@@ -120,6 +124,8 @@ async function session(
     job: started ? { ...job, sessionId: started } : job,
     worktree: worktree.path,
     phaseFile,
+    home,
+    readOnly: [],
     signal,
     log,
     diffAgainstBase: () => workspace.diffAgainstBase(worktree.path, job.repo.defaultBranch),
@@ -136,7 +142,7 @@ async function session(
   const sessionId = result.sessionId ?? undefined;
   if (result.error) log.warn("session ended on an error", { error: result.error.message });
 
-  const signalled = parsePhaseFile(await readOptional(phaseFile));
+  const signalled = parsePhaseFile(await readPhaseFile(phaseFile));
   if (signalled.kind === "dry_exit") {
     if (result.error?.retryable) throw new Error(result.error.message);
     return { phase: "dry_exit", sessionId, ...(result.error ? { reason: result.error.message } : {}) };
@@ -161,7 +167,7 @@ async function session(
 
 async function reap(ctx: JobContext, job: Job): Promise<ReportOutcome> {
   await ctx.workspace.reap({ repoKey: job.repo.fullName, issueNumber: job.issue.number });
-  await rm(ctx.layout.phaseFile(job.project, job.issue.number), { force: true });
+  await rm(ctx.layout.agentDir(job.project, job.issue.number), { recursive: true, force: true });
   await rm(ctx.layout.sessionFile(job.project, job.issue.number), { force: true });
   await ctx.holdings.remove(issueRef(job.project, job.issue.number));
   return { phase: "done" };
@@ -184,6 +190,29 @@ async function sessionStartedBy(file: string, jobId: string): Promise<string | n
   } catch {
     // Cut short by a crash: as if no session had started.
     return null;
+  }
+}
+
+/** The phase file is the agent's: read only as a plain file (no symlink, no FIFO), and only its head. */
+const MAX_PHASE_BYTES = 8_192;
+
+async function readPhaseFile(file: string): Promise<string | null> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    if (code === "ELOOP") return "(the phase file is a symbolic link)";
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return "(the phase file is not a plain file)";
+    const buffer = Buffer.alloc(MAX_PHASE_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, MAX_PHASE_BYTES, 0);
+    return buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
   }
 }
 

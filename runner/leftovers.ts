@@ -11,11 +11,12 @@ const PASS_INTERVAL_MS = 50;
  * call in progress and goes on with the session, editing and committing in the worktree and writing the phase
  * file, beside the attempt this runner is about to start there, and spending what nobody reports. Its tool
  * processes run in sessions of their own, out of reach of any process group. What marks every agent process
- * is the environment it inherits: a `CONVEYOR_PHASE_FILE` in this work dir's phase dir; the lock makes them a
- * dead runner's. Reads /proc: on hosts without it (macOS) it finds nothing, and such sessions end on their own.
+ * is the environment it inherits: a `CONVEYOR_PHASE_FILE` in this work dir's agents dir; the lock makes them a
+ * dead runner's. Sandboxed sessions die with the runner (bubblewrap's --die-with-parent); this is for those
+ * run with --unsafe-no-sandbox. Reads /proc: on hosts without it (macOS) it finds nothing.
  */
-export async function killLeftoverSessions(phaseDir: string): Promise<number[]> {
-  const marker = `CONVEYOR_PHASE_FILE=${phaseDir}/`;
+export async function killLeftoverSessions(agentsDir: string): Promise<number[]> {
+  const marker = `CONVEYOR_PHASE_FILE=${agentsDir}/`;
   const killed = new Set<number>();
   for (let pass = 0; pass < PASSES; pass++) {
     const found = pids().filter(

@@ -20,34 +20,30 @@ export class WorkDirLayout {
     return join(this.root, "runner.lock");
   }
 
-  /** `CLAUDE_CONFIG_DIR` of every session: transcripts must stay where `resume` finds them. */
-  get claudeConfigDir(): string {
-    return join(this.root, "claude");
-  }
-
-  /** The agent's `HOME`: not the runner user's, whose dotfiles may hold credentials. */
-  get agentHome(): string {
-    return join(this.root, "home");
-  }
-
   /** One empty file per issue whose worktree this runner holds, named by the contract's `issueRef`. */
   get heldDir(): string {
     return join(this.root, "held");
   }
 
-  /** Cumulative session totals already reported, per session id (see drivers/usage.ts). */
-  get usageDir(): string {
-    return join(this.root, "usage");
+  /**
+   * One directory per issue for what its sessions own: `home/` (the agent's HOME, with its Claude
+   * transcripts, so `resume` finds them) and `phase/` (the phase file). A sandbox sees its own issue's only.
+   */
+  get agentsDir(): string {
+    return join(this.root, "agents");
   }
 
-  /** Where the phase files are; every agent process has one of them in its environment. */
-  get phaseDir(): string {
-    return join(this.root, "phase");
+  agentDir(project: string, issueNumber: number): string {
+    return join(this.agentsDir, `${project}-${issueNumber}`);
+  }
+
+  agentHome(project: string, issueNumber: number): string {
+    return join(this.agentDir(project, issueNumber), "home");
   }
 
   /** Outside the worktree, so the agent cannot commit it and a stale one never rides along in a branch. */
   phaseFile(project: string, issueNumber: number): string {
-    return join(this.phaseDir, `${project}-${issueNumber}`);
+    return join(this.agentDir(project, issueNumber), "phase", "PHASE");
   }
 
   /** The session the issue's last job started here, with that job's id (see job.ts). */

@@ -1,20 +1,22 @@
 import { type Options, query, type SDKResultMessage } from "@anthropic-ai/claude-agent-sdk";
+import type { Sandbox } from "../sandbox/session-sandbox.ts";
 import type { Driver, SessionInput, SessionResult } from "./driver.ts";
-import { type AgentEnvSettings, agentEnv } from "./env.ts";
+import { agentEnv, sessionPlace } from "./env.ts";
 import { continuationPrompt, implementPrompt, recoveryPrompt } from "./prompt.ts";
-import type { UsageLedger } from "./usage.ts";
 
 const ALLOWED_TOOLS = ["Bash", "Write", "Edit", "Read", "Glob", "Grep"];
 /** What Claude Code answers `resume` with when the session's transcript is not in CLAUDE_CONFIG_DIR. */
 const NO_TRANSCRIPT = /No conversation found with session ID/;
 
-export type ClaudeDriverOptions = AgentEnvSettings & { model?: string; usage: UsageLedger };
+export type ClaudeDriverOptions = { sandbox: Sandbox; model?: string };
 
-type Run = { sessionId: string | null; result?: SDKResultMessage; thrown?: unknown };
+type Run = { sessionId: string | null; result?: SDKResultMessage; thrown?: unknown; budgetSpent?: boolean };
 
 /**
- * Sessions on the Claude Agent SDK. Every continuation resumes the job's session by id, which keeps the
- * prompt cache warm; when the transcript is gone, a fresh session starts from the pushed branch instead.
+ * Sessions on the Claude Agent SDK, each Claude Code process inside the runner's sandbox. Every continuation
+ * resumes the job's session by id, which keeps the prompt cache warm; when the transcript is gone, a fresh
+ * session starts from the pushed branch instead. Usage comes from the sandbox's model proxy, which also
+ * holds the session to its budget: Claude Code's own figures are the agent's to forge.
  */
 export class ClaudeDriver implements Driver {
   readonly #options: ClaudeDriverOptions;
@@ -41,24 +43,37 @@ export class ClaudeDriver implements Driver {
 
   async #query(input: SessionInput, prompt: string, resume?: string): Promise<Run> {
     const { job, log, signal } = input;
+    const run: Run = { sessionId: null };
+    const session = await this.#options.sandbox.open(sessionPlace(input), {
+      budgetUsd: job.budget.usdRemaining,
+      allowedDomains: job.sandbox.allowedDomains,
+      onUsage: (usage) => {
+        if (run.sessionId !== null) input.onUsage(run.sessionId, usage);
+      },
+    });
     const abortController = new AbortController();
     const abort = () => abortController.abort(signal.reason);
     signal.addEventListener("abort", abort, { once: true });
     const options: Options = {
       cwd: input.worktree,
-      env: agentEnv(this.#options, input.phaseFile),
+      env: { ...agentEnv(input), ...session.env },
       permissionMode: "dontAsk",
       allowedTools: ALLOWED_TOOLS,
-      // The repository's own CLAUDE.md and settings; none from the runner's user.
-      settingSources: ["project"],
+      // The repository's own .claude/settings.json (hooks, env) only where the project opted in; none of
+      // the runner user's. CLAUDE.md is then read by the agent itself (the prompt says so).
+      settingSources: job.sandbox.projectSettings ? ["project"] : [],
       maxTurns: job.budget.maxTurns,
-      maxBudgetUsd: job.budget.usdRemaining,
       abortController,
-      stderr: (data) => log.debug("claude stderr", { data }),
+      spawnClaudeCodeProcess: ({ command, args, env, signal: kill }) => {
+        const child = session.spawn(command, args, { env: definedOnly(env), signal: kill });
+        child.stderr?.on("data", (data: Buffer) =>
+          log.debug("claude stderr", { data: data.toString("utf8") }),
+        );
+        return child as ReturnType<NonNullable<Options["spawnClaudeCodeProcess"]>>;
+      },
       ...(this.#options.model ? { model: this.#options.model } : {}),
       ...(resume ? { resume } : {}),
     };
-    const run: Run = { sessionId: null };
     try {
       signal.throwIfAborted();
       for await (const message of query({ prompt, options })) {
@@ -68,8 +83,6 @@ export class ClaudeDriver implements Driver {
           input.onSession(run.sessionId);
         } else if (message.type === "result") {
           run.result = message;
-          if (run.sessionId !== null)
-            input.onUsage(run.sessionId, await this.#options.usage.consume(message));
         }
       }
     } catch (error) {
@@ -77,9 +90,17 @@ export class ClaudeDriver implements Driver {
       run.thrown = error;
     } finally {
       signal.removeEventListener("abort", abort);
+      run.budgetSpent = session.budgetRefused;
+      await session.close();
     }
     return run;
   }
+}
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
 }
 
 function isMissingTranscript(run: Run): boolean {
@@ -92,6 +113,14 @@ function isMissingTranscript(run: Run): boolean {
 
 function outcome(run: Run, signal: AbortSignal): SessionResult {
   const { result, sessionId } = run;
+  // The proxy refused the model: running again would be refused again.
+  if (run.budgetSpent) {
+    signal.throwIfAborted();
+    return {
+      sessionId,
+      error: { message: "the session's budget is spent (refused by the model proxy)", retryable: false },
+    };
+  }
   if (result === undefined) {
     // Aborted, the SDK throws without a result; a session that got to its result ended on its own.
     signal.throwIfAborted();
@@ -108,7 +137,6 @@ function outcome(run: Run, signal: AbortSignal): SessionResult {
       return { sessionId, error: { message: result.result, retryable: true } };
     // Limits of this job's budget: running again would hit them again.
     case "error_max_turns":
-    case "error_max_budget_usd":
       return { sessionId, error: { message: result.errors.join("; ") || result.subtype, retryable: false } };
     default:
       return { sessionId, error: { message: result.errors.join("; ") || result.subtype, retryable: true } };

@@ -1,19 +1,13 @@
 import type { RunnerConfig } from "../config.ts";
-import type { WorkDirLayout } from "../paths.ts";
+import type { Sandbox } from "../sandbox/session-sandbox.ts";
 import { ClaudeDriver } from "./claude.ts";
 import type { Driver } from "./driver.ts";
 import { ScriptedDriver } from "./scripted.ts";
-import { UsageLedger } from "./usage.ts";
 
-export function createDriver(config: RunnerConfig, layout: WorkDirLayout): Driver {
-  const env = {
-    home: layout.agentHome,
-    claudeConfigDir: layout.claudeConfigDir,
-    anthropic: config.anthropic,
-  };
+export function createDriver(config: RunnerConfig, sandbox: Sandbox): Driver {
   if (config.driver === "scripted") {
     if (!config.script) throw new Error("the scripted driver needs a script");
-    return ScriptedDriver.fromFile(config.script, env);
+    return ScriptedDriver.fromFile(config.script, sandbox);
   }
-  return new ClaudeDriver({ ...env, model: config.anthropic.model, usage: new UsageLedger(layout.usageDir) });
+  return new ClaudeDriver({ sandbox, ...(config.anthropic.model && { model: config.anthropic.model }) });
 }

@@ -8,6 +8,10 @@ export type SessionInput = {
   worktree: string;
   /** Outside the worktree, cleared before the session; the agent finds it as `$CONVEYOR_PHASE_FILE`. */
   phaseFile: string;
+  /** The agent's HOME for this issue: its Claude transcripts (so `resume` finds them) and git identity. */
+  home: string;
+  /** Read-only besides the system: the private repository's objects that the worktree borrows. */
+  readOnly: readonly string[];
   /** Aborted when the job is cancelled, its lease is lost or the runner shuts down. */
   signal: AbortSignal;
   log: Logger;

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -6,9 +5,10 @@ import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { z } from "zod";
 import { PHASES } from "../../src/domain/phase.ts";
 import { JOB_KINDS } from "../../src/runner-api/contract.ts";
+import type { Sandbox } from "../sandbox/session-sandbox.ts";
 import { sleep } from "../sleep.ts";
 import type { Driver, SessionInput, SessionResult } from "./driver.ts";
-import { type AgentEnvSettings, agentEnv } from "./env.ts";
+import { agentEnv, sessionPlace } from "./env.ts";
 
 const stepSchema = z.union([
   /** Writes a file, relative to the worktree. */
@@ -27,19 +27,20 @@ export const scriptSchema = z.partialRecord(z.enum(JOB_KINDS), z.array(stepSchem
 export type Script = z.infer<typeof scriptSchema>;
 
 /**
- * Deterministic sessions for tests and demos: the steps for the job's kind, run in the worktree with the same
- * scrubbed environment a Claude session gets. A continuation keeps the job's session id.
+ * Deterministic sessions for tests and demos: the steps for the job's kind, their commands run in the
+ * worktree inside the same sandbox, with the same scrubbed environment, as a Claude session (no model: no
+ * proxy). A continuation keeps the job's session id.
  */
 export class ScriptedDriver implements Driver {
   readonly #script: Script;
-  readonly #env: AgentEnvSettings;
+  readonly #sandbox: Sandbox;
 
-  constructor(script: Script, env: AgentEnvSettings) {
+  constructor(script: Script, sandbox: Sandbox) {
     this.#script = script;
-    this.#env = env;
+    this.#sandbox = sandbox;
   }
 
-  static fromFile(file: string, env: AgentEnvSettings): ScriptedDriver {
+  static fromFile(file: string, sandbox: Sandbox): ScriptedDriver {
     let parsed: ReturnType<typeof scriptSchema.safeParse>;
     try {
       parsed = scriptSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
@@ -48,7 +49,7 @@ export class ScriptedDriver implements Driver {
     }
     if (!parsed.success)
       throw new Error(`bad script ${file}: ${z.prettifyError(parsed.error).replaceAll("\n", " ")}`);
-    return new ScriptedDriver(parsed.data, env);
+    return new ScriptedDriver(parsed.data, sandbox);
   }
 
   async run(input: SessionInput): Promise<SessionResult> {
@@ -95,12 +96,11 @@ export class ScriptedDriver implements Driver {
   #shell(command: string, input: SessionInput): Promise<string | undefined> {
     return new Promise((done) => {
       // Its own process group, so that an abort kills what the command started too.
-      const child = spawn("sh", ["-c", command], {
-        cwd: input.worktree,
-        env: agentEnv(this.#env, input.phaseFile),
-        stdio: ["ignore", "pipe", "pipe"],
+      const child = this.#sandbox.spawn(sessionPlace(input), "sh", ["-c", command], {
+        env: agentEnv(input),
         detached: true,
       });
+      child.stdin?.end();
       const kill = () => {
         try {
           if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
@@ -113,8 +113,8 @@ export class ScriptedDriver implements Driver {
       const collect = (chunk: Buffer) => {
         output = (output + chunk.toString("utf8")).slice(-4_000);
       };
-      child.stdout.on("data", collect);
-      child.stderr.on("data", collect);
+      child.stdout?.on("data", collect);
+      child.stderr?.on("data", collect);
       child.on("error", (error) => done(error.message));
       child.on("close", (code) => {
         input.signal.removeEventListener("abort", kill);

@@ -11,6 +11,24 @@ export const projectIdSchema = z
 const labelName = z.string().min(1).max(50);
 const usd = z.number().min(0).max(100_000);
 
+/** A host name a session may reach (`registry.npmjs.org`), or all names under one (`*.pythonhosted.org`). */
+const allowedDomain = z
+  .string()
+  .max(253)
+  .regex(
+    /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+    "a lowercase host name, optionally starting with *.",
+  );
+
+/** What a session's sandbox allows beyond its worktree and the model; carried by every session job. */
+export const sessionSandboxSchema = z.object({
+  /** Hosts reachable on port 443 through the runner's egress proxy (package registries); default none. */
+  allowedDomains: z.array(allowedDomain).max(50).default([]),
+  /** Load the repository's own `.claude/settings.json` (hooks, env, permissions) into sessions. */
+  projectSettings: z.boolean().default(false),
+});
+export type SessionSandbox = z.infer<typeof sessionSandboxSchema>;
+
 /** Non-secret settings with their defaults; stored as JSON in `projects.settings`. */
 export const settingsSchema = z.object({
   defaultBranch: z.string().min(1).max(200).default("main"),
@@ -58,6 +76,7 @@ export const settingsSchema = z.object({
     .array(z.string().min(1).max(200))
     .max(100)
     .default([...DEFAULT_PROTECTED_PATHS]),
+  sandbox: sessionSandboxSchema.prefault({}),
   ci: z
     .object({
       kind: z.enum(["woodpecker", "github-actions", "none"]).default("woodpecker"),

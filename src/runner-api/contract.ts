@@ -10,7 +10,7 @@
  */
 import { z } from "zod";
 import { PHASES } from "../domain/lifecycle.ts";
-import { projectIdSchema } from "../projects/config.ts";
+import { projectIdSchema, sessionSandboxSchema } from "../projects/config.ts";
 
 export const JOB_KINDS = ["implement", "revise", "resume", "reap"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
@@ -55,6 +55,8 @@ export const jobSchema = z.object({
   /** Why this continuation runs: the CI failure excerpt, the critic's findings, or a human's reply. */
   instructions: z.string().max(100_000).nullable(),
   budget: z.object({ maxTurns: z.number().int().positive(), usdRemaining: z.number().min(0) }),
+  /** The project's sandbox settings; jobs queued before they existed get the defaults. */
+  sandbox: sessionSandboxSchema.prefault({}),
 });
 export type Job = z.infer<typeof jobSchema>;
 

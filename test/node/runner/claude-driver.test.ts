@@ -2,15 +2,12 @@ import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClaudeDriver } from "../../../runner/drivers/claude.ts";
-import { prepareAgentHome } from "../../../runner/drivers/env.ts";
-import { UsageLedger } from "../../../runner/drivers/usage.ts";
-import { DEFAULT_AUTHOR } from "../../../runner/git/workspace.ts";
 import { runJob } from "../../../runner/job.ts";
 import type { Job, RunnerEvent } from "../../../src/runner-api/contract.ts";
 import { bash, edit, text, toScriptRequest, write } from "../../support/model/script.ts";
 import { type ModelStandIn, startModelStandIn } from "../../support/model/server.ts";
 import { tempDir, Upstream } from "../git/support.ts";
-import { agentEnvSettings, jobContext, makeJob, type TestContext } from "./support/context.ts";
+import { jobContext, makeJob, type TestContext, testSandbox } from "./support/context.ts";
 import { FakeWorker } from "./support/fake-worker.ts";
 import { running } from "./support/processes.ts";
 
@@ -59,7 +56,10 @@ beforeAll(async () => {
           text("Revised."),
         ],
       },
-      { when: /Implement issue #8 /, steps: [bash(`env > ../env.txt && ${SET_PHASE}`), text("Dumped.")] },
+      {
+        when: /Implement issue #8 /,
+        steps: [bash(`env > "$HOME/env.txt" && ${SET_PHASE}`), text("Dumped.")],
+      },
       { when: /Implement issue #9 /, steps: Array.from({ length: 5 }, (_, i) => bash(`echo ${i}`)) },
       { when: /Implement issue #10 /, steps: [bash("sleep 20 && touch ../too-late"), text("Slept.")] },
     ],
@@ -69,13 +69,8 @@ beforeAll(async () => {
     workDir: join(root, "work"),
     workerUrl: worker.url,
     token: worker.issueToken(),
-    driver: (layout) =>
-      new ClaudeDriver({
-        ...agentEnvSettings(layout, { baseUrl: standIn.url, apiKey: API_KEY }),
-        usage: new UsageLedger(layout.usageDir),
-      }),
+    driver: () => new ClaudeDriver({ sandbox: testSandbox({ baseUrl: standIn.url, apiKey: API_KEY }) }),
   });
-  await prepareAgentHome(ctx.layout.agentHome, DEFAULT_AUTHOR);
 });
 
 afterAll(async () => {
@@ -129,7 +124,7 @@ describe("the claude driver on the real Agent SDK", { timeout: 30_000 }, () => {
     expect(only("session")).toEqual([
       { kind: "session", sessionId, worktree: expect.stringContaining("worktrees/acme__widgets/7") },
     ]);
-    const [usage] = only("usage");
+    const usage = only("usage").at(-1);
     expect(usage?.usage).toMatchObject({ turns: 3, cacheWriteTokens: expect.any(Number) });
     expect(usage?.usage.usd).toBeGreaterThan(0);
     expect(usage?.usage.cacheReadTokens).toBeGreaterThan(0);
@@ -154,7 +149,7 @@ describe("the claude driver on the real Agent SDK", { timeout: 30_000 }, () => {
     expect(requests.map((r) => r.headers["x-claude-code-session-id"])).toEqual(requests.map(() => sessionId));
     // The whole earlier transcript rides along: that is what keeps the prompt cache warm.
     expect(JSON.stringify(requests[0]?.body)).toContain("Implement issue #7 ");
-    const usage = only("usage")[0]?.usage;
+    const usage = only("usage").at(-1)?.usage;
     // The SDK's running total would include the first session's cost; the report must not.
     expect(usage?.usd).toBeGreaterThan(0);
     expect(usage?.usd).toBeLessThan(firstUsd);
@@ -162,7 +157,7 @@ describe("the claude driver on the real Agent SDK", { timeout: 30_000 }, () => {
   });
 
   it("starts a fresh session from the branch when the transcript is gone", async () => {
-    await rm(join(ctx.layout.claudeConfigDir, "projects"), { recursive: true, force: true });
+    await rm(join(ctx.layout.agentHome("demo", 7), ".claude", "projects"), { recursive: true, force: true });
     const { outcome, requests } = await run({
       id: "revise-7b",
       kind: "revise",
@@ -186,8 +181,8 @@ describe("the claude driver on the real Agent SDK", { timeout: 30_000 }, () => {
   it("gives the session a scrubbed environment: only what tools and the model need", async () => {
     await run({ id: "implement-8", issue: { number: 8, title: "Dump", body: "Dump the environment." } });
 
-    const worktree = ctx.workspace.worktreePath({ repoKey: "acme/widgets", issueNumber: 8 });
-    const dump = await readFile(join(worktree, "../env.txt"), "utf8");
+    const home = ctx.layout.agentHome("demo", 8);
+    const dump = await readFile(join(home, "env.txt"), "utf8");
     const env = Object.fromEntries(
       dump
         .trim()
@@ -196,15 +191,16 @@ describe("the claude driver on the real Agent SDK", { timeout: 30_000 }, () => {
     );
     expect(env).toMatchObject({
       PATH: process.env.PATH,
-      HOME: ctx.layout.agentHome,
-      CLAUDE_CONFIG_DIR: ctx.layout.claudeConfigDir,
+      HOME: home,
+      CLAUDE_CONFIG_DIR: join(home, ".claude"),
       CONVEYOR_PHASE_FILE: ctx.layout.phaseFile("demo", 8),
-      ANTHROPIC_BASE_URL: standIn.url,
-      ANTHROPIC_API_KEY: API_KEY,
+      // The sandbox's loopback port to the runner's model proxy, and a token worth nothing elsewhere.
+      ANTHROPIC_BASE_URL: "http://127.0.0.1:41001",
+      ANTHROPIC_API_KEY: expect.stringMatching(/^conveyor-session-[0-9a-f]{48}$/),
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       DISABLE_AUTOUPDATER: "1",
     });
-    for (const secret of Object.values(RUNNER_SECRETS)) expect(dump).not.toContain(secret);
+    for (const secret of [...Object.values(RUNNER_SECRETS), API_KEY]) expect(dump).not.toContain(secret);
     // Everything else is what Claude Code itself sets for its tools (pinned SDK version).
     const ours =
       /^(PATH|HOME|CLAUDE_CONFIG_DIR|CONVEYOR_PHASE_FILE|ANTHROPIC_BASE_URL|ANTHROPIC_API_KEY|CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC|DISABLE_AUTOUPDATER)$/;
@@ -224,7 +220,7 @@ describe("the claude driver on the real Agent SDK", { timeout: 30_000 }, () => {
       phase: "dry_exit",
       reason: expect.stringContaining("maximum number of turns (2)"),
     });
-    expect(only("usage")[0]?.usage.turns).toBe(3);
+    expect(only("usage").at(-1)?.usage.turns).toBe(3);
   });
 
   it("stops a running session when the Worker cancels the job", async () => {

@@ -2,14 +2,12 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { prepareAgentHome } from "../../../runner/drivers/env.ts";
 import { type Script, ScriptedDriver } from "../../../runner/drivers/scripted.ts";
 import { git } from "../../../runner/git/exec.ts";
-import { DEFAULT_AUTHOR } from "../../../runner/git/workspace.ts";
 import { runJob } from "../../../runner/job.ts";
 import type { Claim } from "../../../src/runner-api/contract.ts";
 import { tempDir, Upstream } from "../git/support.ts";
-import { agentEnvSettings, jobContext, makeJob, type TestContext } from "./support/context.ts";
+import { jobContext, makeJob, type TestContext, testSandbox } from "./support/context.ts";
 import { FakeWorker } from "./support/fake-worker.ts";
 import { running } from "./support/processes.ts";
 
@@ -36,9 +34,8 @@ async function context(script: Script): Promise<TestContext> {
     workDir: join(root, "work"),
     workerUrl: worker.url,
     token: worker.issueToken(),
-    driver: (layout) => new ScriptedDriver(script, agentEnvSettings(layout)),
+    driver: () => new ScriptedDriver(script, testSandbox()),
   });
-  await prepareAgentHome(ctx.layout.agentHome, DEFAULT_AUTHOR);
   return ctx;
 }
 
@@ -105,12 +102,12 @@ describe("a session that ends awaiting CI", () => {
 
   it("keeps the phase file outside the worktree and nothing of the remote in the git config", async () => {
     const ctx = await context({
-      implement: [{ run: 'echo "$CONVEYOR_PHASE_FILE" > ../phase-path' }, { phase: "done" }],
+      implement: [{ run: 'echo "$CONVEYOR_PHASE_FILE" > "$HOME/phase-path"' }, { phase: "done" }],
     });
     await run(ctx, { id: "job-1" });
 
     const worktree = ctx.workspace.worktreePath({ repoKey: "acme/widgets", issueNumber: 7 });
-    const phaseFile = (await readFile(join(worktree, "../phase-path"), "utf8")).trim();
+    const phaseFile = (await readFile(join(ctx.layout.agentHome("demo", 7), "phase-path"), "utf8")).trim();
     expect(phaseFile).toBe(ctx.layout.phaseFile("demo", 7));
     expect(relative(worktree, phaseFile).startsWith("..")).toBe(true);
     const config = await readFile(join(ctx.workspace.mirrorPath("acme/widgets"), "config"), "utf8");

@@ -6,7 +6,7 @@ import { ScriptedDriver } from "../../../runner/drivers/scripted.ts";
 import { runJob } from "../../../runner/job.ts";
 import { killLeftoverSessions } from "../../../runner/leftovers.ts";
 import { tempDir, Upstream } from "../git/support.ts";
-import { agentEnvSettings, jobContext, makeJob, type TestContext } from "./support/context.ts";
+import { jobContext, makeJob, type TestContext, testSandbox } from "./support/context.ts";
 import { FakeWorker } from "./support/fake-worker.ts";
 import { until } from "./support/observe.ts";
 import { alive } from "./support/process-tree.ts";
@@ -24,7 +24,7 @@ beforeAll(async () => {
     workDir: join(root, "work"),
     workerUrl: worker.url,
     token: worker.issueToken(),
-    driver: (layout) => new ScriptedDriver({ implement: [] }, agentEnvSettings(layout)),
+    driver: () => new ScriptedDriver({ implement: [] }, testSandbox()),
   });
 });
 
@@ -58,15 +58,15 @@ describe("a later attempt of a job", () => {
 
 describe("killLeftoverSessions", () => {
   it("kills every process carrying one of the work dir's phase files, and no other", async () => {
-    const phaseDir = join(root, "work", "phase");
+    const agentsDir = join(root, "work", "agents");
     const start = (env: Record<string, string>) =>
       spawn("sleep", ["30"], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: "ignore" });
-    const leftover = start({ CONVEYOR_PHASE_FILE: `${phaseDir}/demo-7` });
-    const otherWorkDir = start({ CONVEYOR_PHASE_FILE: `${phaseDir}-2/demo-7` });
+    const leftover = start({ CONVEYOR_PHASE_FILE: `${agentsDir}/demo-7/phase/PHASE` });
+    const otherWorkDir = start({ CONVEYOR_PHASE_FILE: `${agentsDir}-2/demo-7/phase/PHASE` });
     const unrelated = start({});
     const [pid, ...others] = [leftover, otherWorkDir, unrelated].map((child) => child.pid ?? 0);
     try {
-      expect(await killLeftoverSessions(phaseDir)).toEqual([pid]);
+      expect(await killLeftoverSessions(agentsDir)).toEqual([pid]);
       await until(() => !alive(pid ?? 0), 2_000);
       expect(others.map(alive)).toEqual([true, true]);
     } finally {

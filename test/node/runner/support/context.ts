@@ -6,6 +6,7 @@ import type { JobContext } from "../../../../runner/job.ts";
 import { Logger } from "../../../../runner/log.ts";
 import { WorkDirLayout } from "../../../../runner/paths.ts";
 import { Secrets } from "../../../../runner/redact.ts";
+import { Sandbox } from "../../../../runner/sandbox/session-sandbox.ts";
 import type { Job } from "../../../../src/runner-api/contract.ts";
 
 export const REPO = "acme/widgets";
@@ -25,6 +26,7 @@ export function makeJob(overrides: Partial<Job> & { id: string; cloneUrl: string
     sessionId: null,
     instructions: null,
     budget: { maxTurns: 20, usdRemaining: 10 },
+    sandbox: { allowedDomains: [], projectSettings: false },
     ...rest,
   };
 }
@@ -61,9 +63,7 @@ export function jobContext(options: {
   };
 }
 
-export function agentEnvSettings(
-  layout: WorkDirLayout,
-  anthropic: { baseUrl?: string; apiKey?: string } = {},
-) {
-  return { home: layout.agentHome, claudeConfigDir: layout.claudeConfigDir, anthropic };
+/** Tests run sessions as the runner does: in bubblewrap, the model behind the proxy. */
+export function testSandbox(model: { baseUrl?: string; apiKey?: string } = {}): Sandbox {
+  return new Sandbox({ mode: "bubblewrap", model, secretFiles: [] });
 }

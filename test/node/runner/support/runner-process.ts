@@ -3,9 +3,9 @@ import { join } from "node:path";
 
 export type RunnerProcess = { process: ChildProcess; lines: string[]; exit: Promise<number | null> };
 
-/** `node runner/cli.ts --config <file>` as a child process, its stderr (JSON log lines) kept in `lines`. */
-export function startRunner(configFile: string): RunnerProcess {
-  const child = spawn(process.execPath, ["runner/cli.ts", "--config", configFile], {
+/** `node runner/cli.ts --config <file> [args]` as a child process, its stderr (JSON log lines) kept in `lines`. */
+export function startRunner(configFile: string, args: readonly string[] = []): RunnerProcess {
+  const child = spawn(process.execPath, ["runner/cli.ts", "--config", configFile, ...args], {
     cwd: join(import.meta.dirname, "../../../.."),
     stdio: ["ignore", "ignore", "pipe"],
   });

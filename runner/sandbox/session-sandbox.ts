@@ -1,0 +1,201 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Usage } from "../../src/runner-api/contract.ts";
+import { BWRAP, bubblewrapArgs, hostSystem, type SystemEntry } from "./bubblewrap.ts";
+import { EgressProxy } from "./egress-proxy.ts";
+import { DEFAULT_MODEL_BASE_URL, ModelProxy } from "./model-proxy.ts";
+
+/** Ports inside the sandbox's own network namespace: no other process of the host can hold them. */
+const MODEL_PORT = 41_001;
+const EGRESS_PORT = 41_002;
+const INIT = fileURLToPath(new URL("./init.ts", import.meta.url));
+/** Node decides how to load init.ts from the nearest package.json: the runner's own. */
+const PACKAGE_JSON = fileURLToPath(new URL("../../package.json", import.meta.url));
+
+export type SandboxMode = "bubblewrap" | "none";
+
+export type SandboxSettings = {
+  /** `none` only with `--unsafe-no-sandbox`: the session runs as the runner's user, seeing what it sees. */
+  mode: SandboxMode;
+  model: { baseUrl?: string; apiKey?: string };
+  /** Files of the runner (config, secret files) to hide where the system's view would show them. */
+  secretFiles: readonly string[];
+};
+
+/** What a sandboxed process may see of the host besides the system. */
+export type Place = {
+  /** Its working directory, read-write. */
+  worktree: string;
+  /** Read-write besides the worktree: the agent's HOME (transcripts, git identity), its phase directory. */
+  writable: readonly string[];
+  /** Read-only: the private repository's objects the worktree borrows. */
+  readOnly: readonly string[];
+};
+
+export type SessionLimits = {
+  budgetUsd: number;
+  /** Hosts reachable on port 443 through the egress proxy; none by default. */
+  allowedDomains: readonly string[];
+  onUsage?: (usage: Usage) => void;
+};
+
+export type SpawnOptions = {
+  env: Record<string, string>;
+  signal?: AbortSignal;
+  /** Its own process group, so that the caller can kill what it started too. */
+  detached?: boolean;
+};
+export type Spawn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
+
+/**
+ * Starts every agent process the runner runs: Claude Code, the scripted driver's commands, and the runner's
+ * own git commands in a worktree. Under bubblewrap each one sees the system read-only and only its own
+ * session's paths, reaches the model through a proxy that holds the key, and dies with its first process.
+ */
+export class Sandbox {
+  readonly settings: SandboxSettings;
+  readonly #system: SystemEntry[];
+  readonly #masked: string[];
+
+  constructor(settings: SandboxSettings) {
+    this.settings = settings;
+    this.#system = settings.mode === "bubblewrap" ? hostSystem() : [];
+    // Only what the system view would show; bubblewrap cannot mount over a file that is not there.
+    const shown = this.#system
+      .filter((entry) => entry.symlink === undefined)
+      .map((entry) => `${entry.path}/`);
+    this.#masked = settings.secretFiles.filter(
+      (file) => existsSync(file) && shown.some((prefix) => file.startsWith(prefix)),
+    );
+  }
+
+  get enabled(): boolean {
+    return this.settings.mode === "bubblewrap";
+  }
+
+  /** Opens a session: its proxies run until `close()`. */
+  async open(place: Place, limits: SessionLimits): Promise<SandboxSession> {
+    const { apiKey, baseUrl = DEFAULT_MODEL_BASE_URL } = this.settings.model;
+    const sessionToken = `conveyor-session-${randomBytes(24).toString("hex")}`;
+    const options = {
+      upstream: { baseUrl, apiKey: apiKey ?? "" },
+      sessionToken,
+      budgetUsd: limits.budgetUsd,
+      ...(limits.onUsage && { onUsage: limits.onUsage }),
+    };
+    if (!this.enabled) {
+      const model = await ModelProxy.start(options, { port: 0 });
+      const env = { ANTHROPIC_BASE_URL: model.url ?? "", ANTHROPIC_API_KEY: sessionToken };
+      return new SandboxSession(model, undefined, undefined, env, (command, args, spawnOptions) =>
+        spawnDirect(command, args, { ...spawnOptions, cwd: place.worktree }),
+      );
+    }
+    // Short and private: a Unix socket's path is limited to about 100 bytes.
+    const sockets = await mkdtemp(join(tmpdir(), "conveyor-"));
+    const model = await ModelProxy.start(options, { socket: join(sockets, "model.sock") });
+    const forwards = [{ port: MODEL_PORT, socket: join(sockets, "model.sock") }];
+    const env: Record<string, string> = {
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${MODEL_PORT}`,
+      ANTHROPIC_API_KEY: sessionToken,
+    };
+    let egress: EgressProxy | undefined;
+    if (limits.allowedDomains.length > 0) {
+      egress = await EgressProxy.start(limits.allowedDomains, join(sockets, "egress.sock"));
+      forwards.push({ port: EGRESS_PORT, socket: join(sockets, "egress.sock") });
+      const proxy = `http://127.0.0.1:${EGRESS_PORT}`;
+      Object.assign(env, { HTTPS_PROXY: proxy, https_proxy: proxy, HTTP_PROXY: proxy, http_proxy: proxy });
+      Object.assign(env, { NO_PROXY: "127.0.0.1,localhost", no_proxy: "127.0.0.1,localhost" });
+    }
+    const spawnInside: Spawn = (command, args, spawnOptions) => {
+      const mounts = this.#mounts(place, [sockets, command]);
+      const init = JSON.stringify({ forwards, command, args });
+      return spawnDirect(
+        BWRAP,
+        [...bubblewrapArgs(this.#system, mounts), "--", process.execPath, INIT, init],
+        { ...spawnOptions, cwd: place.worktree },
+      );
+    };
+    return new SandboxSession(model, egress, sockets, env, spawnInside);
+  }
+
+  /**
+   * A command in the session's place without model or network: how the runner runs git in a worktree whose
+   * configuration (hooks, filters, fsmonitor) is the agent's.
+   */
+  spawn(place: Place, command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
+    const inPlace = { ...options, cwd: place.worktree };
+    if (!this.enabled) return spawnDirect(command, args, inPlace);
+    const wrapped = [...bubblewrapArgs(this.#system, this.#mounts(place, [])), "--", command, ...args];
+    return spawnDirect(BWRAP, wrapped, inPlace);
+  }
+
+  #mounts(place: Place, extra: readonly string[]) {
+    const binaries = extra.filter((path) => path.startsWith("/") && !this.#inSystem(path));
+    return {
+      writable: [place.worktree, ...place.writable],
+      readOnly: [...place.readOnly, ...binaries, process.execPath, INIT, PACKAGE_JSON],
+      masked: this.#masked,
+      cwd: place.worktree,
+    };
+  }
+
+  #inSystem(path: string): boolean {
+    return this.#system.some((entry) => path === entry.path || path.startsWith(`${entry.path}/`));
+  }
+}
+
+/** A session's proxies and its way to start processes inside the sandbox. */
+export class SandboxSession {
+  readonly #model: ModelProxy;
+  readonly #egress: EgressProxy | undefined;
+  readonly #sockets: string | undefined;
+  /** What the session's environment adds: the model endpoint, its per-session token, the egress proxy. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly spawn: Spawn;
+
+  constructor(
+    model: ModelProxy,
+    egress: EgressProxy | undefined,
+    sockets: string | undefined,
+    env: Record<string, string>,
+    spawnInside: Spawn,
+  ) {
+    this.#model = model;
+    this.#egress = egress;
+    this.#sockets = sockets;
+    this.env = env;
+    this.spawn = spawnInside;
+  }
+
+  get usage(): Usage {
+    return this.#model.usage;
+  }
+
+  get budgetRefused(): boolean {
+    return this.#model.budgetRefused;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.#model.close(), this.#egress?.close()]);
+    if (this.#sockets) await rm(this.#sockets, { recursive: true, force: true });
+  }
+}
+
+function spawnDirect(
+  command: string,
+  args: readonly string[],
+  options: SpawnOptions & { cwd: string },
+): ChildProcess {
+  return spawn(command, args, {
+    env: options.env,
+    cwd: options.cwd,
+    stdio: "pipe",
+    detached: options.detached === true,
+    ...(options.signal && { signal: options.signal }),
+  });
+}
