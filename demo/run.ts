@@ -42,6 +42,7 @@ const demo = await startDemo({ dataDir, model });
 let failed = true;
 process.once("SIGINT", () => void shutdown(130));
 const dashboard = (await fetch(`${demo.worker.url}/dashboard`, { redirect: "manual" })).status !== 404;
+const sandbox = await demo.runner.sandbox();
 console.log(`… ready in ${((Date.now() - began) / 1000).toFixed(1)} s.`);
 printServices(demo);
 
@@ -86,7 +87,8 @@ function printServices({ sample, worker, adminToken, model: standIn }: Demo): vo
   Worker      ${worker.url}  (operator token ${adminToken})
   dashboard   ${dashboard ? `${worker.url}/dashboard` : "not in this build"}
   issues      curl -H 'authorization: Bearer ${adminToken}' ${worker.url}/api/v1/projects/${PROJECT}/issues
-  model       ${standIn ? `${standIn.url} (scripted stand-in)` : (env.ANTHROPIC_BASE_URL ?? "the Anthropic API")}
+  model       ${standIn ? `${standIn.url} (scripted stand-in)` : (env.ANTHROPIC_BASE_URL ?? "the Anthropic API")}, key held by the runner's model proxy
+  sandbox     ${sandbox === "bubblewrap" ? "on: every session runs in bubblewrap (worktree, own home, no network but the model)" : `OFF (${sandbox})`}
   state, logs ${dataDir}
 `);
 }

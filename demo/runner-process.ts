@@ -1,6 +1,6 @@
 /** One `conveyor-runner` child process with the `claude` driver, configured by a file, logging to a file. */
 import { spawn } from "node:child_process";
-import { mkdir, open, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -12,7 +12,15 @@ export type RunnerSettings = {
   anthropic: { baseUrl?: string; apiKey: string };
 };
 
-export type RunnerChild = { configFile: string; logFile: string; stop(): Promise<void> };
+export type RunnerChild = {
+  configFile: string;
+  logFile: string;
+  /** How the runner runs sessions (`bubblewrap`, or `none` if started unsafe), once it has started. */
+  sandbox(): Promise<string>;
+  stop(): Promise<void>;
+};
+
+const STARTED = /"msg":"runner started".*"sandbox":"(\w+)"/;
 
 /** Writes `<dir>/runner.json` (mode 0600: it holds tokens) for `node runner/cli.ts --config <file>`. */
 export async function writeRunnerConfig(dir: string, settings: RunnerSettings): Promise<string> {
@@ -50,6 +58,15 @@ export async function startRunner(dir: string, settings: RunnerSettings): Promis
   return {
     configFile,
     logFile,
+    async sandbox() {
+      for (let waited = 0; waited < 30_000; waited += 100) {
+        const started = STARTED.exec(await readFile(logFile, "utf8"));
+        if (started?.[1]) return started[1];
+        if (child.exitCode !== null) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`the runner did not start; see ${logFile}`);
+    },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill("SIGTERM");

@@ -58,7 +58,8 @@ cannot be resumed; you start fresh, and the branch holds its committed work. ${w
 
 function context(job: Job): string {
   return `You are in a git worktree of the repository on branch ${job.branch}, made from ${job.repo.defaultBranch}.
-Follow the repository's conventions and run its tests before you finish.
+Read the repository's CLAUDE.md (and AGENTS.md) first if it has them; follow its conventions and run its tests
+before you finish.
 
 ${UNTRUSTED}`;
 }

@@ -5,6 +5,7 @@ import { benchClaimLatency } from "./claim.ts";
 import { benchDashboard } from "./dashboard.ts";
 import { benchIngest } from "./ingest.ts";
 import { benchJobStart } from "./job-start.ts";
+import { benchSandboxStart } from "./sandbox-start.ts";
 
 // Local D1 and Durable Objects on a memory-backed filesystem where the machine has one: this VM's virtual
 // disk took a third of a label delivery's time in fsyncs, a cost of the dev machine (docs/performance.md).
@@ -20,5 +21,6 @@ try {
   await worker.stop();
 }
 await benchJobStart();
+await benchSandboxStart();
 // Starts its own Worker, seeded with 10 000 issues.
 await benchDashboard();
