@@ -18,6 +18,7 @@ import { WorkDirLayout } from "./paths.ts";
 import { Secrets } from "./redact.ts";
 import { Runner } from "./runner.ts";
 import { probeSandbox } from "./sandbox/bubblewrap.ts";
+import { sandboxGit } from "./sandbox/sandbox-git.ts";
 import { Sandbox } from "./sandbox/session-sandbox.ts";
 
 const VERSION = (
@@ -36,7 +37,16 @@ async function main(argv: string[]): Promise<number> {
   const secrets = new Secrets();
   secrets.add(config.registrationToken, config.runnerToken, config.git?.token, config.anthropic.apiKey);
   const log = new Logger({ level: config.logLevel, secrets });
-  const workspace = new Workspace({ workDir: config.workDir, credential: config.git });
+  const sandbox = new Sandbox({
+    mode: config.unsafeNoSandbox ? "none" : "bubblewrap",
+    model: config.anthropic,
+    secretFiles: secretFiles(config),
+  });
+  const workspace = new Workspace({
+    workDir: config.workDir,
+    credential: config.git,
+    worktreeGit: sandboxGit(sandbox),
+  });
   const layout = new WorkDirLayout(workspace.workDir);
   const release = acquireLock(layout.lockFile);
   try {
@@ -52,11 +62,6 @@ async function main(argv: string[]): Promise<number> {
         throw new Error(`no sandbox for sessions: ${unavailable} (or start with --unsafe-no-sandbox)`);
       }
     }
-    const sandbox = new Sandbox({
-      mode: config.unsafeNoSandbox ? "none" : "bubblewrap",
-      model: config.anthropic,
-      secretFiles: secretFiles(config),
-    });
     const driver = createDriver(config, sandbox);
     const api = new RunnerApi(config.workerUrl);
     const identity = await ensureIdentity({

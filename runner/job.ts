@@ -125,10 +125,10 @@ async function session(
     worktree: worktree.path,
     phaseFile,
     home,
-    readOnly: [],
+    readOnly: [workspace.objectsPath(ref.repoKey)],
     signal,
     log,
-    diffAgainstBase: () => workspace.diffAgainstBase(worktree.path, job.repo.defaultBranch),
+    diffAgainstBase: () => workspace.diffAgainstBase(ref, job.repo.defaultBranch),
     onSession: (sessionId) => {
       void reporter.event({ kind: "session", sessionId, worktree: worktree.path });
       rememberSession(sessionFile, job.id, sessionId).catch((error: unknown) =>
@@ -154,11 +154,10 @@ async function session(
   const base = { phase, sessionId, branch: worktree.branch, ...(reason ? { reason } : {}) };
   if (phase !== "awaiting_ci" && phase !== "awaiting_review") return base;
 
-  const leftovers = await workspace.commitAll(
-    worktree.path,
-    `Conveyor: uncommitted work on #${job.issue.number}`,
-  );
-  if (leftovers) log.info("committed what the session left uncommitted", { sha: leftovers });
+  const collected = await workspace.collect(ref, `Conveyor: uncommitted work on #${job.issue.number}`);
+  if (collected.committedLeftovers) {
+    log.info("committed what the session left uncommitted", { sha: collected.sha });
+  }
   const headSha = await workspace.push(ref);
   log.info("pushed", { branch: worktree.branch, headSha });
   await reporter.event({ kind: "pushed", branch: worktree.branch, headSha });

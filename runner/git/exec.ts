@@ -44,7 +44,7 @@ const REPOSITORY_ENV = [
 
 // The runner's git behaves the same on every host: no system or user config (no stray credential helpers,
 // signing, hooks paths), never a prompt on a terminal, messages in English.
-const HERMETIC_ENV = {
+export const HERMETIC_GIT_ENV = {
   GIT_CONFIG_NOSYSTEM: "1",
   GIT_CONFIG_GLOBAL: "/dev/null",
   GIT_TERMINAL_PROMPT: "0",
@@ -57,7 +57,7 @@ const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
 export function git(args: readonly string[], options: GitOptions = {}): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of REPOSITORY_ENV) delete env[name];
-  Object.assign(env, HERMETIC_ENV, options.env);
+  Object.assign(env, HERMETIC_GIT_ENV, options.env);
   return new Promise((resolve, reject) => {
     execFile(
       "git",

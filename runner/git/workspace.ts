@@ -1,35 +1,50 @@
-import { existsSync, mkdirSync, realpathSync } from "node:fs";
-import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
+import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { GitError, git } from "./exec.ts";
+import { GitError, git, HERMETIC_GIT_ENV } from "./exec.ts";
 
 /**
  * The runner's git workspace in one work dir:
  *
- *   <workDir>/mirrors/<owner>__<repo>.git          bare, created once, afterwards only fetched
- *   <workDir>/worktrees/<owner>__<repo>/<issue>    one worktree per issue on branch conveyor/<issue>
+ *   <workDir>/mirrors/<owner>__<repo>.git          the runner's private bare repository: fetch and push
+ *   <workDir>/worktrees/<owner>__<repo>/<issue>    one standalone repository per issue on conveyor/<issue>
  *
- * The mirror keeps the remote's branches under refs/remotes/origin/*, so fetching (with --prune) never touches
- * the local conveyor/* branches that the worktrees have checked out. The remote URL lives only in memory and
- * in the arguments of fetch and push, never in a config file.
+ * The private repository keeps the remote's branches under refs/remotes/origin/* and the runner's record of
+ * each issue's branch under refs/heads/conveyor/*. It is the only place git runs with the credential, and no
+ * session ever sees it but its object store, read-only (the worktrees borrow those objects through
+ * `objects/info/alternates`, so a new worktree writes no object). Its config is the runner's alone.
  *
- * Credentials: the token reaches git only through the environment of the fetch or push process, read there by
- * a credential helper given on the command line. That command line first clears every configured helper (the
- * mirror's config is shared with the worktrees, so the agent can write to it) and scopes ours to the remote's
- * origin; hooks are off for every git call the runner makes. What this cannot stop is an agent that rewrites
- * the mirror's config to send the push through a command transport (url.*.insteadOf to ext::, ssh commands):
- * sessions must not be able to write the mirror's config to be safe from that.
+ * A worktree's repository is the agent's: its config, hooks and attributes may be anything. The runner never
+ * runs git there with a credential, and whatever it runs there (`status`, `add`, `commit`) goes through
+ * `WorktreeGit`, which the runner points into the session's sandbox, with hooks, fsmonitor and signing off.
+ * The agent's commits come out as objects: `git fetch <worktree>` into the private repository (git's
+ * upload-pack reads no command from the repository it serves), then a push from there.
+ *
+ * The remote URL lives only in memory and in the arguments of fetch and push, never in a config file. The
+ * token reaches git only through the environment of the fetch or push process, read there by a credential
+ * helper given on the command line, scoped to the remote's origin.
  *
  * One runner process per work dir: operations on a repository are serialized within the process only.
  */
 export type GitCredential = { username: string; token: string };
 export type Author = { name: string; email: string };
 
+/**
+ * Runs git in a worktree's repository (whose config is the agent's) and resolves with its stdout: inside the
+ * session's sandbox, seeing `readOnly` besides the worktree. The default runs it directly.
+ */
+export type WorktreeGit = (
+  place: { worktree: string; readOnly: readonly string[] },
+  args: readonly string[],
+  env: Record<string, string>,
+) => Promise<string>;
+
 export type WorkspaceOptions = {
   workDir: string;
   /** For fetch and push over http(s); omit for remotes that need none. */
   credential?: GitCredential;
   author?: Author;
+  worktreeGit?: WorktreeGit;
 };
 
 export type RepoRef = { repoKey: string };
@@ -65,6 +80,16 @@ const CREDENTIAL_HELPER =
   '"$CONVEYOR_GIT_USERNAME" "$CONVEYOR_GIT_TOKEN"; fi; }; f';
 // Repository hooks are the agent's to write; none of them runs in the runner's own git calls.
 const NO_HOOKS = ["-c", "core.hooksPath=/dev/null"];
+// In the agent's repository, also no fsmonitor command and no signing program (filters run in the sandbox).
+const IN_WORKTREE = [
+  ...NO_HOOKS,
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "commit.gpgSign=false",
+  "-c",
+  "core.untrackedCache=false",
+];
 const REMOTE_HEADS = "+refs/heads/*:refs/remotes/origin/*";
 const NAME_PART = /^[A-Za-z0-9._-]+$/;
 
@@ -74,17 +99,25 @@ export class Workspace {
   readonly #author: Author;
   readonly #remoteUrls = new Map<string, string>();
   readonly #queues = new Map<string, Promise<void>>();
+  readonly #worktreeGit: WorktreeGit;
 
   constructor(options: WorkspaceOptions) {
     mkdirSync(options.workDir, { recursive: true });
-    // git records worktree paths resolved; comparing against them needs the same form.
+    // Paths bound into sandboxes and written into alternates files are compared resolved.
     this.workDir = realpathSync(options.workDir);
     this.#credential = options.credential;
     this.#author = options.author ?? DEFAULT_AUTHOR;
+    this.#worktreeGit =
+      options.worktreeGit ?? ((place, args, env) => git(args, { cwd: place.worktree, env }));
   }
 
   mirrorPath(repoKey: string): string {
     return join(this.workDir, "mirrors", `${slug(repoKey)}.git`);
+  }
+
+  /** The private repository's objects, which the worktrees borrow: a session's sandbox reads them. */
+  objectsPath(repoKey: string): string {
+    return join(this.mirrorPath(repoKey), "objects");
   }
 
   worktreePath({ repoKey, issueNumber }: IssueRef): string {
@@ -105,9 +138,10 @@ export class Workspace {
 
   /**
    * The issue's worktree, after `ensureMirror`. The pushed branch is the checkpoint: local state (an existing
-   * worktree with its uncommitted changes, or a leftover local branch) is kept only if it contains what was
-   * pushed; otherwise the worktree is rebuilt or reset from the pushed branch, and only if nothing was ever
-   * pushed does a new branch start from the base.
+   * worktree with its uncommitted changes, or the branch last collected from one) is kept only if it contains
+   * what was pushed; otherwise the worktree is rebuilt from the pushed branch, and only if nothing was ever
+   * pushed does a new branch start from the base. The private repository's `conveyor/<issue>` then names
+   * the commit the worktree started from.
    */
   async ensureWorktree({
     repoKey,
@@ -119,56 +153,94 @@ export class Workspace {
     const branch = branchName(issueNumber);
     return this.#serial(repoKey, async () => {
       if (!existsSync(mirror)) throw new Error(`ensureWorktree(${repoKey}): ensureMirror has not run`);
-      const [local, remote] = await Promise.all([
+      const [local, remote, base] = await Promise.all([
         resolveRef(mirror, `refs/heads/${branch}`),
         resolveRef(mirror, `refs/remotes/origin/${branch}`),
+        resolveRef(mirror, `refs/remotes/origin/${baseBranch}`),
       ]);
+      if (base === undefined)
+        throw new Error(`ensureWorktree(${repoKey}): no branch ${baseBranch} on the remote`);
       const localIsCurrent =
         local !== undefined &&
         (remote === undefined || local === remote || (await isAncestor(mirror, remote, local)));
-      const registered = await isRegisteredWorktree(mirror, path);
 
-      if (registered && existsSync(join(path, ".git"))) {
-        if (localIsCurrent || remote === undefined) return { path, branch, from: "existing" };
-        await run(path, ["checkout", "--quiet", "--force", "--no-track", "-B", branch, remote]);
-        await run(path, ["clean", "--quiet", "--force", "-d"]);
-        return { path, branch, from: "remote_branch" };
+      if (isStandaloneRepository(path) && (localIsCurrent || remote === undefined)) {
+        return { path, branch, from: "existing" };
       }
-
-      await discardWorktree(mirror, path, registered);
-      if (localIsCurrent) {
-        await run(mirror, ["worktree", "add", "--quiet", path, branch]);
-        return { path, branch, from: "local_branch" };
-      }
-      const start = remote ?? `refs/remotes/origin/${baseBranch}`;
-      await run(mirror, ["worktree", "add", "--quiet", "--no-track", "-B", branch, path, start]);
-      return { path, branch, from: remote === undefined ? "base" : "remote_branch" };
+      await rm(path, { recursive: true, force: true });
+      const [start, from] = localIsCurrent
+        ? [local, "local_branch" as const]
+        : remote !== undefined
+          ? [remote, "remote_branch" as const]
+          : [base, "base" as const];
+      await this.#createWorktree(mirror, path, { branch, start, baseBranch, base });
+      await run(mirror, ["update-ref", `refs/heads/${branch}`, start]);
+      return { path, branch, from };
     });
   }
 
-  async headSha(worktree: string): Promise<string> {
-    return (await run(worktree, ["rev-parse", "--verify", "HEAD"])).trim();
-  }
-
-  /** Commits whatever the agent left uncommitted; returns the new commit, or null if there was nothing. */
-  async commitAll(worktree: string, message: string): Promise<string | null> {
-    if ((await run(worktree, ["status", "--porcelain", "--untracked-files=all"])) === "") return null;
-    await run(worktree, ["add", "--all"]);
-    const { name, email } = this.#author;
-    const env = {
-      GIT_AUTHOR_NAME: name,
-      GIT_AUTHOR_EMAIL: email,
-      GIT_COMMITTER_NAME: name,
-      GIT_COMMITTER_EMAIL: email,
-    };
-    await run(worktree, ["commit", "--quiet", "-m", message], env);
-    return this.headSha(worktree);
+  /**
+   * A new repository of the runner's making (its config is ours until the session starts), borrowing the
+   * private repository's objects, with the base branch as `origin/<base>` for the agent's diffs.
+   */
+  async #createWorktree(
+    mirror: string,
+    path: string,
+    refs: { branch: string; start: string; baseBranch: string; base: string },
+  ): Promise<void> {
+    await mkdir(dirname(path), { recursive: true });
+    await run(dirname(path), ["init", "--quiet", "--template=", path]);
+    await writeFile(join(path, ".git", "objects", "info", "alternates"), `${join(mirror, "objects")}\n`);
+    await run(path, ["update-ref", `refs/remotes/origin/${refs.baseBranch}`, refs.base]);
+    await run(path, ["checkout", "--quiet", "-B", refs.branch, refs.start]);
   }
 
   /**
-   * Pushes conveyor/<issue> and returns the pushed sha. A plain push, not a forced one (with or without lease):
-   * the runner is the only writer of the branch, so a non-fast-forward means someone else wrote it and fails
-   * with `PushRejectedError` instead of overwriting their work.
+   * Commits whatever the agent left uncommitted in the issue's worktree (through `WorktreeGit`: the agent's
+   * repository), then takes the branch's commits into the private repository. Returns the branch's head
+   * there, and whether a commit of leftovers was made.
+   */
+  async collect(ref: IssueRef, message: string): Promise<{ sha: string; committedLeftovers: boolean }> {
+    const worktree = this.worktreePath(ref);
+    const place = { worktree, readOnly: [this.objectsPath(ref.repoKey)] };
+    const inWorktree = (args: string[], env: Record<string, string> = {}) =>
+      this.#worktreeGit(place, [...IN_WORKTREE, ...args], { ...HERMETIC_GIT_ENV, ...env });
+    let committedLeftovers = false;
+    if ((await inWorktree(["status", "--porcelain", "--untracked-files=all"])) !== "") {
+      await inWorktree(["add", "--all"]);
+      const { name, email } = this.#author;
+      const env = {
+        GIT_AUTHOR_NAME: name,
+        GIT_AUTHOR_EMAIL: email,
+        GIT_COMMITTER_NAME: name,
+        GIT_COMMITTER_EMAIL: email,
+      };
+      await inWorktree(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message], env);
+      committedLeftovers = true;
+    }
+    const mirror = this.mirrorPath(ref.repoKey);
+    const branch = branchName(ref.issueNumber);
+    return this.#serial(ref.repoKey, async () => {
+      await run(mirror, [
+        "-c",
+        "protocol.file.allow=always",
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        worktree,
+        `+refs/heads/${branch}:refs/heads/${branch}`,
+      ]);
+      const sha = (await run(mirror, ["rev-parse", "--verify", `refs/heads/${branch}^{commit}`])).trim();
+      return { sha, committedLeftovers };
+    });
+  }
+
+  /**
+   * Pushes the private repository's conveyor/<issue> (see `collect`) and returns the pushed sha. A plain push,
+   * not a forced one (with or without lease): the runner is the only writer of the branch, so a
+   * non-fast-forward means someone else wrote it and fails with `PushRejectedError` instead of overwriting
+   * their work.
    */
   async push({ repoKey, issueNumber }: IssueRef): Promise<string> {
     const remoteUrl = this.#remoteUrls.get(repoKey);
@@ -195,21 +267,24 @@ export class Workspace {
     const path = this.worktreePath({ repoKey, issueNumber });
     const branch = branchName(issueNumber);
     return this.#serial(repoKey, async () => {
-      if (!existsSync(mirror)) return rm(path, { recursive: true, force: true });
-      await discardWorktree(mirror, path, await isRegisteredWorktree(mirror, path));
+      await rm(path, { recursive: true, force: true });
+      if (!existsSync(mirror)) return;
       if ((await resolveRef(mirror, `refs/heads/${branch}`)) !== undefined) {
         await run(mirror, ["branch", "--quiet", "-D", branch]);
       }
     });
   }
 
-  /** What the branch changed since it left the base (committed work only), for a recovery prompt. */
-  async diffAgainstBase(worktree: string, baseBranch: string): Promise<string> {
-    return run(worktree, [
+  /**
+   * What the branch changed since it left the base (committed work only), for a recovery prompt: from the
+   * private repository, where `ensureWorktree` recorded the commit the worktree started from.
+   */
+  async diffAgainstBase({ repoKey, issueNumber }: IssueRef, baseBranch: string): Promise<string> {
+    return run(this.mirrorPath(repoKey), [
       "diff",
       "--no-ext-diff",
       "--no-textconv",
-      `refs/remotes/origin/${baseBranch}...HEAD`,
+      `refs/remotes/origin/${baseBranch}...refs/heads/${branchName(issueNumber)}`,
     ]);
   }
 
@@ -238,15 +313,23 @@ export class Workspace {
     ]);
   }
 
-  /** A git command that talks to the remote: the only kind that ever sees the credential. */
+  /**
+   * A git command that talks to the remote: the only kind that ever sees the credential, and only over https
+   * (http for a loopback remote, as in tests; a local path only for a remote given as one).
+   */
   #remote(gitDir: string, remoteUrl: string, args: string[]): Promise<string> {
-    // An empty helper clears the list, planted helpers included: they would be handed the token to "store".
+    // An empty helper clears the list: the private repository has none, and none is ever taken from elsewhere.
     const config = ["-c", "credential.helper="];
-    if (this.#credential === undefined) return run(gitDir, [...config, ...args]);
+    const env = { GIT_ALLOW_PROTOCOL: allowedProtocols(remoteUrl) };
+    if (this.#credential === undefined) return run(gitDir, [...config, ...args], env);
     const { protocol, host } = new URL(remoteUrl);
     config.push("-c", `credential.${protocol}//${host}.helper=${CREDENTIAL_HELPER}`);
     const { username, token } = this.#credential;
-    return run(gitDir, [...config, ...args], { CONVEYOR_GIT_USERNAME: username, CONVEYOR_GIT_TOKEN: token });
+    return run(gitDir, [...config, ...args], {
+      ...env,
+      CONVEYOR_GIT_USERNAME: username,
+      CONVEYOR_GIT_TOKEN: token,
+    });
   }
 
   #checkRemoteUrl(remoteUrl: string): void {
@@ -313,14 +396,21 @@ async function isAncestor(gitDir: string, ancestor: string, descendant: string):
   }
 }
 
-async function isRegisteredWorktree(mirror: string, path: string): Promise<boolean> {
-  const list = await run(mirror, ["worktree", "list", "--porcelain"]);
-  return list.split("\n").includes(`worktree ${path}`);
+/** A worktree made by `#createWorktree` (a `.git` directory, not the `.git` file of a linked worktree). */
+function isStandaloneRepository(path: string): boolean {
+  try {
+    return statSync(join(path, ".git")).isDirectory() && existsSync(join(path, ".git", "HEAD"));
+  } catch {
+    return false;
+  }
 }
 
-/** Unregisters and deletes a worktree, whatever is left of it (locked, half-deleted, never registered). */
-async function discardWorktree(mirror: string, path: string, registered: boolean): Promise<void> {
-  if (registered) await run(mirror, ["worktree", "remove", "--force", "--force", path]);
-  await rm(path, { recursive: true, force: true });
-  await run(mirror, ["worktree", "prune"]);
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** `GIT_ALLOW_PROTOCOL` for a remote: https; http only on loopback; file only for a remote that is a path. */
+function allowedProtocols(remoteUrl: string): string {
+  if (!URL.canParse(remoteUrl)) return "file";
+  const url = new URL(remoteUrl);
+  if (url.protocol === "file:") return "file";
+  return url.protocol === "http:" && LOOPBACK.has(url.hostname) ? "https:http" : "https";
 }

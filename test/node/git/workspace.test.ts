@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import { chmod, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitError, git } from "../../../runner/git/exec.ts";
 import { PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
@@ -37,6 +37,10 @@ async function prepare(ws: Workspace, issueNumber = 7) {
 }
 
 const inWorktree = (path: string, args: string[]) => git(args, { cwd: path }).then((out) => out.trim());
+const head = (path: string) => inWorktree(path, ["rev-parse", "HEAD"]);
+/** What a job does after its session: leftovers committed, the branch taken into the private repository. */
+const commit = async (ws: Workspace, message: string, issueNumber = 7) =>
+  (await ws.collect({ repoKey: REPO, issueNumber }, message)).sha;
 
 describe("ensureMirror", () => {
   it("clones once, then only fetches into the same mirror", async () => {
@@ -99,7 +103,7 @@ describe("ensureWorktree", () => {
       from: "base",
     });
     expect(await inWorktree(wt.path, ["symbolic-ref", "HEAD"])).toBe("refs/heads/conveyor/7");
-    expect(await ws.headSha(wt.path)).toBe(await upstream.sha("main"));
+    expect(await head(wt.path)).toBe(await upstream.sha("main"));
     expect(await readFile(join(wt.path, "src/b.txt"), "utf8")).toBe("b\n");
     expect(await inWorktree(wt.path, ["config", "--list"])).not.toContain("branch.");
   });
@@ -115,31 +119,31 @@ describe("ensureWorktree", () => {
     expect(await readFile(join(wt.path, "new.txt"), "utf8")).toBe("agent\n");
     expect(await readFile(join(wt.path, "src/a.txt"), "utf8")).toBe("changed\n");
     // The base moved on; the branch does not follow it by itself (rebasing is the session's call).
-    expect(await ws.headSha(wt.path)).not.toBe(commitsOnMain);
+    expect(await head(wt.path)).not.toBe(commitsOnMain);
   });
 
   it("recreates a deleted worktree from its local branch", async () => {
     const ws = workspace();
     const wt = await prepare(ws);
     await writeFile(join(wt.path, "new.txt"), "agent\n");
-    const sha = await ws.commitAll(wt.path, "work");
+    const sha = await commit(ws, "work");
     await rm(wt.path, { recursive: true, force: true });
 
     expect(await prepare(ws)).toEqual({ ...wt, from: "local_branch" });
-    expect(await ws.headSha(wt.path)).toBe(sha);
+    expect(await head(wt.path)).toBe(sha);
   });
 
   it("rebuilds from the pushed branch on a runner that never saw the issue", async () => {
     const first = workspace("first");
     const wt = await prepare(first);
     await writeFile(join(wt.path, "new.txt"), "agent\n");
-    await first.commitAll(wt.path, "work");
+    await commit(first, "work");
     const pushed = await first.push({ repoKey: REPO, issueNumber: 7 });
 
     const second = workspace("second");
     const rebuilt = await prepare(second);
     expect(rebuilt.from).toBe("remote_branch");
-    expect(await second.headSha(rebuilt.path)).toBe(pushed);
+    expect(await head(rebuilt.path)).toBe(pushed);
     expect(await readFile(join(rebuilt.path, "new.txt"), "utf8")).toBe("agent\n");
     expect(await inWorktree(rebuilt.path, ["symbolic-ref", "HEAD"])).toBe("refs/heads/conveyor/7");
   });
@@ -149,44 +153,56 @@ describe("ensureWorktree", () => {
     const second = workspace("second");
     const theirs = await prepare(second);
     await writeFile(join(theirs.path, "theirs.txt"), "second\n");
-    await second.commitAll(theirs.path, "theirs");
+    await commit(second, "theirs");
     const pushed = await second.push({ repoKey: REPO, issueNumber: 7 });
 
     await first.ensureMirror({ repoKey: REPO, remoteUrl });
     await git(["-C", first.mirrorPath(REPO), "branch", "conveyor/7", "refs/remotes/origin/main"]);
     const wt = await first.ensureWorktree({ repoKey: REPO, issueNumber: 7, baseBranch: "main" });
     expect(wt.from).toBe("remote_branch");
-    expect(await first.headSha(wt.path)).toBe(pushed);
+    expect(await head(wt.path)).toBe(pushed);
   });
 
   it("resets a stale worktree to the branch another runner pushed", async () => {
     const first = workspace("first");
     const wt = await prepare(first);
     await writeFile(join(wt.path, "one.txt"), "1\n");
-    await first.commitAll(wt.path, "one");
+    await commit(first, "one");
     await first.push({ repoKey: REPO, issueNumber: 7 });
     await writeFile(join(wt.path, "stale.txt"), "left over\n");
 
     const second = workspace("second");
     const theirs = await prepare(second);
     await writeFile(join(theirs.path, "two.txt"), "2\n");
-    await second.commitAll(theirs.path, "two");
+    await commit(second, "two");
     const pushed = await second.push({ repoKey: REPO, issueNumber: 7 });
 
     expect(await prepare(first)).toEqual({ ...wt, from: "remote_branch" });
-    expect(await first.headSha(wt.path)).toBe(pushed);
+    expect(await head(wt.path)).toBe(pushed);
     expect(existsSync(join(wt.path, "two.txt"))).toBe(true);
     expect(existsSync(join(wt.path, "stale.txt"))).toBe(false);
     expect(await inWorktree(wt.path, ["status", "--porcelain"])).toBe("");
   });
 
-  it("replaces a directory that is not a registered worktree", async () => {
+  it("replaces what is not a worktree of its own making (a linked worktree of an older runner)", async () => {
     const ws = workspace();
     const wt = await prepare(ws);
-    await git(["-C", ws.mirrorPath(REPO), "worktree", "remove", "--force", wt.path]);
-    await git(["init", "--quiet", wt.path]);
+    await rm(join(wt.path, ".git"), { recursive: true, force: true });
+    await writeFile(join(wt.path, ".git"), `gitdir: ${ws.mirrorPath(REPO)}/worktrees/7\n`);
     expect((await prepare(ws)).from).toBe("local_branch");
-    expect(await git(["rev-parse", "--git-common-dir"], { cwd: wt.path })).toBe(`${ws.mirrorPath(REPO)}\n`);
+    expect(await git(["rev-parse", "--git-dir"], { cwd: wt.path })).toBe(".git\n");
+  });
+
+  it("borrows the private repository's objects instead of copying them", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    expect(await readFile(join(wt.path, ".git", "objects", "info", "alternates"), "utf8")).toBe(
+      `${ws.objectsPath(REPO)}\n`,
+    );
+    expect(await inWorktree(wt.path, ["count-objects"])).toMatch(/^0 objects/);
+    expect(await inWorktree(wt.path, ["rev-parse", "refs/remotes/origin/main"])).toBe(
+      await upstream.sha("main"),
+    );
   });
 
   it("gives two issues started at once on a fresh runner two worktrees", async () => {
@@ -199,7 +215,7 @@ describe("ensureWorktree", () => {
       [7, 8].map(async (issueNumber) => {
         const path = ws.worktreePath({ repoKey: REPO, issueNumber });
         await writeFile(join(path, `issue-${issueNumber}.txt`), "x\n");
-        await ws.commitAll(path, `issue ${issueNumber}`);
+        await commit(ws, `issue ${issueNumber}`, issueNumber);
         return ws.push({ repoKey: REPO, issueNumber });
       }),
     );
@@ -207,18 +223,20 @@ describe("ensureWorktree", () => {
   });
 });
 
-describe("commitAll", () => {
-  it("commits what the agent left as Conveyor, without running hooks", async () => {
+describe("collect", () => {
+  it("commits what the agent left as Conveyor, without running hooks, into the private repository", async () => {
     const ws = workspace();
     const wt = await prepare(ws);
-    const hook = join(ws.mirrorPath(REPO), "hooks", "post-commit");
+    const hook = join(wt.path, ".git", "hooks", "post-commit");
+    await mkdir(dirname(hook), { recursive: true });
     await writeFile(hook, `#!/bin/sh\ntouch ${root}/hook-ran\n`);
     await chmod(hook, 0o755);
     await writeFile(join(wt.path, "new.txt"), "agent\n");
     await rm(join(wt.path, "src/a.txt"));
 
-    const sha = await ws.commitAll(wt.path, "Conveyor: work on #7");
-    expect(sha).toBe(await ws.headSha(wt.path));
+    const sha = await commit(ws, "Conveyor: work on #7");
+    expect(sha).toBe(await head(wt.path));
+    expect((await refs(ws.mirrorPath(REPO)))["refs/heads/conveyor/7"]).toBe(sha);
     expect(existsSync(join(root, "hook-ran"))).toBe(false);
     expect(await inWorktree(wt.path, ["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s"])).toBe(
       "Conveyor <conveyor@localhost>|Conveyor <conveyor@localhost>|Conveyor: work on #7",
@@ -228,10 +246,22 @@ describe("commitAll", () => {
     );
   });
 
-  it("returns null when there is nothing to commit", async () => {
+  it("commits nothing when there is nothing to commit, and still takes the agent's own commits", async () => {
     const ws = workspace();
     const wt = await prepare(ws);
-    expect(await ws.commitAll(wt.path, "nothing")).toBeNull();
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    const identity = {
+      GIT_AUTHOR_NAME: "a",
+      GIT_AUTHOR_EMAIL: "a@x",
+      GIT_COMMITTER_NAME: "a",
+      GIT_COMMITTER_EMAIL: "a@x",
+    };
+    await git(["add", "new.txt"], { cwd: wt.path });
+    await git(["commit", "-qm", "the agent's"], { cwd: wt.path, env: identity });
+    expect(await ws.collect({ repoKey: REPO, issueNumber: 7 }, "nothing")).toEqual({
+      sha: await head(wt.path),
+      committedLeftovers: false,
+    });
   });
 });
 
@@ -240,7 +270,7 @@ describe("push", () => {
     const ws = workspace();
     const wt = await prepare(ws);
     await writeFile(join(wt.path, "new.txt"), "agent\n");
-    const sha = await ws.commitAll(wt.path, "work");
+    const sha = await commit(ws, "work");
     expect(await ws.push({ repoKey: REPO, issueNumber: 7 })).toBe(sha);
     expect(await upstream.sha("conveyor/7")).toBe(sha);
     // Pushing again without new work is a no-op, not an error.
@@ -253,10 +283,10 @@ describe("push", () => {
     const mine = await prepare(first);
     const theirs = await prepare(second);
     await writeFile(join(theirs.path, "theirs.txt"), "x\n");
-    await second.commitAll(theirs.path, "theirs");
+    await commit(second, "theirs");
     const pushed = await second.push({ repoKey: REPO, issueNumber: 7 });
     await writeFile(join(mine.path, "mine.txt"), "y\n");
-    await first.commitAll(mine.path, "mine");
+    await commit(first, "mine");
 
     await expect(first.push({ repoKey: REPO, issueNumber: 7 })).rejects.toBeInstanceOf(PushRejectedError);
     expect(await upstream.sha("conveyor/7")).toBe(pushed);
@@ -281,12 +311,13 @@ describe("push", () => {
     await git(["config", `credential.${remoteUrl}.helper`, `!f() { cat >> ${stolen}-url; }; f`], {
       cwd: wt.path,
     });
-    for (const name of ["pre-push", "reference-transaction", "post-update"]) {
-      await writeFile(join(mirror, "hooks", name), `#!/bin/sh\nenv >> ${stolen}-hook\n`);
-      await chmod(join(mirror, "hooks", name), 0o755);
+    await mkdir(join(wt.path, ".git", "hooks"), { recursive: true });
+    for (const name of ["pre-push", "reference-transaction", "post-update", "pre-commit"]) {
+      await writeFile(join(wt.path, ".git", "hooks", name), `#!/bin/sh\nenv >> ${stolen}-hook\n`);
+      await chmod(join(wt.path, ".git", "hooks", name), 0o755);
     }
     await writeFile(join(wt.path, "new.txt"), "agent\n");
-    await ws.commitAll(wt.path, "work");
+    await commit(ws, "work");
     await ws.push({ repoKey: REPO, issueNumber: 7 });
     await prepare(ws);
 
@@ -326,15 +357,11 @@ describe("reap", () => {
     const ws = workspace();
     const wt = await prepare(ws);
     await writeFile(join(wt.path, "dirty.txt"), "x\n");
-    await git(["worktree", "lock", wt.path], { cwd: ws.mirrorPath(REPO) });
 
     await ws.reap({ repoKey: REPO, issueNumber: 7 });
     await ws.reap({ repoKey: REPO, issueNumber: 7 });
     expect(existsSync(wt.path)).toBe(false);
     expect(await refs(ws.mirrorPath(REPO))).not.toHaveProperty("refs/heads/conveyor/7");
-    expect(await git(["worktree", "list", "--porcelain"], { cwd: ws.mirrorPath(REPO) })).not.toContain(
-      wt.path,
-    );
     expect((await prepare(ws)).from).toBe("base");
   });
 
@@ -348,12 +375,12 @@ describe("diffAgainstBase", () => {
     const ws = workspace();
     const wt = await prepare(ws);
     await writeFile(join(wt.path, "new.txt"), "agent\n");
-    await ws.commitAll(wt.path, "work");
+    await commit(ws, "work");
     await writeFile(join(wt.path, "uncommitted.txt"), "x\n");
     await upstream.commit({ "src/c.txt": "c\n" }, "meanwhile on main");
     await prepare(ws);
 
-    const diff = await ws.diffAgainstBase(wt.path, "main");
+    const diff = await ws.diffAgainstBase({ repoKey: REPO, issueNumber: 7 }, "main");
     expect(diff).toContain("+++ b/new.txt");
     expect(diff).not.toContain("src/c.txt");
     expect(diff).not.toContain("uncommitted.txt");

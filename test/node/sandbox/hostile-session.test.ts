@@ -46,7 +46,7 @@ git config filter.leak.smudge "$P"
 echo '* filter=leak' > .gitattributes
 mkdir -p "$(git rev-parse --git-path hooks)"
 for hook in pre-commit pre-push post-commit reference-transaction; do cp "$P" "$(git rev-parse --git-path hooks)/$hook"; done
-echo planted`;
+echo "planted""-ok"`;
 
 type Scene = {
   root: string;
@@ -77,8 +77,10 @@ function attacks(scene: () => Scene) {
         loot("env"),
         () =>
           loot(`ls -R ${scene().workDir}; find ${scene().workDir} / -maxdepth 6 -name '*.jsonl' 2>/dev/null`),
-        () => loot(`exec 3<>/dev/tcp/127.0.0.1/${new URL(scene().worker.url).port} && echo REACHED-WORKER`),
-        () => loot(`exec 3<>/dev/tcp/127.0.0.1/${new URL(scene().git.url("x")).port} && echo REACHED-FORGE`),
+        () =>
+          loot(`exec 3<>/dev/tcp/127.0.0.1/${new URL(scene().worker.url).port} && echo "REACHED""-WORKER"`),
+        () =>
+          loot(`exec 3<>/dev/tcp/127.0.0.1/${new URL(scene().git.url("x")).port} && echo "REACHED""-FORGE"`),
         bash(
           `setsid sh -c 'while :; do for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f"; done >> "$HOME/bg-captured" 2>/dev/null; sleep 0.1; done' ${BG_MARKER} > /dev/null 2>&1 &`,
         ),
@@ -247,16 +249,23 @@ describe("a hostile session in the sandbox", { timeout: 120_000 }, () => {
     const leaked = Object.entries(await secrets(scene)).filter(([, value]) => seen.includes(value));
     expect(leaked.map(([name]) => name)).toEqual([]);
 
-    // It saw its own sandbox: its own processes, not the runner's; not the Worker, not the forge.
-    expect(seen).toContain("planted");
-    expect(seen).not.toContain("REACHED-WORKER");
-    expect(seen).not.toContain("REACHED-FORGE");
-    expect(seen).not.toContain("runner/cli.ts");
-    // Not issue 1's worktree, transcript or phase directory.
-    expect(seen).not.toContain("one.txt");
-    expect(seen).not.toContain("demo-1");
-    // Nothing it planted in its repository's git config ran outside the sandbox, none with a credential.
-    expect(seen).not.toContain("CONVEYOR_GIT_TOKEN");
+    expect(seen).toContain("planted-ok");
+    expect({
+      // Its own processes only, not the runner's; not the Worker, not the forge.
+      runnerProcess: seen.includes("runner/cli.ts"),
+      reachedWorker: seen.includes("REACHED-WORKER"),
+      reachedForge: seen.includes("REACHED-FORGE"),
+      // Not issue 1's worktree, transcript or phase directory.
+      otherIssue: seen.includes("one.txt") || seen.includes("demo-1"),
+      // Nothing it planted in its repository's git config ran with a credential.
+      gitCredential: seen.includes("CONVEYOR_GIT_TOKEN"),
+    }).toEqual({
+      runnerProcess: false,
+      reachedWorker: false,
+      reachedForge: false,
+      otherIssue: false,
+      gitCredential: false,
+    });
     // The background process it left died with its session.
     expect(backgroundAlive()).toBe(false);
     // And the runner still pushed its work.
@@ -291,8 +300,10 @@ describe("the same hostile session without the sandbox", { timeout: 120_000 }, (
       .filter(([, value]) => seen.includes(value))
       .map(([name]) => name);
     expect(leaked).toEqual(expect.arrayContaining(["runnerToken", "pushToken", "modelKey"]));
-    expect(seen).toContain("REACHED-WORKER");
-    expect(seen).toContain("one.txt");
+    expect({ reachedWorker: seen.includes("REACHED-WORKER"), otherIssue: seen.includes("one.txt") }).toEqual({
+      reachedWorker: true,
+      otherIssue: true,
+    });
     expect(backgroundAlive()).toBe(true);
     expect(scene.runner.lines.some((line) => line.includes("UNSAFE"))).toBe(true);
   });

@@ -6,6 +6,7 @@ import type { JobContext } from "../../../../runner/job.ts";
 import { Logger } from "../../../../runner/log.ts";
 import { WorkDirLayout } from "../../../../runner/paths.ts";
 import { Secrets } from "../../../../runner/redact.ts";
+import { sandboxGit } from "../../../../runner/sandbox/sandbox-git.ts";
 import { Sandbox } from "../../../../runner/sandbox/session-sandbox.ts";
 import type { Job } from "../../../../src/runner-api/contract.ts";
 
@@ -42,7 +43,11 @@ export function jobContext(options: {
   credential?: GitCredential;
   secrets?: string[];
 }): TestContext {
-  const workspace = new Workspace({ workDir: options.workDir, credential: options.credential });
+  const workspace = new Workspace({
+    workDir: options.workDir,
+    credential: options.credential,
+    worktreeGit: sandboxGit(testSandbox()),
+  });
   const layout = new WorkDirLayout(workspace.workDir);
   const secrets = new Secrets();
   secrets.add(options.token, ...(options.secrets ?? []));
