@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { RunnerApi } from "./api.ts";
-import { ConfigError, loadConfig, SECRET_ENV, secretFiles, USAGE, wantsHelp } from "./config.ts";
+import { ConfigError, loadConfig, SECRET_ENV, USAGE, wantsHelp } from "./config.ts";
 import { createDriver } from "./drivers/create.ts";
 import { Workspace } from "./git/workspace.ts";
 import { Holdings } from "./holdings.ts";
@@ -40,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
   const sandbox = new Sandbox({
     mode: config.unsafeNoSandbox ? "none" : "bubblewrap",
     model: config.anthropic,
-    secretFiles: secretFiles(config),
+    secretFiles: config.secretFiles,
   });
   const workspace = new Workspace({
     workDir: config.workDir,

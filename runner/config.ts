@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { projectIdSchema } from "../src/projects/config.ts";
 import { LOG_LEVELS } from "./log.ts";
+import { readSecretFile } from "./secret-file.ts";
 
 const configSchema = z
   .strictObject({
@@ -69,20 +70,24 @@ const configSchema = z
   });
 
 export type RunnerConfig = z.infer<typeof configSchema> & {
-  /** The config file it was read from, if any: one of the files a sandbox must not show. */
-  configFile?: string;
+  /** The config file and the secret files it was read from: files a sandbox must not show. */
+  secretFiles: string[];
 };
 
-/** Files holding the runner's secrets, hidden from sessions wherever the sandbox's system view reaches. */
-export function secretFiles(config: RunnerConfig): string[] {
-  return config.configFile === undefined ? [] : [config.configFile];
-}
-
-/** Each setting by its config-file key, command-line flag and environment variable. */
+/**
+ * Each setting by its config-file key, command-line flag and environment variable. A secret has no flag of
+ * its own (a command line is visible to every user of the host): its flag names a file that holds it
+ * (`--git-token-file`), as may the config file (`git.tokenFile`) and the environment (`CONVEYOR_GIT_TOKEN_FILE`).
+ */
 const SETTINGS = [
   { key: "workerUrl", flag: "worker-url", env: "CONVEYOR_WORKER_URL" },
-  { key: "registrationToken", flag: "registration-token", env: "CONVEYOR_REGISTRATION_TOKEN", secret: true },
-  { key: "runnerToken", flag: "runner-token", env: "CONVEYOR_RUNNER_TOKEN", secret: true },
+  {
+    key: "registrationToken",
+    flag: "registration-token-file",
+    env: "CONVEYOR_REGISTRATION_TOKEN",
+    secret: true,
+  },
+  { key: "runnerToken", flag: "runner-token-file", env: "CONVEYOR_RUNNER_TOKEN", secret: true },
   { key: "name", flag: "name", env: "CONVEYOR_RUNNER_NAME" },
   { key: "workDir", flag: "work-dir", env: "CONVEYOR_WORK_DIR" },
   { key: "concurrency", flag: "concurrency", env: "CONVEYOR_CONCURRENCY" },
@@ -90,9 +95,9 @@ const SETTINGS = [
   { key: "driver", flag: "driver", env: "CONVEYOR_DRIVER" },
   { key: "script", flag: "script", env: "CONVEYOR_SCRIPT" },
   { key: "git.username", flag: "git-username", env: "CONVEYOR_GIT_USERNAME" },
-  { key: "git.token", flag: "git-token", env: "CONVEYOR_GIT_TOKEN", secret: true },
+  { key: "git.token", flag: "git-token-file", env: "CONVEYOR_GIT_TOKEN", secret: true },
   { key: "anthropic.baseUrl", flag: "anthropic-base-url", env: "ANTHROPIC_BASE_URL" },
-  { key: "anthropic.apiKey", flag: "anthropic-api-key", env: "ANTHROPIC_API_KEY", secret: true },
+  { key: "anthropic.apiKey", flag: "anthropic-api-key-file", env: "ANTHROPIC_API_KEY", secret: true },
   { key: "anthropic.model", flag: "anthropic-model", env: "ANTHROPIC_MODEL" },
   { key: "logLevel", flag: "log-level", env: "CONVEYOR_LOG_LEVEL" },
   { key: "shutdownGraceMs", flag: "shutdown-grace-ms", env: "CONVEYOR_SHUTDOWN_GRACE_MS" },
@@ -100,13 +105,17 @@ const SETTINGS = [
 ] as const;
 
 /** Environment variables that carry secrets: the CLI removes them from its own environment once read. */
-export const SECRET_ENV = SETTINGS.filter((s) => "secret" in s).map((s) => s.env);
+export const SECRET_ENV = SETTINGS.filter((s) => "secret" in s).flatMap((s) => [s.env, `${s.env}_FILE`]);
 
 export const USAGE = `usage: conveyor-runner [--config <file.json>] [--<setting> <value> ...] [--unsafe-no-sandbox]
 
 The config file may also be named by CONVEYOR_CONFIG. Settings (flag > environment > config file key):
-${SETTINGS.map((s) => `  --${s.flag.padEnd(20)} ${s.env.padEnd(28)} ${s.key}`).join("\n")}
-  --unsafe-no-sandbox    CONVEYOR_UNSAFE_NO_SANDBOX=1     unsafeNoSandbox: sessions without bubblewrap`;
+${SETTINGS.map((s) => {
+  const secret = "secret" in s;
+  return `  --${s.flag.padEnd(26)} ${`${s.env}${secret ? "[_FILE]" : ""}`.padEnd(36)} ${s.key}${secret ? "[File]" : ""}`;
+}).join("\n")}
+  --unsafe-no-sandbox          CONVEYOR_UNSAFE_NO_SANDBOX=1         unsafeNoSandbox: sessions without bubblewrap
+A secret is never a flag: --<secret>-file, <VARIABLE>_FILE and the config file's <key>File name a file holding it.`;
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -117,9 +126,31 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): RunnerConfig
   const { values } = parseFlags(argv);
   const file = values.config ?? env.CONVEYOR_CONFIG;
   const raw: Record<string, unknown> = file === undefined ? {} : readConfigFile(file);
-  for (const { key, flag, env: name } of SETTINGS) {
-    const value = values[flag] ?? env[name];
-    if (value !== undefined && value !== "") setPath(raw, key, value);
+  const secretFiles = file === undefined ? [] : [resolve(file)];
+  for (const setting of SETTINGS) {
+    const { key, flag, env: name } = setting;
+    if (!("secret" in setting)) {
+      const value = values[flag] ?? env[name];
+      if (value !== undefined && value !== "") setPath(raw, key, value);
+      continue;
+    }
+    // Flag > environment > config file, as for every setting; each may name a file instead.
+    const configFileKey = takePath(raw, `${key}File`);
+    const direct = env[name];
+    const file =
+      values[flag] ??
+      (direct ? undefined : env[`${name}_FILE`]) ??
+      (direct || getPath(raw, key) !== undefined ? undefined : configFileKey);
+    if (typeof file === "string" && file !== "") {
+      try {
+        setPath(raw, key, readSecretFile(file, key));
+      } catch (error) {
+        throw new ConfigError((error as Error).message);
+      }
+      secretFiles.push(resolve(file));
+    } else if (direct) {
+      setPath(raw, key, direct);
+    }
   }
   const unsafe = values["unsafe-no-sandbox"] ?? env.CONVEYOR_UNSAFE_NO_SANDBOX;
   if (unsafe !== undefined && unsafe !== "") raw.unsafeNoSandbox = unsafe;
@@ -130,7 +161,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): RunnerConfig
     const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`);
     throw new ConfigError(`invalid config: ${problems.join("; ")}`);
   }
-  return file === undefined ? parsed.data : { ...parsed.data, configFile: resolve(file) };
+  return { ...parsed.data, secretFiles };
 }
 
 export function wantsHelp(argv: string[]): boolean {
@@ -164,6 +195,29 @@ function readConfigFile(file: string): Record<string, unknown> {
     throw new ConfigError(`config file ${file} must hold a JSON object`);
   }
   return value as Record<string, unknown>;
+}
+
+function getPath(target: Record<string, unknown>, key: string): unknown {
+  const [head = "", rest] = key.split(".", 2) as [string, string | undefined];
+  const inner = target[head];
+  if (rest === undefined) return inner;
+  return typeof inner === "object" && inner !== null
+    ? getPath(inner as Record<string, unknown>, rest)
+    : undefined;
+}
+
+/** Reads and removes a (dotted) key of the config file's object. */
+function takePath(target: Record<string, unknown>, key: string): unknown {
+  const [head = "", rest] = key.split(".", 2) as [string, string | undefined];
+  if (rest === undefined) {
+    const value = target[head];
+    delete target[head];
+    return value;
+  }
+  const inner = target[head];
+  return typeof inner === "object" && inner !== null
+    ? takePath(inner as Record<string, unknown>, rest)
+    : undefined;
 }
 
 function setPath(target: Record<string, unknown>, key: string, value: string): void {

@@ -7,9 +7,12 @@ import { Secrets } from "../../../runner/redact.ts";
 import { tempDir } from "../git/support.ts";
 
 let file = "";
+let tokenFile = "";
 
 beforeAll(async () => {
   file = join(await tempDir("runner-config"), "runner.json");
+  tokenFile = join(file, "../git-token");
+  await writeFile(tokenFile, "from-token-file\n", { mode: 0o600 });
   await writeFile(
     file,
     JSON.stringify({
@@ -24,7 +27,7 @@ beforeAll(async () => {
 
 describe("loadConfig", () => {
   it("layers flags over the environment over the file", () => {
-    const config = loadConfig(["--config", file, "--concurrency", "4", "--git-token", "from-flag"], {
+    const config = loadConfig(["--config", file, "--concurrency", "4", "--git-token-file", tokenFile], {
       CONVEYOR_CONCURRENCY: "3",
       CONVEYOR_LOG_LEVEL: "debug",
       ANTHROPIC_API_KEY: "sk-ant-from-env",
@@ -35,11 +38,42 @@ describe("loadConfig", () => {
       concurrency: 4,
       logLevel: "debug",
       driver: "claude",
-      git: { username: "bot", token: "from-flag" },
+      git: { username: "bot", token: "from-token-file" },
       anthropic: { apiKey: "sk-ant-from-env", model: "claude-test" },
       shutdownGraceMs: 300_000,
       claimWaitMs: 20_000,
+      unsafeNoSandbox: false,
     });
+    // Both hold secrets: sessions' sandboxes mask them wherever the system view would show them.
+    expect(config.secretFiles).toEqual([file, tokenFile]);
+  });
+
+  it("takes secrets from files named in the environment or the config file, never from flags", async () => {
+    const keyFile = join(file, "../model-key");
+    await writeFile(keyFile, "sk-ant-from-key-file\n");
+    const withFiles = join(file, "../with-files.json");
+    await writeFile(
+      withFiles,
+      JSON.stringify({
+        workerUrl: "https://c.example.com",
+        workDir: "/w",
+        git: { username: "bot", tokenFile },
+      }),
+    );
+    const config = loadConfig(["--config", withFiles, "--unsafe-no-sandbox"], {
+      ANTHROPIC_API_KEY_FILE: keyFile,
+    });
+    expect(config).toMatchObject({
+      git: { username: "bot", token: "from-token-file" },
+      anthropic: { apiKey: "sk-ant-from-key-file" },
+      unsafeNoSandbox: true,
+    });
+    expect(() => loadConfig(["--config", file, "--git-token", "on-the-command-line"], {})).toThrow(
+      "Unknown option '--git-token'",
+    );
+    expect(() => loadConfig(["--config", file, "--git-token-file", "/nonexistent"], {})).toThrow(
+      /^git\.token: cannot read \/nonexistent: ENOENT/,
+    );
   });
 
   it("reads everything from the environment alone", () => {

@@ -67,7 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const runner of runners) runner.process.kill("SIGKILL");
   // What a failing test left of the killed runner's session.
-  if (root) await killLeftoverSessions(join(realpathSync(root), "work", "phase"));
+  if (root) await killLeftoverSessions(join(realpathSync(root), "work", "agents"));
   await Promise.all([worker?.stop(), gitServer?.close(), standIn?.close(), ledger?.close()]);
   await rm(root, { recursive: true, force: true });
 });
@@ -83,17 +83,14 @@ it("resumes the session of a runner killed mid-session: one lease at a time, one
   const requestsBefore = standIn.requests.length;
   first.process.kill("SIGKILL");
   await first.exit;
-  // Claude Code and its tool processes outlive the runner (a host crash would have taken them).
-  const survivors = session.filter((p) => alive(p.pid));
-  expect(survivors.map((p) => p.command)).toEqual(session.map((p) => p.command));
+  // The sandbox dies with the runner: Claude Code and its tool processes with it (the tests would run 30 s).
+  await until(() => session.every((p) => !alive(p.pid)), 5_000);
 
   const second = startRunner(configFile);
   runners.push(second);
   await until(() => logLines(second).some((line) => line.msg === "runner started"));
-  // The restarted runner ended them before anything else (not on their own: the tests run for 30 s).
-  await until(() => session.every((p) => !alive(p.pid)), 5_000);
-  const reaped = logLines(second).find((line) => Array.isArray(line.pids))?.pids as number[] | undefined;
-  expect(reaped?.sort()).toEqual(survivors.map((p) => p.pid).sort());
+  // So the restarted runner found nothing of them to kill.
+  expect(logLines(second).some((line) => Array.isArray(line.pids))).toBe(false);
 
   const view = await operator.waitForIssue("demo", 7, "awaiting_ci");
   const [lease1, lease2, ...more] = ledger.leases;
@@ -113,15 +110,15 @@ it("resumes the session of a runner killed mid-session: one lease at a time, one
     `job:${lease1.jobId}:complete`,
   ]);
 
-  // The same session throughout: two requests before the kill, none from the orphan, two resumed, which
-  // carry the transcript with the cut tool call marked as interrupted.
+  // The same session throughout: two requests before the kill, none from the dead sandbox, two resumed,
+  // which carry the transcript as far as it was written (the Write of greeting.txt).
   expect(requestsBefore).toBe(2);
   expect(standIn.requests.map((r) => r.headers["x-claude-code-session-id"])).toEqual(
     Array(4).fill(view.sessionId),
   );
   const resumed = toScriptRequest(standIn.requests[requestsBefore]?.body ?? {});
   expect(resumed.lastUserText).toMatch(/^Conveyor continues issue #7\. The last session was interrupted/);
-  expect(JSON.stringify(resumed.messages)).toMatch(/tail -f \/dev\/null.*Tool call interrupted/);
+  expect(JSON.stringify(resumed.messages)).toContain('"file_path":"greeting.txt"');
 
   // One push, of the resumed session's commit.
   expect(gitServer.requests.filter((r) => r.url.endsWith("/git-receive-pack"))).toHaveLength(1);

@@ -18,7 +18,6 @@ let gitServer: GitHttpServer;
 let worker: LocalWorker;
 let ledger: LeaseLedger;
 let operator: Operator;
-let sessionsLog = "";
 const configs: string[] = [];
 const runners: RunnerProcess[] = [];
 
@@ -33,10 +32,10 @@ beforeAll(async () => {
   operator = new Operator(worker.url);
   await operator.registerProject("fleet", gitServer.url("upstream.git"), { parallel: 2 });
 
-  // Every session notes when it starts and ends, on this host's clock; the worktree's name is the issue's.
-  sessionsLog = join(root, "sessions.log");
+  // Every session notes when it starts and ends, on this host's clock, in its own HOME (the sandbox shows it
+  // nothing else of the host); the worktree's name is the issue's.
   const note = (what: string) => ({
-    run: `echo "$(date +%s%3N) ${what} $(basename "$PWD")" >> ${sessionsLog}`,
+    run: `echo "$(date +%s%3N) ${what} $(basename "$PWD")" >> "$HOME/sessions.log"`,
   });
   const script: Script = {
     implement: [
@@ -75,7 +74,16 @@ afterAll(async () => {
 /** Each issue's session as its steps noted it: start and end, in ms. */
 async function sessions(): Promise<Map<number, { start: number; end: number }>> {
   const spans = new Map<number, { start: number; end: number }>();
-  for (const line of (await readFile(sessionsLog, "utf8")).trim().split("\n")) {
+  const logs = await Promise.all(
+    ["a", "b"].flatMap((name) =>
+      ISSUES.map((n) =>
+        readFile(join(root, `work-${name}`, "agents", `fleet-${n}`, "home", "sessions.log"), "utf8").catch(
+          () => "",
+        ),
+      ),
+    ),
+  );
+  for (const line of logs.join("").trim().split("\n")) {
     const [at, what, issue] = line.split(" ");
     const span = spans.get(Number(issue)) ?? { start: 0, end: 0 };
     spans.set(Number(issue), { ...span, [what === "start" ? "start" : "end"]: Number(at) });
