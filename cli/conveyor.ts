@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * conveyor: the operator CLI. It talks only to the Worker's operator API (`--url`/CONVEYOR_URL with
- * `--token`/CONVEYOR_TOKEN). Exit codes: 0 done, 1 the Worker refused or could not be reached, 2 bad usage.
+ * CONVEYOR_TOKEN or `--token-file`: never a secret on the command line). Exit codes: 0 done, 1 the Worker
+ * refused or could not be reached, 2 bad usage.
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";
@@ -11,6 +12,7 @@ import type { Command } from "./command.ts";
 import { abandon, approve, issueShow, retry } from "./commands/issue.ts";
 import { projectAdd, projectList, projectRemove, projectShow } from "./commands/project.ts";
 import { runnerToken, status } from "./commands/status.ts";
+import { secretSetting } from "./secrets.ts";
 
 const COMMANDS: Command[] = [
   projectAdd,
@@ -27,7 +29,7 @@ const COMMANDS: Command[] = [
 
 const GLOBAL_OPTIONS = {
   url: { type: "string" },
-  token: { type: "string" },
+  "token-file": { type: "string" },
   project: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -35,17 +37,18 @@ const GLOBAL_OPTIONS = {
 
 const configSchema = z.object({
   url: z.url({ protocol: /^https?$/, error: "set --url or CONVEYOR_URL to the Worker's URL" }),
-  token: z.string({ error: "set --token or CONVEYOR_TOKEN to the operator token" }).min(1),
+  token: z.string({ error: "set CONVEYOR_TOKEN or --token-file to the operator token" }).min(1),
   project: z.string().optional(),
 });
 
 const USAGE = [
-  "usage: conveyor <command> [--url <worker url>] [--token <operator token>] [--project <id>] [--json]",
+  "usage: conveyor <command> [--url <worker url>] [--token-file <file>] [--project <id>] [--json]",
   "",
   ...COMMANDS.map((c) => `  ${c.usage}\n      ${c.summary}`),
   "",
-  "Settings: CONVEYOR_URL, CONVEYOR_TOKEN, CONVEYOR_PROJECT (for --url, --token, --project);",
-  "CONVEYOR_FORGE_TOKEN (for project add --forge-token). Exit codes: 0 done, 1 refused or unreachable, 2 bad usage.",
+  "Settings: CONVEYOR_URL, CONVEYOR_TOKEN (or --token-file), CONVEYOR_PROJECT (for --url, --project);",
+  "CONVEYOR_FORGE_TOKEN (or project add --forge-token-file). Secrets are never flags: a command line is public.",
+  "Exit codes: 0 done, 1 refused or unreachable, 2 bad usage.",
 ].join("\n");
 
 function findCommand(argv: string[]): Command | undefined {
@@ -88,7 +91,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = configSchema.safeParse({
     url: values.url ?? process.env.CONVEYOR_URL,
-    token: values.token ?? process.env.CONVEYOR_TOKEN,
+    token: secretSetting(values["token-file"], process.env.CONVEYOR_TOKEN, "--token-file"),
     project: values.project ?? process.env.CONVEYOR_PROJECT,
   });
   if (!config.success) throw new CliError(zodMessage(config.error).replace(/^\w+: /, ""), 2);

@@ -6,14 +6,15 @@ import { zodMessage } from "../../src/validation.ts";
 import { command } from "../command.ts";
 import { table } from "../output.ts";
 import { type ProjectAnswer, projectListSchema, projectSchema, setupSchema } from "../schemas.ts";
+import { secretSetting } from "../secrets.ts";
 
 const addOptions = z.object({
   id: projectIdSchema,
   forge: z.string({ error: "--forge is required (forgejo, gitea or github)" }),
   "api-url": z.string({ error: "--api-url is required" }),
   repo: z.string({ error: "--repo is required (owner/name)" }),
-  "forge-token": z.string({ error: "--forge-token (or CONVEYOR_FORGE_TOKEN) is required" }),
-  "webhook-secret": z.string().optional(),
+  "forge-token-file": z.string().optional(),
+  "webhook-secret-file": z.string().optional(),
   "clone-url": z.string().optional(),
   "default-branch": z.string().optional(),
   parallel: z.coerce.number().optional(),
@@ -25,8 +26,8 @@ export const projectAdd = command({
   name: "project add",
   args: ["id"],
   usage:
-    "project add <id> --forge forgejo|gitea|github --api-url <url> --repo <owner/name> --forge-token <token> " +
-    "[--webhook-secret <s>] [--clone-url <url>] [--default-branch <b>] [--parallel <n>] [--public-url <url>] " +
+    "project add <id> --forge forgejo|gitea|github --api-url <url> --repo <owner/name> [--forge-token-file <file>] " +
+    "[--webhook-secret-file <file>] [--clone-url <url>] [--default-branch <b>] [--parallel <n>] [--public-url <url>] " +
     "[--setup | --no-setup]",
   summary:
     "register (or update) a project; a new one also gets its forge webhook (<public url>/hooks/<id>) and labels",
@@ -34,8 +35,8 @@ export const projectAdd = command({
     forge: { type: "string" },
     "api-url": { type: "string" },
     repo: { type: "string" },
-    "forge-token": { type: "string", default: process.env.CONVEYOR_FORGE_TOKEN },
-    "webhook-secret": { type: "string" },
+    "forge-token-file": { type: "string" },
+    "webhook-secret-file": { type: "string" },
     "clone-url": { type: "string" },
     "default-branch": { type: "string" },
     parallel: { type: "string" },
@@ -43,13 +44,26 @@ export const projectAdd = command({
     setup: { type: "boolean" },
   },
   input: addOptions.transform((o, ctx) => {
-    const generatedSecret = o["webhook-secret"] === undefined;
+    const forgeToken = secretSetting(
+      o["forge-token-file"],
+      process.env.CONVEYOR_FORGE_TOKEN,
+      "--forge-token-file",
+    );
+    if (forgeToken === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: "set CONVEYOR_FORGE_TOKEN or --forge-token-file to the forge token",
+      });
+      return z.NEVER;
+    }
+    const webhookSecret = secretSetting(o["webhook-secret-file"], undefined, "--webhook-secret-file");
+    const generatedSecret = webhookSecret === undefined;
     const registration = {
       forge: o.forge,
       apiUrl: o["api-url"],
       repo: o.repo,
-      forgeToken: o["forge-token"],
-      webhookSecret: o["webhook-secret"] ?? randomBytes(32).toString("hex"),
+      forgeToken,
+      webhookSecret: webhookSecret ?? randomBytes(32).toString("hex"),
       ...(o["clone-url"] && { cloneUrl: o["clone-url"] }),
       ...(o["default-branch"] && { defaultBranch: o["default-branch"] }),
       ...(o.parallel !== undefined && { parallel: o.parallel }),

@@ -1,6 +1,6 @@
 /** The `conveyor` CLI as an operator runs it, against the real Worker (wrangler dev) and a local forge. */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -78,7 +78,14 @@ const forgeGet = async (path: string) =>
     await fetch(`${forge.apiUrl}/repos/${REPO}${path}`, { headers: { authorization: `token ${forgeToken}` } })
   ).json();
 
-const addArgs = (id: string, token = forgeToken) => [
+/** The forge token in a file: a secret is never a flag. */
+const tokenFile = async (token: string) => {
+  const file = join(forgeData, `token-${token}`);
+  await writeFile(file, `${token}\n`, { mode: 0o600 });
+  return file;
+};
+
+const addArgs = async (id: string, token = forgeToken) => [
   "project",
   "add",
   id,
@@ -88,13 +95,13 @@ const addArgs = (id: string, token = forgeToken) => [
   forge.apiUrl,
   "--repo",
   REPO,
-  "--forge-token",
-  token,
+  "--forge-token-file",
+  await tokenFile(token),
 ];
 
 describe("project", () => {
   it("add registers the project and creates its webhook and labels on the forge, which then deliver", async () => {
-    const out = await ok(addArgs("demo"));
+    const out = await ok(await addArgs("demo"));
     expect(out).toContain("registered demo: forgejo acme/widgets");
     expect(out).toMatch(
       new RegExp(`webhook \\d+: ${worker.url}/hooks/demo \\(issues, issue_comment, pull_request`),
@@ -131,7 +138,7 @@ describe("project", () => {
   });
 
   it("add on a registered project updates it and creates no second webhook unless asked", async () => {
-    const out = await ok([...addArgs("demo"), "--parallel", "4"]);
+    const out = await ok([...(await addArgs("demo")), "--parallel", "4"]);
     expect(out).toContain("updated demo");
     expect(out).toContain("no webhook created (already registered; --setup creates one)");
     expect(await forgeGet("/hooks")).toHaveLength(1);
@@ -140,7 +147,7 @@ describe("project", () => {
 
   it("--no-setup registers only (token from CONVEYOR_FORGE_TOKEN) and prints the generated webhook secret", async () => {
     // The forge token from the environment, not the command line.
-    const out = await ok([...addArgs("manual").slice(0, -2), "--no-setup"], {
+    const out = await ok([...(await addArgs("manual")).slice(0, -2), "--no-setup"], {
       CONVEYOR_FORGE_TOKEN: forgeToken,
     });
     expect(out).toMatch(/webhook secret \(for a webhook you create\): [0-9a-f]{64}/);
@@ -165,7 +172,7 @@ describe("project", () => {
   });
 
   it("a forge that refuses the setup fails the command, after the project is registered", async () => {
-    await fails(addArgs("refused", "wrong-token"), 1, /forgejo: .* returned 401.*\(HTTP 502\)/);
+    await fails(await addArgs("refused", "wrong-token"), 1, /forgejo: .* returned 401.*\(HTTP 502\)/);
     expect((await json(["project", "show", "refused"])).id).toBe("refused");
     await ok(["project", "rm", "refused"]);
   });
@@ -175,7 +182,7 @@ describe("project", () => {
     [["--repo", "no-slash"], /repo: repo is owner\/name/],
     [["--forge", "gitlab"], /forge: /],
   ])("add refuses %j before sending anything (exit 2)", async (override, message) => {
-    const args = addArgs("invalid");
+    const args = await addArgs("invalid");
     const flag = override[0] ?? "";
     args.splice(args.indexOf(flag), 2, ...override);
     await fails(args, 2, message);
@@ -270,7 +277,8 @@ describe.concurrent("errors", () => {
   it.each([
     ["a wrong token", ["status"], { CONVEYOR_TOKEN: "wrong" }, 1, /invalid operator token \(HTTP 401\)/],
     ["no URL", ["status"], { CONVEYOR_URL: undefined }, 2, /set --url or CONVEYOR_URL/],
-    ["no token", ["status"], { CONVEYOR_TOKEN: undefined }, 2, /set --token or CONVEYOR_TOKEN/],
+    ["no token", ["status"], { CONVEYOR_TOKEN: undefined }, 2, /set CONVEYOR_TOKEN or --token-file/],
+    ["a token on the command line", ["status", "--token", "x"], {}, 2, /Unknown option '--token'/],
     [
       "an unreachable Worker",
       ["status", "--url", "http://127.0.0.1:9"],
