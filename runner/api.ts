@@ -66,12 +66,16 @@ export class RunnerApi {
     this.#token = token;
   }
 
+  /** How this runner runs sessions, told to the Worker at registration and with every claim. */
+  sandbox: "bubblewrap" | "none" = "bubblewrap";
+
   async register(body: {
     registrationToken: string;
     name: string;
     version: string;
   }): Promise<RegisterResponse> {
-    return registerResponse.parse(await this.#post("runner/v1/register", body, { auth: false }));
+    const request = { ...body, sandbox: this.sandbox };
+    return registerResponse.parse(await this.#post("runner/v1/register", request, { auth: false }));
   }
 
   /** Long-polls for a job; null when the Worker had none within `waitMs`. */
@@ -80,7 +84,11 @@ export class RunnerApi {
     signal?: AbortSignal,
   ): Promise<Claim | null> {
     const timeout = body.waitMs + CLAIM_SLACK_MS;
-    const answer = await this.#post("runner/v1/claim", body, { signal, timeout });
+    const answer = await this.#post(
+      "runner/v1/claim",
+      { ...body, sandbox: this.sandbox },
+      { signal, timeout },
+    );
     return answer === null ? null : claimResponse.parse(answer);
   }
 

@@ -64,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
     }
     const driver = createDriver(config, sandbox);
     const api = new RunnerApi(config.workerUrl);
+    api.sandbox = sandbox.settings.mode;
     const identity = await ensureIdentity({
       api,
       file: layout.identityFile,

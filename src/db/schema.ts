@@ -182,6 +182,8 @@ export const runners = sqliteTable("runners", {
   /** SHA-256 hex of the runner's token; the token itself is shown once, at registration. */
   tokenHash: text("token_hash").notNull().unique(),
   version: text("version").notNull(),
+  /** `bubblewrap`, or `none` for a runner started with --unsafe-no-sandbox; null: an older runner. */
+  sandbox: text("sandbox", { enum: ["bubblewrap", "none"] }),
   createdAt: integer("created_at", { mode: "number" }).notNull(),
   lastSeenAt: integer("last_seen_at", { mode: "number" }).notNull(),
 });

@@ -17,10 +17,16 @@ export type JobKind = (typeof JOB_KINDS)[number];
 
 const sha = z.string().regex(/^[0-9a-f]{7,64}$/);
 
+/** How the runner runs sessions: in bubblewrap, or unconfined (`--unsafe-no-sandbox`). */
+export const SANDBOX_MODES = ["bubblewrap", "none"] as const;
+const sandboxMode = z.enum(SANDBOX_MODES);
+
 export const registerRequest = z.object({
   registrationToken: z.string().min(16).max(200),
   name: z.string().min(1).max(100),
   version: z.string().min(1).max(50),
+  /** Absent from runners older than the sandbox: shown as unknown. */
+  sandbox: sandboxMode.optional(),
 });
 export const registerResponse = z.object({ runnerId: z.string(), token: z.string() });
 
@@ -31,6 +37,8 @@ export const claimRequest = z.object({
   holding: z.array(z.string().max(200)).max(1_000).default([]),
   /** Take jobs of these projects only; all registered projects when absent. */
   projects: z.array(projectIdSchema).min(1).max(100).optional(),
+  /** Sent on every claim: a runner restarted with another sandbox mode keeps its token. */
+  sandbox: sandboxMode.optional(),
 });
 
 /** How `holding` names an issue. */

@@ -7,6 +7,9 @@ import { drizzle } from "drizzle-orm/d1";
 import { randomToken, sha256Hex } from "../crypto/tokens.ts";
 import { jobs, registrationTokens, runners } from "../db/schema.ts";
 import type { Env } from "../env.ts";
+import type { SANDBOX_MODES } from "./contract.ts";
+
+type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 /** Prefixes that secret scanners and log redaction recognise. */
 export const TOKEN_PREFIXES = { registration: "cvreg_", runner: "cvr_" } as const;
@@ -27,7 +30,7 @@ export async function createRegistrationToken(env: Env, ttlMs: number) {
 /** Spends a registration token on a new runner; an unknown, used or expired token registers nothing. */
 export async function registerRunner(
   env: Env,
-  request: { registrationToken: string; name: string; version: string },
+  request: { registrationToken: string; name: string; version: string; sandbox?: SandboxMode | undefined },
 ): Promise<{ runnerId: string; token: string } | null> {
   const runnerId = `runner-${randomToken("", 8)}`;
   const token = randomToken(TOKEN_PREFIXES.runner);
@@ -43,19 +46,30 @@ export async function registerRunner(
       "UPDATE registration_tokens SET used_by = ?1 WHERE token_hash = ?2 AND used_by IS NULL AND expires_at > ?3",
     ).bind(runnerId, registrationHash, now),
     env.DB.prepare(
-      `INSERT INTO runners (id, name, token_hash, version, created_at, last_seen_at)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?5
+      `INSERT INTO runners (id, name, token_hash, version, sandbox, created_at, last_seen_at)
+       SELECT ?1, ?2, ?3, ?4, ?7, ?5, ?5
        WHERE EXISTS (SELECT 1 FROM registration_tokens WHERE token_hash = ?6 AND used_by = ?1)`,
-    ).bind(runnerId, request.name, tokenHash, request.version, now, registrationHash),
+    ).bind(
+      runnerId,
+      request.name,
+      tokenHash,
+      request.version,
+      now,
+      registrationHash,
+      request.sandbox ?? null,
+    ),
   ]);
   return inserted?.meta.changes === 1 ? { runnerId, token } : null;
 }
 
 /** The runner a token belongs to, marking it seen; null for an unknown token. */
-export async function authenticateRunner(env: Env, token: string): Promise<{ id: string } | null> {
+export async function authenticateRunner(
+  env: Env,
+  token: string,
+): Promise<{ id: string; sandbox: SandboxMode | null } | null> {
   const d = drizzle(env.DB);
   const runner = await d
-    .select({ id: runners.id, lastSeenAt: runners.lastSeenAt })
+    .select({ id: runners.id, lastSeenAt: runners.lastSeenAt, sandbox: runners.sandbox })
     .from(runners)
     .where(eq(runners.tokenHash, await sha256Hex(token)))
     .get();
@@ -67,7 +81,12 @@ export async function authenticateRunner(env: Env, token: string): Promise<{ id:
       .set({ lastSeenAt: now })
       .where(and(eq(runners.id, runner.id), lt(runners.lastSeenAt, now - SEEN_RESOLUTION_MS)));
   }
-  return { id: runner.id };
+  return { id: runner.id, sandbox: runner.sandbox };
+}
+
+/** Records how the runner now runs sessions, when that changed (a restart with or without the sandbox). */
+export async function noteSandbox(env: Env, runnerId: string, sandbox: SandboxMode): Promise<void> {
+  await drizzle(env.DB).update(runners).set({ sandbox }).where(eq(runners.id, runnerId));
 }
 
 /** Every runner with the jobs D1 last recorded as leased to it. */
@@ -79,6 +98,7 @@ export async function listRunners(env: Env) {
         id: runners.id,
         name: runners.name,
         version: runners.version,
+        sandbox: runners.sandbox,
         createdAt: runners.createdAt,
         lastSeenAt: runners.lastSeenAt,
       })

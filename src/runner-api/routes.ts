@@ -19,16 +19,19 @@ import {
   registerRequest,
 } from "./contract.ts";
 import { redact } from "./redact.ts";
-import { authenticateRunner, registerRunner } from "./registry.ts";
+import { authenticateRunner, noteSandbox, registerRunner } from "./registry.ts";
 
-type RunnerEnv = { Bindings: Env; Variables: { runner: { id: string; token: string } } };
+type RunnerEnv = {
+  Bindings: Env;
+  Variables: { runner: { id: string; token: string; sandbox: string | null } };
+};
 
 const runnerAuth: MiddlewareHandler<RunnerEnv> = async (c, next) => {
   const token = bearerToken(c);
   if (!token) return missingBearer(c);
   const runner = await authenticateRunner(c.env, token);
   if (!runner) return jsonError(c, 401, "unknown runner token");
-  c.set("runner", { id: runner.id, token });
+  c.set("runner", { id: runner.id, token, sandbox: runner.sandbox });
   await next();
 };
 
@@ -48,7 +51,9 @@ runnerRoutes.use("/jobs/*", runnerAuth);
 runnerRoutes.post("/claim", async (c) => {
   const body = await jsonBody(c, claimRequest);
   if (!body.ok) return body.response;
-  const { holding, projects, waitMs } = body.data;
+  const { holding, projects, waitMs, sandbox } = body.data;
+  if (sandbox !== undefined && sandbox !== c.var.runner.sandbox)
+    await noteSandbox(c.env, c.var.runner.id, sandbox);
   const claim = await claimAcross(c.env, c.var.runner.id, holding, projects, waitMs);
   return claim ? c.json(claim) : c.body(null, 204);
 });

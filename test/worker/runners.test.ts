@@ -2,6 +2,7 @@ import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/crypto/tokens.ts";
 import { projectStub } from "../../src/project-stub.ts";
+import { page, sessionCookie } from "./dashboard-support.ts";
 import {
   call,
   claim,
@@ -138,5 +139,38 @@ describe("GET /api/v1/runners", () => {
       jobs: [{ id: claimed?.job.id, project, number: 3, kind: "implement", attempt: 1 }],
     });
     expect(JSON.stringify(runners)).not.toContain("token");
+  });
+
+  it("shows how each runner runs sessions, as it said at registration and says with every claim", async () => {
+    const runner = await newRunner("unsafe");
+    const sandboxOf = async () => {
+      const res = await SELF.fetch(`${BASE}/api/v1/runners`, { headers: OPERATOR });
+      const { runners } = (await res.json()) as { runners: { id: string; sandbox: string | null }[] };
+      return runners.find((r) => r.id === runner.runnerId)?.sandbox;
+    };
+    // An older runner says nothing: unknown.
+    expect(await sandboxOf()).toBeNull();
+    const project = freshProject("sandbox");
+    const claimAs = (sandbox: string) => call(runner, "claim", { waitMs: 0, projects: [project], sandbox });
+    expect((await claimAs("none")).status).toBe(204);
+    expect(await sandboxOf()).toBe("none");
+    expect((await claimAs("bubblewrap")).status).toBe(204);
+    expect(await sandboxOf()).toBe("bubblewrap");
+    const bad = await claimAs("chroot");
+    expect(bad.status).toBe(400);
+    expect(await sandboxOf()).toBe("bubblewrap");
+
+    const { token } = await registrationToken();
+    const registered = await call(null, "register", {
+      registrationToken: token,
+      name: "u2",
+      version: "1",
+      sandbox: "none",
+    });
+    const { runnerId } = (await registered.json()) as { runnerId: string };
+    const runnersPage = await page("/dashboard/runners", await sessionCookie());
+    expect(await runnersPage.text()).toContain("OFF (--unsafe-no-sandbox)");
+    const stored = await env.DB.prepare("SELECT sandbox FROM runners WHERE id = ?").bind(runnerId).first();
+    expect(stored).toEqual({ sandbox: "none" });
   });
 });

@@ -12,6 +12,7 @@ export function Runners(props: { runners: Runner[]; now: number }) {
         <tr>
           <th>Runner</th>
           <th>Version</th>
+          <th>Sandbox</th>
           <th>Last seen</th>
           <th>Current jobs</th>
         </tr>
@@ -23,6 +24,13 @@ export function Runners(props: { runners: Runner[]; now: number }) {
               {runner.name} <small>{runner.id}</small>
             </td>
             <td>{runner.version}</td>
+            <td>
+              {runner.sandbox === "none" ? (
+                <strong class="unsafe">OFF (--unsafe-no-sandbox)</strong>
+              ) : (
+                (runner.sandbox ?? "unknown")
+              )}
+            </td>
             <td>
               <When at={runner.lastSeenAt} now={props.now} />
             </td>
