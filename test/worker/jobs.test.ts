@@ -70,6 +70,8 @@ describe("end to end", () => {
       sessionId: null,
       instructions: null,
       budget: { maxTurns: 100, usdRemaining: 10 },
+      // The project's sandbox settings: no registry reachable, no repository Claude settings.
+      sandbox: { allowedDomains: [], projectSettings: false },
     });
     await drain(project);
     const running = await issue.view();
