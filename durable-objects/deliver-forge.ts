@@ -2,6 +2,8 @@
  * Lifecycle effects on the forge: labels, comments, the pull request, closing the issue, and waking the
  * issues that depend on this one. Each is idempotent under its effect key, since the outbox retries.
  */
+import { checkHead } from "../src/ci/gate.ts";
+import { issueBranch } from "../src/domain/branch.ts";
 import type { Effect, LabelRole } from "../src/domain/lifecycle.ts";
 import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
@@ -66,8 +68,13 @@ export const FORGE_DELIVERERS: Deliverers = {
   },
   open_pull_request: async (_effect, ctx) => {
     const { project, forge } = await forgeOf(ctx);
-    const { number, branch } = ctx.issue;
-    if (!branch) throw new Error(`issue ${number} has no branch to open a pull request from`);
+    const { number, headSha, state } = ctx.issue;
+    // Opened for the head the runner reported, as the forge has it; a session already at work again (a late
+    // delivery) may have moved the branch, and the gates after it check the head again.
+    const waiting = state === "awaiting_ci" || state === "awaiting_review";
+    const moved = waiting && headSha ? await checkHead(forge, number, headSha) : null;
+    if (moved) return moved;
+    const branch = issueBranch(number);
     const [mirrored] = await mirroredIssues(ctx.env, project.id, [number]);
     try {
       const pr = await forge.createPullRequest({

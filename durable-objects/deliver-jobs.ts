@@ -2,6 +2,8 @@
  * Lifecycle effects on the project's job queue. Enqueueing is idempotent under the effect key (the ProjectDO
  * keeps one job per key); cancelling twice cancels nothing more.
  */
+
+import { issueBranch } from "../src/domain/branch.ts";
 import { projectStub } from "../src/project-stub.ts";
 import { cachedProject } from "../src/projects/cache.ts";
 import { budgetLimits } from "../src/projects/config.ts";
@@ -21,7 +23,7 @@ export const JOB_DELIVERERS: Deliverers = {
         project: project.id,
         issue: { number: issue.number },
         repo: { fullName: project.repo, cloneUrl: project.cloneUrl, defaultBranch: settings.defaultBranch },
-        branch: issue.branch ?? `conveyor/${issue.number}`,
+        branch: issueBranch(issue.number),
         // A continuation's iteration is counted when it is enqueued; the implement session's when dispatched.
         iteration: effect.job === "implement" ? issue.iteration + 1 : issue.iteration,
         sessionId: issue.sessionId,

@@ -2,11 +2,10 @@
  * The review loop's effects: watching CI, the critic's review, and the merge. Each returns what it learned
  * as a lifecycle event, recorded with its acknowledgement.
  */
-import { redExcerpt } from "../src/ci/excerpt.ts";
+import { checkHead, readCi } from "../src/ci/gate.ts";
 import { runCritic } from "../src/critic/critic.ts";
 import { criticLedger, saveReport } from "../src/critic/ledger.ts";
 import { type CriticReport, decide, type Finding, findingsText } from "../src/critic/report.ts";
-import { combinedVerdict } from "../src/domain/ci-verdict.ts";
 import { changedFiles, protectedFiles } from "../src/domain/protected-paths.ts";
 import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
@@ -27,22 +26,12 @@ export const REVIEW_DELIVERERS: Deliverers = {
     // The issue moved on (a webhook reported first, a new push): this watch is over.
     if (issue.state !== "awaiting_ci" || !issue.headSha) return undefined;
     const { project, forge } = await forgeOf(ctx);
-    if (project.settings.ci.kind === "none") return { type: "ci", result: "green", headSha: issue.headSha };
+    // Read once on every forge: CI may have settled before the issue waited for it, its webhook unheard.
+    const result = await readCi(ctx.env, project, forge, issue.number, issue.headSha);
+    if (result) return result;
     // Gitea and GitHub push CI results as webhooks; only Forgejo has none to send, so only Forgejo is polled.
     if (project.forge !== "forgejo") return undefined;
-    const verdict = combinedVerdict(
-      (await forge.getCombinedStatus(issue.headSha)).statuses,
-      project.settings.ci.contextPattern,
-    );
-    if (verdict.kind === "pending") throw new CiPending(`CI pending for ${issue.headSha}`);
-    return verdict.kind === "green"
-      ? { type: "ci", result: "green", headSha: issue.headSha }
-      : {
-          type: "ci",
-          result: "red",
-          headSha: issue.headSha,
-          excerpt: await redExcerpt(ctx.env, project, verdict),
-        };
+    throw new CiPending(`CI pending for ${issue.headSha}`);
   },
 
   request_review: async (_effect, ctx) => {
@@ -50,6 +39,9 @@ export const REVIEW_DELIVERERS: Deliverers = {
     if (issue.state !== "awaiting_review") return undefined;
     if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
     const { project, forge } = await forgeOf(ctx);
+    // The critic reviews the commit CI passed, and only while the branch is still there.
+    const moved = issue.headSha && (await checkHead(forge, issue.number, issue.headSha));
+    if (moved) return moved;
     const apiKey = env.ANTHROPIC_API_KEY;
     if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
     const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);

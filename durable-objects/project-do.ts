@@ -188,7 +188,9 @@ export class ProjectDO extends DurableObject<Env> {
             break;
           }
           case "pushed":
-            job = { ...job, branch: event.branch, headSha: event.headSha };
+            // A claim about the job's own branch only; the issue checks it against the forge's branch head.
+            if (event.branch === job.spec.branch)
+              job = { ...job, branch: event.branch, headSha: event.headSha };
             break;
           case "log":
             // Logged by the Worker, which strips secrets; nothing to keep here.
@@ -218,7 +220,8 @@ export class ProjectDO extends DurableObject<Env> {
       this.recordJob(project, done, now);
       if (!job.cancelled && isSession(job.kind)) {
         const sessionId = request.sessionId ?? job.sessionId;
-        const branch = request.branch ?? job.branch;
+        // The branch is the job's, never the runner's choice.
+        const branch = job.spec.branch;
         const headSha = request.headSha ?? job.headSha;
         this.recordIssueEvent(project, job, `job:${job.id}:complete`, now, {
           type: "phase",

@@ -29,6 +29,12 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     excerpt: text(20_000).optional(),
   }),
   z.object({
+    type: z.literal("head_mismatch"),
+    branch: z.string().min(1).max(200),
+    claimed: z.string().min(1).max(64),
+    actual: z.string().min(1).max(64).nullable(),
+  }),
+  z.object({
     type: z.literal("review"),
     verdict: z.enum(["APPROVE", "REQUEST_CHANGES", "BLOCK"]),
     summary: text(20_000),

@@ -1,11 +1,22 @@
-/** What a commit's statuses say about its CI, for the contexts a project counts. Pure. */
-import type { CommitStatus } from "../forge/client/types.ts";
+/**
+ * What a commit's CI says, decided from everything the forge holds for that exact sha: commit statuses, check
+ * runs and check suites. One green check is never all of CI: a verdict is green only when every required
+ * check has completed green. Pure.
+ */
+import type { CheckRun, CheckSuite, CiReport, CommitStatus } from "../forge/client/types.ts";
 
 export type CiVerdict =
   | { kind: "pending" }
   | { kind: "green" }
-  /** `targetUrls`: where the failing statuses point (a CI's pipeline page, where its logs can be found). */
+  /** `targetUrls`: where the failing checks point (a CI's pipeline page, where its logs can be found). */
   | { kind: "red"; excerpt: string; targetUrls: (string | null)[] };
+
+/**
+ * The checks that must pass. `names` non-empty: exactly these check names (a status context, a check run's
+ * name, a check suite's app), each of which must be reported. Otherwise every reported check whose name
+ * matches `pattern`, and at least one.
+ */
+export type RequiredChecks = { pattern: string; names: readonly string[] };
 
 /** `*` matches any run of characters, slashes included (`ci/woodpecker/*`). */
 export function contextMatcher(pattern: string): (context: string) => boolean {
@@ -17,24 +28,96 @@ export function contextMatcher(pattern: string): (context: string) => boolean {
   return (context) => regex.test(context);
 }
 
-export function combinedVerdict(statuses: readonly CommitStatus[], pattern: string): CiVerdict {
-  const matches = contextMatcher(pattern);
-  // Forges list every status ever posted; the newest per context is first.
-  const latest = new Map<string, CommitStatus>();
-  for (const status of statuses)
-    if (matches(status.context) && !latest.has(status.context)) latest.set(status.context, status);
-  const counted = [...latest.values()];
-  const failing = counted.filter((s) => s.state === "failure" || s.state === "error");
+type Check = {
+  name: string;
+  state: "pending" | "success" | "failure";
+  /** What a failure is reported as: the status's state or the check's conclusion. */
+  outcome: string;
+  description: string | null;
+  targetUrl: string | null;
+};
+
+/** Conclusions that pass a check; any other, including one GitHub adds later, fails it (fail closed). */
+const PASSING_CONCLUSIONS = new Set(["success", "neutral", "skipped"]);
+
+export function ciVerdict(report: CiReport, required: RequiredChecks): CiVerdict {
+  const checks = [
+    ...latestStatuses(report.statuses).map(fromStatus),
+    ...latestRuns(report.checkRuns).map(fromRun),
+    ...report.checkSuites.map(fromSuite),
+  ];
+  const named = required.names.length > 0;
+  const counts = named ? (name: string) => required.names.includes(name) : contextMatcher(required.pattern);
+  const counted = checks.filter((check) => counts(check.name));
+  const failing = counted.filter((check) => check.state === "failure");
   if (failing.length > 0) {
     return {
       kind: "red",
       excerpt: failing.map(describe).join("\n"),
-      targetUrls: failing.map((s) => s.targetUrl),
+      targetUrls: failing.map((check) => check.targetUrl),
     };
   }
-  if (counted.length > 0 && counted.every((s) => s.state === "success")) return { kind: "green" };
+  const reported = new Set(counted.map((check) => check.name));
+  const complete = named ? required.names.every((name) => reported.has(name)) : counted.length > 0;
+  if (complete && counted.every((check) => check.state === "success")) return { kind: "green" };
   return { kind: "pending" };
 }
 
-const describe = (s: CommitStatus) =>
-  `${s.context}: ${s.state}${s.description ? ` — ${s.description}` : ""}${s.targetUrl ? ` (${s.targetUrl})` : ""}`;
+/** Forges list every status ever posted, newest first: the newest per context counts. */
+function latestStatuses(statuses: readonly CommitStatus[]): CommitStatus[] {
+  const latest = new Map<string, CommitStatus>();
+  for (const status of statuses) if (!latest.has(status.context)) latest.set(status.context, status);
+  return [...latest.values()];
+}
+
+/** A re-run adds a run of the same name to the same suite; the newest (highest id) replaces the others. */
+function latestRuns(runs: readonly CheckRun[]): CheckRun[] {
+  const latest = new Map<string, CheckRun>();
+  for (const run of runs) {
+    const key = `${run.suiteId}\n${run.name}`;
+    const seen = latest.get(key);
+    if (!seen || run.id > seen.id) latest.set(key, run);
+  }
+  return [...latest.values()];
+}
+
+function fromStatus(status: CommitStatus): Check {
+  const state = status.state === "success" ? "success" : status.state === "pending" ? "pending" : "failure";
+  return { name: status.context, state, outcome: status.state, ...pick(status) };
+}
+
+/** Anything short of `completed` (queued, in_progress, waiting, requested, pending) still runs. */
+function completion(check: Pick<CheckRun, "status" | "conclusion">): Check["state"] {
+  if (check.status !== "completed") return "pending";
+  return check.conclusion !== null && PASSING_CONCLUSIONS.has(check.conclusion) ? "success" : "failure";
+}
+
+function fromRun(run: CheckRun): Check {
+  return {
+    name: run.name,
+    state: completion(run),
+    outcome: run.conclusion ?? run.status,
+    description: run.summary,
+    targetUrl: run.detailsUrl,
+  };
+}
+
+function fromSuite(suite: CheckSuite): Check {
+  return {
+    name: suite.app,
+    state: completion(suite),
+    outcome: suite.conclusion ?? suite.status,
+    description: "check suite",
+    targetUrl: null,
+  };
+}
+
+const pick = (s: CommitStatus) => ({ description: s.description, targetUrl: s.targetUrl });
+
+/** A check's own text (a run's output summary) can be long; the revise session gets its start. */
+export const MAX_DESCRIPTION_CHARS = 2_000;
+
+const describe = (c: Check) => {
+  const text = c.description?.slice(0, MAX_DESCRIPTION_CHARS);
+  return `${c.name}: ${c.outcome}${text ? ` — ${text}` : ""}${c.targetUrl ? ` (${c.targetUrl})` : ""}`;
+};

@@ -46,6 +46,8 @@ export type LifecycleEvent =
   /** A session ended a phase (phase file), or ended without one (dry_exit). */
   | { type: "phase"; phase: Phase; reason?: string; sessionId?: string; branch?: string; headSha?: string }
   | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
+  /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
+  | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
   | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: boolean }
   /** The critic gave no valid report, even when asked again: a human looks, it is never read as APPROVE. */
   | { type: "review_failed"; reason: string }
@@ -71,6 +73,7 @@ export const EVENT_TYPES = [
   "dispatched",
   "phase",
   "ci",
+  "head_mismatch",
   "review",
   "review_failed",
   "pr_opened",
@@ -294,6 +297,16 @@ const mergeConfirmed: Rule<"merge_confirmed"> = {
       : reject("no pull request is open for this issue"),
 };
 
+/** A runner's head sha is a claim: when the forge's branch says otherwise, nothing advances on it. */
+const headMismatch: Rule<"head_mismatch"> = {
+  to: ["escalated"],
+  apply: (ctx, e) => {
+    if (e.claimed !== ctx.headSha) return reject(`${e.claimed} is not the current head ${ctx.headSha}`);
+    const actual = e.actual ? `is at ${e.actual}` : "does not exist";
+    return escalate(ctx, `${e.branch} ${actual} on the forge, not at the reported head ${e.claimed}`);
+  },
+};
+
 const budgetExceeded: Rule<"budget_exceeded"> = {
   to: ["escalated"],
   apply: (ctx, e) => escalate(ctx, `budget exceeded: ${e.reason}`, [{ kind: "cancel_jobs" }]),
@@ -311,7 +324,7 @@ const timeoutRule = (timer: TimerKind, reason: string, to: "escalated" | "abando
 
 /** A session's phase signal, shared by the implement (running) and continuation (revising) sessions. */
 const sessionPhase: Rule<"phase"> = {
-  to: ["awaiting_ci", "awaiting_review", "escalated"],
+  to: ["awaiting_ci", "escalated"],
   apply: (ctx, e) => {
     const session = {
       sessionId: e.sessionId ?? ctx.sessionId,
@@ -321,17 +334,13 @@ const sessionPhase: Rule<"phase"> = {
     const openPr: Effect[] = ctx.prOpened ? [] : [{ kind: "open_pull_request" }];
     const s = { ...ctx, ...session };
     switch (e.phase) {
+      // CI is the server's gate, read from the forge: a session that skips to review waits for CI like any.
       case "awaiting_ci":
-        if (!session.headSha) return reject("awaiting_ci needs the pushed head sha");
+      case "awaiting_review":
+        if (!session.headSha) return reject(`${e.phase} needs the pushed head sha`);
         return accept(enter(s, "awaiting_ci", { prOpened: true, reason: null }), [
           ...openPr,
           { kind: "watch_ci" },
-        ]);
-      case "awaiting_review":
-        if (!session.headSha) return reject("awaiting_review needs the pushed head sha");
-        return accept(enter(s, "awaiting_review", { prOpened: true, reason: null }), [
-          ...openPr,
-          { kind: "request_review" },
         ]);
       case "escalate":
         return escalate(s, `session escalated: ${e.reason ?? "no reason given"}`);
@@ -424,6 +433,7 @@ const TABLE: { [S in State]: StateRules } = {
         ]);
       },
     },
+    head_mismatch: headMismatch,
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
@@ -466,6 +476,7 @@ const TABLE: { [S in State]: StateRules } = {
       to: ["escalated"],
       apply: (ctx, e) => escalate(ctx, `the critic failed: ${e.reason}`),
     },
+    head_mismatch: headMismatch,
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,

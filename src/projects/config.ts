@@ -80,8 +80,13 @@ export const settingsSchema = z.object({
   ci: z
     .object({
       kind: z.enum(["woodpecker", "github-actions", "none"]).default("woodpecker"),
-      /** Commit-status contexts that count; a glob (`*` matches any run of characters). */
+      /**
+       * The checks that count: status contexts, check run names and check suite apps matching this glob (`*`
+       * matches any run of characters). Every one reported must pass, and at least one must be reported.
+       */
       contextPattern: z.string().min(1).max(200).default("*"),
+      /** Named checks that must all be reported and pass; when given, `contextPattern` is not used. */
+      requiredChecks: z.array(z.string().min(1).max(200)).max(50).default([]),
       /** A Woodpecker server whose API gives red CI's step logs (with `woodpeckerToken`). */
       woodpeckerUrl: z.url({ protocol: /^https?$/ }).optional(),
     })

@@ -65,6 +65,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
   awaiting_ci: {
     pr_opened: "awaiting_ci",
     ci: "awaiting_review",
+    head_mismatch: "escalated",
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
@@ -76,6 +77,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
     pr_opened: "awaiting_review",
     review: "merging",
     review_failed: "escalated",
+    head_mismatch: "escalated",
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
@@ -237,12 +239,18 @@ describe("sessions", () => {
     expect(again.next.headSha).toBe("s2");
   });
 
-  it("awaiting_review goes straight to the critic", () => {
-    const { next, effects } = expectAccepted(
-      transition(at("running"), { type: "phase", phase: "awaiting_review", headSha: "s1" }),
-    );
-    expect(next.state).toBe("awaiting_review");
-    expect(effects).toEqual([{ kind: "open_pull_request" }, { kind: "request_review" }]);
+  it("awaiting_review from a session waits for CI like awaiting_ci: the critic never hears it first", () => {
+    for (const state of ["running", "revising"] as const) {
+      const { next, effects } = expectAccepted(
+        transition(at(state, { prOpened: false }), {
+          type: "phase",
+          phase: "awaiting_review",
+          headSha: "s1",
+        }),
+      );
+      expect(next).toMatchObject({ state: "awaiting_ci", headSha: "s1" });
+      expect(effects).toEqual([{ kind: "open_pull_request" }, { kind: "watch_ci" }]);
+    }
   });
 
   it("a phase that needs a pushed head is rejected without one", () => {
@@ -490,6 +498,35 @@ describe("humans and operators", () => {
       expect(next).toMatchObject({ state: "abandoned", reason: "abandoned by op" });
       expect(effects[0]).toEqual({ kind: "cancel_jobs" });
     }
+  });
+});
+
+describe("head checks", () => {
+  it.each(["awaiting_ci", "awaiting_review"] as const)(
+    "a forge branch elsewhere than the claimed head escalates from %s",
+    (state) => {
+      const moved = {
+        type: "head_mismatch",
+        branch: "conveyor/7",
+        claimed: HEAD,
+        actual: "fff0000",
+      } as const;
+      const { next, effects } = expectAccepted(transition(at(state), moved));
+      expect(next).toMatchObject({
+        state: "escalated",
+        reason: `conveyor/7 is at fff0000 on the forge, not at the reported head ${HEAD}`,
+      });
+      expect(effects).toContainEqual({ kind: "notify_human", reason: next.reason });
+      const gone = expectAccepted(transition(at(state), { ...moved, actual: null }));
+      expect(gone.next.reason).toBe(
+        `conveyor/7 does not exist on the forge, not at the reported head ${HEAD}`,
+      );
+    },
+  );
+
+  it("a mismatch about an older head is rejected: the issue has moved on", () => {
+    const stale = { type: "head_mismatch", branch: "conveyor/7", claimed: "0ld", actual: HEAD } as const;
+    expect(expectRejected(transition(at("awaiting_ci"), stale))).toBe(`0ld is not the current head ${HEAD}`);
   });
 });
 

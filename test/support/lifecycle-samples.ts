@@ -16,6 +16,8 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, phase: "awaiting_ci", headSha: HEAD, branch: "conveyor/7", sessionId: "sess-1" };
     case "ci":
       return { type, result: "green", headSha: HEAD };
+    case "head_mismatch":
+      return { type, branch: "conveyor/7", claimed: HEAD, actual: "fff0000" };
     case "review":
       return { type, verdict: "APPROVE", summary: "looks right" };
     case "review_failed":

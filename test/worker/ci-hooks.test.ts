@@ -23,21 +23,94 @@ async function awaitingCi(project: string, number: number, sha: string) {
   return issue;
 }
 
-describe("CI results pushed by GitHub", () => {
-  const github = async () => {
-    const project = freshProject("gh-ci");
-    await registerProject(project, "github", "Codertocat/Hello-World", { ci: { kind: "github-actions" } });
-    return project;
+describe("CI results pushed by GitHub: the forge's checks of the exact head decide", () => {
+  /** A repository on the local forge (which answers GitHub's checks API) and a GitHub project for it. */
+  async function github(name: string) {
+    const project = freshProject(name);
+    const { fullName: repo } = await control<{ fullName: string }>("repo", {
+      name: project,
+      files: { "README.md": "# demo\n" },
+    });
+    await registerProject(project, "github", repo, {
+      forgeToken: services.conveyorToken,
+      ci: { kind: "github-actions" },
+    });
+    const app = async (login: string) =>
+      (await control<{ token: string }>("user", { repo, login, level: "write" })).token;
+    return { project, repo, actions: await app("actions-app"), circle: await app("circleci-app") };
+  }
+
+  type Run = {
+    name: string;
+    status?: string;
+    conclusion?: string;
+    output?: { title: string; summary: string };
   };
 
-  it("a successful check suite turns the issue's CI green", async () => {
-    const project = await github();
-    const issue = await awaitingCi(project, 3, SUITE_SHA);
-    const res = await deliver(
-      project,
-      { forge: "github", event: "check_suite" },
-      fixtureBytes("github/check_suite.completed.json"),
+  /** Posts (or, with `id`, updates) a check run as the app whose token it is. */
+  async function checkRun(repo: string, token: string, sha: string, run: Run, id?: number) {
+    const res = await fetch(`${services.forgeApiUrl}/repos/${repo}/check-runs${id ? `/${id}` : ""}`, {
+      method: id ? "PATCH" : "POST",
+      headers: { authorization: `token ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ head_sha: sha, ...run }),
+    });
+    if (!res.ok) throw new Error(`check run: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { id: number }).id;
+  }
+
+  /** GitHub's delivery of `fixture`, about `sha`: a trigger, whatever it says. */
+  const hook = (
+    gh: { project: string; repo: string },
+    event: "check_suite" | "check_run",
+    fixture: string,
+    sha: string,
+  ) => {
+    const body = JSON.parse(env.WEBHOOK_FIXTURES[fixture] ?? "{}");
+    body[event].head_sha = sha;
+    body.repository.full_name = gh.repo;
+    return deliver(gh.project, { forge: "github", event }, pretty(body));
+  };
+
+  it("one green suite of two moves nothing; the second one's red sends the issue to revise", async () => {
+    const gh = await github("gh-two-suites");
+    const { project, repo, actions, circle } = gh;
+    const sha = (
+      await control<{ sha: string }>("push", { repo, branch: "conveyor/3", files: { "a.txt": "a" } })
+    ).sha;
+    const issue = await awaitingCi(project, 3, sha);
+    await checkRun(repo, actions, sha, { name: "build", conclusion: "success" });
+    const test = await checkRun(repo, circle, sha, { name: "test", status: "in_progress" });
+
+    const first = await hook(gh, "check_suite", "github/check_suite.completed.json", sha);
+    expect(await first.json()).toEqual({ accepted: true, events: 0 });
+    expect((await issue.view())?.state).toBe("awaiting_ci");
+
+    const output = { title: "2 tests failed", summary: "parser.test.ts" };
+    await checkRun(repo, circle, sha, { name: "test", conclusion: "failure", output }, test);
+    const red = await hook(gh, "check_run", "github/check_run.completed.failure.json", sha);
+    expect(await red.json()).toEqual({ accepted: true, events: 1 });
+    expect(await issue.view()).toMatchObject({ state: "revising", ciFixes: 1 });
+    await issue.drain();
+    const revise = taken(await claim(await newRunner("gh-suites"), [project]));
+    expect(revise.job.instructions).toBe(
+      "test: failure — 2 tests failed: parser.test.ts\ncircleci-app: failure — check suite",
     );
+  });
+
+  it("review waits until every suite is green", async () => {
+    const gh = await github("gh-all-green");
+    const { project, repo, actions, circle } = gh;
+    const sha = (
+      await control<{ sha: string }>("push", { repo, branch: "conveyor/4", files: { "b.txt": "b" } })
+    ).sha;
+    const issue = await awaitingCi(project, 4, sha);
+    await checkRun(repo, actions, sha, { name: "build", conclusion: "success" });
+    const lint = await checkRun(repo, circle, sha, { name: "lint", status: "queued" });
+    const early = await hook(gh, "check_suite", "github/check_suite.completed.json", sha);
+    expect(await early.json()).toEqual({ accepted: true, events: 0 });
+
+    await checkRun(repo, circle, sha, { name: "lint", conclusion: "success" }, lint);
+    const res = await hook(gh, "check_run", "github/check_run.completed.success.json", sha);
     expect(await res.json()).toEqual({ accepted: true, events: 1 });
     expect((await issue.view())?.history.at(-1)).toMatchObject({
       event: "ci",
@@ -46,32 +119,9 @@ describe("CI results pushed by GitHub", () => {
     });
   });
 
-  it("a failing check run sends the issue back to revise with the run's output", async () => {
-    const project = await github();
-    const issue = await awaitingCi(project, 4, SUITE_SHA);
-    const res = await deliver(
-      project,
-      { forge: "github", event: "check_run" },
-      fixtureBytes("github/check_run.completed.failure.json"),
-    );
-    expect(await res.json()).toEqual({ accepted: true, events: 1 });
-    expect(await issue.view()).toMatchObject({ state: "revising", ciFixes: 1 });
-  });
-
-  it("a successful check run waits for its suite", async () => {
-    const project = await github();
-    const issue = await awaitingCi(project, 5, SUITE_SHA);
-    const res = await deliver(
-      project,
-      { forge: "github", event: "check_run" },
-      fixtureBytes("github/check_run.completed.success.json"),
-    );
-    expect(await res.json()).toEqual({ accepted: true, events: 0 });
-    expect((await issue.view())?.state).toBe("awaiting_ci");
-  });
-
   it("CI for a commit no issue waits on is ignored", async () => {
-    const project = await github();
+    const project = freshProject("gh-ci");
+    await registerProject(project, "github", "Codertocat/Hello-World", { ci: { kind: "github-actions" } });
     const res = await deliver(
       project,
       { forge: "github", event: "check_suite" },

@@ -4,7 +4,7 @@ import { ForgeHttp, type HttpRequest } from "./http.ts";
 import { ensureRepoLabels, findLabel, type NormalizedLabel } from "./labels.ts";
 import { type ForgeClientOptions, transportOptions } from "./options.ts";
 import { RepoClient } from "./repo-client.ts";
-import { comment, giteaCombinedStatus } from "./schemas.ts";
+import { comment, giteaBranch, giteaCombinedStatus } from "./schemas.ts";
 import type {
   CombinedStatus,
   IssueComment,
@@ -30,6 +30,7 @@ const REVIEW_EVENTS: Record<ReviewEvent, string> = {
 export class GiteaClient extends RepoClient {
   readonly forge: "gitea" | "forgejo";
   protected readonly issuesOnly = { type: "issues" };
+  protected readonly branchHead = giteaBranch;
 
   constructor(options: ForgeClientOptions) {
     const http = new ForgeHttp(transportOptions(options, { authorization: `token ${options.token}` }));

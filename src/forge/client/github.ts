@@ -1,10 +1,11 @@
+import type { z } from "zod";
 import { hasStatus } from "./errors.ts";
 import { ForgeHttp, type HttpRequest } from "./http.ts";
 import type { NormalizedLabel } from "./labels.ts";
 import { type ForgeClientOptions, transportOptions } from "./options.ts";
 import { RepoClient } from "./repo-client.ts";
-import { githubCombinedStatus } from "./schemas.ts";
-import type { CombinedStatus, MergeOptions, NewIssue, NewReview, NewWebhook } from "./types.ts";
+import { githubBranch, githubCheckRuns, githubCheckSuites, githubCombinedStatus } from "./schemas.ts";
+import type { CiReport, CombinedStatus, MergeOptions, NewIssue, NewReview, NewWebhook } from "./types.ts";
 
 const PAGE_SIZE = 100;
 
@@ -13,6 +14,7 @@ export class GitHubClient extends RepoClient {
   readonly forge = "github";
   // GitHub's issue list has no such filter; pull requests are dropped after listing.
   protected readonly issuesOnly = {};
+  protected readonly branchHead = githubBranch;
 
   constructor(options: ForgeClientOptions) {
     const http = new ForgeHttp(
@@ -52,6 +54,16 @@ export class GitHubClient extends RepoClient {
     return this.http.json({ method: "GET", path, query: { per_page: PAGE_SIZE } }, githubCombinedStatus);
   }
 
+  override async getCiReport(sha: string): Promise<CiReport> {
+    const commit = `${this.repo}/commits/${encodeURIComponent(sha)}`;
+    const [combined, checkRuns, checkSuites] = await Promise.all([
+      this.getCombinedStatus(sha),
+      this.counted(`${commit}/check-runs`, githubCheckRuns),
+      this.counted(`${commit}/check-suites`, githubCheckSuites),
+    ]);
+    return { statuses: combined.statuses, checkRuns, checkSuites };
+  }
+
   createIssue(issue: NewIssue): Promise<{ number: number }> {
     return this.createIssueWith({ title: issue.title, body: issue.body, labels: issue.labels });
   }
@@ -83,5 +95,16 @@ export class GitHubClient extends RepoClient {
       events: hook.events,
       config: { url: hook.url, content_type: "json", secret: hook.secret, insecure_ssl: "0" },
     };
+  }
+
+  /** GitHub's check lists come wrapped with their total count: pages until all are in. */
+  private async counted<T>(path: string, schema: z.ZodType<{ total: number; items: T[] }>): Promise<T[]> {
+    const items: T[] = [];
+    for (let page = 1; ; page++) {
+      const query = { per_page: PAGE_SIZE, page };
+      const got = await this.http.json({ method: "GET", path, query }, schema);
+      items.push(...got.items);
+      if (got.items.length === 0 || items.length >= got.total) return items;
+    }
   }
 }

@@ -7,6 +7,7 @@ import { repoPath } from "./options.ts";
 import { collectPages } from "./pagination.ts";
 import { comment, issue, permission, pullRequest, repoLabel, withId, withNumber } from "./schemas.ts";
 import type {
+  CiReport,
   CombinedStatus,
   CreatedPullRequest,
   ForgeClient,
@@ -58,6 +59,24 @@ export abstract class RepoClient implements ForgeClient {
   protected abstract webhookBody(hook: NewWebhook): unknown;
   /** Extra filters for listing issues without pull requests, where the forge has one. */
   protected abstract readonly issuesOnly: Record<string, string>;
+  /** The forge's Branch object, read for its head commit. */
+  protected abstract readonly branchHead: z.ZodType<string>;
+
+  /** Gitea and Forgejo have commit statuses only (Actions post statuses too); GitHub adds its checks. */
+  async getCiReport(sha: string): Promise<CiReport> {
+    return { statuses: (await this.getCombinedStatus(sha)).statuses, checkRuns: [], checkSuites: [] };
+  }
+
+  async getBranchHead(branch: string): Promise<string | null> {
+    // Both forges take a branch's slashes as they are (`branches/conveyor/7`).
+    const path = `${this.repo}/branches/${branch.split("/").map(encodeURIComponent).join("/")}`;
+    try {
+      return await this.http.json({ method: "GET", path }, this.branchHead);
+    } catch (error) {
+      if (hasStatus(error, 404)) return null;
+      throw error;
+    }
+  }
 
   getIssue(number: number): Promise<Issue> {
     return this.http.json({ method: "GET", path: `${this.repo}/issues/${number}` }, issue);

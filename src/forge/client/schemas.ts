@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { toCommitState, toPermission } from "./normalize.ts";
-import type { CombinedStatus, Issue, IssueComment, PullRequest } from "./types.ts";
+import type { CheckRun, CheckSuite, CombinedStatus, Issue, IssueComment, PullRequest } from "./types.ts";
 
 const login = z.object({ login: z.string() });
 const openOrClosed = z.enum(["open", "closed"]);
@@ -136,3 +136,66 @@ export const githubCombinedStatus = z
       })),
     }),
   );
+
+const sha = z.string().regex(/^[0-9a-f]{40,64}$/);
+
+/** GitHub's Branch (`commit.sha`). */
+export const githubBranch = z.object({ commit: z.object({ sha }) }).transform((raw) => raw.commit.sha);
+/** Gitea's Branch: its `commit` is a PayloadCommit (`commit.id`). */
+export const giteaBranch = z.object({ commit: z.object({ id: sha }) }).transform((raw) => raw.commit.id);
+
+/** GitHub's `GET /commits/{ref}/check-runs`. */
+export const githubCheckRuns = z
+  .object({
+    total_count: z.number().int().min(0),
+    check_runs: z.array(
+      z.object({
+        id: z.number(),
+        name: z.string(),
+        status: z.string(),
+        conclusion: z.string().nullable(),
+        details_url: z.string().nullish(),
+        output: z.object({ title: z.string().nullish(), summary: z.string().nullish() }).nullish(),
+        check_suite: z.object({ id: z.number() }).nullish(),
+      }),
+    ),
+  })
+  .transform((raw) => ({
+    total: raw.total_count,
+    items: raw.check_runs.map(
+      (run): CheckRun => ({
+        id: run.id,
+        name: run.name,
+        status: run.status,
+        conclusion: run.conclusion,
+        suiteId: run.check_suite?.id ?? null,
+        detailsUrl: run.details_url || null,
+        summary: [run.output?.title, run.output?.summary].filter(Boolean).join(": ") || null,
+      }),
+    ),
+  }));
+
+/** GitHub's `GET /commits/{ref}/check-suites`. */
+export const githubCheckSuites = z
+  .object({
+    total_count: z.number().int().min(0),
+    check_suites: z.array(
+      z.object({
+        id: z.number(),
+        status: z.string().nullable(),
+        conclusion: z.string().nullable(),
+        app: z.object({ slug: z.string() }).nullable(),
+      }),
+    ),
+  })
+  .transform((raw) => ({
+    total: raw.total_count,
+    items: raw.check_suites.map(
+      (suite): CheckSuite => ({
+        id: suite.id,
+        app: suite.app?.slug ?? "unknown app",
+        status: suite.status ?? "queued",
+        conclusion: suite.conclusion,
+      }),
+    ),
+  }));

@@ -67,6 +67,36 @@ export interface CommitStatus {
   description: string | null;
 }
 
+/** A GitHub check run. `status`: queued, in_progress, completed (and the newer waiting, requested, pending). */
+export interface CheckRun {
+  id: number;
+  name: string;
+  status: string;
+  /** null until completed; success, failure, neutral, cancelled, skipped, timed_out, action_required, stale… */
+  conclusion: string | null;
+  /** The suite the run belongs to (one per app and commit; GitHub Actions: one per workflow run). */
+  suiteId: number | null;
+  detailsUrl: string | null;
+  /** The run's output title and summary, where it gave them. */
+  summary: string | null;
+}
+
+/** A GitHub check suite: all of one app's (or one workflow run's) check runs on a commit. */
+export interface CheckSuite {
+  id: number;
+  /** The app's slug (`github-actions`): the suite's name for the required set. */
+  app: string;
+  status: string;
+  conclusion: string | null;
+}
+
+/** Everything the forge holds on one commit's CI. Forges without checks (Gitea, Forgejo) report none. */
+export interface CiReport {
+  statuses: CommitStatus[];
+  checkRuns: CheckRun[];
+  checkSuites: CheckSuite[];
+}
+
 export interface CombinedStatus {
   state: CommitState;
   statuses: CommitStatus[];
@@ -140,6 +170,10 @@ export interface ForgeClient {
   getPullRequest(number: number): Promise<PullRequest>;
   getPullRequestDiff(number: number): Promise<string>;
   getCombinedStatus(ref: string): Promise<CombinedStatus>;
+  /** Statuses, check runs and check suites of exactly this commit. */
+  getCiReport(sha: string): Promise<CiReport>;
+  /** The commit a branch points at; null when the branch does not exist. */
+  getBranchHead(branch: string): Promise<string | null>;
   mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult>;
   closeIssue(number: number): Promise<void>;
   createIssue(issue: NewIssue): Promise<{ number: number }>;

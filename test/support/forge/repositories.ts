@@ -40,6 +40,8 @@ export async function createRepository(store: Store, reposDir: string, input: Ne
     labels: [],
     issues: [],
     statuses: [],
+    checkSuites: [],
+    checkRuns: [],
     hooks: [],
     ciCommand: input.ciCommand ?? null,
   };

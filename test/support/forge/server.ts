@@ -68,6 +68,7 @@ async function handleApi(forge: Forge, req: IncomingMessage, res: ServerResponse
     query: url.searchParams,
     body,
     url,
+    dialect: req.headers["x-github-api-version"] ? "github" : "gitea",
   };
   const { route } = found;
   let reply: Awaited<ReturnType<typeof route.handle>>;

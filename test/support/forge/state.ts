@@ -97,6 +97,37 @@ const commitStatus = z.object({
 });
 export type CommitStatus = z.output<typeof commitStatus>;
 
+/** GitHub's checks: a suite per app (the user that posts its runs) and commit; its state follows its runs. */
+const checkSuite = z.object({ id, sha, appUserId: id, createdAt: time });
+export type CheckSuite = z.output<typeof checkSuite>;
+
+export const checkStatus = z.enum(["queued", "in_progress", "completed"]);
+export const checkConclusion = z.enum([
+  "success",
+  "failure",
+  "neutral",
+  "cancelled",
+  "skipped",
+  "timed_out",
+  "action_required",
+  "stale",
+]);
+
+const checkRun = z.object({
+  id,
+  suiteId: id,
+  sha,
+  name: z.string(),
+  status: checkStatus,
+  conclusion: checkConclusion.nullable(),
+  detailsUrl: z.string().nullable(),
+  title: z.string().nullable(),
+  summary: z.string().nullable(),
+  startedAt: time,
+  completedAt: time.nullable(),
+});
+export type CheckRun = z.output<typeof checkRun>;
+
 export const hookType = z.enum(["forgejo", "gitea"]);
 
 const hook = z.object({
@@ -126,6 +157,8 @@ const repo = z.object({
   labels: z.array(label),
   issues: z.array(issue),
   statuses: z.array(commitStatus),
+  checkSuites: z.array(checkSuite).default([]),
+  checkRuns: z.array(checkRun).default([]),
   hooks: z.array(hook),
   /** CI command; null: `sh ./ci.sh` when the commit has one. */
   ciCommand: z.string().nullable(),

@@ -12,6 +12,8 @@ export interface ApiContext {
   /** Parsed JSON body; undefined when there is none. */
   body: unknown;
   url: URL;
+  /** GitHub's client sends `X-GitHub-Api-Version`: where the two APIs share a path, it gets GitHub's shape. */
+  dialect: "gitea" | "github";
 }
 
 /** A request under `/repos/{owner}/{repo}` that the doer may at least read. */

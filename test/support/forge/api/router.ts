@@ -7,8 +7,14 @@ export type Route =
   | { method: string; pattern: RegExp; names: string[]; scope: "user"; handle: Handler<ApiContext> }
   | { method: string; pattern: RegExp; names: string[]; scope: "repo"; handle: Handler<RepoContext> };
 
-// `{index}` and `{id}` are numbers, `{diffType}` is diff or patch, any other parameter is one path segment.
-const PARAMETER: Record<string, string> = { index: "(\\d+)", id: "(\\d+)", diffType: "(diff|patch)" };
+// `{index}` and `{id}` are numbers, `{diffType}` is diff or patch, `{branch}` the rest of the path (branch names
+// have slashes), any other parameter is one path segment.
+const PARAMETER: Record<string, string> = {
+  index: "(\\d+)",
+  id: "(\\d+)",
+  diffType: "(diff|patch)",
+  branch: "(.+)",
+};
 
 function compile(path: string): { pattern: RegExp; names: string[] } {
   const names: string[] = [];

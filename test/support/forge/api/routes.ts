@@ -1,3 +1,11 @@
+import { getBranch } from "./branches.ts";
+import {
+  createCheckRun,
+  createCheckSuite,
+  listCheckRuns,
+  listCheckSuites,
+  updateCheckRun,
+} from "./checks.ts";
 import { createComment, listComments } from "./comments.ts";
 import { createHook, deleteHook, listHooks } from "./hooks.ts";
 import { createIssue, editIssue, getIssue, listIssues } from "./issues.ts";
@@ -57,6 +65,14 @@ export const ROUTES: Route[] = [
   repoRoute("GET", "/statuses/{sha}", listCommitStatuses),
   repoRoute("POST", "/statuses/{sha}", createCommitStatus),
   repoRoute("GET", "/commits/{ref}/status", combinedStatus),
+  repoRoute("GET", "/branches/{branch}", getBranch),
+
+  // GitHub's checks, which Forgejo lacks: for GitHub projects pointed at the local forge.
+  repoRoute("POST", "/check-runs", createCheckRun),
+  repoRoute("PATCH", "/check-runs/{id}", updateCheckRun),
+  repoRoute("POST", "/check-suites", createCheckSuite),
+  repoRoute("GET", "/commits/{ref}/check-runs", listCheckRuns),
+  repoRoute("GET", "/commits/{ref}/check-suites", listCheckSuites),
 
   repoRoute("GET", "/hooks", listHooks),
   repoRoute("POST", "/hooks", createHook),

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { gitDir } from "../forge.ts";
 import { resolveCommit } from "../git/refs.ts";
 import { json, notFound, parseBody, type Reply } from "../http.ts";
-import { statusState } from "../state.ts";
+import { type CommitStatus, statusState } from "../state.ts";
 import { addStatus, combinedState, latestStatuses } from "../statuses.ts";
 import { type RepoContext, requireMode } from "./context.ts";
 import { paginate } from "./pagination.ts";
@@ -55,6 +55,7 @@ export async function combinedStatus(ctx: RepoContext): Promise<Reply> {
   const { forge, repo } = ctx;
   const sha = await commitParam(ctx, "ref");
   const latest = sha ? latestStatuses(repo, sha) : [];
+  if (ctx.dialect === "github") return githubCombinedStatus(ctx, sha ?? ctx.params.ref ?? "", latest);
   if (!sha || latest.length === 0) {
     const empty = {
       state: "",
@@ -82,4 +83,32 @@ export async function combinedStatus(ctx: RepoContext): Promise<Reply> {
     },
     { "X-Total-Count": String(latest.length) },
   );
+}
+
+/** GitHub's combined status: `state` per entry, `pending` with none, no `warning`, newest context first. */
+function githubCombinedStatus(ctx: RepoContext, sha: string, latest: CommitStatus[]): Reply {
+  const state = (status: CommitStatus) => (status.state === "warning" ? "failure" : status.state);
+  const states = latest.map(state);
+  const combined = states.some((s) => s === "error" || s === "failure")
+    ? "failure"
+    : states.length > 0 && states.every((s) => s === "success")
+      ? "success"
+      : "pending";
+  const commitUrl = `${ctx.forge.render.repoApiUrl(ctx.repo)}/commits/${sha}`;
+  return json(200, {
+    state: combined,
+    sha,
+    total_count: latest.length,
+    statuses: [...latest].reverse().map((status) => ({
+      id: status.id,
+      state: state(status),
+      description: status.description || null,
+      target_url: status.targetUrl || null,
+      context: status.context,
+      created_at: status.createdAt,
+      updated_at: status.createdAt,
+    })),
+    commit_url: commitUrl,
+    url: `${commitUrl}/status`,
+  });
 }

@@ -1,0 +1,13 @@
+/**
+ * Where an issue's work lives on the forge. The branch is fixed by the issue's number; the head sha a runner
+ * reports is a claim, checked against the branch's head as the forge has it. Pure.
+ */
+import type { LifecycleEvent } from "./lifecycle.ts";
+
+export const issueBranch = (number: number) => `conveyor/${number}`;
+
+/** null: the forge's branch is at the claimed commit; otherwise the event that stops the issue. */
+export function headCheck(number: number, claimed: string, actual: string | null): LifecycleEvent | null {
+  if (actual === claimed) return null;
+  return { type: "head_mismatch", branch: issueBranch(number), claimed, actual };
+}
