@@ -56,7 +56,7 @@ export const FORGE_DELIVERERS: Deliverers = {
   },
   comment: async (effect, ctx) => {
     const { forge } = await forgeOf(ctx);
-    await commentOnce(forge, ctx.issue.number, ctx.key, effect.body);
+    await commentOnce(forge, effect.thread ?? ctx.issue.number, ctx.key, effect.body);
     return undefined;
   },
   notify_human: async (effect, ctx) => {

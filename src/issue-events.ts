@@ -46,6 +46,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("retry"), by: actor }),
   z.object({ type: z.literal("timeout"), timer: z.enum(TIMERS) }),
   z.object({ type: z.literal("budget_exceeded"), reason: text(2_000) }),
+  z.object({ type: z.literal("reply"), thread: z.number().int().positive(), text: text(2_000) }),
 ]) satisfies z.ZodType<LifecycleEvent>;
 
 export const CAUSE_KINDS = ["delivery", "job", "cron", "operator", "timer", "system"] as const;

@@ -62,7 +62,9 @@ export type LifecycleEvent =
   | { type: "abandon"; by: string }
   | { type: "retry"; by: string }
   | { type: "timeout"; timer: TimerKind }
-  | { type: "budget_exceeded"; reason: string };
+  | { type: "budget_exceeded"; reason: string }
+  /** An answer to someone on the forge (a refused command) on `thread`: posted once, nothing else changes. */
+  | { type: "reply"; thread: number; text: string };
 export type EventType = LifecycleEvent["type"];
 
 export const EVENT_TYPES = [
@@ -84,6 +86,7 @@ export const EVENT_TYPES = [
   "retry",
   "timeout",
   "budget_exceeded",
+  "reply",
 ] as const satisfies readonly EventType[];
 
 /** Label roles; the project maps them to its own label names. */
@@ -96,7 +99,8 @@ export type Effect =
   | { kind: "cancel_jobs" }
   | { kind: "labels"; add: LabelRole[]; remove: LabelRole[] }
   | { kind: "notify_human"; reason: string }
-  | { kind: "comment"; body: string }
+  /** On the issue, or on `thread` (a pull request of it) where the comment answers one there. */
+  | { kind: "comment"; body: string; thread?: number }
   | { kind: "open_pull_request" }
   | { kind: "request_review" }
   /** Watch the head's CI until it settles: poll where the forge sends no CI webhooks. */
@@ -377,6 +381,12 @@ const sessionRules = (state: "running" | "revising"): StateRules => ({
   budget_exceeded: budgetExceeded,
 });
 
+/** Replies go through the outbox, like every effect, so that each is posted once; in every state. */
+const reply = (state: State): Rule<"reply"> => ({
+  to: [state],
+  apply: (ctx, e) => accept(ctx, [{ kind: "comment", body: e.text, thread: e.thread }]),
+});
+
 // --- the table ----------------------------------------------------------------------------------------------
 
 const TABLE: { [S in State]: StateRules } = {
@@ -547,7 +557,7 @@ export function transition(
   event: LifecycleEvent,
   limits: Limits = DEFAULT_LIMITS,
 ): Outcome {
-  const rule = TABLE[ctx.state][event.type] as Rule<typeof event.type> | undefined;
+  const rule = ruleFor(ctx.state, event.type) as Rule<typeof event.type> | undefined;
   if (!rule) return reject(`${event.type} does not apply: ${DEFAULT_REASON[ctx.state]}`);
   return (rule.apply as (c: IssueContext, e: LifecycleEvent, l: Limits) => Outcome)(ctx, event, limits);
 }
@@ -555,9 +565,11 @@ export function transition(
 /** The edges the table can take, for the generated diagram and its staleness test. */
 export function edges(): { from: State; event: EventType; to: State }[] {
   return STATES.flatMap((from) =>
-    EVENT_TYPES.flatMap((event) => (TABLE[from][event]?.to ?? []).map((to) => ({ from, event, to }))),
+    EVENT_TYPES.flatMap((event) => (ruleFor(from, event)?.to ?? []).map((to) => ({ from, event, to }))),
   );
 }
+
+const ruleFor = (state: State, event: EventType) => (event === "reply" ? reply(state) : TABLE[state][event]);
 
 /** The timer that runs while an issue is in a state, if any. */
 export function timerFor(state: State): TimerKind | null {

@@ -44,8 +44,8 @@ function at(state: State, patch: Partial<IssueContext> = {}): IssueContext {
   };
 }
 
-// Where each representative event leads from each state; absent = rejected.
-const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
+// Where each representative event leads from each state; absent = rejected. A reply is taken everywhere.
+const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplies({
   new: { triage: "queued" },
   blocked: { triage: "queued", dependencies: "queued", abandon: "abandoned", issue_closed: "abandoned" },
   queued: {
@@ -122,7 +122,13 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
   },
   merged: {},
   abandoned: { retry: "queued" },
-};
+});
+
+function withReplies(table: { [S in State]: Partial<Record<EventType, State>> }) {
+  return Object.fromEntries(
+    STATES.map((state) => [state, { ...table[state], reply: state }]),
+  ) as typeof table;
+}
 
 const edgeSet = new Set(edges().map((e) => `${e.from}|${e.event}|${e.to}`));
 
@@ -477,6 +483,15 @@ describe("humans and operators", () => {
       transition(at("abandoned", { blockers: ["#2"] }), { type: "retry", by: "op" }),
     );
     expect(gated.next.state).toBe("blocked");
+  });
+
+  it("a reply is posted on its thread in every state and changes nothing else", () => {
+    for (const state of STATES) {
+      const ctx = at(state);
+      const { next, effects } = expectAccepted(transition(ctx, { type: "reply", thread: 12, text: "no" }));
+      expect(next).toEqual(ctx);
+      expect(effects).toEqual([{ kind: "comment", body: "no", thread: 12 }]);
+    }
   });
 
   it("abandon cancels jobs from every live state", () => {

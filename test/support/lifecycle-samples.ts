@@ -39,6 +39,8 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, timer: timerFor(state) ?? "session" };
     case "budget_exceeded":
       return { type, reason: "USD 5.00 of 5.00" };
+    case "reply":
+      return { type, thread: 7, text: "@bob only users with write access can command Conveyor." };
   }
 }
 

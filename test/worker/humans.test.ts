@@ -8,21 +8,23 @@ import { deliver, pretty } from "./support/webhooks.ts";
 const comments = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issue_comment.created.json"] ?? "{}");
 const issues = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
 
-/** An issue comment as the forge delivers it. */
-function commentDelivery(loop: Loop, number: number, author: string, body: string) {
+const COMMENT = { forge: "forgejo", event: { grouped: "issue_comment", type: "issue_comment" } } as const;
+
+/** An issue comment's payload as the forge sends it. */
+function commentPayload(loop: Loop, number: number, author: string, body: string) {
   const user = { ...comments.comment.user, login: author, username: author };
-  return deliver(
-    loop.project,
-    { forge: "forgejo", event: { grouped: "issue_comment", type: "issue_comment" } },
-    pretty({
-      ...comments,
-      issue: { ...comments.issue, number, pull_request: null },
-      comment: { ...comments.comment, id: Math.floor(Math.random() * 1e9), body, user },
-      repository: { ...comments.repository, full_name: loop.repo },
-      sender: user,
-    }),
-  );
+  return pretty({
+    ...comments,
+    issue: { ...comments.issue, number, pull_request: null },
+    comment: { ...comments.comment, id: Math.floor(Math.random() * 1e9), body, user },
+    repository: { ...comments.repository, full_name: loop.repo },
+    sender: user,
+  });
 }
+
+/** An issue comment as the forge delivers it. */
+const commentDelivery = (loop: Loop, number: number, author: string, body: string) =>
+  deliver(loop.project, COMMENT, commentPayload(loop, number, author, body));
 
 async function escalated(name: string) {
   const loop = await loopProject(name);
@@ -61,7 +63,8 @@ describe("humans on the forge", () => {
   it("/conveyor abandon and /conveyor retry from a writer act; from anyone else they are refused with a reply", async () => {
     const { loop, number } = await escalated("commands");
     const refused = await commentDelivery(loop, number, "visitor", "/conveyor abandon");
-    expect(await refused.json()).toEqual({ accepted: true, events: 0 });
+    expect(await refused.json()).toEqual({ accepted: true, events: 1 });
+    await until(loop, number, (v) => v.outbox.length === 0);
     const notes = (await loop.forge.listComments(number)).map((c) => c.body);
     expect(
       notes.some((b) => b.startsWith("@visitor only users with write access can command Conveyor.")),
@@ -75,6 +78,16 @@ describe("humans on the forge", () => {
     });
     await commentDelivery(loop, number, "maintainer", "/conveyor retry");
     expect((await issueStub(env, loop.project, number).view())?.state).toBe("queued");
+  });
+
+  it("two copies of one delivery in flight together post the refusal once", async () => {
+    const { loop, number } = await escalated("twice");
+    const payload = commentPayload(loop, number, "visitor", "/conveyor retry");
+    const deliveryId = crypto.randomUUID();
+    await Promise.all([0, 1].map(() => deliver(loop.project, COMMENT, payload, { deliveryId })));
+    await until(loop, number, (v) => v.outbox.length === 0);
+    const refusals = (await loop.forge.listComments(number)).filter((c) => c.body.startsWith("@visitor "));
+    expect(refusals).toHaveLength(1);
   });
 
   it("the loop:abandon label abandons a live issue", async () => {
