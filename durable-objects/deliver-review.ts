@@ -6,14 +6,15 @@ import { redExcerpt } from "../src/ci/excerpt.ts";
 import { runCritic } from "../src/critic/critic.ts";
 import { criticLedger, saveReport } from "../src/critic/ledger.ts";
 import { type CriticReport, decide, type Finding, findingsText } from "../src/critic/report.ts";
+import { commentMarker } from "../src/crypto/markers.ts";
 import { combinedVerdict } from "../src/domain/ci-verdict.ts";
 import { changedFiles, protectedFiles } from "../src/domain/protected-paths.ts";
-import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
-import { commentOnce } from "../src/forge/comment-once.ts";
+import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
+import { sameLogin } from "../src/forge/logins.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
 import type { Project } from "../src/projects/store.ts";
-import { forgeOf } from "./deliver-forge.ts";
+import { forgeOf, posterOf } from "./deliver-forge.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
 
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
@@ -49,7 +50,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const { issue, env } = ctx;
     if (issue.state !== "awaiting_review") return undefined;
     if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
-    const { project, forge } = await forgeOf(ctx);
+    const { project, poster } = await posterOf(ctx);
+    const { forge } = poster;
     const apiKey = env.ANTHROPIC_API_KEY;
     if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
     const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
@@ -78,8 +80,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
       { id: ctx.key, projectId: project.id, number: issue.number, round, headSha: issue.headSha },
       report,
     );
-    await fileTechDebt(forge, project, ctx, decision.techDebt);
-    await postReview(forge, issue.prNumber, ctx.key, report, decision.verdict);
+    await fileTechDebt(poster, project, ctx, decision.techDebt);
+    await postReview(poster, issue.prNumber, ctx.key, report, decision.verdict);
     const touched = protectedFiles(changedFiles(diff), project.settings.protectedPaths);
     return {
       type: "review",
@@ -105,7 +107,7 @@ export const REVIEW_DELIVERERS: Deliverers = {
 
 /** A formal review, plus a comment with the report; a forge refusing a self-review gets a plain comment review. */
 async function postReview(
-  forge: ForgeClient,
+  poster: Poster,
   pr: number,
   key: string,
   report: CriticReport,
@@ -116,12 +118,12 @@ async function postReview(
   const comments = report.findings
     .filter((f) => f.inScope && f.line)
     .map((f) => ({ path: f.file, line: f.line ?? 1, body: `[${f.severity}] ${f.comment}` }));
-  await commentOnce(forge, pr, key, body);
+  await commentOnce(poster, pr, key, body);
   try {
-    await forge.createReview(pr, { event, body: report.summary, comments });
+    await poster.forge.createReview(pr, { event, body: report.summary, comments });
   } catch (error) {
     if (!hasStatus(error, 422)) throw error;
-    await forge.createReview(pr, { event: "COMMENT", body: `${verdict}: ${report.summary}` });
+    await poster.forge.createReview(pr, { event: "COMMENT", body: `${verdict}: ${report.summary}` });
   }
 }
 
@@ -138,14 +140,18 @@ function reviewText(report: CriticReport, verdict: CriticReport["verdict"]): str
   ].join("\n");
 }
 
-/** Out-of-scope findings become their own issues, labelled tech-debt, once each (found again by a marker). */
-async function fileTechDebt(forge: ForgeClient, project: Project, ctx: EffectContext, findings: Finding[]) {
+/**
+ * Out-of-scope findings become their own issues, labelled tech-debt, once each (found again by a marker in an
+ * issue Conveyor opened).
+ */
+async function fileTechDebt(poster: Poster, project: Project, ctx: EffectContext, findings: Finding[]) {
   if (findings.length === 0) return;
+  const { forge, account, secretsKey } = poster;
   const label = project.settings.labels.techDebt;
   const existing = await forge.listIssuesByLabel(label, "all");
   for (const [i, finding] of findings.entries()) {
-    const marker = `<!-- conveyor:${ctx.key}:debt:${i} -->`;
-    if (existing.some((issue) => issue.body.includes(marker))) continue;
+    const marker = await commentMarker(secretsKey, `${ctx.key}:debt:${i}`);
+    if (existing.some((issue) => sameLogin(issue.author, account) && issue.body.includes(marker))) continue;
     await forge.createIssue({
       title: `Tech debt: ${finding.comment.split("\n")[0]?.slice(0, 80)}`,
       body: [

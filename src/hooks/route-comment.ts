@@ -8,8 +8,9 @@ import { ABANDON_LABEL, parseComment } from "../domain/commands.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
-import { isConveyorComment } from "../forge/comment-once.ts";
+import { sameLogin } from "../forge/logins.ts";
 import type { CommentEvent, ReviewEvent } from "../forge/webhooks/events.ts";
+import { conveyorAccount } from "../projects/account.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { issueOfPull, lifecycleStates } from "../projects/mirror.ts";
 import { forgeClientFor, type Project } from "../projects/store.ts";
@@ -31,7 +32,6 @@ export async function routeComment(
   const { body, author, issueNumber, isPullRequest } = event.comment;
   if (event.action !== "created")
     return { kind: "ignored", reason: `comment ${event.action} needs no action` };
-  if (isConveyorComment(body)) return { kind: "ignored", reason: "Conveyor's own comment" };
   const number = isPullRequest ? await issueOfPull(env, project.id, issueNumber) : issueNumber;
   const state = number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number);
   if (number === null || state === undefined) {
@@ -40,6 +40,10 @@ export async function routeComment(
   const parsed = parseComment(body);
   if (parsed.kind === "text" && state !== "escalated") {
     return { kind: "ignored", reason: `a comment on #${number} in state ${state} needs no action` };
+  }
+  // Conveyor's own comments (its escalation notices among them) are known by their author, never by a marker.
+  if (sameLogin(author, await conveyorAccount(env, project))) {
+    return { kind: "ignored", reason: "Conveyor's own comment" };
   }
   const forge = await forgeClientFor(env, project);
   // Answers go through the issue's outbox: two copies of a delivery in flight post one.
