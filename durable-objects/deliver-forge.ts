@@ -84,7 +84,7 @@ export const FORGE_DELIVERERS: Deliverers = {
         title: mirrored?.title ?? `Issue #${number}`,
         body: `Closes #${number}\n\nImplemented by Conveyor on \`${branch}\`.`,
       });
-      return { type: "pr_opened", number: pr.number };
+      return { type: "pr_opened", number: pr.number, byConveyor: true };
     } catch (error) {
       // A retry after a lost response: the pull request exists; the forge's pull_request webhook links it.
       if (hasStatus(error, 409, 422)) return undefined;

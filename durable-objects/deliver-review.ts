@@ -8,10 +8,10 @@ import { criticLedger, saveReport } from "../src/critic/ledger.ts";
 import { type CriticReport, decide, type Finding, findingsText } from "../src/critic/report.ts";
 import { commentMarker } from "../src/crypto/markers.ts";
 import { combinedVerdict } from "../src/domain/ci-verdict.ts";
+import { sameLogin } from "../src/domain/logins.ts";
 import { changedFiles, protectedFiles } from "../src/domain/protected-paths.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
 import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
-import { sameLogin } from "../src/forge/logins.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
 import type { Project } from "../src/projects/store.ts";
 import { forgeOf, posterOf } from "./deliver-forge.ts";
@@ -100,7 +100,10 @@ export const REVIEW_DELIVERERS: Deliverers = {
       ...(issue.headSha && { sha: issue.headSha }),
     });
     // Merging is idempotent: a retry after a lost answer finds the pull request already merged.
-    if (result.merged) return { type: "merge_confirmed", ...(issue.headSha && { sha: issue.headSha }) };
+    if (result.merged) {
+      const pull = { number: issue.prNumber, byConveyor: true };
+      return { type: "merge_confirmed", ...pull, ...(issue.headSha && { sha: issue.headSha }) };
+    }
     return { type: "merge_failed", reason: result.reason };
   },
 };

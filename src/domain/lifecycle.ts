@@ -49,12 +49,12 @@ export type LifecycleEvent =
   | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: boolean }
   /** The critic gave no valid report, even when asked again: a human looks, it is never read as APPROVE. */
   | { type: "review_failed"; reason: string }
-  /** The pull request for the issue's branch exists on the forge with this number. */
-  | { type: "pr_opened"; number: number }
-  | { type: "merge_confirmed"; sha?: string }
+  /** A pull request for the issue's branch exists on the forge with this number. */
+  | ({ type: "pr_opened" } & PullRef)
+  | ({ type: "merge_confirmed"; sha?: string } & PullRef)
   | { type: "merge_failed"; reason: string }
-  /** The pull request was closed without merging by someone other than Conveyor. */
-  | { type: "pr_closed" }
+  /** A pull request was closed without merging by someone other than Conveyor. */
+  | ({ type: "pr_closed" } & PullRef)
   /** The issue was closed on the forge by someone other than Conveyor. */
   | { type: "issue_closed" }
   | { type: "human_reply"; author: string; text: string }
@@ -66,6 +66,12 @@ export type LifecycleEvent =
   /** An answer to someone on the forge (a refused command) on `thread`: posted once, nothing else changes. */
   | { type: "reply"; thread: number; text: string };
 export type EventType = LifecycleEvent["type"];
+
+/**
+ * The pull request an event is about. `byConveyor`: opened by Conveyor's account from the project
+ * repository's own `conveyor/<n>` branch (src/domain/pull-requests.ts), not from a fork or by anyone else.
+ */
+export type PullRef = { number: number; byConveyor: boolean };
 
 export const EVENT_TYPES = [
   "triage",
@@ -264,12 +270,27 @@ const closedByHuman: Rule<"issue_closed"> = {
   apply: (ctx) => abandon(ctx, "issue closed on the forge", [{ kind: "cancel_jobs" }]),
 };
 
+/**
+ * Why a pull request may not speak for the issue, or null when it may: once the issue has a pull request
+ * number only that pull request counts; before, only Conveyor's own.
+ */
+function notTheIssues(ctx: IssueContext, pull: PullRef): string | null {
+  if (ctx.prNumber !== null) {
+    return pull.number === ctx.prNumber
+      ? null
+      : `pull request #${pull.number} is not the issue's pull request (#${ctx.prNumber})`;
+  }
+  return pull.byConveyor ? null : `pull request #${pull.number} was not opened by Conveyor from its branch`;
+}
+
 const prClosedByHuman: Rule<"pr_closed"> = {
   to: ["abandoned"],
-  apply: (ctx) =>
-    ctx.prOpened
-      ? abandon(ctx, "pull request closed without merging", [{ kind: "cancel_jobs" }])
-      : reject("no pull request is open for this issue"),
+  apply: (ctx, e) => {
+    if (!ctx.prOpened) return reject("no pull request is open for this issue");
+    const foreign = notTheIssues(ctx, e);
+    if (foreign) return reject(foreign);
+    return abandon(ctx, "pull request closed without merging", [{ kind: "cancel_jobs" }]);
+  },
 };
 
 /** Records the pull request's number; the state does not change. */
@@ -278,6 +299,8 @@ const prOpened = (state: State): Rule<"pr_opened"> => ({
   apply: (ctx, e) => {
     if (!ctx.prOpened) return reject("no pull request was asked for");
     if (ctx.prNumber === e.number) return reject(`no change: pull request #${e.number} is already recorded`);
+    const foreign = notTheIssues(ctx, e);
+    if (foreign) return reject(foreign);
     return accept({ ...ctx, prNumber: e.number });
   },
 });
@@ -292,10 +315,14 @@ const MERGED_EFFECTS: Effect[] = [
 
 const mergeConfirmed: Rule<"merge_confirmed"> = {
   to: ["merged"],
-  apply: (ctx, e) =>
-    ctx.prOpened
-      ? accept(enter(ctx, "merged", { reason: null, headSha: e.sha ?? ctx.headSha }), [...MERGED_EFFECTS])
-      : reject("no pull request is open for this issue"),
+  apply: (ctx, e) => {
+    if (!ctx.prOpened) return reject("no pull request is open for this issue");
+    const foreign = notTheIssues(ctx, e);
+    if (foreign) return reject(foreign);
+    return accept(enter(ctx, "merged", { reason: null, headSha: e.sha ?? ctx.headSha, prNumber: e.number }), [
+      ...MERGED_EFFECTS,
+    ]);
+  },
 };
 
 const budgetExceeded: Rule<"budget_exceeded"> = {

@@ -1,6 +1,6 @@
 import { commentMarker } from "../crypto/markers.ts";
+import { sameLogin } from "../domain/logins.ts";
 import type { ForgeClient } from "./client/index.ts";
-import { sameLogin } from "./logins.ts";
 
 /** Conveyor posting on a forge: the client, its own account, and the secret its markers are made with. */
 export type Poster = { forge: ForgeClient; account: string; secretsKey: string | undefined };

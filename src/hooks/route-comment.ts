@@ -6,9 +6,9 @@
  */
 import { ABANDON_LABEL, parseComment } from "../domain/commands.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
+import { sameLogin } from "../domain/logins.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
-import { sameLogin } from "../forge/logins.ts";
 import type { CommentEvent, ReviewEvent } from "../forge/webhooks/events.ts";
 import { conveyorAccount } from "../projects/account.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
