@@ -106,6 +106,18 @@ export const REVIEW_DELIVERERS: Deliverers = {
     }
     return { type: "merge_failed", reason: result.reason };
   },
+
+  check_merged: async (_effect, ctx) => {
+    const { issue } = ctx;
+    // The merge's answer already ended the lifecycle (the usual case), or an operator did.
+    if (issue.state === "merged" || issue.state === "abandoned") return undefined;
+    if (issue.prNumber === null) return { type: "issue_closed", unmerged: true };
+    const { forge } = await forgeOf(ctx);
+    const pull = await forge.getPullRequest(issue.prNumber);
+    return pull.merged
+      ? { type: "merge_confirmed", sha: pull.headSha, number: issue.prNumber, byConveyor: true }
+      : { type: "issue_closed", unmerged: true };
+  },
 };
 
 /** A formal review, plus a comment with the report; a forge refusing a self-review gets a plain comment review. */

@@ -55,8 +55,11 @@ export type LifecycleEvent =
   | { type: "merge_failed"; reason: string }
   /** A pull request was closed without merging by someone other than Conveyor. */
   | ({ type: "pr_closed" } & PullRef)
-  /** The issue was closed on the forge by someone other than Conveyor. */
-  | { type: "issue_closed" }
+  /**
+   * The issue was closed on the forge by someone other than Conveyor. `unmerged`: Conveyor has since read
+   * from the forge that the issue's pull request is not merged (see `check_merged`).
+   */
+  | { type: "issue_closed"; unmerged?: true }
   | { type: "human_reply"; author: string; text: string }
   | { type: "human_approval"; by: string }
   | { type: "abandon"; by: string }
@@ -112,6 +115,8 @@ export type Effect =
   /** Watch the head's CI until it settles: poll where the forge sends no CI webhooks. */
   | { kind: "watch_ci" }
   | { kind: "merge" }
+  /** Read whether the issue's pull request is merged, once the merge ahead of it has its answer. */
+  | { kind: "check_merged" }
   | { kind: "close_issue" }
   | { kind: "notify_dependents" };
 
@@ -265,10 +270,10 @@ const operatorAbandon: Rule<"abandon"> = {
   apply: (ctx, e) => abandon(ctx, `abandoned by ${e.by}`, [{ kind: "cancel_jobs" }]),
 };
 
-const closedByHuman: Rule<"issue_closed"> = {
-  to: ["abandoned"],
-  apply: (ctx) => abandon(ctx, "issue closed on the forge", [{ kind: "cancel_jobs" }]),
-};
+const closedOnForge = (ctx: IssueContext) =>
+  abandon(ctx, "issue closed on the forge", [{ kind: "cancel_jobs" }]);
+
+const closedByHuman: Rule<"issue_closed"> = { to: ["abandoned"], apply: closedOnForge };
 
 /**
  * Why a pull request may not speak for the issue, or null when it may: once the issue has a pull request
@@ -536,7 +541,12 @@ const TABLE: { [S in State]: StateRules } = {
     review: { to: [], apply: () => reject("already merging: the approval was acted on") },
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
-    issue_closed: closedByHuman,
+    issue_closed: {
+      to: ["merging", "abandoned"],
+      // The merge itself closes the issue ("Closes #n"), and that webhook can beat the merge's answer: the
+      // pull request's merged state, read once the merge has its answer, decides.
+      apply: (ctx, e) => (e.unmerged ? closedOnForge(ctx) : accept(ctx, [{ kind: "check_merged" }])),
+    },
   },
   escalated: {
     pr_opened: prOpened("escalated"),

@@ -108,7 +108,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     merge_failed: "escalated",
     pr_closed: "abandoned",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "merging",
   },
   escalated: {
     pr_opened: "escalated",
@@ -474,6 +474,15 @@ describe("merge", () => {
       transition(at("running", { prOpened: true }), { type: "pr_closed", ...OURS }),
     );
     expect(next).toMatchObject({ state: "abandoned", reason: "pull request closed without merging" });
+  });
+
+  it("the issue closed while merging waits for the pull request's merged state", () => {
+    const { next, effects } = expectAccepted(transition(at("merging"), { type: "issue_closed" }));
+    expect(next).toEqual(at("merging"));
+    expect(effects).toEqual([{ kind: "check_merged" }]);
+    const unmerged = expectAccepted(transition(next, { type: "issue_closed", unmerged: true }));
+    expect(unmerged.next).toMatchObject({ state: "abandoned", reason: "issue closed on the forge" });
+    expect(unmerged.effects[0]).toEqual({ kind: "cancel_jobs" });
   });
 
   it("a failed merge escalates", () => {

@@ -4,6 +4,7 @@ import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { jobsOf } from "./support/jobs.ts";
 import {
+  control,
   critic,
   finding,
   firstPush,
@@ -207,6 +208,7 @@ describe("caps", () => {
 
 const fixture = (path: string) => JSON.parse(env.WEBHOOK_FIXTURES[path] ?? "{}");
 const PULL = fixture("gitea/pull_request.opened.json");
+const CLOSED = fixture("gitea/issues.closed.json");
 
 /** A pull request event as the forge sends it, from `owner`'s repository (a fork unless it is the project's). */
 function pullDelivery(
@@ -254,5 +256,33 @@ describe("pull requests Conveyor did not open", () => {
     }
     const after = await until(loop, number, (v) => v.outbox.length === 0);
     expect(after).toMatchObject({ state: "awaiting_approval", prNumber: held.prNumber });
+  });
+});
+
+describe("the merge's own consequences", () => {
+  it("the issue closed by the merge before the merge's answer arrives ends merged", async () => {
+    const loop = await loopProject("race");
+    const { number } = await reviewed(loop, [report("APPROVE", "Good.")], {
+      ...PARSER,
+      ".woodpecker.yml": "y: 1\n",
+    });
+    await until(loop, number, (v) => v.state === "awaiting_approval");
+    await control("slow-merges", { repo: loop.repo, ms: 2_000 });
+    await send(loop, number, { type: "human_approval", by: "alice" });
+    // The forge merged and closed the issue ("Closes #N"); its answer to Conveyor's merge is still on the way.
+    while ((await loop.forge.getIssue(number)).state !== "closed")
+      await new Promise((r) => setTimeout(r, 50));
+    const closed = await deliver(
+      loop.project,
+      { forge: "forgejo", event: { grouped: "issues", type: "issues" } },
+      pretty({
+        ...CLOSED,
+        issue: { ...CLOSED.issue, number, state: "closed", labels: [] },
+        repository: { ...CLOSED.repository, full_name: loop.repo },
+      }),
+    );
+    expect(await closed.json()).toMatchObject({ accepted: true });
+    const done = await until(loop, number, (v) => v.state === "merged" || v.state === "abandoned");
+    expect(done).toMatchObject({ state: "merged", reason: null });
   });
 });
