@@ -7,7 +7,8 @@ import { issueBranch } from "../src/domain/branch.ts";
 import type { Effect, LabelRole } from "../src/domain/lifecycle.ts";
 import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
-import { commentOnce } from "../src/forge/comment-once.ts";
+import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
+import { conveyorAccount } from "../src/projects/account.ts";
 import { regateDependents } from "../src/projects/dispatch.ts";
 import { mirroredIssues, setMirroredState } from "../src/projects/mirror.ts";
 import { clientOf, lazyForges, loadProject, loadRegistered, type Project } from "../src/projects/store.ts";
@@ -18,6 +19,13 @@ export async function forgeOf(ctx: EffectContext): Promise<{ project: Project; f
   const registered = await loadRegistered(ctx.env, ctx.issue.project);
   if (!registered) throw new Error(`project ${ctx.issue.project} is not registered`);
   return { project: registered.project, forge: clientOf(registered.project, await registered.secrets()) };
+}
+
+/** The project's forge, and Conveyor as the poster of its own comments there. */
+export async function posterOf(ctx: EffectContext): Promise<{ project: Project; poster: Poster }> {
+  const { project, forge } = await forgeOf(ctx);
+  const account = await conveyorAccount(ctx.env, project);
+  return { project, poster: { forge, account, secretsKey: ctx.env.CONVEYOR_SECRETS_KEY } };
 }
 
 const LABEL_SETTING = {
@@ -57,13 +65,13 @@ export const FORGE_DELIVERERS: Deliverers = {
     return undefined;
   },
   comment: async (effect, ctx) => {
-    const { forge } = await forgeOf(ctx);
-    await commentOnce(forge, ctx.issue.number, ctx.key, effect.body);
+    const { poster } = await posterOf(ctx);
+    await commentOnce(poster, effect.thread ?? ctx.issue.number, ctx.key, effect.body);
     return undefined;
   },
   notify_human: async (effect, ctx) => {
-    const { forge } = await forgeOf(ctx);
-    await commentOnce(forge, ctx.issue.number, ctx.key, await escalationText(ctx, effect));
+    const { poster } = await posterOf(ctx);
+    await commentOnce(poster, ctx.issue.number, ctx.key, await escalationText(ctx, effect));
     return undefined;
   },
   open_pull_request: async (_effect, ctx) => {
@@ -83,7 +91,7 @@ export const FORGE_DELIVERERS: Deliverers = {
         title: mirrored?.title ?? `Issue #${number}`,
         body: `Closes #${number}\n\nImplemented by Conveyor on \`${branch}\`.`,
       });
-      return { type: "pr_opened", number: pr.number };
+      return { type: "pr_opened", number: pr.number, byConveyor: true };
     } catch (error) {
       // A retry after a lost response: the pull request exists; the forge's pull_request webhook links it.
       if (hasStatus(error, 409, 422)) return undefined;

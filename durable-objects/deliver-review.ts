@@ -6,13 +6,14 @@ import { checkHead, readCi } from "../src/ci/gate.ts";
 import { runCritic } from "../src/critic/critic.ts";
 import { criticLedger, saveReport } from "../src/critic/ledger.ts";
 import { type CriticReport, decide, type Finding, findingsText } from "../src/critic/report.ts";
+import { commentMarker } from "../src/crypto/markers.ts";
+import { sameLogin } from "../src/domain/logins.ts";
 import { changedFiles, protectedFiles } from "../src/domain/protected-paths.ts";
-import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
-import { commentOnce } from "../src/forge/comment-once.ts";
+import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
 import type { Project } from "../src/projects/store.ts";
-import { forgeOf } from "./deliver-forge.ts";
+import { forgeOf, posterOf } from "./deliver-forge.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
 
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
@@ -38,7 +39,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const { issue, env } = ctx;
     if (issue.state !== "awaiting_review") return undefined;
     if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
-    const { project, forge } = await forgeOf(ctx);
+    const { project, poster } = await posterOf(ctx);
+    const { forge } = poster;
     // The critic reviews the commit CI passed, and only while the branch is still there.
     const moved = issue.headSha && (await checkHead(forge, issue.number, issue.headSha));
     if (moved) return moved;
@@ -70,8 +72,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
       { id: ctx.key, projectId: project.id, number: issue.number, round, headSha: issue.headSha },
       report,
     );
-    await fileTechDebt(forge, project, ctx, decision.techDebt);
-    await postReview(forge, issue.prNumber, ctx.key, report, decision.verdict);
+    await fileTechDebt(poster, project, ctx, decision.techDebt);
+    await postReview(poster, issue.prNumber, ctx.key, report, decision.verdict);
     const touched = protectedFiles(changedFiles(diff), project.settings.protectedPaths);
     return {
       type: "review",
@@ -90,14 +92,29 @@ export const REVIEW_DELIVERERS: Deliverers = {
       ...(issue.headSha && { sha: issue.headSha }),
     });
     // Merging is idempotent: a retry after a lost answer finds the pull request already merged.
-    if (result.merged) return { type: "merge_confirmed", ...(issue.headSha && { sha: issue.headSha }) };
+    if (result.merged) {
+      const pull = { number: issue.prNumber, byConveyor: true };
+      return { type: "merge_confirmed", ...pull, ...(issue.headSha && { sha: issue.headSha }) };
+    }
     return { type: "merge_failed", reason: result.reason };
+  },
+
+  check_merged: async (_effect, ctx) => {
+    const { issue } = ctx;
+    // The merge's answer already ended the lifecycle (the usual case), or an operator did.
+    if (issue.state === "merged" || issue.state === "abandoned") return undefined;
+    if (issue.prNumber === null) return { type: "issue_closed", unmerged: true };
+    const { forge } = await forgeOf(ctx);
+    const pull = await forge.getPullRequest(issue.prNumber);
+    return pull.merged
+      ? { type: "merge_confirmed", sha: pull.headSha, number: issue.prNumber, byConveyor: true }
+      : { type: "issue_closed", unmerged: true };
   },
 };
 
 /** A formal review, plus a comment with the report; a forge refusing a self-review gets a plain comment review. */
 async function postReview(
-  forge: ForgeClient,
+  poster: Poster,
   pr: number,
   key: string,
   report: CriticReport,
@@ -108,12 +125,12 @@ async function postReview(
   const comments = report.findings
     .filter((f) => f.inScope && f.line)
     .map((f) => ({ path: f.file, line: f.line ?? 1, body: `[${f.severity}] ${f.comment}` }));
-  await commentOnce(forge, pr, key, body);
+  await commentOnce(poster, pr, key, body);
   try {
-    await forge.createReview(pr, { event, body: report.summary, comments });
+    await poster.forge.createReview(pr, { event, body: report.summary, comments });
   } catch (error) {
     if (!hasStatus(error, 422)) throw error;
-    await forge.createReview(pr, { event: "COMMENT", body: `${verdict}: ${report.summary}` });
+    await poster.forge.createReview(pr, { event: "COMMENT", body: `${verdict}: ${report.summary}` });
   }
 }
 
@@ -130,14 +147,18 @@ function reviewText(report: CriticReport, verdict: CriticReport["verdict"]): str
   ].join("\n");
 }
 
-/** Out-of-scope findings become their own issues, labelled tech-debt, once each (found again by a marker). */
-async function fileTechDebt(forge: ForgeClient, project: Project, ctx: EffectContext, findings: Finding[]) {
+/**
+ * Out-of-scope findings become their own issues, labelled tech-debt, once each (found again by a marker in an
+ * issue Conveyor opened).
+ */
+async function fileTechDebt(poster: Poster, project: Project, ctx: EffectContext, findings: Finding[]) {
   if (findings.length === 0) return;
+  const { forge, account, secretsKey } = poster;
   const label = project.settings.labels.techDebt;
   const existing = await forge.listIssuesByLabel(label, "all");
   for (const [i, finding] of findings.entries()) {
-    const marker = `<!-- conveyor:${ctx.key}:debt:${i} -->`;
-    if (existing.some((issue) => issue.body.includes(marker))) continue;
+    const marker = await commentMarker(secretsKey, `${ctx.key}:debt:${i}`);
+    if (existing.some((issue) => sameLogin(issue.author, account) && issue.body.includes(marker))) continue;
     await forge.createIssue({
       title: `Tech debt: ${finding.comment.split("\n")[0]?.slice(0, 80)}`,
       body: [

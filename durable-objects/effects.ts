@@ -34,7 +34,17 @@ export const DELIVERERS: Deliverers = { ...FORGE_DELIVERERS, ...JOB_DELIVERERS, 
  */
 export const LANES = {
   jobs: ["enqueue_job", "cancel_jobs"],
-  forge: ["labels", "comment", "notify_human", "open_pull_request", "request_review", "merge", "close_issue"],
+  // check_merged follows the merge it checks: it runs once that merge has its answer.
+  forge: [
+    "labels",
+    "comment",
+    "notify_human",
+    "open_pull_request",
+    "request_review",
+    "merge",
+    "check_merged",
+    "close_issue",
+  ],
   dependents: ["notify_dependents"],
   ci: ["watch_ci"],
 } as const satisfies Record<string, readonly Effect["kind"][]>;

@@ -6,6 +6,7 @@ import { projectIdSchema } from "./projects/config.ts";
 const refs = z.array(z.string().min(1).max(200)).max(200);
 const text = (max: number) => z.string().max(max);
 const actor = z.string().min(1).max(100);
+const pullRef = { number: z.number().int().positive(), byConveyor: z.boolean() };
 
 export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("triage"), blockers: refs, cycle: refs.optional() }),
@@ -41,17 +42,18 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     needsHumanApproval: z.boolean().optional(),
   }),
   z.object({ type: z.literal("review_failed"), reason: text(2_000) }),
-  z.object({ type: z.literal("pr_opened"), number: z.number().int().positive() }),
-  z.object({ type: z.literal("merge_confirmed"), sha: z.string().min(1).optional() }),
+  z.object({ type: z.literal("pr_opened"), ...pullRef }),
+  z.object({ type: z.literal("merge_confirmed"), sha: z.string().min(1).optional(), ...pullRef }),
   z.object({ type: z.literal("merge_failed"), reason: text(2_000) }),
-  z.object({ type: z.literal("pr_closed") }),
-  z.object({ type: z.literal("issue_closed") }),
+  z.object({ type: z.literal("pr_closed"), ...pullRef }),
+  z.object({ type: z.literal("issue_closed"), unmerged: z.literal(true).optional() }),
   z.object({ type: z.literal("human_reply"), author: actor, text: text(20_000) }),
   z.object({ type: z.literal("human_approval"), by: actor }),
   z.object({ type: z.literal("abandon"), by: actor }),
   z.object({ type: z.literal("retry"), by: actor }),
   z.object({ type: z.literal("timeout"), timer: z.enum(TIMERS) }),
   z.object({ type: z.literal("budget_exceeded"), reason: text(2_000) }),
+  z.object({ type: z.literal("reply"), thread: z.number().int().positive(), text: text(2_000) }),
 ]) satisfies z.ZodType<LifecycleEvent>;
 
 export const CAUSE_KINDS = ["delivery", "job", "cron", "operator", "timer", "system"] as const;

@@ -7,15 +7,20 @@ const VERSION = "v1";
 export class SecretsKeyError extends Error {}
 
 export async function importSecretsKey(base64: string | undefined): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", secretsKeyBytes(base64), "AES-GCM", false, ["encrypt", "decrypt"]);
+}
+
+/** The 32 bytes of CONVEYOR_SECRETS_KEY; other keys are derived from them (never used for AES directly). */
+export function secretsKeyBytes(base64: string | undefined): Uint8Array<ArrayBuffer> {
   if (!base64) throw new SecretsKeyError("CONVEYOR_SECRETS_KEY is not configured");
-  let raw: Uint8Array;
+  let raw: Uint8Array<ArrayBuffer>;
   try {
     raw = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
   } catch {
     throw new SecretsKeyError("CONVEYOR_SECRETS_KEY is not valid base64");
   }
   if (raw.length !== 32) throw new SecretsKeyError("CONVEYOR_SECRETS_KEY must be 32 bytes (base64)");
-  return crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
+  return raw;
 }
 
 const encoder = new TextEncoder();

@@ -51,21 +51,32 @@ export type LifecycleEvent =
   | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: boolean }
   /** The critic gave no valid report, even when asked again: a human looks, it is never read as APPROVE. */
   | { type: "review_failed"; reason: string }
-  /** The pull request for the issue's branch exists on the forge with this number. */
-  | { type: "pr_opened"; number: number }
-  | { type: "merge_confirmed"; sha?: string }
+  /** A pull request for the issue's branch exists on the forge with this number. */
+  | ({ type: "pr_opened" } & PullRef)
+  | ({ type: "merge_confirmed"; sha?: string } & PullRef)
   | { type: "merge_failed"; reason: string }
-  /** The pull request was closed without merging by someone other than Conveyor. */
-  | { type: "pr_closed" }
-  /** The issue was closed on the forge by someone other than Conveyor. */
-  | { type: "issue_closed" }
+  /** A pull request was closed without merging by someone other than Conveyor. */
+  | ({ type: "pr_closed" } & PullRef)
+  /**
+   * The issue was closed on the forge by someone other than Conveyor. `unmerged`: Conveyor has since read
+   * from the forge that the issue's pull request is not merged (see `check_merged`).
+   */
+  | { type: "issue_closed"; unmerged?: true }
   | { type: "human_reply"; author: string; text: string }
   | { type: "human_approval"; by: string }
   | { type: "abandon"; by: string }
   | { type: "retry"; by: string }
   | { type: "timeout"; timer: TimerKind }
-  | { type: "budget_exceeded"; reason: string };
+  | { type: "budget_exceeded"; reason: string }
+  /** An answer to someone on the forge (a refused command) on `thread`: posted once, nothing else changes. */
+  | { type: "reply"; thread: number; text: string };
 export type EventType = LifecycleEvent["type"];
+
+/**
+ * The pull request an event is about. `byConveyor`: opened by Conveyor's account from the project
+ * repository's own `conveyor/<n>` branch (src/domain/pull-requests.ts), not from a fork or by anyone else.
+ */
+export type PullRef = { number: number; byConveyor: boolean };
 
 export const EVENT_TYPES = [
   "triage",
@@ -87,6 +98,7 @@ export const EVENT_TYPES = [
   "retry",
   "timeout",
   "budget_exceeded",
+  "reply",
 ] as const satisfies readonly EventType[];
 
 /** Label roles; the project maps them to its own label names. */
@@ -99,12 +111,15 @@ export type Effect =
   | { kind: "cancel_jobs" }
   | { kind: "labels"; add: LabelRole[]; remove: LabelRole[] }
   | { kind: "notify_human"; reason: string }
-  | { kind: "comment"; body: string }
+  /** On the issue, or on `thread` (a pull request of it) where the comment answers one there. */
+  | { kind: "comment"; body: string; thread?: number }
   | { kind: "open_pull_request" }
   | { kind: "request_review" }
   /** Watch the head's CI until it settles: poll where the forge sends no CI webhooks. */
   | { kind: "watch_ci" }
   | { kind: "merge" }
+  /** Read whether the issue's pull request is merged, once the merge ahead of it has its answer. */
+  | { kind: "check_merged" }
   | { kind: "close_issue" }
   | { kind: "notify_dependents" };
 
@@ -258,17 +273,32 @@ const operatorAbandon: Rule<"abandon"> = {
   apply: (ctx, e) => abandon(ctx, `abandoned by ${e.by}`, [{ kind: "cancel_jobs" }]),
 };
 
-const closedByHuman: Rule<"issue_closed"> = {
-  to: ["abandoned"],
-  apply: (ctx) => abandon(ctx, "issue closed on the forge", [{ kind: "cancel_jobs" }]),
-};
+const closedOnForge = (ctx: IssueContext) =>
+  abandon(ctx, "issue closed on the forge", [{ kind: "cancel_jobs" }]);
+
+const closedByHuman: Rule<"issue_closed"> = { to: ["abandoned"], apply: closedOnForge };
+
+/**
+ * Why a pull request may not speak for the issue, or null when it may: once the issue has a pull request
+ * number only that pull request counts; before, only Conveyor's own.
+ */
+function notTheIssues(ctx: IssueContext, pull: PullRef): string | null {
+  if (ctx.prNumber !== null) {
+    return pull.number === ctx.prNumber
+      ? null
+      : `pull request #${pull.number} is not the issue's pull request (#${ctx.prNumber})`;
+  }
+  return pull.byConveyor ? null : `pull request #${pull.number} was not opened by Conveyor from its branch`;
+}
 
 const prClosedByHuman: Rule<"pr_closed"> = {
   to: ["abandoned"],
-  apply: (ctx) =>
-    ctx.prOpened
-      ? abandon(ctx, "pull request closed without merging", [{ kind: "cancel_jobs" }])
-      : reject("no pull request is open for this issue"),
+  apply: (ctx, e) => {
+    if (!ctx.prOpened) return reject("no pull request is open for this issue");
+    const foreign = notTheIssues(ctx, e);
+    if (foreign) return reject(foreign);
+    return abandon(ctx, "pull request closed without merging", [{ kind: "cancel_jobs" }]);
+  },
 };
 
 /** Records the pull request's number; the state does not change. */
@@ -277,6 +307,8 @@ const prOpened = (state: State): Rule<"pr_opened"> => ({
   apply: (ctx, e) => {
     if (!ctx.prOpened) return reject("no pull request was asked for");
     if (ctx.prNumber === e.number) return reject(`no change: pull request #${e.number} is already recorded`);
+    const foreign = notTheIssues(ctx, e);
+    if (foreign) return reject(foreign);
     return accept({ ...ctx, prNumber: e.number });
   },
 });
@@ -291,10 +323,14 @@ const MERGED_EFFECTS: Effect[] = [
 
 const mergeConfirmed: Rule<"merge_confirmed"> = {
   to: ["merged"],
-  apply: (ctx, e) =>
-    ctx.prOpened
-      ? accept(enter(ctx, "merged", { reason: null, headSha: e.sha ?? ctx.headSha }), [...MERGED_EFFECTS])
-      : reject("no pull request is open for this issue"),
+  apply: (ctx, e) => {
+    if (!ctx.prOpened) return reject("no pull request is open for this issue");
+    const foreign = notTheIssues(ctx, e);
+    if (foreign) return reject(foreign);
+    return accept(enter(ctx, "merged", { reason: null, headSha: e.sha ?? ctx.headSha, prNumber: e.number }), [
+      ...MERGED_EFFECTS,
+    ]);
+  },
 };
 
 /** A runner's head sha is a claim: when the forge's branch says otherwise, nothing advances on it. */
@@ -384,6 +420,12 @@ const sessionRules = (state: "running" | "revising"): StateRules => ({
   issue_closed: closedByHuman,
   timeout: timeoutRule("session", "session exceeded its wall-clock limit", "escalated"),
   budget_exceeded: budgetExceeded,
+});
+
+/** Replies go through the outbox, like every effect, so that each is posted once; in every state. */
+const reply = (state: State): Rule<"reply"> => ({
+  to: [state],
+  apply: (ctx, e) => accept(ctx, [{ kind: "comment", body: e.text, thread: e.thread }]),
 });
 
 // --- the table ----------------------------------------------------------------------------------------------
@@ -510,7 +552,12 @@ const TABLE: { [S in State]: StateRules } = {
     review: { to: [], apply: () => reject("already merging: the approval was acted on") },
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
-    issue_closed: closedByHuman,
+    issue_closed: {
+      to: ["merging", "abandoned"],
+      // The merge itself closes the issue ("Closes #n"), and that webhook can beat the merge's answer: the
+      // pull request's merged state, read once the merge has its answer, decides.
+      apply: (ctx, e) => (e.unmerged ? closedOnForge(ctx) : accept(ctx, [{ kind: "check_merged" }])),
+    },
   },
   escalated: {
     pr_opened: prOpened("escalated"),
@@ -558,7 +605,7 @@ export function transition(
   event: LifecycleEvent,
   limits: Limits = DEFAULT_LIMITS,
 ): Outcome {
-  const rule = TABLE[ctx.state][event.type] as Rule<typeof event.type> | undefined;
+  const rule = ruleFor(ctx.state, event.type) as Rule<typeof event.type> | undefined;
   if (!rule) return reject(`${event.type} does not apply: ${DEFAULT_REASON[ctx.state]}`);
   return (rule.apply as (c: IssueContext, e: LifecycleEvent, l: Limits) => Outcome)(ctx, event, limits);
 }
@@ -566,9 +613,11 @@ export function transition(
 /** The edges the table can take, for the generated diagram and its staleness test. */
 export function edges(): { from: State; event: EventType; to: State }[] {
   return STATES.flatMap((from) =>
-    EVENT_TYPES.flatMap((event) => (TABLE[from][event]?.to ?? []).map((to) => ({ from, event, to }))),
+    EVENT_TYPES.flatMap((event) => (ruleFor(from, event)?.to ?? []).map((to) => ({ from, event, to }))),
   );
 }
+
+const ruleFor = (state: State, event: EventType) => (event === "reply" ? reply(state) : TABLE[state][event]);
 
 /** The timer that runs while an issue is in a state, if any. */
 export function timerFor(state: State): TimerKind | null {

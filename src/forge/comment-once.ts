@@ -1,14 +1,17 @@
+import { commentMarker } from "../crypto/markers.ts";
+import { sameLogin } from "../domain/logins.ts";
 import type { ForgeClient } from "./client/index.ts";
 
-/** Marks Conveyor's own comments: a retry finds the first post, and the hook route skips them. */
-export const commentMarker = (key: string) => `<!-- conveyor:${key} -->`;
+/** Conveyor posting on a forge: the client, its own account, and the secret its markers are made with. */
+export type Poster = { forge: ForgeClient; account: string; secretsKey: string | undefined };
 
-export const isConveyorComment = (body: string) => body.includes("<!-- conveyor:");
-
-/** Posts once under `key`: a retry after a lost response finds the first post instead of adding one. */
-export async function commentOnce(forge: ForgeClient, number: number, key: string, body: string) {
-  const marker = commentMarker(key);
-  const existing = await forge.listComments(number);
-  if (existing.some((c) => c.body.includes(marker))) return;
-  await forge.comment(number, `${body}\n\n${marker}`);
+/**
+ * Posts once under `key`: a retry after a lost response finds the first post instead of adding one. Only
+ * Conveyor's own comments count, and the marker cannot be computed without the Worker's secret.
+ */
+export async function commentOnce(poster: Poster, number: number, key: string, body: string) {
+  const marker = await commentMarker(poster.secretsKey, key);
+  const existing = await poster.forge.listComments(number);
+  if (existing.some((c) => sameLogin(c.author, poster.account) && c.body.includes(marker))) return;
+  await poster.forge.comment(number, `${body}\n\n${marker}`);
 }

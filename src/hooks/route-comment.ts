@@ -1,14 +1,16 @@
 /**
  * Comments: `/conveyor retry|abandon` from users with write access, and a reply to an escalated issue, which
- * resumes its session with the reply. Commands from anyone else are refused with a reply. A writer's approving
+ * resumes its session with the reply. Commands from anyone else are refused with a reply (posted by the issue's
+ * outbox, like every effect). A writer's approving
  * review of a merge held for protected paths is the human approval it waits for.
  */
 import { ABANDON_LABEL, parseComment } from "../domain/commands.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
+import { sameLogin } from "../domain/logins.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
-import { commentOnce, isConveyorComment } from "../forge/comment-once.ts";
 import type { CommentEvent, ReviewEvent } from "../forge/webhooks/events.ts";
+import { conveyorAccount } from "../projects/account.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { issueOfPull, lifecycleStates } from "../projects/mirror.ts";
 import { forgeClientFor, type Project } from "../projects/store.ts";
@@ -30,7 +32,6 @@ export async function routeComment(
   const { body, author, issueNumber, isPullRequest } = event.comment;
   if (event.action !== "created")
     return { kind: "ignored", reason: `comment ${event.action} needs no action` };
-  if (isConveyorComment(body)) return { kind: "ignored", reason: "Conveyor's own comment" };
   const number = isPullRequest ? await issueOfPull(env, project.id, issueNumber) : issueNumber;
   const state = number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number);
   if (number === null || state === undefined) {
@@ -40,26 +41,23 @@ export async function routeComment(
   if (parsed.kind === "text" && state !== "escalated") {
     return { kind: "ignored", reason: `a comment on #${number} in state ${state} needs no action` };
   }
+  // Conveyor's own comments (its escalation notices among them) are known by their author, never by a marker.
+  if (sameLogin(author, await conveyorAccount(env, project))) {
+    return { kind: "ignored", reason: "Conveyor's own comment" };
+  }
   const forge = await forgeClientFor(env, project);
+  // Answers go through the issue's outbox: two copies of a delivery in flight post one.
+  const answer = (suffix: string, text: string) =>
+    sendEvent(env, project, number, `${key}:${suffix}`, cause, { type: "reply", thread: issueNumber, text });
   if (!(await canCommand(forge, author))) {
     if (parsed.kind === "text") return { kind: "ignored", reason: `${author} has no write access` };
-    await commentOnce(
-      forge,
-      issueNumber,
-      `${key}:refused`,
-      `@${author} only users with write access can command Conveyor.`,
-    );
-    return { kind: "routed", events: 0 };
+    await answer("refused", `@${author} only users with write access can command Conveyor.`);
+    return { kind: "routed", events: 1 };
   }
   if (parsed.kind === "unknown_command") {
     const usage = "`/conveyor retry` or `/conveyor abandon`";
-    await commentOnce(
-      forge,
-      issueNumber,
-      `${key}:unknown`,
-      `@${author} unknown command \`${parsed.verb}\`: use ${usage}.`,
-    );
-    return { kind: "routed", events: 0 };
+    await answer("unknown", `@${author} unknown command \`${parsed.verb}\`: use ${usage}.`);
+    return { kind: "routed", events: 1 };
   }
   const lifecycle: LifecycleEvent =
     parsed.kind === "text"

@@ -1,7 +1,9 @@
 /** What a forge event means for Conveyor: mirror updates and lifecycle events. No decisions here. */
 import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
+import { isConveyorPull, issueFromBranch } from "../domain/pull-requests.ts";
 import type { Env } from "../env.ts";
 import type { ForgeEvent, IssueEvent, PullRequestEvent } from "../forge/webhooks/events.ts";
+import { conveyorAccount } from "../projects/account.ts";
 import { regateDependents, triage } from "../projects/dispatch.ts";
 import { toMirrored } from "../projects/gate.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
@@ -116,26 +118,30 @@ async function routePullRequest(
   if (!opened && event.action !== "closed" && event.action !== "merged") {
     return { kind: "ignored", reason: `pull_request ${event.action} needs no action` };
   }
-  const { linkedIssues, merged, headSha, number: pull } = event.pullRequest;
-  const states = await lifecycleStates(env, project.id, linkedIssues);
-  let events = 0;
-  for (const number of linkedIssues.filter((n) => states.has(n))) {
-    await sendEvent(
-      env,
-      project,
-      number,
-      `${key}:pr:${number}`,
-      cause,
-      // An opened pull request's number reaches the issue even when the answer to Conveyor's own create was lost.
-      opened
-        ? { type: "pr_opened", number: pull }
-        : merged
-          ? { type: "merge_confirmed", sha: headSha }
-          : { type: "pr_closed" },
-    );
-    events++;
-  }
-  return { kind: "routed", events };
+  const pull = event.pullRequest;
+  // Only a `conveyor/<n>` branch names the issue; closing keywords never drive the lifecycle.
+  const number = issueFromBranch(pull.headRef);
+  if (number === null) return { kind: "ignored", reason: `${pull.headRef} is not a Conveyor branch` };
+  if (!(await lifecycleStates(env, project.id, [number])).has(number)) return { kind: "routed", events: 0 };
+  // Whether this pull request may speak for the issue is the lifecycle's decision; the route says whose it is.
+  const ref = {
+    number: pull.number,
+    byConveyor: isConveyorPull(pull, project.repo, await conveyorAccount(env, project)),
+  };
+  await sendEvent(
+    env,
+    project,
+    number,
+    `${key}:pr:${number}`,
+    cause,
+    // An opened pull request's number reaches the issue even when the answer to Conveyor's own create was lost.
+    opened
+      ? { type: "pr_opened", ...ref }
+      : pull.merged
+        ? { type: "merge_confirmed", sha: pull.headSha, ...ref }
+        : { type: "pr_closed", ...ref },
+  );
+  return { kind: "routed", events: 1 };
 }
 
 /** Most issue events only update the mirror: no lifecycle event can follow from them. */

@@ -44,8 +44,8 @@ function at(state: State, patch: Partial<IssueContext> = {}): IssueContext {
   };
 }
 
-// Where each representative event leads from each state; absent = rejected.
-const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
+// Where each representative event leads from each state; absent = rejected. A reply is taken everywhere.
+const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplies({
   new: { triage: "queued" },
   blocked: { triage: "queued", dependencies: "queued", abandon: "abandoned", issue_closed: "abandoned" },
   queued: {
@@ -110,7 +110,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
     merge_failed: "escalated",
     pr_closed: "abandoned",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "merging",
   },
   escalated: {
     pr_opened: "escalated",
@@ -124,7 +124,13 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = {
   },
   merged: {},
   abandoned: { retry: "queued" },
-};
+});
+
+function withReplies(table: { [S in State]: Partial<Record<EventType, State>> }) {
+  return Object.fromEntries(
+    STATES.map((state) => [state, { ...table[state], reply: state }]),
+  ) as typeof table;
+}
 
 const edgeSet = new Set(edges().map((e) => `${e.from}|${e.event}|${e.to}`));
 
@@ -398,26 +404,61 @@ describe("critic", () => {
   });
 });
 
+const OURS = { number: 42, byConveyor: true };
+const FORK = { number: 43, byConveyor: false };
+
 describe("pull request number", () => {
   it("is recorded once, only after a pull request was asked for", () => {
-    const { next, effects } = expectAccepted(
-      transition(at("awaiting_ci"), { type: "pr_opened", number: 42 }),
-    );
+    const { next, effects } = expectAccepted(transition(at("awaiting_ci"), { type: "pr_opened", ...OURS }));
     expect(next).toMatchObject({ state: "awaiting_ci", prNumber: 42 });
     expect(effects).toEqual([]);
-    expect(expectRejected(transition(next, { type: "pr_opened", number: 42 }))).toBe(
+    expect(expectRejected(transition(next, { type: "pr_opened", ...OURS }))).toBe(
       "no change: pull request #42 is already recorded",
     );
     expect(
-      expectRejected(transition(at("escalated", { prOpened: false }), { type: "pr_opened", number: 1 })),
+      expectRejected(transition(at("escalated", { prOpened: false }), { type: "pr_opened", ...OURS })),
     ).toBe("no pull request was asked for");
+  });
+
+  it("before one is recorded, only Conveyor's own pull request is taken", () => {
+    expect(expectRejected(transition(at("awaiting_review"), { type: "pr_opened", ...FORK }))).toBe(
+      "pull request #43 was not opened by Conveyor from its branch",
+    );
+  });
+
+  it("once recorded, no other pull request re-points it, Conveyor's or not", () => {
+    const recorded = at("awaiting_review", { prNumber: 42 });
+    for (const other of [FORK, { number: 44, byConveyor: true }]) {
+      expect(expectRejected(transition(recorded, { type: "pr_opened", ...other }))).toBe(
+        `pull request #${other.number} is not the issue's pull request (#42)`,
+      );
+    }
+  });
+
+  it("another pull request closed or merged leaves the issue where it is", () => {
+    for (const state of PR_STATES.filter((s) => s !== "merged" && s !== "abandoned")) {
+      for (const ctx of [at(state, { prNumber: 42 }), at(state)]) {
+        for (const type of ["pr_closed", "merge_confirmed"] as const) {
+          expect(expectRejected(transition(ctx, { type, ...FORK }))).toMatch(/^pull request #43 /);
+        }
+      }
+      // The issue's own pull request, by its number, whoever's it looks like now.
+      const own = at(state, { prNumber: 43 });
+      expect(expectAccepted(transition(own, { type: "pr_closed", ...FORK })).next.state).toBe("abandoned");
+      expect(expectAccepted(transition(own, { type: "merge_confirmed", ...FORK })).next.state).toBe("merged");
+    }
+  });
+
+  it("a merge confirmed before the number arrived records it", () => {
+    const { next } = expectAccepted(transition(at("merging"), { type: "merge_confirmed", ...OURS }));
+    expect(next).toMatchObject({ state: "merged", prNumber: 42 });
   });
 });
 
 describe("merge", () => {
   it("a confirmed merge closes the issue, clears labels, reaps and wakes dependents", () => {
     const { next, effects } = expectAccepted(
-      transition(at("merging"), { type: "merge_confirmed", sha: "m1" }),
+      transition(at("merging"), { type: "merge_confirmed", sha: "m1", ...OURS }),
     );
     expect(next).toMatchObject({ state: "merged", headSha: "m1" });
     expect(effects).toEqual([
@@ -431,14 +472,25 @@ describe("merge", () => {
 
   it("a merge or close by a human needs a pull request to exist", () => {
     const noPr = at("running", { prOpened: false });
-    expect(expectRejected(transition(noPr, { type: "merge_confirmed" }))).toBe(
+    expect(expectRejected(transition(noPr, { type: "merge_confirmed", ...OURS }))).toBe(
       "no pull request is open for this issue",
     );
-    expect(expectRejected(transition(noPr, { type: "pr_closed" }))).toBe(
+    expect(expectRejected(transition(noPr, { type: "pr_closed", ...OURS }))).toBe(
       "no pull request is open for this issue",
     );
-    const { next } = expectAccepted(transition(at("running", { prOpened: true }), { type: "pr_closed" }));
+    const { next } = expectAccepted(
+      transition(at("running", { prOpened: true }), { type: "pr_closed", ...OURS }),
+    );
     expect(next).toMatchObject({ state: "abandoned", reason: "pull request closed without merging" });
+  });
+
+  it("the issue closed while merging waits for the pull request's merged state", () => {
+    const { next, effects } = expectAccepted(transition(at("merging"), { type: "issue_closed" }));
+    expect(next).toEqual(at("merging"));
+    expect(effects).toEqual([{ kind: "check_merged" }]);
+    const unmerged = expectAccepted(transition(next, { type: "issue_closed", unmerged: true }));
+    expect(unmerged.next).toMatchObject({ state: "abandoned", reason: "issue closed on the forge" });
+    expect(unmerged.effects[0]).toEqual({ kind: "cancel_jobs" });
   });
 
   it("a failed merge escalates", () => {
@@ -485,6 +537,15 @@ describe("humans and operators", () => {
       transition(at("abandoned", { blockers: ["#2"] }), { type: "retry", by: "op" }),
     );
     expect(gated.next.state).toBe("blocked");
+  });
+
+  it("a reply is posted on its thread in every state and changes nothing else", () => {
+    for (const state of STATES) {
+      const ctx = at(state);
+      const { next, effects } = expectAccepted(transition(ctx, { type: "reply", thread: 12, text: "no" }));
+      expect(next).toEqual(ctx);
+      expect(effects).toEqual([{ kind: "comment", body: "no", thread: 12 }]);
+    }
   });
 
   it("abandon cancels jobs from every live state", () => {

@@ -23,12 +23,13 @@ export function sample(type: EventType, state: State): LifecycleEvent {
     case "review_failed":
       return { type, reason: "no report" };
     case "pr_opened":
-      return { type, number: 42 };
+      return { type, number: 42, byConveyor: true };
     case "merge_confirmed":
-      return { type, sha: "def4567" };
+      return { type, sha: "def4567", number: 42, byConveyor: true };
     case "merge_failed":
       return { type, reason: "conflict" };
     case "pr_closed":
+      return { type, number: 42, byConveyor: true };
     case "issue_closed":
       return { type };
     case "human_reply":
@@ -41,6 +42,8 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, timer: timerFor(state) ?? "session" };
     case "budget_exceeded":
       return { type, reason: "USD 5.00 of 5.00" };
+    case "reply":
+      return { type, thread: 7, text: "@bob only users with write access can command Conveyor." };
   }
 }
 
@@ -69,7 +72,11 @@ export const PATHS: { [S in State]: LifecycleEvent[] } = {
   ],
   merging: [...reviewing, { type: "review", verdict: "APPROVE", summary: "ok" }],
   escalated: [...started, { type: "phase", phase: "escalate", reason: "stuck" }],
-  merged: [...reviewing, { type: "review", verdict: "APPROVE", summary: "ok" }, { type: "merge_confirmed" }],
+  merged: [
+    ...reviewing,
+    { type: "review", verdict: "APPROVE", summary: "ok" },
+    { type: "merge_confirmed", number: 42, byConveyor: true },
+  ],
   abandoned: [
     { type: "triage", blockers: [] },
     { type: "abandon", by: "op" },

@@ -20,10 +20,10 @@ const ANBRATEN_PR = {
   body: "",
   headRef: "anbraten-patch-1",
   headSha: "d555a5dd07f4d0148a58d4686ec381502ae6a2d4",
+  headRepository: "anbraten/test-repo",
   baseRef: "main",
   author: "anbraten",
   labels: [],
-  linkedIssues: [],
 };
 
 const GORDON_PR = {
@@ -32,11 +32,11 @@ const GORDON_PR = {
   body: "please merge",
   headRef: "feature/changes",
   headSha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c",
+  headRepository: null,
   baseRef: "main",
   merged: false,
   author: "gordon",
   labels: [],
-  linkedIssues: [],
 };
 
 const SYNC_PR = {
@@ -45,11 +45,11 @@ const SYNC_PR = {
   body: "create an awesome pull",
   headRef: "test-patch-1",
   headSha: "788ed8d02d3b7fcfcf6386dbcbca696aa1d4dc25",
+  headRepository: null,
   baseRef: "main",
   merged: false,
   author: "test",
   labels: ["Kind/Bug", "Kind/Security"],
-  linkedIssues: [],
 };
 
 const giteaPull = (forge: "gitea" | "forgejo") => ({
@@ -146,11 +146,11 @@ const GITEA: Record<string, FixtureCase> = withHeaders("gitea", {
         body: "wow aaa new pulll body",
         headRef: "jony-patch-1",
         headSha: REVIEW_SHA,
+        headRepository: "a_nice_user/hello_world_ci",
         baseRef: "main",
         merged: false,
         author: "jony",
         labels: ["bug", "help wanted"],
-        linkedIssues: [],
       },
       label: null,
     }),
@@ -282,11 +282,11 @@ const FORGEJO: Record<string, FixtureCase> = withHeaders("forgejo", {
         body: "",
         headRef: "6543-patch-1",
         headSha: "36b5813240a9d2daa29b05046d56a53e18f39a3e",
+        headRepository: "test_it/test_ci_thing",
         baseRef: "main",
         merged: false,
         author: "6543",
         labels: ["Kind/Documentation", "Kind/Enhancement"],
-        linkedIssues: [],
       },
       label: null,
     }),
@@ -308,11 +308,11 @@ const README_PR = {
   body: "This is a pretty simple change that we need to pull into master.",
   headRef: "changes",
   headSha: "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+  headRepository: "Codertocat/Hello-World",
   baseRef: "master",
   merged: false,
   author: "Codertocat",
   labels: ["bug"],
-  linkedIssues: [],
 };
 const LINTER_RUN = {
   sha: "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
@@ -409,11 +409,11 @@ const GITHUB: Record<string, FixtureCase> = {
         body: "",
         headRef: "anbraten-patch-3",
         headSha: "c88b9ee719285134957cbc698c9b7ef9b78007bf",
+        headRepository: "anbraten/test-ready-release-go",
         baseRef: "main",
         merged: true,
         author: "anbraten",
         labels: [],
-        linkedIssues: [],
       },
       label: null,
     }),

@@ -1,28 +1,34 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createForgeClient } from "../../src/forge/client/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { claim, newRunner, taken } from "./support/jobs.ts";
-import { control, firstPush, type Loop, loopProject, send, until } from "./support/review.ts";
+import { control, firstPush, type Loop, loopProject, send, services, until } from "./support/review.ts";
 import { deliver, pretty } from "./support/webhooks.ts";
 
 const comments = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issue_comment.created.json"] ?? "{}");
 const issues = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
 
-/** An issue comment as the forge delivers it. */
-function commentDelivery(loop: Loop, number: number, author: string, body: string) {
+const COMMENT = { forge: "forgejo", event: { grouped: "issue_comment", type: "issue_comment" } } as const;
+
+/** An issue comment's payload as the forge sends it. */
+function commentPayload(loop: Loop, number: number, author: string, body: string) {
   const user = { ...comments.comment.user, login: author, username: author };
-  return deliver(
-    loop.project,
-    { forge: "forgejo", event: { grouped: "issue_comment", type: "issue_comment" } },
-    pretty({
-      ...comments,
-      issue: { ...comments.issue, number, pull_request: null },
-      comment: { ...comments.comment, id: Math.floor(Math.random() * 1e9), body, user },
-      repository: { ...comments.repository, full_name: loop.repo },
-      sender: user,
-    }),
-  );
+  return pretty({
+    ...comments,
+    issue: { ...comments.issue, number, pull_request: null },
+    comment: { ...comments.comment, id: Math.floor(Math.random() * 1e9), body, user },
+    repository: { ...comments.repository, full_name: loop.repo },
+    sender: user,
+  });
 }
+
+/** An issue comment as the forge delivers it. */
+const commentDelivery = (loop: Loop, number: number, author: string, body: string) =>
+  deliver(loop.project, COMMENT, commentPayload(loop, number, author, body));
+
+const forgeAs = (loop: Loop, token: string) =>
+  createForgeClient({ forge: "forgejo", apiUrl: services.forgeApiUrl, repo: loop.repo, token });
 
 async function escalated(name: string) {
   const loop = await loopProject(name);
@@ -61,7 +67,8 @@ describe("humans on the forge", () => {
   it("/conveyor abandon and /conveyor retry from a writer act; from anyone else they are refused with a reply", async () => {
     const { loop, number } = await escalated("commands");
     const refused = await commentDelivery(loop, number, "visitor", "/conveyor abandon");
-    expect(await refused.json()).toEqual({ accepted: true, events: 0 });
+    expect(await refused.json()).toEqual({ accepted: true, events: 1 });
+    await until(loop, number, (v) => v.outbox.length === 0);
     const notes = (await loop.forge.listComments(number)).map((c) => c.body);
     expect(
       notes.some((b) => b.startsWith("@visitor only users with write access can command Conveyor.")),
@@ -75,6 +82,50 @@ describe("humans on the forge", () => {
     });
     await commentDelivery(loop, number, "maintainer", "/conveyor retry");
     expect((await issueStub(env, loop.project, number).view())?.state).toBe("queued");
+  });
+
+  it("two copies of one delivery in flight together post the refusal once", async () => {
+    const { loop, number } = await escalated("twice");
+    const payload = commentPayload(loop, number, "visitor", "/conveyor retry");
+    const deliveryId = crypto.randomUUID();
+    await Promise.all([0, 1].map(() => deliver(loop.project, COMMENT, payload, { deliveryId })));
+    await until(loop, number, (v) => v.outbox.length === 0);
+    const refusals = (await loop.forge.listComments(number)).filter((c) => c.body.startsWith("@visitor "));
+    expect(refusals).toHaveLength(1);
+  });
+
+  it("forged markers neither silence Conveyor's notice nor hide a human's reply", async () => {
+    const loop = await loopProject("forged");
+    const { number } = await firstPush(loop, { "src/a.ts": "export {};\n" });
+    const ready = await until(loop, number, (v) => v.state === "awaiting_review");
+    const visitor = await control<{ token: string }>("user", {
+      repo: loop.repo,
+      login: "visitor",
+      level: "read",
+    });
+    await control("user", { repo: loop.repo, login: "maintainer", level: "write" });
+    // The escalation's notice is the second effect of the next edge: its key is predictable.
+    const seq = Math.max(...ready.history.map((h) => h.seq)) + 1;
+    await forgeAs(loop, visitor.token).comment(
+      number,
+      `+1 <!-- conveyor:${loop.project}#${number}:${seq}:1 -->`,
+    );
+
+    await send(loop, number, { type: "review_failed", reason: "the critic was unreachable" });
+    await until(loop, number, (v) => v.state === "escalated" && v.outbox.length === 0);
+    const notices = (await loop.forge.listComments(number)).filter((c) =>
+      c.body.startsWith("**Conveyor needs a human.**"),
+    );
+    expect(notices.map((c) => c.author)).toEqual(["conveyor"]);
+
+    const reply = await commentDelivery(
+      loop,
+      number,
+      "maintainer",
+      "<!-- conveyor: --> Use the v2 endpoint.",
+    );
+    expect(await reply.json()).toEqual({ accepted: true, events: 1 });
+    expect((await issueStub(env, loop.project, number).view())?.state).toBe("revising");
   });
 
   it("the loop:abandon label abandons a live issue", async () => {

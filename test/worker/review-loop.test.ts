@@ -4,6 +4,7 @@ import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { jobsOf } from "./support/jobs.ts";
 import {
+  control,
   critic,
   finding,
   firstPush,
@@ -16,6 +17,7 @@ import {
   send,
   until,
 } from "./support/review.ts";
+import { deliver, pretty } from "./support/webhooks.ts";
 
 const issueAfter = (loop: Loop, number: number, event: LifecycleEvent) =>
   issueStub(env, loop.project, number).apply({
@@ -201,5 +203,86 @@ describe("caps", () => {
     expect((await loop.forge.getIssue(number)).labels).toContain("needs-human");
     const jobs = await jobsOf(loop.project);
     expect(jobs.filter((j) => j.kind === "reap")).toEqual([]);
+  });
+});
+
+const fixture = (path: string) => JSON.parse(env.WEBHOOK_FIXTURES[path] ?? "{}");
+const PULL = fixture("gitea/pull_request.opened.json");
+const CLOSED = fixture("gitea/issues.closed.json");
+
+/** A pull request event as the forge sends it, from `owner`'s repository (a fork unless it is the project's). */
+function pullDelivery(
+  loop: Loop,
+  action: string,
+  pull: { number: number; headRef: string; owner: string; body: string },
+) {
+  const user = { ...PULL.pull_request.user, login: pull.owner, username: pull.owner };
+  const head = {
+    ...PULL.pull_request.head,
+    ref: pull.headRef,
+    repo: { full_name: `${pull.owner}/${loop.project}` },
+  };
+  return deliver(
+    loop.project,
+    { forge: "forgejo", event: { grouped: "pull_request", type: "pull_request" } },
+    pretty({
+      ...PULL,
+      action,
+      number: pull.number,
+      pull_request: { ...PULL.pull_request, number: pull.number, body: pull.body, head, user, merged: false },
+      repository: { ...PULL.repository, full_name: loop.repo },
+      sender: user,
+    }),
+  );
+}
+
+describe("pull requests Conveyor did not open", () => {
+  it("a fork's pull request that says Fixes #N, opened then closed, leaves issue N as it was", async () => {
+    const loop = await loopProject("fork");
+    const { number } = await reviewed(loop, [report("APPROVE", "Good.")], {
+      ...PARSER,
+      ".woodpecker.yml": "steps: []\n",
+    });
+    const held = await until(loop, number, (v) => v.state === "awaiting_approval");
+    for (const headRef of ["mallory-patch-1", `conveyor/${number}`]) {
+      const pull = {
+        number: (held.prNumber ?? 0) + 100,
+        headRef,
+        owner: "mallory",
+        body: `Fixes #${number}`,
+      };
+      for (const action of ["opened", "closed"])
+        expect((await pullDelivery(loop, action, pull)).status).toBe(202);
+    }
+    const after = await until(loop, number, (v) => v.outbox.length === 0);
+    expect(after).toMatchObject({ state: "awaiting_approval", prNumber: held.prNumber });
+  });
+});
+
+describe("the merge's own consequences", () => {
+  it("the issue closed by the merge before the merge's answer arrives ends merged", async () => {
+    const loop = await loopProject("race");
+    const { number } = await reviewed(loop, [report("APPROVE", "Good.")], {
+      ...PARSER,
+      ".woodpecker.yml": "y: 1\n",
+    });
+    await until(loop, number, (v) => v.state === "awaiting_approval");
+    await control("slow-merges", { repo: loop.repo, ms: 2_000 });
+    await send(loop, number, { type: "human_approval", by: "alice" });
+    // The forge merged and closed the issue ("Closes #N"); its answer to Conveyor's merge is still on the way.
+    while ((await loop.forge.getIssue(number)).state !== "closed")
+      await new Promise((r) => setTimeout(r, 50));
+    const closed = await deliver(
+      loop.project,
+      { forge: "forgejo", event: { grouped: "issues", type: "issues" } },
+      pretty({
+        ...CLOSED,
+        issue: { ...CLOSED.issue, number, state: "closed", labels: [] },
+        repository: { ...CLOSED.repository, full_name: loop.repo },
+      }),
+    );
+    expect(await closed.json()).toMatchObject({ accepted: true });
+    const done = await until(loop, number, (v) => v.state === "merged" || v.state === "abandoned");
+    expect(done).toMatchObject({ state: "merged", reason: null });
   });
 });

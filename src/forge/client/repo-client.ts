@@ -5,7 +5,7 @@ import { ensureRepoLabels, type LabelStore, type NormalizedLabel, type RepoLabel
 import { settleMerge } from "./merge.ts";
 import { repoPath } from "./options.ts";
 import { collectPages } from "./pagination.ts";
-import { comment, issue, permission, pullRequest, repoLabel, withId, withNumber } from "./schemas.ts";
+import { comment, issue, login, permission, pullRequest, repoLabel, withId, withNumber } from "./schemas.ts";
 import type {
   CiReport,
   CombinedStatus,
@@ -157,6 +157,10 @@ export abstract class RepoClient implements ForgeClient {
       if (hasStatus(error, 404)) return "none";
       throw error;
     }
+  }
+
+  async getAuthenticatedUser(): Promise<string> {
+    return (await this.http.json({ method: "GET", path: "/user" }, login)).login;
   }
 
   async createReview(number: number, review: NewReview): Promise<{ id: number }> {

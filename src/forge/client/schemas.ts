@@ -8,7 +8,7 @@ import { z } from "zod";
 import { toCommitState, toPermission } from "./normalize.ts";
 import type { CheckRun, CheckSuite, CombinedStatus, Issue, IssueComment, PullRequest } from "./types.ts";
 
-const login = z.object({ login: z.string() });
+export const login = z.object({ login: z.string() });
 const openOrClosed = z.enum(["open", "closed"]);
 
 export const withId = z.object({ id: z.number() });

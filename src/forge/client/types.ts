@@ -179,6 +179,8 @@ export interface ForgeClient {
   createIssue(issue: NewIssue): Promise<{ number: number }>;
   /** Unknown users read as "none". */
   getPermission(username: string): Promise<Permission>;
+  /** The login of the token's own user (`GET /user`): Conveyor's account on the forge. */
+  getAuthenticatedUser(): Promise<string>;
   createReview(number: number, review: NewReview): Promise<{ id: number }>;
   ensureLabels(labels: ReadonlyArray<string | LabelSpec>): Promise<void>;
   createWebhook(hook: NewWebhook): Promise<{ id: number }>;

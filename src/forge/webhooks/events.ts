@@ -60,12 +60,12 @@ export type PullRequestEvent = EventOrigin & {
     /** Branch name without `refs/heads/`. */
     headRef: string;
     headSha: string;
+    /** `owner/name` of the repository the head branch lives in (a fork's), null when the forge names none. */
+    headRepository: string | null;
     baseRef: string;
     merged: boolean;
     author: string;
     labels: string[];
-    /** Issues this PR implements: `conveyor/<n>` branch and closing keywords in the body; ascending. */
-    linkedIssues: number[];
   };
   /** As on {@link IssueEvent}. */
   label: string | null;

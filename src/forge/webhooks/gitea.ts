@@ -1,9 +1,17 @@
 import { z } from "zod";
 import type { CiState, DeliveryResult, IssueEvent, PullRequestEvent, ReviewState } from "./events.ts";
-import { linkedIssues } from "./linking.ts";
 import { parsePayload } from "./payload.ts";
 import { emitted, ignoredAction, ignoredEvent, isOneOf, readAction } from "./result.ts";
-import { issueFields, issueNumber, labelNames, login, optionalText, origin, text } from "./schema.ts";
+import {
+  issueFields,
+  issueNumber,
+  labelNames,
+  login,
+  optionalText,
+  origin,
+  pullHead,
+  text,
+} from "./schema.ts";
 
 /** Normalizes a Gitea or Forgejo (same payloads) delivery; `eventName` is the specific X-*-Event-Type. */
 export function normalizeGitea(forge: "gitea" | "forgejo", eventName: string, body: unknown): DeliveryResult {
@@ -111,7 +119,7 @@ const pullPayload = z.object({
     merged: z.boolean().nullish(),
     user: login,
     labels: labelNames,
-    head: z.object({ ref: z.string(), sha: z.string() }),
+    head: pullHead,
     base: z.object({ ref: z.string() }),
   }),
 });
@@ -134,11 +142,11 @@ function pullRequest(forge: "gitea" | "forgejo", eventName: string, body: unknow
       body: pr.body,
       headRef: pr.head.ref,
       headSha: pr.head.sha,
+      headRepository: pr.head.repo?.full_name ?? null,
       baseRef: pr.base.ref,
       merged,
       author: pr.user,
       labels: pr.labels,
-      linkedIssues: linkedIssues(pr.head.ref, pr.body),
     },
     label: null,
   });

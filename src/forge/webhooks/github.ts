@@ -1,9 +1,17 @@
 import { z } from "zod";
 import type { CiEvent, CiState, DeliveryResult, PullRequestEvent } from "./events.ts";
-import { linkedIssues } from "./linking.ts";
 import { parsePayload } from "./payload.ts";
 import { emitted, ignoredAction, ignoredEvent, isOneOf, readAction } from "./result.ts";
-import { issueFields, issueNumber, labelNames, login, optionalText, origin, text } from "./schema.ts";
+import {
+  issueFields,
+  issueNumber,
+  labelNames,
+  login,
+  optionalText,
+  origin,
+  pullHead,
+  text,
+} from "./schema.ts";
 
 /** Normalizes a GitHub delivery; `eventName` is X-GitHub-Event. */
 export function normalizeGithub(eventName: string, body: unknown): DeliveryResult {
@@ -103,7 +111,7 @@ const pullPayload = z.object({
     merged: z.boolean().nullish(),
     user: login,
     labels: labelNames,
-    head: z.object({ ref: z.string(), sha: z.string() }),
+    head: pullHead,
     base: z.object({ ref: z.string() }),
   }),
   label: labelName,
@@ -127,11 +135,11 @@ function pullRequest(eventName: string, body: unknown): DeliveryResult {
       body: pr.body,
       headRef: pr.head.ref,
       headSha: pr.head.sha,
+      headRepository: pr.head.repo?.full_name ?? null,
       baseRef: pr.base.ref,
       merged,
       author: pr.user,
       labels: pr.labels,
-      linkedIssues: linkedIssues(pr.head.ref, pr.body),
     },
     label,
   });

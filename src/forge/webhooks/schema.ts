@@ -11,6 +11,9 @@ export const login = z
 
 export const repository = z.object({ full_name: z.string() });
 
+/** A pull request's head: `repo` is where the branch lives (a fork's), null once that repository is gone. */
+export const pullHead = z.object({ ref: z.string(), sha: z.string(), repo: repository.nullish() });
+
 export const text = z
   .string()
   .nullish()

@@ -296,6 +296,11 @@ describe("the production Forgejo client against the local forge", () => {
     expect((await conveyor.getIssue(number)).state).toBe("closed");
   });
 
+  it("getAuthenticatedUser names the token's own user", async () => {
+    expect(await conveyor.getAuthenticatedUser()).toBe("conveyor");
+    expect(await alice.getAuthenticatedUser()).toBe("alice");
+  });
+
   it("getPermission: owner and admins read as admin, collaborators as their level, others as none", async () => {
     const permissions = Object.fromEntries(
       await Promise.all(

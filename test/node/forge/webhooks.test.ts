@@ -139,7 +139,7 @@ describe("webhooks delivered like Forgejo", () => {
       headRef: `conveyor/${number}-hooked`,
       baseRef: "main",
       author: "conveyor",
-      linkedIssues: [number],
+      headRepository: REPO,
     };
     const expected: [string, object][] = [
       [

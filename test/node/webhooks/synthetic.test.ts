@@ -74,14 +74,14 @@ describe("Gitea issue label changes", () => {
 });
 
 describe("Gitea pull requests", () => {
-  it("links the issue from a conveyor/<n> branch and closing keywords", async () => {
+  it("names the repository of a fork's head branch", async () => {
     const json = await edited("gitea/pull_request.synchronized.json", (json) => {
       json.pull_request.head.ref = "conveyor/12-add-login";
-      json.pull_request.body = "Implements the login page.\n\nFixes #3";
+      json.pull_request.head.repo = { full_name: "mallory/multi-line-secrets" };
     });
     expect(giteaEvent({ grouped: "pull_request", type: "pull_request_sync" }, json)).toMatchObject({
       action: "synchronized",
-      pullRequest: { headRef: "conveyor/12-add-login", linkedIssues: [3, 12] },
+      pullRequest: { headRef: "conveyor/12-add-login", headRepository: "mallory/multi-line-secrets" },
     });
   });
 
@@ -194,12 +194,17 @@ describe("GitHub issues and pull requests", () => {
     expect(githubEvent("pull_request", json)).toMatchObject({ action: expected, label: "bug" });
   });
 
-  it("links the issue from a conveyor/<n> branch and closing keywords", async () => {
-    const json = await edited("github/pull_request.opened.json", (json) => {
-      json.pull_request.head.ref = "conveyor/7";
-      json.pull_request.body = "Closes #7\r\nResolves #9";
+  it("a fork's head repository, or none once the fork is deleted", async () => {
+    const fork = await edited("github/pull_request.opened.json", (json) => {
+      json.pull_request.head.repo.full_name = "mallory/Hello-World";
     });
-    expect(githubEvent("pull_request", json)).toMatchObject({ pullRequest: { linkedIssues: [7, 9] } });
+    expect(githubEvent("pull_request", fork)).toMatchObject({
+      pullRequest: { headRepository: "mallory/Hello-World" },
+    });
+    const gone = await edited("github/pull_request.opened.json", (json) => {
+      json.pull_request.head.repo = null;
+    });
+    expect(githubEvent("pull_request", gone)).toMatchObject({ pullRequest: { headRepository: null } });
   });
 
   it("a comment on a pull request", async () => {

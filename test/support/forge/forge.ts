@@ -15,6 +15,8 @@ export interface Forge {
   locks: KeyedLock;
   /** GIT_PROJECT_ROOT: `<owner>/<name>.git` below it, lowercased as Gitea stores them. */
   reposDir: string;
+  /** Per repository (`owner/name`, lowercased): how long a merge's answer waits after the merge is done. */
+  slowMerges: Map<string, number>;
 }
 
 export function gitDir(reposDir: string, repo: Repo): string {

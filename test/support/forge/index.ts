@@ -63,6 +63,11 @@ export interface LocalForge {
   /** Re-sends a delivery's exact body under a new delivery id; resolves once answered. */
   redeliver(deliveryId: string): Promise<Delivery>;
   ciRuns(): readonly CiRun[];
+  /**
+   * A merge in `repo` is done (and its webhooks sent) at once, but its answer waits `ms`, as a busy forge's
+   * can: what the merge caused may reach a webhook receiver before the merger hears it succeeded. 0 undoes it.
+   */
+  slowMergeAnswers(repo: string, ms: number): void;
   /** Resolves when no CI run is pending or running and every webhook emitted so far was delivered. */
   settled(): Promise<void>;
   /** Stops listening, cancels CI, waits for deliveries in flight, writes the state. */
@@ -104,7 +109,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     logsDir,
   });
   const hooks = new Deliverer(store, options.webhookTimeoutMs ?? 5_000);
-  forge = { store, render, hooks, ci, locks: new KeyedLock(), reposDir };
+  forge = { store, render, hooks, ci, locks: new KeyedLock(), reposDir, slowMerges: new Map() };
   ci.recover();
   store.save();
 
@@ -154,6 +159,11 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     deliveries: () => store.state.deliveries,
     redeliver: (deliveryId) => hooks.redeliver(deliveryId),
     ciRuns: () => store.state.ciRuns,
+    slowMergeAnswers(repo, ms) {
+      const key = fullName(requireRepo(store, repo)).toLowerCase();
+      if (ms > 0) forge?.slowMerges.set(key, ms);
+      else forge?.slowMerges.delete(key);
+    },
     async settled() {
       await ci.idle();
       await hooks.idle();

@@ -40,6 +40,7 @@ const schemas = {
     answers: z.array(z.union([z.object({ report: z.unknown() }), z.object({ text: z.string() })])),
   }),
   pull: z.object({ repo: z.string(), number: z.number() }),
+  slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
 };
 
 export async function startServices(): Promise<{ services: Services; stop(): Promise<void> }> {
@@ -79,6 +80,11 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       const { key, answers } = schemas.critic.parse(body);
       critic.enqueue(key, answers);
       return { queued: answers.length };
+    },
+    "slow-merges": async (body) => {
+      const { repo, ms } = schemas.slowMerges.parse(body);
+      forge.slowMergeAnswers(repo, ms);
+      return { ok: true };
     },
     settled: async () => {
       await forge.settled();

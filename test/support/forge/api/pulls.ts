@@ -5,6 +5,7 @@ import { updateRef } from "../git/refs.ts";
 import { ApiError, json, notFound, parseBody, type Reply } from "../http.ts";
 import { mergePull } from "../pull-merge.ts";
 import { refreshPull } from "../pulls.ts";
+import { fullName } from "../store.ts";
 import { pullPayload } from "../webhooks/payloads.ts";
 import { pullParam, type RepoContext, requirePosterOrWriter } from "./context.ts";
 import { newIssue } from "./issues.ts";
@@ -139,5 +140,7 @@ export async function merge(ctx: RepoContext): Promise<Reply> {
     message: form.MergeMessageField,
     headCommitId: form.head_commit_id,
   });
+  const slow = ctx.forge.slowMerges.get(fullName(ctx.repo).toLowerCase());
+  if (slow) await new Promise((answer) => setTimeout(answer, slow));
   return { status: 200 };
 }
