@@ -104,14 +104,19 @@ describe("POST /hooks/:project refuses", () => {
     expect(await res.json()).toEqual({ error: "project nobody-here is not registered" });
   });
 
-  it("a delivery for another repository with 400", async () => {
+  it("nothing for a signed delivery for another repository (an organisation webhook): 202 ignored", async () => {
     const project = freshProject("other");
     await registerProject(project, "gitea", "me/mine");
     const res = await deliver(project, FIXTURE_CASES[issues]?.delivery as Delivery, fixtureBytes(issues));
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(202);
     expect(await res.json()).toEqual({
-      error: `delivery is for gogits/hello-world, project ${project} is me/mine`,
+      ignored: `delivery is for gogits/hello-world, project ${project} is me/mine`,
     });
+    expect(await deliveryRows(project)).toEqual([]);
+    const mirrored = await env.DB.prepare("SELECT COUNT(*) AS n FROM forge_issues WHERE project_id = ?")
+      .bind(project)
+      .first<{ n: number }>();
+    expect(mirrored?.n).toBe(0);
   });
 
   it("a delivery without a delivery id with 400", async () => {
