@@ -6,10 +6,15 @@ import { projectIdSchema } from "./projects/config.ts";
 const refs = z.array(z.string().min(1).max(200)).max(200);
 const text = (max: number) => z.string().max(max);
 const actor = z.string().min(1).max(100);
+const gateFindings = {
+  blockers: refs,
+  cycle: refs.optional(),
+  tooMany: z.number().int().positive().optional(),
+};
 
 export const lifecycleEventSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("triage"), blockers: refs, cycle: refs.optional() }),
-  z.object({ type: z.literal("dependencies"), blockers: refs, cycle: refs.optional() }),
+  z.object({ type: z.literal("triage"), ...gateFindings }),
+  z.object({ type: z.literal("dependencies"), ...gateFindings }),
   z.object({ type: z.literal("dispatched"), jobId: z.string().min(1), runnerId: z.string().min(1) }),
   z.object({
     type: z.literal("phase"),

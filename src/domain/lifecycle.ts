@@ -2,6 +2,7 @@
  * The issue lifecycle as a pure table: (state, event) → next state and effects, or a rejection with a reason.
  * The IssueDO applies it; nothing here does I/O.
  */
+import { MAX_DEPENDENCIES } from "./dependencies.ts";
 import { PHASES as FILE_PHASES } from "./phase.ts";
 
 export const STATES = [
@@ -38,9 +39,9 @@ export type Verdict = "APPROVE" | "REQUEST_CHANGES" | "BLOCK";
 
 export type LifecycleEvent =
   /** The issue entered the backlog (label, cron, operator); blockers are its still-open dependencies. */
-  | { type: "triage"; blockers: string[]; cycle?: string[] }
+  | ({ type: "triage" } & GateFindings)
   /** The issue's dependencies changed (body edited, a dependency closed). */
-  | { type: "dependencies"; blockers: string[]; cycle?: string[] }
+  | ({ type: "dependencies" } & GateFindings)
   /** A runner claimed the issue's job. */
   | { type: "dispatched"; jobId: string; runnerId: string }
   /** A session ended a phase (phase file), or ended without one (dry_exit). */
@@ -64,6 +65,12 @@ export type LifecycleEvent =
   | { type: "timeout"; timer: TimerKind }
   | { type: "budget_exceeded"; reason: string };
 export type EventType = LifecycleEvent["type"];
+
+/**
+ * What the dependency gate found: the still-open dependencies, the cycle the issue sits in, or `tooMany`, the
+ * number of dependencies it declares beyond what is read (then none were read, and blockers is empty).
+ */
+export type GateFindings = { blockers: string[]; cycle?: string[]; tooMany?: number };
 
 export const EVENT_TYPES = [
   "triage",
@@ -169,18 +176,26 @@ const sameList = (a: readonly string[], b: readonly string[]) =>
 
 const CYCLE_PREFIX = "dependency cycle: ";
 
-/** Dependency gate: blocked while any dependency is open or the issue sits in a cycle. */
+/** Why the gate cannot read the issue's dependencies as a plain list, if it cannot. */
+function gateRefusal({ cycle, tooMany }: GateFindings): string | null {
+  if (tooMany !== undefined) {
+    return `it declares ${tooMany} dependencies and at most ${MAX_DEPENDENCIES} are read; trim the list or split the issue`;
+  }
+  return cycle && cycle.length > 0 ? `${CYCLE_PREFIX}${cycle.join(" → ")}` : null;
+}
+
+/** Dependency gate: blocked while any dependency is open, the issue sits in a cycle or declares too many. */
 function gate(
   ctx: IssueContext,
-  blockers: string[],
-  cycle: string[] | undefined,
+  findings: GateFindings,
   onQueued: Effect[],
   onBlocked: Effect[] = [],
 ): Outcome {
-  if (cycle && cycle.length > 0) {
-    const reason = `${CYCLE_PREFIX}${cycle.join(" → ")}`;
+  const { blockers } = findings;
+  const reason = gateRefusal(findings);
+  if (reason) {
     if (ctx.state === "blocked" && ctx.reason === reason && sameList(ctx.blockers, blockers)) {
-      return reject("no change: still in the same dependency cycle");
+      return reject(`no change: still blocked: ${reason}`);
     }
     return accept(enter(ctx, "blocked", { blockers, reason }), [
       ...onBlocked,
@@ -202,8 +217,7 @@ const QUEUE: Effect[] = [{ kind: "enqueue_job", job: "implement" }];
 
 const triageFromNew: Rule<"triage"> = {
   to: GATE_TARGETS,
-  apply: (ctx, e) =>
-    gate(ctx, e.blockers, e.cycle, [...QUEUE], [{ kind: "labels", add: ["blocked"], remove: [] }]),
+  apply: (ctx, e) => gate(ctx, e, [...QUEUE], [{ kind: "labels", add: ["blocked"], remove: [] }]),
 };
 
 /** Serves both triage and dependencies; typed structurally so it fits either slot of the table. */
@@ -214,20 +228,13 @@ type GateRule = {
 
 const regateBlocked: GateRule = {
   to: GATE_TARGETS,
-  apply: (ctx, e) =>
-    gate(ctx, e.blockers, e.cycle, [{ kind: "labels", add: [], remove: ["blocked"] }, ...QUEUE]),
+  apply: (ctx, e) => gate(ctx, e, [{ kind: "labels", add: [], remove: ["blocked"] }, ...QUEUE]),
 };
 
 const regateQueued: GateRule = {
   to: ["blocked"],
   apply: (ctx, e) =>
-    gate(
-      ctx,
-      e.blockers,
-      e.cycle,
-      [],
-      [{ kind: "cancel_jobs" }, { kind: "labels", add: ["blocked"], remove: [] }],
-    ),
+    gate(ctx, e, [], [{ kind: "cancel_jobs" }, { kind: "labels", add: ["blocked"], remove: [] }]),
 };
 
 const escalate = (ctx: IssueContext, reason: string, extra: Effect[] = []): Outcome =>
@@ -358,8 +365,7 @@ const retry: Rule<"retry"> = {
     gate(
       // A retry starts a fresh implement session; the pushed branch and its pull request stay.
       { ...ctx, ciFixes: 0, criticRounds: 0, sessionId: null },
-      ctx.blockers,
-      undefined,
+      { blockers: ctx.blockers },
       [{ kind: "labels", add: [], remove: ["needs_human"] }, ...QUEUE],
       [{ kind: "labels", add: ["blocked"], remove: ["needs_human"] }],
     ),

@@ -207,8 +207,24 @@ describe("dependency gate", () => {
       body: "Conveyor cannot start this issue: dependency cycle: #1 → #2 → #1.",
     });
     expect(expectRejected(transition(first.next, { type: "dependencies", blockers: ["#2"], cycle }))).toMatch(
-      /same dependency cycle/,
+      /still blocked: dependency cycle/,
     );
+  });
+
+  it("too many dependencies block with a comment, once, and never queue", () => {
+    const first = expectAccepted(transition(at("new"), { type: "triage", blockers: [], tooMany: 31 }));
+    const reason = "it declares 31 dependencies and at most 20 are read; trim the list or split the issue";
+    expect(first.next).toMatchObject({ state: "blocked", reason, blockers: [] });
+    expect(first.effects).toEqual([
+      { kind: "labels", add: ["blocked"], remove: [] },
+      { kind: "comment", body: `Conveyor cannot start this issue: ${reason}.` },
+    ]);
+    expect(
+      expectRejected(transition(first.next, { type: "dependencies", blockers: [], tooMany: 31 })),
+    ).toMatch(/still blocked: it declares 31/);
+    const queued = expectAccepted(transition(at("queued"), { type: "triage", blockers: [], tooMany: 25 }));
+    expect(queued.next.state).toBe("blocked");
+    expect(queued.effects).toContainEqual({ kind: "cancel_jobs" });
   });
 });
 

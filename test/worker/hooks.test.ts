@@ -244,6 +244,30 @@ describe("issues through the dependency gate, by events alone", () => {
     expect(view).toMatchObject({ state: "blocked", reason: "dependency cycle: #2 → #1 → #2" });
   });
 
+  it("30 dependencies block the issue unread, with a comment; `..` names no repository", async () => {
+    const project = freshProject("many");
+    await registerProject(project, "forgejo", repo);
+    const refs = Array.from({ length: 30 }, (_, i) => `#${100 + i}`).join(", ");
+    const many = await deliver(
+      project,
+      delivery,
+      issuePayload("opened", 4, `depends on ../x#1, ${refs}`, ["backlog"]),
+    );
+    expect(await many.json()).toEqual({ accepted: true, events: 1 });
+    expect(await issueStub(env, project, 4).view()).toMatchObject({
+      state: "blocked",
+      blockers: [],
+      reason: "it declares 30 dependencies and at most 20 are read; trim the list or split the issue",
+    });
+    const few = await deliver(
+      project,
+      delivery,
+      issuePayload("opened", 5, "depends on ../x#1, #7, acme/..#2", ["backlog"]),
+    );
+    expect(await few.json()).toEqual({ accepted: true, events: 1 });
+    expect(await issueStub(env, project, 5).view()).toMatchObject({ state: "blocked", blockers: ["#7"] });
+  });
+
   it("closing a tracked issue on the forge settles its lifecycle", async () => {
     const project = freshProject("close");
     await registerProject(project, "forgejo", repo);
