@@ -37,7 +37,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     type: z.literal("review"),
     verdict: z.enum(["APPROVE", "REQUEST_CHANGES", "BLOCK"]),
     summary: text(20_000),
-    needsHumanApproval: z.boolean().optional(),
+    needsHumanApproval: text(2_000).min(1).optional(),
   }),
   z.object({ type: z.literal("review_failed"), reason: text(2_000) }),
   z.object({ type: z.literal("pr_opened"), number: z.number().int().positive() }),

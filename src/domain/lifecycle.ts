@@ -47,7 +47,8 @@ export type LifecycleEvent =
   /** A session ended a phase (phase file), or ended without one (dry_exit). */
   | { type: "phase"; phase: Phase; reason?: string; sessionId?: string; branch?: string; headSha?: string }
   | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
-  | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: boolean }
+  /** `needsHumanApproval`: why the merge waits for a human (protected paths, an unreadable file list). */
+  | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: string }
   /** The critic gave no valid report, even when asked again: a human looks, it is never read as APPROVE. */
   | { type: "review_failed"; reason: string }
   /** The pull request for the issue's branch exists on the forge with this number. */
@@ -445,9 +446,9 @@ const TABLE: { [S in State]: StateRules } = {
         switch (e.verdict) {
           case "APPROVE":
             if (e.needsHumanApproval) {
-              return accept(enter(ctx, "awaiting_approval", { reason: "touches protected paths" }), [
+              return accept(enter(ctx, "awaiting_approval", { reason: e.needsHumanApproval }), [
                 { kind: "labels", add: ["needs_human"], remove: [] },
-                { kind: "notify_human", reason: "approved by the critic; touches protected paths" },
+                { kind: "notify_human", reason: `approved by the critic; ${e.needsHumanApproval}` },
               ]);
             }
             return accept(enter(ctx, "merging", { reason: null }), [{ kind: "merge" }]);

@@ -340,10 +340,17 @@ describe("critic", () => {
         type: "review",
         verdict: "APPROVE",
         summary: "ok",
-        needsHumanApproval: true,
+        needsHumanApproval: "touches protected paths: .ci/run",
       }),
     );
-    expect(held.next.state).toBe("awaiting_approval");
+    expect(held.next).toMatchObject({
+      state: "awaiting_approval",
+      reason: "touches protected paths: .ci/run",
+    });
+    expect(held.effects).toContainEqual({
+      kind: "notify_human",
+      reason: "approved by the critic; touches protected paths: .ci/run",
+    });
     const approved = expectAccepted(transition(held.next, { type: "human_approval", by: "alice" }));
     expect(approved.next.state).toBe("merging");
     expect(approved.effects).toContainEqual({ kind: "merge" });

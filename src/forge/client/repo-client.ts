@@ -5,7 +5,16 @@ import { ensureRepoLabels, type LabelStore, type NormalizedLabel, type RepoLabel
 import { settleMerge } from "./merge.ts";
 import { repoPath } from "./options.ts";
 import { collectPages } from "./pagination.ts";
-import { comment, issue, permission, pullRequest, repoLabel, withId, withNumber } from "./schemas.ts";
+import {
+  changedFile,
+  comment,
+  issue,
+  permission,
+  pullRequest,
+  repoLabel,
+  withId,
+  withNumber,
+} from "./schemas.ts";
 import type {
   CombinedStatus,
   CreatedPullRequest,
@@ -23,6 +32,7 @@ import type {
   NewWebhook,
   Permission,
   PullRequest,
+  PullRequestFiles,
   PullRequestUpdate,
 } from "./types.ts";
 
@@ -58,6 +68,8 @@ export abstract class RepoClient implements ForgeClient {
   protected abstract webhookBody(hook: NewWebhook): unknown;
   /** Extra filters for listing issues without pull requests, where the forge has one. */
   protected abstract readonly issuesOnly: Record<string, string>;
+  /** The most files the forge lists for one pull request; a list this long may have been cut. */
+  protected abstract readonly maxListedFiles: number;
 
   getIssue(number: number): Promise<Issue> {
     return this.http.json({ method: "GET", path: `${this.repo}/issues/${number}` }, issue);
@@ -113,6 +125,11 @@ export abstract class RepoClient implements ForgeClient {
       pullRequest,
     );
     return pull;
+  }
+
+  async listPullRequestFiles(number: number): Promise<PullRequestFiles> {
+    const files = await this.listAll(`${this.repo}/pulls/${number}/files`, {}, changedFile);
+    return { files, complete: files.length < this.maxListedFiles };
   }
 
   mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult> {
