@@ -13,7 +13,12 @@ const gateFindings = {
 };
 
 export const lifecycleEventSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("triage"), ...gateFindings }),
+  z.object({
+    type: z.literal("triage"),
+    ...gateFindings,
+    // GitHub caps an issue's title at 256 characters and its body at 65 536.
+    brief: z.object({ title: text(1_000), body: text(65_536), by: actor }).optional(),
+  }),
   z.object({ type: z.literal("dependencies"), ...gateFindings }),
   z.object({ type: z.literal("dispatched"), jobId: z.string().min(1), runnerId: z.string().min(1) }),
   z.object({

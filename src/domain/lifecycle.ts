@@ -38,8 +38,11 @@ export type TimerKind = (typeof TIMERS)[number];
 export type Verdict = "APPROVE" | "REQUEST_CHANGES" | "BLOCK";
 
 export type LifecycleEvent =
-  /** The issue entered the backlog (label, cron, operator); blockers are its still-open dependencies. */
-  | ({ type: "triage" } & GateFindings)
+  /**
+   * The issue entered the backlog (label, cron, operator); blockers are its still-open dependencies. `brief`:
+   * the issue's text as a writer queued it, what its session will be given.
+   */
+  | ({ type: "triage"; brief?: Brief } & GateFindings)
   /** The issue's dependencies changed (body edited, a dependency closed). */
   | ({ type: "dependencies" } & GateFindings)
   /** A runner claimed the issue's job. */
@@ -71,6 +74,9 @@ export type EventType = LifecycleEvent["type"];
  * What the dependency gate found: the still-open dependencies, the cycle the issue sits in, or `tooMany`, the
  * number of dependencies it declares beyond what is read (then none were read, and blockers is empty).
  */
+/** An issue's text as a user with write access queued it, and who that was. */
+export type Brief = { title: string; body: string; by: string };
+
 export type GateFindings = { blockers: string[]; cycle?: string[]; tooMany?: number };
 
 export const EVENT_TYPES = [
@@ -135,6 +141,8 @@ export type IssueContext = {
   prOpened: boolean;
   prNumber: number | null;
   reason: string | null;
+  /** The text its jobs carry: the latest a writer queued, never the mirror's current one. */
+  brief: Brief | null;
 };
 
 export const INITIAL_CONTEXT: IssueContext = {
@@ -149,6 +157,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   prOpened: false,
   prNumber: null,
   reason: null,
+  brief: null,
 };
 
 export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
@@ -216,9 +225,13 @@ function gate(
 const GATE_TARGETS = ["blocked", "queued"] as const;
 const QUEUE: Effect[] = [{ kind: "enqueue_job", job: "implement" }];
 
+/** A writer's triage replaces the text the issue's jobs will carry; any other gate event keeps it. */
+const briefed = (ctx: IssueContext, e: EventOf<"dependencies" | "triage">): IssueContext =>
+  e.type === "triage" && e.brief ? { ...ctx, brief: e.brief } : ctx;
+
 const triageFromNew: Rule<"triage"> = {
   to: GATE_TARGETS,
-  apply: (ctx, e) => gate(ctx, e, [...QUEUE], [{ kind: "labels", add: ["blocked"], remove: [] }]),
+  apply: (ctx, e) => gate(briefed(ctx, e), e, [...QUEUE], [{ kind: "labels", add: ["blocked"], remove: [] }]),
 };
 
 /** Serves both triage and dependencies; typed structurally so it fits either slot of the table. */
@@ -229,7 +242,7 @@ type GateRule = {
 
 const regateBlocked: GateRule = {
   to: GATE_TARGETS,
-  apply: (ctx, e) => gate(ctx, e, [{ kind: "labels", add: [], remove: ["blocked"] }, ...QUEUE]),
+  apply: (ctx, e) => gate(briefed(ctx, e), e, [{ kind: "labels", add: [], remove: ["blocked"] }, ...QUEUE]),
 };
 
 const regateQueued: GateRule = {

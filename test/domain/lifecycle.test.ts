@@ -211,6 +211,14 @@ describe("dependency gate", () => {
     );
   });
 
+  it("a writer's triage keeps its text for the jobs; a regate without one keeps the earlier text", () => {
+    const brief = { title: "Fix", body: "the parser", by: "alice" };
+    const blocked = expectAccepted(transition(at("new"), { type: "triage", blockers: ["#2"], brief }));
+    expect(blocked.next.brief).toEqual(brief);
+    const freed = expectAccepted(transition(blocked.next, { type: "dependencies", blockers: [] }));
+    expect(freed.next).toMatchObject({ state: "queued", brief });
+  });
+
   it("too many dependencies block with a comment, once, and never queue", () => {
     const first = expectAccepted(transition(at("new"), { type: "triage", blockers: [], tooMany: 31 }));
     const reason = "it declares 31 dependencies and at most 20 are read; trim the list or split the issue";
