@@ -7,6 +7,7 @@ import { issueBranch } from "../src/domain/branch.ts";
 import { projectStub } from "../src/project-stub.ts";
 import { cachedProject } from "../src/projects/cache.ts";
 import { budgetLimits } from "../src/projects/config.ts";
+import { mirroredIssues } from "../src/projects/mirror.ts";
 import type { Deliverers } from "./effects.ts";
 
 export const JOB_DELIVERERS: Deliverers = {
@@ -16,12 +17,14 @@ export const JOB_DELIVERERS: Deliverers = {
     if (!registered) throw new Error(`project ${issue.project} is not registered`);
     const { project } = registered;
     const { settings } = project;
+    // The text a writer queued; an issue triaged without one (by the operator) is read now, not at lease time.
+    const brief = issue.brief ?? (await mirroredIssues(env, project.id, [issue.number]))[0];
     await projectStub(env, project.id).enqueue({
       key,
       spec: {
         kind: effect.job,
         project: project.id,
-        issue: { number: issue.number },
+        issue: { number: issue.number, title: brief?.title ?? "", body: brief?.body ?? "" },
         repo: { fullName: project.repo, cloneUrl: project.cloneUrl, defaultBranch: settings.defaultBranch },
         branch: issueBranch(issue.number),
         // A continuation's iteration is counted when it is enqueued; the implement session's when dispatched.

@@ -8,7 +8,8 @@ import { criticLedger, saveReport } from "../src/critic/ledger.ts";
 import { type CriticReport, decide, type Finding, findingsText } from "../src/critic/report.ts";
 import { commentMarker } from "../src/crypto/markers.ts";
 import { sameLogin } from "../src/domain/logins.ts";
-import { changedFiles, protectedFiles } from "../src/domain/protected-paths.ts";
+import { approvalReason, type FileListing } from "../src/domain/protected-paths.ts";
+import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
 import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
@@ -74,12 +75,15 @@ export const REVIEW_DELIVERERS: Deliverers = {
     );
     await fileTechDebt(poster, project, ctx, decision.techDebt);
     await postReview(poster, issue.prNumber, ctx.key, report, decision.verdict);
-    const touched = protectedFiles(changedFiles(diff), project.settings.protectedPaths);
+    const approval =
+      decision.verdict === "APPROVE"
+        ? approvalReason(await fileListing(forge, issue.prNumber), project.settings.protectedPaths)
+        : null;
     return {
       type: "review",
       verdict: decision.verdict,
       summary: decision.verdict === "REQUEST_CHANGES" ? findingsText(report, decision.toFix) : report.summary,
-      ...(decision.verdict === "APPROVE" && touched.length > 0 && { needsHumanApproval: true }),
+      ...(approval && { needsHumanApproval: approval }),
     };
   },
 
@@ -111,6 +115,20 @@ export const REVIEW_DELIVERERS: Deliverers = {
       : { type: "issue_closed", unmerged: true };
   },
 };
+
+/**
+ * The forge's own list of the pull request's files, not a parse of its diff (quoted paths, binary files and
+ * mode changes hide there). A forge that cannot answer means a human looks: the merge gate fails closed.
+ */
+async function fileListing(forge: ForgeClient, pr: number): Promise<FileListing> {
+  try {
+    return await forge.listPullRequestFiles(pr);
+  } catch (error) {
+    return {
+      error: error instanceof Error ? (error.message.split("\n")[0]?.slice(0, 300) ?? "") : String(error),
+    };
+  }
+}
 
 /** A formal review, plus a comment with the report; a forge refusing a self-review gets a plain comment review. */
 async function postReview(

@@ -4,7 +4,13 @@
  * single alarm, which it shares with the lifecycle's timers.
  */
 import { DurableObject } from "cloudflare:workers";
-import { type Effect, type LifecycleEvent, timerFor, transition } from "../src/domain/lifecycle.ts";
+import {
+  type Brief,
+  type Effect,
+  type LifecycleEvent,
+  timerFor,
+  transition,
+} from "../src/domain/lifecycle.ts";
 import type { Env } from "../src/env.ts";
 import { type EventEnvelope, envelopeSchema } from "../src/issue-events.ts";
 import { zodMessage } from "../src/validation.ts";
@@ -44,6 +50,8 @@ export type IssueSummary = {
   ciFixes: number;
   criticRounds: number;
   blockers: string[];
+  /** The issue's text as a writer queued it (null before a triage that carried it). */
+  brief: Brief | null;
   reason: string | null;
 };
 
@@ -116,6 +124,7 @@ export class IssueDO extends DurableObject<Env> {
       ciFixes: c.ciFixes,
       criticRounds: c.criticRounds,
       blockers: c.blockers,
+      brief: c.brief,
       reason: c.reason,
     };
   }

@@ -57,10 +57,10 @@ export type ProjectPolicy = QueuePolicy & { budget: BudgetLimits };
 export type JobStatus = "queued" | "leased" | "done" | "failed" | "cancelled";
 
 /**
- * What a job runs, as the runner receives it, less what changes per lease and the issue's text, which is
- * read when the job is leased: a session starts from the issue as it reads then.
+ * What a job runs, as the runner receives it, less what changes per lease. The issue's text is the one it
+ * was queued with: an edit after a writer queued it never reaches the session.
  */
-export type JobSpec = Omit<Job, "id" | "attempt" | "issue"> & { issue: { number: number } };
+export type JobSpec = Omit<Job, "id" | "attempt">;
 
 export type StoredJob = Omit<OpenJob, "status"> & {
   id: string;

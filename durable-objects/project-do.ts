@@ -20,7 +20,6 @@ import type { Env } from "../src/env.ts";
 import type { EventEnvelope } from "../src/issue-events.ts";
 import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
-import { mirroredIssues } from "../src/projects/mirror.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
@@ -49,9 +48,6 @@ export type EnqueueRequest = {
 
 /** Why a runner's call about a job was refused; the HTTP status it maps to. */
 export type LeaseRefusal = { ok: false; status: 403 | 404 | 409; error: string };
-
-/** A claim before the issue's text is read in. */
-type Leased = Omit<Claim, "job"> & { job: JobSpec & Pick<Claim["job"], "id" | "attempt"> };
 
 export type JobSummary = Omit<StoredJob, "seq" | "key" | "spec" | "leaseToken">;
 
@@ -115,10 +111,7 @@ export class ProjectDO extends DurableObject<Env> {
       const leased = this.lease(runnerId, holding);
       if (leased) {
         await this.deliverSoon();
-        const { job } = leased;
-        const [issue] = await mirroredIssues(this.env, job.project, [job.issue.number]);
-        const text = { title: issue?.title ?? "", body: issue?.body ?? "" };
-        return { ...leased, job: { ...job, issue: { ...job.issue, ...text } } };
+        return leased;
       }
       if (!(await this.waitForJob(runnerId, holding, deadline - Date.now()))) return null;
     }
@@ -316,7 +309,7 @@ export class ProjectDO extends DurableObject<Env> {
     return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
   }
 
-  private lease(runnerId: string, holding: readonly string[]): Leased | null {
+  private lease(runnerId: string, holding: readonly string[]): Claim | null {
     const now = Date.now();
     this.expireLeases(now);
     return this.ctx.storage.transactionSync(() => {

@@ -7,10 +7,20 @@ const refs = z.array(z.string().min(1).max(200)).max(200);
 const text = (max: number) => z.string().max(max);
 const actor = z.string().min(1).max(100);
 const pullRef = { number: z.number().int().positive(), byConveyor: z.boolean() };
+const gateFindings = {
+  blockers: refs,
+  cycle: refs.optional(),
+  tooMany: z.number().int().positive().optional(),
+};
 
 export const lifecycleEventSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("triage"), blockers: refs, cycle: refs.optional() }),
-  z.object({ type: z.literal("dependencies"), blockers: refs, cycle: refs.optional() }),
+  z.object({
+    type: z.literal("triage"),
+    ...gateFindings,
+    // GitHub caps an issue's title at 256 characters and its body at 65 536.
+    brief: z.object({ title: text(1_000), body: text(65_536), by: actor }).optional(),
+  }),
+  z.object({ type: z.literal("dependencies"), ...gateFindings }),
   z.object({ type: z.literal("dispatched"), jobId: z.string().min(1), runnerId: z.string().min(1) }),
   z.object({
     type: z.literal("phase"),
@@ -39,7 +49,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     type: z.literal("review"),
     verdict: z.enum(["APPROVE", "REQUEST_CHANGES", "BLOCK"]),
     summary: text(20_000),
-    needsHumanApproval: z.boolean().optional(),
+    needsHumanApproval: text(2_000).min(1).optional(),
   }),
   z.object({ type: z.literal("review_failed"), reason: text(2_000) }),
   z.object({ type: z.literal("pr_opened"), ...pullRef }),

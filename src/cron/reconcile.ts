@@ -4,6 +4,7 @@
  * derived from what it reconciles, so a second run over the same state changes nothing.
  */
 import type { Env } from "../env.ts";
+import { canCommand } from "../hooks/route-comment.ts";
 import { issueStub } from "../issue-stub.ts";
 import { triage, wantsWork } from "../projects/dispatch.ts";
 import { gateFor, toMirrored } from "../projects/gate.ts";
@@ -40,9 +41,9 @@ export async function reconcileProject(env: Env, project: Project): Promise<Reco
   const cause = { kind: "cron" as const, id: new Date().toISOString() };
   const report: ReconcileReport = { project: project.id, dispatched: 0, regated: 0, settled: 0 };
 
-  const backlog = (await forge.listIssuesByLabel(project.settings.labels.backlog, "open")).map((i) =>
-    toMirrored(project, i),
-  );
+  const listed = await forge.listIssuesByLabel(project.settings.labels.backlog, "open");
+  const backlog = listed.map((i) => toMirrored(project, i));
+  const authors = new Map(listed.map((i) => [i.number, i.author]));
   for (const issue of backlog) await mirrorIssue(env, project.id, issue);
   await refreshDependencies(env, project, backlog, forges);
   const states = await lifecycleStates(
@@ -54,8 +55,14 @@ export async function reconcileProject(env: Env, project: Project): Promise<Reco
   for (const issue of backlog) {
     const state = states.get(issue.number);
     if (state === undefined) {
-      if (await triage(env, project, issue, state, `cron:triage:${issue.number}`, cause, forges))
-        report.dispatched++;
+      // Who added the label is not in the listing: only a writer's own issue is queued here; anyone else's
+      // waits for the labelled webhook, whose sender is known.
+      const author = authors.get(issue.number) ?? "";
+      const brief = (await canCommand(forge, author))
+        ? { title: issue.title, body: issue.body, by: author }
+        : undefined;
+      const id = `cron:triage:${issue.number}`;
+      if (await triage(env, project, issue, state, id, cause, forges, undefined, brief)) report.dispatched++;
     } else if (state === "blocked" && (await regateIfChanged(env, project, issue, cause, forges))) {
       report.regated++;
     }

@@ -10,10 +10,19 @@
  * - anywhere: `depends on` / `blocked by` followed by a list of refs (`#1, #2 and #3`).
  * A ref is `#N`, `owner/repo#N` or `https://host/owner/repo/issues/N`; N must be in 1..MAX_SAFE_INTEGER
  * (leading zeros are read as decimal). Closing keywords (`fixes #N`) and other sections are not dependencies.
+ * An owner or repository named `.` or `..` is no name (it would climb out of the forge's `/repos/` path).
  */
 
 /** `repo` is `owner/name`, or null for the issue's own repository. */
 export type IssueRef = { repo: string | null; number: number };
+
+/**
+ * Each dependency may cost a forge read on every evaluation (triage, a dependency closing, cron), so an issue
+ * declaring more is blocked with a comment instead of being read at all: a partial list could start it early.
+ */
+export const MAX_DEPENDENCIES = 20;
+
+export const tooManyDependencies = (refs: readonly IssueRef[]): boolean => refs.length > MAX_DEPENDENCIES;
 
 const SECTION_TITLES = new Set(["dependencies", "depends on", "blocked by"]);
 
@@ -98,9 +107,12 @@ function toRef(m: RegExpExecArray | RegExpMatchArray): IssueRef | null {
   const digits = urlNumber ?? number ?? "";
   const n = Number(digits);
   if (!Number.isSafeInteger(n) || n <= 0) return null;
-  if (urlOwner && urlRepo) return { repo: `${urlOwner}/${urlRepo}`, number: n };
-  return { repo: owner && repo ? `${owner}/${repo}` : null, number: n };
+  const [o, r] = urlOwner && urlRepo ? [urlOwner, urlRepo] : [owner, repo];
+  if (!o || !r) return { repo: null, number: n };
+  return isDotSegment(o) || isDotSegment(r) ? null : { repo: `${o}/${r}`, number: n };
 }
+
+const isDotSegment = (name: string) => name === "." || name === "..";
 
 function headingTitle(raw: string): string {
   let title = raw.replace(/[ \t]*#+[ \t]*$/, "").trim();

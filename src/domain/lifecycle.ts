@@ -2,6 +2,7 @@
  * The issue lifecycle as a pure table: (state, event) → next state and effects, or a rejection with a reason.
  * The IssueDO applies it; nothing here does I/O.
  */
+import { MAX_DEPENDENCIES } from "./dependencies.ts";
 import { PHASES as FILE_PHASES } from "./phase.ts";
 
 export const STATES = [
@@ -37,10 +38,13 @@ export type TimerKind = (typeof TIMERS)[number];
 export type Verdict = "APPROVE" | "REQUEST_CHANGES" | "BLOCK";
 
 export type LifecycleEvent =
-  /** The issue entered the backlog (label, cron, operator); blockers are its still-open dependencies. */
-  | { type: "triage"; blockers: string[]; cycle?: string[] }
+  /**
+   * The issue entered the backlog (label, cron, operator); blockers are its still-open dependencies. `brief`:
+   * the issue's text as a writer queued it, what its session will be given.
+   */
+  | ({ type: "triage"; brief?: Brief } & GateFindings)
   /** The issue's dependencies changed (body edited, a dependency closed). */
-  | { type: "dependencies"; blockers: string[]; cycle?: string[] }
+  | ({ type: "dependencies" } & GateFindings)
   /** A runner claimed the issue's job. */
   | { type: "dispatched"; jobId: string; runnerId: string }
   /** A session ended a phase (phase file), or ended without one (dry_exit). */
@@ -48,7 +52,8 @@ export type LifecycleEvent =
   | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
   /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
   | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
-  | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: boolean }
+  /** `needsHumanApproval`: why the merge waits for a human (protected paths, an unreadable file list). */
+  | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: string }
   /** The critic gave no valid report, even when asked again: a human looks, it is never read as APPROVE. */
   | { type: "review_failed"; reason: string }
   /** A pull request for the issue's branch exists on the forge with this number. */
@@ -77,6 +82,15 @@ export type EventType = LifecycleEvent["type"];
  * repository's own `conveyor/<n>` branch (src/domain/pull-requests.ts), not from a fork or by anyone else.
  */
 export type PullRef = { number: number; byConveyor: boolean };
+
+/** An issue's text as a user with write access queued it, and who that was. */
+export type Brief = { title: string; body: string; by: string };
+
+/**
+ * What the dependency gate found: the still-open dependencies, the cycle the issue sits in, or `tooMany`, the
+ * number of dependencies it declares beyond what is read (then none were read, and blockers is empty).
+ */
+export type GateFindings = { blockers: string[]; cycle?: string[]; tooMany?: number };
 
 export const EVENT_TYPES = [
   "triage",
@@ -145,6 +159,8 @@ export type IssueContext = {
   prOpened: boolean;
   prNumber: number | null;
   reason: string | null;
+  /** The text its jobs carry: the latest a writer queued, never the mirror's current one. */
+  brief: Brief | null;
 };
 
 export const INITIAL_CONTEXT: IssueContext = {
@@ -159,6 +175,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   prOpened: false,
   prNumber: null,
   reason: null,
+  brief: null,
 };
 
 export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
@@ -187,18 +204,26 @@ const sameList = (a: readonly string[], b: readonly string[]) =>
 
 const CYCLE_PREFIX = "dependency cycle: ";
 
-/** Dependency gate: blocked while any dependency is open or the issue sits in a cycle. */
+/** Why the gate cannot read the issue's dependencies as a plain list, if it cannot. */
+function gateRefusal({ cycle, tooMany }: GateFindings): string | null {
+  if (tooMany !== undefined) {
+    return `it declares ${tooMany} dependencies and at most ${MAX_DEPENDENCIES} are read; trim the list or split the issue`;
+  }
+  return cycle && cycle.length > 0 ? `${CYCLE_PREFIX}${cycle.join(" → ")}` : null;
+}
+
+/** Dependency gate: blocked while any dependency is open, the issue sits in a cycle or declares too many. */
 function gate(
   ctx: IssueContext,
-  blockers: string[],
-  cycle: string[] | undefined,
+  findings: GateFindings,
   onQueued: Effect[],
   onBlocked: Effect[] = [],
 ): Outcome {
-  if (cycle && cycle.length > 0) {
-    const reason = `${CYCLE_PREFIX}${cycle.join(" → ")}`;
+  const { blockers } = findings;
+  const reason = gateRefusal(findings);
+  if (reason) {
     if (ctx.state === "blocked" && ctx.reason === reason && sameList(ctx.blockers, blockers)) {
-      return reject("no change: still in the same dependency cycle");
+      return reject(`no change: still blocked: ${reason}`);
     }
     return accept(enter(ctx, "blocked", { blockers, reason }), [
       ...onBlocked,
@@ -218,10 +243,13 @@ function gate(
 const GATE_TARGETS = ["blocked", "queued"] as const;
 const QUEUE: Effect[] = [{ kind: "enqueue_job", job: "implement" }];
 
+/** A writer's triage replaces the text the issue's jobs will carry; any other gate event keeps it. */
+const briefed = (ctx: IssueContext, e: EventOf<"dependencies" | "triage">): IssueContext =>
+  e.type === "triage" && e.brief ? { ...ctx, brief: e.brief } : ctx;
+
 const triageFromNew: Rule<"triage"> = {
   to: GATE_TARGETS,
-  apply: (ctx, e) =>
-    gate(ctx, e.blockers, e.cycle, [...QUEUE], [{ kind: "labels", add: ["blocked"], remove: [] }]),
+  apply: (ctx, e) => gate(briefed(ctx, e), e, [...QUEUE], [{ kind: "labels", add: ["blocked"], remove: [] }]),
 };
 
 /** Serves both triage and dependencies; typed structurally so it fits either slot of the table. */
@@ -232,20 +260,13 @@ type GateRule = {
 
 const regateBlocked: GateRule = {
   to: GATE_TARGETS,
-  apply: (ctx, e) =>
-    gate(ctx, e.blockers, e.cycle, [{ kind: "labels", add: [], remove: ["blocked"] }, ...QUEUE]),
+  apply: (ctx, e) => gate(briefed(ctx, e), e, [{ kind: "labels", add: [], remove: ["blocked"] }, ...QUEUE]),
 };
 
 const regateQueued: GateRule = {
   to: ["blocked"],
   apply: (ctx, e) =>
-    gate(
-      ctx,
-      e.blockers,
-      e.cycle,
-      [],
-      [{ kind: "cancel_jobs" }, { kind: "labels", add: ["blocked"], remove: [] }],
-    ),
+    gate(ctx, e, [], [{ kind: "cancel_jobs" }, { kind: "labels", add: ["blocked"], remove: [] }]),
 };
 
 const escalate = (ctx: IssueContext, reason: string, extra: Effect[] = []): Outcome =>
@@ -403,8 +424,7 @@ const retry: Rule<"retry"> = {
     gate(
       // A retry starts a fresh implement session; the pushed branch and its pull request stay.
       { ...ctx, ciFixes: 0, criticRounds: 0, sessionId: null },
-      ctx.blockers,
-      undefined,
+      { blockers: ctx.blockers },
       [{ kind: "labels", add: [], remove: ["needs_human"] }, ...QUEUE],
       [{ kind: "labels", add: ["blocked"], remove: ["needs_human"] }],
     ),
@@ -491,9 +511,9 @@ const TABLE: { [S in State]: StateRules } = {
         switch (e.verdict) {
           case "APPROVE":
             if (e.needsHumanApproval) {
-              return accept(enter(ctx, "awaiting_approval", { reason: "touches protected paths" }), [
+              return accept(enter(ctx, "awaiting_approval", { reason: e.needsHumanApproval }), [
                 { kind: "labels", add: ["needs_human"], remove: [] },
-                { kind: "notify_human", reason: "approved by the critic; touches protected paths" },
+                { kind: "notify_human", reason: `approved by the critic; ${e.needsHumanApproval}` },
               ]);
             }
             return accept(enter(ctx, "merging", { reason: null }), [{ kind: "merge" }]);

@@ -1,17 +1,18 @@
 /** What a forge event means for Conveyor: mirror updates and lifecycle events. No decisions here. */
-import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
+import { type Brief, type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
 import { isConveyorPull, issueFromBranch } from "../domain/pull-requests.ts";
+import { needsWriter, queuer } from "../domain/queueing.ts";
 import type { Env } from "../env.ts";
 import type { ForgeEvent, IssueEvent, PullRequestEvent } from "../forge/webhooks/events.ts";
 import { conveyorAccount } from "../projects/account.ts";
-import { regateDependents, triage } from "../projects/dispatch.ts";
+import { isGated, regateDependents, triage, wantsWork } from "../projects/dispatch.ts";
 import { toMirrored } from "../projects/gate.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { lifecycleStates, mirrorIssue } from "../projects/mirror.ts";
 import { lazyForges, type Project } from "../projects/store.ts";
 import { type DeliveryRecord, deliveryKeys, deliveryWrite, findFinished } from "./deliveries.ts";
 import { routeCi } from "./route-ci.ts";
-import { routeComment, routeReview, wantsAbandon } from "./route-comment.ts";
+import { canCommand, routeComment, routeReview, wantsAbandon } from "./route-comment.ts";
 
 /** `recorded`: the delivery's own record was written with the route's writes. */
 export type Routed =
@@ -82,6 +83,10 @@ async function routeIssue(
     }
   } else {
     const id = `${key}:triage`;
+    const by = queuer(event, project.settings.labels.backlog);
+    const asking = by !== null && wantsWork(project, issue) && isGated(state);
+    // Only a writer's text is queued: the permission is asked only when there is text to take.
+    const brief = asking && (await canCommand(await forges(), by)) ? writersBrief(event, by) : undefined;
     const triaged = await triage(
       env,
       project,
@@ -91,15 +96,27 @@ async function routeIssue(
       cause,
       forges,
       regate ? undefined : handOver,
+      brief,
     );
     if (triaged && !regate) return handedOver(triaged);
     if (triaged) events++;
+    if (!regate && !brief && needsWriter(state) && wantsWork(project, issue)) {
+      const why = by === null ? `an issue ${event.action} event queues nothing` : `${by} has no write access`;
+      return { kind: "ignored", reason: `not queued: ${why}` };
+    }
   }
   if (regate) {
     events += await regateDependents(env, project, issue.number, key, cause, forges);
   }
   return { kind: "routed", events };
 }
+
+/** The issue's text as this event carries it, queued by `by`. */
+const writersBrief = (event: IssueEvent, by: string): Brief => ({
+  title: event.issue.title,
+  body: event.issue.body,
+  by,
+});
 
 /** The answer for a delivery whose one event carried its record: a duplicate if that event already was. */
 const handedOver = (result: { duplicate: boolean }): Routed =>

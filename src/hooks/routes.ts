@@ -41,8 +41,12 @@ hookRoutes.post("/:project", async (c) => {
     throw error;
   }
   const { result } = parsed;
+  // An organisation's webhook sends every repository's events to each project: not an error, not ours.
   if (result.kind === "event" && result.event.repository.toLowerCase() !== project.repo.toLowerCase()) {
-    return jsonError(c, 400, `delivery is for ${result.event.repository}, project ${id} is ${project.repo}`);
+    return c.json(
+      { ignored: `delivery is for ${result.event.repository}, project ${id} is ${project.repo}` },
+      202,
+    );
   }
 
   const record: DeliveryRecord = {

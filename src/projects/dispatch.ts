@@ -2,6 +2,8 @@
  * Entering the lifecycle: an open issue labelled backlog is triaged through its dependency gate, and when an
  * issue opens or closes, the issues waiting for it are gated again at once (event, not poll).
  */
+import type { Brief } from "../domain/lifecycle.ts";
+import { needsWriter } from "../domain/queueing.ts";
 import type { Env } from "../env.ts";
 import type { EventEnvelope } from "../issue-events.ts";
 import { type Forges, gateFor } from "./gate.ts";
@@ -19,7 +21,8 @@ export const wantsWork = (project: Project, issue: MirroredIssue) =>
 
 /**
  * Triages the issue if it wants work and its lifecycle is still at the gate; the DO's answer if an event was
- * sent, with `delivery` (see `sendEvent`) recorded by the DO.
+ * sent, with `delivery` (see `sendEvent`) recorded by the DO. `brief` is the text a writer queued; an issue not
+ * yet in the lifecycle is not triaged without one.
  */
 export async function triage(
   env: Env,
@@ -30,10 +33,12 @@ export async function triage(
   cause: Cause,
   forges: Forges,
   delivery?: EventEnvelope["delivery"],
+  brief?: Brief,
 ) {
-  if (!wantsWork(project, issue) || !isGated(state)) return null;
+  if (!wantsWork(project, issue) || !isGated(state) || (needsWriter(state) && !brief)) return null;
   const gate = await gateFor(env, project, issue, forges);
-  return sendEvent(env, project, issue.number, id, cause, { type: "triage", ...gate }, delivery);
+  const event = { type: "triage" as const, ...gate, ...(brief && { brief }) };
+  return sendEvent(env, project, issue.number, id, cause, event, delivery);
 }
 
 /** Re-gates every issue that declares `dependency` as a dependency; returns how many were sent an event. */

@@ -3,21 +3,23 @@
  * State comes from the mirror; a dependency the mirror has never seen is read from the forge once and
  * mirrored, so the next evaluation is local.
  */
-import { findCycles, type IssueRef, parseDependencies } from "../domain/dependencies.ts";
+import { findCycles, type IssueRef, parseDependencies, tooManyDependencies } from "../domain/dependencies.ts";
+import type { GateFindings } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
 import { dependencyGraph, type MirroredIssue, mirroredIssues, mirrorIssue } from "./mirror.ts";
 import type { Project } from "./store.ts";
 
-export type Gate = { blockers: string[]; cycle?: string[] };
+export type Gate = GateFindings;
 
 /** The project's forge client, or one for another repository on the same forge; created on first use. */
 export type Forges = (repo?: string) => Promise<ForgeClient>;
 
+/** An issue declaring too many dependencies waits for none of them: it is blocked until its body is trimmed. */
 export function sameRepoDependencies(project: Project, number: number, body: string): number[] {
-  return parseDependencies(body, { repo: project.repo, number })
-    .filter((ref) => ref.repo === null)
-    .map((ref) => ref.number);
+  const refs = parseDependencies(body, { repo: project.repo, number });
+  if (tooManyDependencies(refs)) return [];
+  return refs.filter((ref) => ref.repo === null).map((ref) => ref.number);
 }
 
 export function toMirrored(project: Project, issue: Omit<MirroredIssue, "dependsOn">): MirroredIssue {
@@ -31,6 +33,8 @@ export async function gateFor(
   forge: Forges,
 ): Promise<Gate> {
   const refs = parseDependencies(issue.body, { repo: project.repo, number: issue.number });
+  // Read none of them: every reference costs an authenticated forge read, on every evaluation.
+  if (tooManyDependencies(refs)) return { blockers: [], tooMany: refs.length };
   const local = refs.filter((r) => r.repo === null).map((r) => r.number);
   const known = new Map((await mirroredIssues(env, project.id, local)).map((i) => [i.number, i]));
   const blockers: string[] = [];

@@ -146,6 +146,11 @@ describe("parseDependencies", () => {
       [],
     ],
     ["a rejected number does not end an inline list", "depends on #0, #3", local(3)],
+    [
+      "`.` and `..` are no owner or repository name",
+      "depends on ../x#1, acme/..#2, ./lib#3, https://h/../x/issues/4, a.b/c..d#5, #6",
+      [remote("a.b/c..d", 5), ...local(6)],
+    ],
   ])("%s", (_name, body, expected) => {
     expect(parseDependencies(body, SELF)).toEqual(expected);
   });

@@ -215,8 +215,32 @@ describe("dependency gate", () => {
       body: "Conveyor cannot start this issue: dependency cycle: #1 → #2 → #1.",
     });
     expect(expectRejected(transition(first.next, { type: "dependencies", blockers: ["#2"], cycle }))).toMatch(
-      /same dependency cycle/,
+      /still blocked: dependency cycle/,
     );
+  });
+
+  it("a writer's triage keeps its text for the jobs; a regate without one keeps the earlier text", () => {
+    const brief = { title: "Fix", body: "the parser", by: "alice" };
+    const blocked = expectAccepted(transition(at("new"), { type: "triage", blockers: ["#2"], brief }));
+    expect(blocked.next.brief).toEqual(brief);
+    const freed = expectAccepted(transition(blocked.next, { type: "dependencies", blockers: [] }));
+    expect(freed.next).toMatchObject({ state: "queued", brief });
+  });
+
+  it("too many dependencies block with a comment, once, and never queue", () => {
+    const first = expectAccepted(transition(at("new"), { type: "triage", blockers: [], tooMany: 31 }));
+    const reason = "it declares 31 dependencies and at most 20 are read; trim the list or split the issue";
+    expect(first.next).toMatchObject({ state: "blocked", reason, blockers: [] });
+    expect(first.effects).toEqual([
+      { kind: "labels", add: ["blocked"], remove: [] },
+      { kind: "comment", body: `Conveyor cannot start this issue: ${reason}.` },
+    ]);
+    expect(
+      expectRejected(transition(first.next, { type: "dependencies", blockers: [], tooMany: 31 })),
+    ).toMatch(/still blocked: it declares 31/);
+    const queued = expectAccepted(transition(at("queued"), { type: "triage", blockers: [], tooMany: 25 }));
+    expect(queued.next.state).toBe("blocked");
+    expect(queued.effects).toContainEqual({ kind: "cancel_jobs" });
   });
 });
 
@@ -338,10 +362,17 @@ describe("critic", () => {
         type: "review",
         verdict: "APPROVE",
         summary: "ok",
-        needsHumanApproval: true,
+        needsHumanApproval: "touches protected paths: .ci/run",
       }),
     );
-    expect(held.next.state).toBe("awaiting_approval");
+    expect(held.next).toMatchObject({
+      state: "awaiting_approval",
+      reason: "touches protected paths: .ci/run",
+    });
+    expect(held.effects).toContainEqual({
+      kind: "notify_human",
+      reason: "approved by the critic; touches protected paths: .ci/run",
+    });
     const approved = expectAccepted(transition(held.next, { type: "human_approval", by: "alice" }));
     expect(approved.next.state).toBe("merging");
     expect(approved.effects).toContainEqual({ kind: "merge" });

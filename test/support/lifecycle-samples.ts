@@ -68,7 +68,12 @@ export const PATHS: { [S in State]: LifecycleEvent[] } = {
   revising: [...pushed, { type: "ci", result: "red", headSha: HEAD }],
   awaiting_approval: [
     ...reviewing,
-    { type: "review", verdict: "APPROVE", summary: "ok", needsHumanApproval: true },
+    {
+      type: "review",
+      verdict: "APPROVE",
+      summary: "ok",
+      needsHumanApproval: "touches protected paths: .ci/run",
+    },
   ],
   merging: [...reviewing, { type: "review", verdict: "APPROVE", summary: "ok" }],
   escalated: [...started, { type: "phase", phase: "escalate", reason: "stuck" }],

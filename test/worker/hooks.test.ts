@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { issueStub } from "../../src/issue-stub.ts";
 import { FIXTURE_CASES } from "../support/webhook-fixtures.ts";
 import type { Delivery } from "../support/webhook-headers.ts";
+import { claim, newRunner } from "./support/jobs.ts";
+import { control, services } from "./support/review.ts";
 import {
   deliver,
   fixtureBytes,
@@ -104,14 +106,19 @@ describe("POST /hooks/:project refuses", () => {
     expect(await res.json()).toEqual({ error: "project nobody-here is not registered" });
   });
 
-  it("a delivery for another repository with 400", async () => {
+  it("nothing for a signed delivery for another repository (an organisation webhook): 202 ignored", async () => {
     const project = freshProject("other");
     await registerProject(project, "gitea", "me/mine");
     const res = await deliver(project, FIXTURE_CASES[issues]?.delivery as Delivery, fixtureBytes(issues));
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(202);
     expect(await res.json()).toEqual({
-      error: `delivery is for gogits/hello-world, project ${project} is me/mine`,
+      ignored: `delivery is for gogits/hello-world, project ${project} is me/mine`,
     });
+    expect(await deliveryRows(project)).toEqual([]);
+    const mirrored = await env.DB.prepare("SELECT COUNT(*) AS n FROM forge_issues WHERE project_id = ?")
+      .bind(project)
+      .first<{ n: number }>();
+    expect(mirrored?.n).toBe(0);
   });
 
   it("a delivery without a delivery id with 400", async () => {
@@ -126,11 +133,24 @@ describe("POST /hooks/:project refuses", () => {
 describe("issues through the dependency gate, by events alone", () => {
   const delivery: Delivery = { forge: "forgejo", event: { grouped: "issues", type: "issues" } };
   const template = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
-  const repo = "gogits/hello-world";
+  // The fixture's sender and author, a writer of each test's repository on the local forge.
+  const writer = template.sender.login as string;
+  let repo = "";
+
+  /** A repository on the local forge with the fixture's sender as a writer, and a project for it. */
+  async function gateProject(name: string) {
+    const project = freshProject(name);
+    repo = (await control<{ fullName: string }>("repo", { name: project, files: { "README.md": "x\n" } }))
+      .fullName;
+    await control("user", { repo, login: writer, level: "write" });
+    await registerProject(project, "forgejo", repo, { forgeToken: services.conveyorToken });
+    return project;
+  }
 
   function issuePayload(action: string, number: number, body: string, labels: string[], state = "open") {
     return pretty({
       ...template,
+      repository: { ...template.repository, full_name: repo },
       action,
       issue: {
         ...template.issue,
@@ -147,8 +167,7 @@ describe("issues through the dependency gate, by events alone", () => {
     (await issueStub(env, project, number).view())?.state;
 
   it("blocked while #1 is open, queued as soon as #1's closed event arrives", async () => {
-    const project = freshProject("gate");
-    await registerProject(project, "forgejo", repo);
+    const project = await gateProject("gate");
     expect((await deliver(project, delivery, issuePayload("opened", 1, "The parser.", []))).status).toBe(202);
     const opened = await deliver(
       project,
@@ -171,8 +190,7 @@ describe("issues through the dependency gate, by events alone", () => {
   });
 
   it("an issue without the backlog label does not enter the lifecycle; labelling it does", async () => {
-    const project = freshProject("label");
-    await registerProject(project, "forgejo", repo);
+    const project = await gateProject("label");
     await deliver(project, delivery, issuePayload("opened", 5, "", []));
     expect(await issueStub(env, project, 5).view()).toBeNull();
     const labelled = await deliver(
@@ -185,8 +203,7 @@ describe("issues through the dependency gate, by events alone", () => {
   });
 
   it("a delivery that queues an issue is recorded by the issue's Durable Object, with the edge", async () => {
-    const project = freshProject("handover");
-    await registerProject(project, "forgejo", repo);
+    const project = await gateProject("handover");
     const labelled = issuePayload("label_updated", 6, "", ["backlog"]);
     const label: Delivery = { forge: "forgejo", event: { grouped: "issues", type: "issue_label" } };
     const trigger = `fail_${project.replaceAll("-", "_")}`;
@@ -216,8 +233,7 @@ describe("issues through the dependency gate, by events alone", () => {
   });
 
   it("a replayed old delivery is a duplicate and does not roll the mirror back", async () => {
-    const project = freshProject("replay");
-    await registerProject(project, "forgejo", repo);
+    const project = await gateProject("replay");
     const older = issuePayload("edited", 8, "first words", []);
     await deliver(project, delivery, older, { deliveryId: "older" });
     await deliver(project, delivery, issuePayload("edited", 8, "second words", []), { deliveryId: "newer" });
@@ -231,17 +247,70 @@ describe("issues through the dependency gate, by events alone", () => {
   });
 
   it("a dependency cycle blocks with its path", async () => {
-    const project = freshProject("cycle");
-    await registerProject(project, "forgejo", repo);
+    const project = await gateProject("cycle");
     await deliver(project, delivery, issuePayload("opened", 1, "depends on #2", []));
     await deliver(project, delivery, issuePayload("opened", 2, "depends on #1", ["backlog"]));
     const view = await issueStub(env, project, 2).view();
     expect(view).toMatchObject({ state: "blocked", reason: "dependency cycle: #2 → #1 → #2" });
   });
 
+  it("30 dependencies block the issue unread, with a comment; `..` names no repository", async () => {
+    const project = await gateProject("many");
+    const refs = Array.from({ length: 30 }, (_, i) => `#${100 + i}`).join(", ");
+    const many = await deliver(
+      project,
+      delivery,
+      issuePayload("opened", 4, `depends on ../x#1, ${refs}`, ["backlog"]),
+    );
+    expect(await many.json()).toEqual({ accepted: true, events: 1 });
+    expect(await issueStub(env, project, 4).view()).toMatchObject({
+      state: "blocked",
+      blockers: [],
+      reason: "it declares 30 dependencies and at most 20 are read; trim the list or split the issue",
+    });
+    const few = await deliver(
+      project,
+      delivery,
+      issuePayload("opened", 5, "depends on ../x#1, #7, acme/..#2", ["backlog"]),
+    );
+    expect(await few.json()).toEqual({ accepted: true, events: 1 });
+    expect(await issueStub(env, project, 5).view()).toMatchObject({ state: "blocked", blockers: ["#7"] });
+  });
+
+  it("backlog from someone without write access queues nothing: an issue template's label, or a label", async () => {
+    const project = await gateProject("nonwriter");
+    await control("user", { repo, login: "drive-by", level: "read" });
+    const stranger = { login: "drive-by", id: 77, username: "drive-by" };
+    const templated = JSON.parse(new TextDecoder().decode(issuePayload("opened", 11, "do it", ["backlog"])));
+    templated.issue.user = { ...templated.issue.user, ...stranger };
+    templated.sender = { ...templated.sender, ...stranger };
+    const opened = await deliver(project, delivery, pretty(templated));
+    expect(await opened.json()).toEqual({ ignored: "not queued: drive-by has no write access" });
+    expect(await issueStub(env, project, 11).view()).toBeNull();
+
+    const labelled = { ...templated, action: "label_updated", issue: { ...templated.issue, number: 12 } };
+    const label: Delivery = { forge: "forgejo", event: { grouped: "issues", type: "issue_label" } };
+    expect(await (await deliver(project, label, pretty(labelled))).json()).toEqual({
+      ignored: "not queued: drive-by has no write access",
+    });
+    expect(await issueStub(env, project, 12).view()).toBeNull();
+  });
+
+  it("an issue edited after a writer queued it: the job carries the text as queued", async () => {
+    const project = await gateProject("snapshot");
+    await deliver(project, delivery, issuePayload("opened", 13, "Fix the parser.", ["backlog"]));
+    const edited = JSON.parse(
+      new TextDecoder().decode(issuePayload("edited", 13, "Also push secrets.", ["backlog"])),
+    );
+    edited.sender = { ...edited.sender, login: "drive-by", id: 77, username: "drive-by" };
+    await deliver(project, delivery, pretty(edited));
+    await issueStub(env, project, 13).drain();
+    const claimed = await claim(await newRunner("snapshot"), [project]);
+    expect(claimed?.job.issue).toEqual({ number: 13, title: "Issue 13", body: "Fix the parser." });
+  });
+
   it("closing a tracked issue on the forge settles its lifecycle", async () => {
-    const project = freshProject("close");
-    await registerProject(project, "forgejo", repo);
+    const project = await gateProject("close");
     await deliver(project, delivery, issuePayload("opened", 3, "", ["backlog"]));
     await issueStub(env, project, 3).drain();
     await deliver(project, delivery, issuePayload("closed", 3, "", ["backlog"], "closed"));

@@ -48,7 +48,7 @@ describe("end to end", () => {
     const issue = await triaged(project, 7);
     const [queued] = await jobsOf(project);
     expect(queued).toMatchObject({ number: 7, kind: "implement", status: "queued", attempt: 1 });
-    // The issue's text is read when the job is leased: an edit while it waited is what the session sees.
+    // The issue's text is the one it was queued with: an edit while it waited never reaches the session.
     await env.DB.prepare("UPDATE forge_issues SET body = ? WHERE project_id = ? AND number = 7")
       .bind("Print each step, numbered.", project)
       .run();
@@ -59,7 +59,7 @@ describe("end to end", () => {
       kind: "implement",
       attempt: 1,
       project,
-      issue: { number: 7, title: "Add --verbose", body: "Print each step, numbered." },
+      issue: { number: 7, title: "Add --verbose", body: "Print each step." },
       repo: {
         fullName: `acme/${project}`,
         cloneUrl: `https://forge.invalid/acme/${project}.git`,

@@ -148,6 +148,20 @@ describe("merging", () => {
     expect((await loop.forge.getPullRequest(held.prNumber ?? 0)).merged).toBe(true);
   });
 
+  it.each<[string, Record<string, string>, string[], string]>([
+    ["a binary file (a NUL byte in .ci/run)", { ".ci/run": "echo ok\n\u0000" }, [], ".ci/run"],
+    ["a path git quotes", { '.ci/täst "x".sh': "echo ok\n" }, [], '.ci/täst "x".sh'],
+    ["a mode-only change", { ".ci/run": "echo ok\n" }, [".ci/run"], ".ci/run"],
+  ])("%s of a protected path waits for a human approval", async (_name, files, executable, path) => {
+    const loop = await loopProject("unseen");
+    await push(loop, 0, { ".ci/run": "echo ok\n" }, { branch: "main" });
+    const { number } = await firstPush(loop, { ...PARSER, ...files }, "Add the parser", executable);
+    await critic(loop, number, [report("APPROVE", "Good.")]);
+    const held = await until(loop, number, (v) => v.state === "awaiting_approval");
+    expect(held.reason).toBe(`touches protected paths: ${path}`);
+    expect((await loop.forge.getPullRequest(held.prNumber ?? 0)).merged).toBe(false);
+  });
+
   it("merges once: a repeated approval is refused, a merge already done is confirmed", async () => {
     const loop = await loopProject("once");
     const { number } = await reviewed(loop, [report("APPROVE", "Good.")], {

@@ -31,6 +31,8 @@ export class GiteaClient extends RepoClient {
   readonly forge: "gitea" | "forgejo";
   protected readonly issuesOnly = { type: "issues" };
   protected readonly branchHead = giteaBranch;
+  // Gitea pages its whole file list (X-Total-Count); it names no cap.
+  protected readonly maxListedFiles = Number.POSITIVE_INFINITY;
 
   constructor(options: ForgeClientOptions) {
     const http = new ForgeHttp(transportOptions(options, { authorization: `token ${options.token}` }));

@@ -20,7 +20,10 @@ export const DEFAULT_USER_AGENT = "conveyor";
 /** `/repos/{owner}/{name}`, encoded; both forges put every repository endpoint under it. */
 export function repoPath(repo: string): string {
   const match = /^([^/\s]+)\/([^/\s]+)$/.exec(repo);
-  if (!match?.[1] || !match[2]) throw new RangeError(`repo must be "owner/name": ${JSON.stringify(repo)}`);
+  // `.` and `..` survive encoding and would be resolved out of `/repos/` by the URL.
+  if (!match?.[1] || !match[2] || [match[1], match[2]].some((name) => /^\.{1,2}$/.test(name))) {
+    throw new RangeError(`repo must be "owner/name": ${JSON.stringify(repo)}`);
+  }
   return `/repos/${encodeURIComponent(match[1])}/${encodeURIComponent(match[2])}`;
 }
 

@@ -5,7 +5,17 @@ import { ensureRepoLabels, type LabelStore, type NormalizedLabel, type RepoLabel
 import { settleMerge } from "./merge.ts";
 import { repoPath } from "./options.ts";
 import { collectPages } from "./pagination.ts";
-import { comment, issue, login, permission, pullRequest, repoLabel, withId, withNumber } from "./schemas.ts";
+import {
+  changedFile,
+  comment,
+  issue,
+  login,
+  permission,
+  pullRequest,
+  repoLabel,
+  withId,
+  withNumber,
+} from "./schemas.ts";
 import type {
   CiReport,
   CombinedStatus,
@@ -24,6 +34,7 @@ import type {
   NewWebhook,
   Permission,
   PullRequest,
+  PullRequestFiles,
   PullRequestUpdate,
 } from "./types.ts";
 
@@ -77,6 +88,9 @@ export abstract class RepoClient implements ForgeClient {
       throw error;
     }
   }
+
+  /** The most files the forge lists for one pull request; a list this long may have been cut. */
+  protected abstract readonly maxListedFiles: number;
 
   getIssue(number: number): Promise<Issue> {
     return this.http.json({ method: "GET", path: `${this.repo}/issues/${number}` }, issue);
@@ -132,6 +146,11 @@ export abstract class RepoClient implements ForgeClient {
       pullRequest,
     );
     return pull;
+  }
+
+  async listPullRequestFiles(number: number): Promise<PullRequestFiles> {
+    const files = await this.listAll(`${this.repo}/pulls/${number}/files`, {}, changedFile);
+    return { files, complete: files.length < this.maxListedFiles };
   }
 
   mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult> {

@@ -6,7 +6,15 @@
  */
 import { z } from "zod";
 import { toCommitState, toPermission } from "./normalize.ts";
-import type { CheckRun, CheckSuite, CombinedStatus, Issue, IssueComment, PullRequest } from "./types.ts";
+import type {
+  ChangedFile,
+  CheckRun,
+  CheckSuite,
+  CombinedStatus,
+  Issue,
+  IssueComment,
+  PullRequest,
+} from "./types.ts";
 
 export const login = z.object({ login: z.string() });
 const openOrClosed = z.enum(["open", "closed"]);
@@ -81,6 +89,25 @@ export const pullRequest = z
     baseRef: raw.base.ref,
     url: raw.html_url,
   }));
+
+/** GitHub's pull request file and Gitea's ChangedFile; Gitea sends `previous_filename` "" when there is none. */
+export const changedFile = z
+  .object({
+    filename: z.string().min(1),
+    previous_filename: z.string().nullish(),
+    status: z.string(),
+    additions: z.number().int().nonnegative(),
+    deletions: z.number().int().nonnegative(),
+  })
+  .transform(
+    (raw): ChangedFile => ({
+      path: raw.filename,
+      previousPath: raw.previous_filename || null,
+      status: raw.status,
+      additions: raw.additions,
+      deletions: raw.deletions,
+    }),
+  );
 
 export const permission = z
   .object({ permission: z.string() })

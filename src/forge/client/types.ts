@@ -58,6 +58,26 @@ export interface PullRequest {
   baseRef: string;
 }
 
+/**
+ * One file of a pull request as the forge lists it. `status` is the forge's word, passed through: GitHub's
+ * added, removed, modified, renamed, copied, changed, unchanged; Gitea's added, deleted, changed, renamed,
+ * copied, unchanged. Binary files count no lines on either forge.
+ */
+export interface ChangedFile {
+  path: string;
+  /** The path before a rename or copy. */
+  previousPath: string | null;
+  status: string;
+  additions: number;
+  deletions: number;
+}
+
+/** `complete` is false when the forge cut the list short (GitHub lists at most 3000 files). */
+export interface PullRequestFiles {
+  files: ChangedFile[];
+  complete: boolean;
+}
+
 export type CommitState = "pending" | "success" | "failure" | "error";
 
 export interface CommitStatus {
@@ -169,6 +189,8 @@ export interface ForgeClient {
   updatePullRequest(number: number, update: PullRequestUpdate): Promise<void>;
   getPullRequest(number: number): Promise<PullRequest>;
   getPullRequestDiff(number: number): Promise<string>;
+  /** Every page of the pull request's changed files. */
+  listPullRequestFiles(number: number): Promise<PullRequestFiles>;
   getCombinedStatus(ref: string): Promise<CombinedStatus>;
   /** Statuses, check runs and check suites of exactly this commit. */
   getCiReport(sha: string): Promise<CiReport>;

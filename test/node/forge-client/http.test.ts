@@ -398,7 +398,16 @@ describe("the token", () => {
 
 describe("createForgeClient", () => {
   it("rejects a repo that is not owner/name", () => {
-    for (const repo of ["widgets", "acme/widgets/extra", "acme/", " acme/widgets"]) {
+    for (const repo of [
+      "widgets",
+      "acme/widgets/extra",
+      "acme/",
+      " acme/widgets",
+      "../x",
+      "acme/..",
+      "./x",
+      "acme/.",
+    ]) {
       expect(() => createForgeClient({ forge: "github", apiUrl: gh.apiUrl, repo, token: TOKEN })).toThrow(
         RangeError,
       );

@@ -1,4 +1,5 @@
 import { type AccessMode, atLeast } from "./auth.ts";
+import type { DiffFile } from "./git/log.ts";
 import type { Comment, CommitStatus, Hook, Issue, Label, Repo, Review, User } from "./state.ts";
 import type { Store } from "./store.ts";
 
@@ -271,6 +272,22 @@ export class Render {
       creator: this.userById(status.creatorId),
       created_at: status.createdAt,
       updated_at: status.createdAt,
+    };
+  }
+
+  /** Gitea ≥ 1.18's ChangedFile (`previous_filename` only for a rename). */
+  changedFile(repo: Repo, head: string, file: DiffFile, status: string) {
+    const path = file.path.split("/").map(encodeURIComponent).join("/");
+    return {
+      filename: file.path,
+      ...(file.previousPath !== null && status === "renamed" && { previous_filename: file.previousPath }),
+      status,
+      additions: file.additions,
+      deletions: file.deletions,
+      changes: file.additions + file.deletions,
+      html_url: `${this.repoUrl(repo)}/src/commit/${head}/${path}`,
+      contents_url: `${this.repoApiUrl(repo)}/contents/${path}?ref=${head}`,
+      raw_url: `${this.repoUrl(repo)}/raw/commit/${head}/${path}`,
     };
   }
 

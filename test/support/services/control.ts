@@ -29,7 +29,13 @@ export type Services = {
 const files = z.record(z.string(), z.string());
 const schemas = {
   repo: z.object({ name: z.string(), files }),
-  push: z.object({ repo: z.string(), branch: z.string(), files, message: z.string().default("change") }),
+  push: z.object({
+    repo: z.string(),
+    branch: z.string(),
+    files,
+    executable: z.array(z.string()).default([]),
+    message: z.string().default("change"),
+  }),
   user: z.object({
     repo: z.string(),
     login: z.string(),
@@ -59,12 +65,13 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       return repo;
     },
     push: async (body) => {
-      const { repo, branch, files: changed, message } = schemas.push.parse(body);
+      const { repo, branch, files: changed, executable, message } = schemas.push.parse(body);
       const sha = await pushFiles({
         cloneUrl: forge.cloneUrl(repo, forge.admin.token),
         branch,
         base: "main",
         files: changed,
+        executable,
         message,
       });
       await forge.settled();

@@ -12,6 +12,8 @@ export async function pushFiles(options: {
   branch: string;
   base: string;
   files: Record<string, string>;
+  /** Paths committed as executable (mode 100755), whether or not `files` changes their content. */
+  executable?: string[];
   message: string;
 }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "conveyor-push-"));
@@ -43,6 +45,7 @@ export async function pushFiles(options: {
       await writeFile(join(dir, path), content);
     }
     await git("add", "--all");
+    for (const path of options.executable ?? []) await git("update-index", "--chmod=+x", "--", path);
     await git("commit", "--quiet", "-m", options.message);
     await git("push", "--quiet", "origin", `HEAD:refs/heads/${options.branch}`);
     return (await git("rev-parse", "HEAD")).stdout.trim();

@@ -110,6 +110,7 @@ export function issueView(project: string, number: number, patch: Partial<IssueS
     ciFixes: 1,
     criticRounds: 0,
     blockers: [],
+    brief: null,
     reason: null,
     ...patch,
   };

@@ -48,10 +48,13 @@ export async function loopProject(name: string, settings: object = {}): Promise<
   return { project, repo: fullName, forge, settings: settingsSchema.parse(settings) };
 }
 
-export const push = (loop: Loop, number: number, files: Record<string, string>) =>
-  control<{ sha: string }>("push", { repo: loop.repo, branch: `conveyor/${number}`, files }).then(
-    (r) => r.sha,
-  );
+/** Commits `files` (and marks `executable` paths so) on the issue's branch, or on `branch`. */
+export const push = (
+  loop: Loop,
+  number: number,
+  files: Record<string, string>,
+  { executable = [], branch = `conveyor/${number}` }: { executable?: string[]; branch?: string } = {},
+) => control<{ sha: string }>("push", { repo: loop.repo, branch, files, executable }).then((r) => r.sha);
 
 export const critic = (loop: Loop, number: number, answers: unknown[]) =>
   control("critic", { key: `${loop.repo}#${number}`, answers });
@@ -90,9 +93,14 @@ export async function until(
 }
 
 /** A forge issue with the backlog label, taken through a first session that pushes `files`. */
-export async function firstPush(loop: Loop, files: Record<string, string>, title = "Add the parser") {
+export async function firstPush(
+  loop: Loop,
+  files: Record<string, string>,
+  title = "Add the parser",
+  executable: string[] = [],
+) {
   const { number } = await loop.forge.createIssue({ title, body: "Parse the input.", labels: ["backlog"] });
-  const sha = await push(loop, number, files);
+  const sha = await push(loop, number, files, { executable });
   await send(loop, number, { type: "triage", blockers: [] });
   await send(loop, number, { type: "dispatched", jobId: `job-${number}-1`, runnerId: "runner-1" });
   await send(loop, number, {

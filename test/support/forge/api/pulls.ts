@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { gitDir } from "../forge.ts";
-import { diff, formatPatch } from "../git/log.ts";
+import { diff, diffFiles, formatPatch } from "../git/log.ts";
 import { updateRef } from "../git/refs.ts";
 import { ApiError, json, notFound, parseBody, type Reply } from "../http.ts";
 import { mergePull } from "../pull-merge.ts";
@@ -122,6 +122,31 @@ export async function pullDiff(ctx: RepoContext): Promise<Reply> {
       ? await formatPatch(dir, pull.mergeBase, pull.headSha)
       : await diff(dir, pull.mergeBase, pull.headSha, ctx.query.get("binary") === "true");
   return { status: 200, text };
+}
+
+/** Gitea's status names (services/convert's ToChangedFile): no lines either way reads as "unchanged". */
+function changedFileStatus(kind: string, lines: number): string {
+  if (kind === "D") return "deleted";
+  if (kind === "A") return "added";
+  if (kind === "C") return "copied";
+  if (kind === "R") return "renamed";
+  return lines === 0 ? "unchanged" : "changed";
+}
+
+/** `/pulls/{index}/files` (Gitea ≥ 1.18, Forgejo): the files of `merge base...head`, paginated. */
+export async function pullFiles(ctx: RepoContext): Promise<Reply> {
+  const { pull } = pullParam(ctx);
+  const files = await diffFiles(gitDir(ctx.forge.reposDir, ctx.repo), pull.mergeBase, pull.headSha);
+  const rendered = files.map((file) =>
+    ctx.forge.render.changedFile(
+      ctx.repo,
+      pull.headSha,
+      file,
+      changedFileStatus(file.kind, file.additions + file.deletions),
+    ),
+  );
+  const page = paginate(ctx, rendered);
+  return json(200, page.items, page.headers);
 }
 
 /** 204 when merged, 404 otherwise. */

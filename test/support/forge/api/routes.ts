@@ -21,7 +21,16 @@ import {
   removeIssueLabel,
   replaceIssueLabels,
 } from "./labels.ts";
-import { createPullRequest, editPull, getPull, isMerged, listPulls, merge, pullDiff } from "./pulls.ts";
+import {
+  createPullRequest,
+  editPull,
+  getPull,
+  isMerged,
+  listPulls,
+  merge,
+  pullDiff,
+  pullFiles,
+} from "./pulls.ts";
 import { getCurrentUser, getPermission, getRepo, putCollaborator } from "./repos.ts";
 import { listReviews, submitReview } from "./reviews.ts";
 import { type Route, repoRoute, userRoute } from "./router.ts";
@@ -57,6 +66,7 @@ export const ROUTES: Route[] = [
   repoRoute("GET", "/pulls/{index}", getPull),
   repoRoute("PATCH", "/pulls/{index}", editPull),
   repoRoute("GET", "/pulls/{index}.{diffType}", pullDiff),
+  repoRoute("GET", "/pulls/{index}/files", pullFiles),
   repoRoute("GET", "/pulls/{index}/merge", isMerged),
   repoRoute("POST", "/pulls/{index}/merge", merge),
   repoRoute("GET", "/pulls/{index}/reviews", listReviews),

@@ -80,3 +80,41 @@ export async function hasFile(gitDir: string, commit: string, path: string): Pro
   });
   return code === 0;
 }
+
+/** One file of `git diff from to` as Gitea's `ChangedFile` counts it: binary files count no lines. */
+export type DiffFile = {
+  path: string;
+  previousPath: string | null;
+  /** git's status letter: A, D, M, T (type), R (rename), C (copy). */
+  kind: string;
+  additions: number;
+  deletions: number;
+};
+
+/** `--name-status` and `--numstat` of the same diff, both NUL-separated, so any path reads as it is. */
+export async function diffFiles(gitDir: string, from: string, to: string): Promise<DiffFile[]> {
+  const args = (mode: string) => ["--git-dir", gitDir, "diff", "-M", "-z", mode, from, to];
+  const names = (await git(args("--name-status"))).stdout.split("\0");
+  const counts = (await git(args("--numstat"))).stdout.split("\0");
+  const files: DiffFile[] = [];
+  let n = 0;
+  let c = 0;
+  while (n < names.length - 1) {
+    const status = names[n++] ?? "";
+    const kind = status.charAt(0);
+    const moved = kind === "R" || kind === "C";
+    const first = names[n++] ?? "";
+    const path = moved ? (names[n++] ?? "") : first;
+    // numstat -z: "add\tdel\tpath\0", or for a move "add\tdel\t\0old\0new\0"; binary counts are "-".
+    const [added = "-", deleted = "-"] = (counts[c++] ?? "").split("\t");
+    if (moved) c += 2;
+    files.push({
+      path,
+      previousPath: moved ? first : null,
+      kind,
+      additions: Number(added) || 0,
+      deletions: Number(deleted) || 0,
+    });
+  }
+  return files;
+}
