@@ -14,6 +14,7 @@ import { issueStub } from "../issue-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
 import { loadProject } from "../projects/store.ts";
 import { listRunners } from "../runner-api/registry.ts";
+import { revokeRunner } from "../runner-api/revoke.ts";
 import { zodMessage } from "../validation.ts";
 import { actionLabel, eventFor } from "./actions.tsx";
 import { type DashboardEnv, SESSION_COOKIE } from "./context.ts";
@@ -142,8 +143,21 @@ dashboardRoutes.get("/projects/:project/issues/:number", async (c) => {
 });
 
 dashboardRoutes.get("/runners", async (c) =>
-  renderPage(c, "Runners", <Runners runners={await listRunners(c.env)} now={Date.now()} />),
+  renderPage(
+    c,
+    "Runners",
+    <Runners runners={await listRunners(c.env)} now={Date.now()} csrf={c.get("csrf")} />,
+  ),
 );
+
+dashboardRoutes.post("/runners/:id/revoke", async (c) => {
+  const form = await csrfForm(c, z.object({}));
+  if (!form.ok) return form.response;
+  const id = c.req.param("id");
+  const revoked = await revokeRunner(c.env, id);
+  setFlash(c, revoked ? `Revoked ${id}: its token no longer works` : `Runner ${id} is unknown`);
+  return c.redirect("/dashboard/runners", 303);
+});
 
 dashboardRoutes.get("/approvals", async (c) => {
   const queue = await approvalQueue(c.env);
