@@ -10,7 +10,7 @@ import { CliError, OperatorApi } from "./api.ts";
 import type { Command } from "./command.ts";
 import { abandon, approve, issueShow, retry } from "./commands/issue.ts";
 import { projectAdd, projectList, projectRemove, projectShow } from "./commands/project.ts";
-import { runnerToken, status } from "./commands/status.ts";
+import { runnerRevoke, runnerToken, status } from "./commands/status.ts";
 
 const COMMANDS: Command[] = [
   projectAdd,
@@ -18,6 +18,7 @@ const COMMANDS: Command[] = [
   projectShow,
   projectRemove,
   runnerToken,
+  runnerRevoke,
   status,
   issueShow,
   approve,
