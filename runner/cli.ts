@@ -18,6 +18,7 @@ import { Logger } from "./log.ts";
 import { WorkDirLayout } from "./paths.ts";
 import { Secrets } from "./redact.ts";
 import { Runner } from "./runner.ts";
+import { TokenRotation } from "./token-rotation.ts";
 
 const VERSION = (
   JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
@@ -54,6 +55,8 @@ async function main(argv: string[]): Promise<number> {
     });
     secrets.add(identity.token);
     api.token = identity.token;
+    const rotation = new TokenRotation({ api, file: layout.identityFile, identity, log, secrets });
+    api.onRotationDue = () => rotation.due();
     await prepareAgentHome(layout.agentHome, DEFAULT_AUTHOR);
 
     const runner = new Runner({
