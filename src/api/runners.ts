@@ -3,8 +3,9 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { Env } from "../env.ts";
 import { projectIdSchema } from "../projects/config.ts";
-import { createRegistrationToken, listRunners } from "../runner-api/registry.ts";
+import { createRegistrationToken, listRunners, runnerIdSchema } from "../runner-api/registry.ts";
 import { revokeRunner } from "../runner-api/revoke.ts";
+import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
 import { jsonBody } from "./json-body.ts";
 
@@ -36,7 +37,8 @@ runnerAdminRoutes.post("/tokens", async (c) => {
 runnerAdminRoutes.get("/", async (c) => c.json({ runners: await listRunners(c.env) }));
 
 runnerAdminRoutes.delete("/:id", async (c) => {
-  const id = c.req.param("id");
-  if (!(await revokeRunner(c.env, id))) return jsonError(c, 404, `runner ${id} is unknown`);
+  const id = runnerIdSchema.safeParse(c.req.param("id"));
+  if (!id.success) return jsonError(c, 400, zodMessage(id.error));
+  if (!(await revokeRunner(c.env, id.data))) return jsonError(c, 404, `runner ${id.data} is unknown`);
   return c.body(null, 204);
 });

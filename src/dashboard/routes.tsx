@@ -13,7 +13,7 @@ import { STATES } from "../domain/lifecycle.ts";
 import { issueStub } from "../issue-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
 import { loadProject } from "../projects/store.ts";
-import { listRunners } from "../runner-api/registry.ts";
+import { listRunners, runnerIdSchema } from "../runner-api/registry.ts";
 import { revokeRunner } from "../runner-api/revoke.ts";
 import { zodMessage } from "../validation.ts";
 import { actionLabel, eventFor } from "./actions.tsx";
@@ -153,9 +153,10 @@ dashboardRoutes.get("/runners", async (c) =>
 dashboardRoutes.post("/runners/:id/revoke", async (c) => {
   const form = await csrfForm(c, z.object({}));
   if (!form.ok) return form.response;
-  const id = c.req.param("id");
-  const revoked = await revokeRunner(c.env, id);
-  setFlash(c, revoked ? `Revoked ${id}: its token no longer works` : `Runner ${id} is unknown`);
+  const id = runnerIdSchema.safeParse(c.req.param("id"));
+  if (!id.success) return errorPage(c, 400, zodMessage(id.error));
+  const revoked = await revokeRunner(c.env, id.data);
+  setFlash(c, revoked ? `Revoked ${id.data}: its token no longer works` : `Runner ${id.data} is unknown`);
   return c.redirect("/dashboard/runners", 303);
 });
 

@@ -18,6 +18,9 @@ export const TOKEN_PREFIXES = { registration: "cvreg_", runner: "cvr_" } as cons
 /** Last-seen times are this coarse, so a busy runner does not write to D1 on every call. */
 const SEEN_RESOLUTION_MS = 30_000;
 
+/** What `registerRunner` names a runner. */
+export const runnerIdSchema = z.string().regex(/^runner-[0-9a-f]{16}$/, "not a runner id (runner-<16 hex>)");
+
 export async function createRegistrationToken(env: Env, ttlMs: number, projects: string[] | null) {
   const token = randomToken(TOKEN_PREFIXES.registration);
   const now = Date.now();
@@ -49,7 +52,7 @@ export async function registerRunner(
   env: Env,
   request: RegisterRequest,
 ): Promise<{ runnerId: string; token: string } | null> {
-  const runnerId = `runner-${randomToken("", 8)}`;
+  const runnerId = runnerIdSchema.parse(`runner-${randomToken("", 8)}`);
   const token = randomToken(TOKEN_PREFIXES.runner);
   const now = Date.now();
   const [registrationHash, tokenHash] = await Promise.all([

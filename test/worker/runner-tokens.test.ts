@@ -71,6 +71,8 @@ describe("revocation", () => {
     expect([next.job.id, next.job.attempt]).toEqual([claimed.job.id, 2]);
     expect(await listed(revoked.runnerId)).toBeUndefined();
     expect((await revoke(revoked.runnerId)).status).toBe(404);
+    const bad = await revoke("not-a-runner");
+    expect([bad.status, await bad.json()]).toEqual([400, { error: "not a runner id (runner-<16 hex>)" }]);
   });
 
   it("the dashboard's revoke button needs the CSRF token, then revokes", async () => {
