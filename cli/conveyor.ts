@@ -11,7 +11,7 @@ import { CliError, OperatorApi } from "./api.ts";
 import type { Command } from "./command.ts";
 import { abandon, approve, issueShow, retry } from "./commands/issue.ts";
 import { projectAdd, projectList, projectRemove, projectShow } from "./commands/project.ts";
-import { runnerToken, status } from "./commands/status.ts";
+import { runnerRevoke, runnerToken, status } from "./commands/status.ts";
 import { secretSetting } from "./secrets.ts";
 
 const COMMANDS: Command[] = [
@@ -20,6 +20,7 @@ const COMMANDS: Command[] = [
   projectShow,
   projectRemove,
   runnerToken,
+  runnerRevoke,
   status,
   issueShow,
   approve,

@@ -1,5 +1,6 @@
 /** The operator API's answers, as far as the CLI reads them; unknown fields pass through to `--json`. */
 import { z } from "zod";
+import { SANDBOX_KINDS } from "../src/runner-api/sandbox.ts";
 
 export const errorSchema = z.object({ error: z.string() });
 
@@ -26,6 +27,8 @@ const runnerSchema = z.looseObject({
   id: z.string(),
   name: z.string(),
   version: z.string(),
+  /** Absent from a Worker older than the field, null for a runner older than it. */
+  sandbox: z.enum(SANDBOX_KINDS).nullish(),
   lastSeenAt: z.number(),
   jobs: z.array(
     z.looseObject({ project: z.string(), number: z.number(), kind: z.string(), attempt: z.number() }),
@@ -45,7 +48,11 @@ export const statusSchema = z.object({
   runners: z.array(runnerSchema),
 });
 
-export const registrationTokenSchema = z.object({ token: z.string(), expiresAt: z.number() });
+export const registrationTokenSchema = z.object({
+  token: z.string(),
+  expiresAt: z.number(),
+  projects: z.array(z.string()).nullable(),
+});
 
 export const issueViewSchema = z.looseObject({
   project: z.string(),

@@ -265,6 +265,22 @@ export class ProjectDO extends DurableObject<Env> {
     return { cancelled };
   }
 
+  /** Its runner was revoked: the leases it holds here are void at once and their jobs requeue for others. */
+  async dropRunner(runnerId: string): Promise<{ requeued: number }> {
+    const now = Date.now();
+    const meta = this.store.meta();
+    const held = this.store.leased().filter((job) => job.runnerId === runnerId);
+    if (!meta || held.length === 0) return { requeued: 0 };
+    this.ctx.storage.transactionSync(() => {
+      for (const job of held) {
+        this.loseLease(meta.project, { ...job, leaseToken: null }, "runner revoked", now, meta.policy, true);
+      }
+    });
+    this.wake();
+    await this.deliverSoon();
+    return { requeued: held.length };
+  }
+
   /** The most recent jobs, newest first. */
   jobs(limit = 100): JobSummary[] {
     return this.store.recent(limit).map(({ seq: _, key: _k, spec: _s, leaseToken: _t, ...job }) => job);
@@ -383,8 +399,9 @@ export class ProjectDO extends DurableObject<Env> {
     cause: string,
     now: number,
     policy: ProjectPolicy,
+    runnerGone = false,
   ): void {
-    const next = afterLostLease(job, cause, now, policy);
+    const next = afterLostLease(job, cause, now, policy, runnerGone);
     if (next.action !== "requeue") {
       this.end(project, job, next.action === "fail" ? next.reason : null, now);
       return;

@@ -7,6 +7,9 @@ import {
   heartbeatResponse,
   type RunnerEvent,
   registerResponse,
+  rotateResponse,
+  type SandboxKind,
+  TOKEN_ROTATE_HEADER,
 } from "../src/runner-api/contract.ts";
 import { sleep } from "./sleep.ts";
 
@@ -14,6 +17,7 @@ import { sleep } from "./sleep.ts";
  * The runner API client. Routes (all POST, JSON):
  *
  *   /runner/v1/register                 no auth; registerRequest → registerResponse
+ *   /runner/v1/rotate                   no body → rotateResponse
  *   /runner/v1/claim                    claimRequest → 200 claimResponse | 204 nothing to do
  *   /runner/v1/jobs/:jobId/heartbeat    heartbeatRequest → heartbeatResponse
  *   /runner/v1/jobs/:jobId/events       eventsRequest → 2xx
@@ -21,7 +25,8 @@ import { sleep } from "./sleep.ts";
  *   /runner/v1/jobs/:jobId/fail         failRequest → 2xx
  *
  * A job call answered 403 (leased to another runner), 404 (unknown job) or 409 (not the current lease) means
- * the job is no longer ours (fenced): `LeaseLostError`.
+ * the job is no longer ours (fenced): `LeaseLostError`. An answer asking for the token's rotation calls
+ * `onRotationDue`.
  */
 export class ApiError extends Error {
   /** The HTTP status, or `NETWORK` (0) when no answer came (connection refused, reset, timed out). */
@@ -46,6 +51,7 @@ export class LeaseLostError extends ApiError {
 
 type HeartbeatResponse = z.infer<typeof heartbeatResponse>;
 type RegisterResponse = z.infer<typeof registerResponse>;
+type RotateResponse = z.infer<typeof rotateResponse>;
 
 export const NETWORK = 0;
 const LEASE_LOST = new Set([403, 404, 409]);
@@ -55,27 +61,37 @@ const CLAIM_SLACK_MS = 15_000;
 
 export class RunnerApi {
   readonly #base: URL;
+  readonly #sandbox: SandboxKind;
   #token: string | undefined;
+  /** Called when the Worker asks this runner to rotate its token (see `TokenRotation`). */
+  onRotationDue: (() => void) | undefined;
 
-  constructor(workerUrl: string, token?: string) {
+  /**
+   * `sandbox`: what register and every claim report as the runner's sandbox, shown on the Worker's runner
+   * list; "none" for a runner started with `--unsafe-no-sandbox`.
+   */
+  constructor(workerUrl: string, token?: string, options: { sandbox?: SandboxKind } = {}) {
     this.#base = new URL(workerUrl.endsWith("/") ? workerUrl : `${workerUrl}/`);
     this.#token = token;
+    this.#sandbox = options.sandbox ?? "bubblewrap";
   }
 
   set token(token: string) {
     this.#token = token;
   }
 
-  /** How this runner runs sessions, told to the Worker at registration and with every claim. */
-  sandbox: "bubblewrap" | "none" = "bubblewrap";
-
   async register(body: {
     registrationToken: string;
     name: string;
     version: string;
   }): Promise<RegisterResponse> {
-    const request = { ...body, sandbox: this.sandbox };
+    const request = { ...body, sandbox: this.#sandbox };
     return registerResponse.parse(await this.#post("runner/v1/register", request, { auth: false }));
+  }
+
+  /** The runner's next token; the current one works until the next one is first used. */
+  async rotate(): Promise<RotateResponse> {
+    return rotateResponse.parse(await this.#post("runner/v1/rotate", {}));
   }
 
   /** Long-polls for a job; null when the Worker had none within `waitMs`. */
@@ -84,11 +100,8 @@ export class RunnerApi {
     signal?: AbortSignal,
   ): Promise<Claim | null> {
     const timeout = body.waitMs + CLAIM_SLACK_MS;
-    const answer = await this.#post(
-      "runner/v1/claim",
-      { ...body, sandbox: this.sandbox },
-      { signal, timeout },
-    );
+    const request = { ...body, sandbox: this.#sandbox };
+    const answer = await this.#post("runner/v1/claim", request, { signal, timeout });
     return answer === null ? null : claimResponse.parse(answer);
   }
 
@@ -125,9 +138,10 @@ export class RunnerApi {
     options: { auth?: boolean; signal?: AbortSignal; timeout?: number } = {},
   ): Promise<unknown> {
     const headers: Record<string, string> = { "content-type": "application/json" };
+    const token = this.#token;
     if (options.auth !== false) {
-      if (this.#token === undefined) throw new Error("no runner token: register first");
-      headers.authorization = `Bearer ${this.#token}`;
+      if (token === undefined) throw new Error("no runner token: register first");
+      headers.authorization = `Bearer ${token}`;
     }
     const timeout = AbortSignal.timeout(options.timeout ?? REQUEST_TIMEOUT_MS);
     let response: Response;
@@ -145,11 +159,16 @@ export class RunnerApi {
       if (options.signal?.aborted) throw error;
       throw new ApiError(NETWORK, `${path}: ${timeout.aborted ? "timed out" : networkDetail(error)}`);
     }
+    // A call sent with the token a rotation has since replaced: its answer speaks of a token we no longer use.
+    const rotated = options.auth !== false && token !== this.#token;
     if (!response.ok) {
+      // The rotated token's first use voided the old one under this call: send it again with the new one.
+      if (response.status === 401 && rotated) return this.#post(path, body, options);
       const message = `${path}: HTTP ${response.status}${errorDetail(text)}`;
       if (response.status === 401) throw new UnauthorizedError(401, message);
       throw new ApiError(response.status, message);
     }
+    if (!rotated && response.headers.get(TOKEN_ROTATE_HEADER) === "due") this.onRotationDue?.();
     // 204 (no job; events, complete and fail need no answer) or an empty 200.
     return text === "" ? null : JSON.parse(text);
   }

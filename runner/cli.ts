@@ -20,6 +20,7 @@ import { Runner } from "./runner.ts";
 import { probeSandbox } from "./sandbox/bubblewrap.ts";
 import { sandboxGit } from "./sandbox/sandbox-git.ts";
 import { Sandbox } from "./sandbox/session-sandbox.ts";
+import { TokenRotation } from "./token-rotation.ts";
 
 const VERSION = (
   JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
@@ -63,8 +64,7 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     const driver = createDriver(config, sandbox);
-    const api = new RunnerApi(config.workerUrl);
-    api.sandbox = sandbox.settings.mode;
+    const api = new RunnerApi(config.workerUrl, undefined, { sandbox: sandbox.settings.mode });
     const identity = await ensureIdentity({
       api,
       file: layout.identityFile,
@@ -76,6 +76,8 @@ async function main(argv: string[]): Promise<number> {
     });
     secrets.add(identity.token);
     api.token = identity.token;
+    const rotation = new TokenRotation({ api, file: layout.identityFile, identity, log, secrets });
+    api.onRotationDue = () => rotation.due();
 
     const runner = new Runner({
       api,

@@ -42,13 +42,17 @@ export async function ensureIdentity(options: {
     attempts: REGISTER_ATTEMPTS,
     onRetry: (error, delayMs) => log.warn("registration failed; retrying", { error, delayMs }),
   });
-  // Written aside and renamed: a crash never leaves half a token behind.
+  await storeIdentity(file, identity);
+  log.info("registered", { runnerId: identity.runnerId, file });
+  return identity;
+}
+
+/** Written aside and renamed, mode 0600: a crash never leaves half a token behind. */
+export async function storeIdentity(file: string, identity: RunnerIdentity): Promise<void> {
   const partial = `${file}.partial`;
   await rm(partial, { force: true });
   await writeFile(partial, `${JSON.stringify(identity)}\n`, { mode: 0o600 });
   await rename(partial, file);
-  log.info("registered", { runnerId: identity.runnerId, file });
-  return identity;
 }
 
 async function readIdentity(file: string): Promise<RunnerIdentity | undefined> {

@@ -19,4 +19,6 @@ export interface Env {
    * ignores Access headers. */
   CF_ACCESS_TEAM_DOMAIN?: string;
   CF_ACCESS_AUD?: string;
+  /** How long a runner token lasts, in seconds (default 30 days); runners rotate at half of it. */
+  RUNNER_TOKEN_TTL_SECONDS?: string;
 }

@@ -1,7 +1,11 @@
-/** `status` and `runner token`: the whole factory at a glance, and a token for a new runner. */
+/**
+ * `status`, `runner token` and `runner revoke`: the whole factory at a glance, a token for a new runner, and
+ * the end of one.
+ */
 import { z } from "zod";
 import { ago, formatTime } from "../../src/dashboard/format.ts";
 import { STATES } from "../../src/domain/lifecycle.ts";
+import { projectIdSchema } from "../../src/projects/config.ts";
 import { command } from "../command.ts";
 import { table } from "../output.ts";
 import { registrationTokenSchema, statusSchema } from "../schemas.ts";
@@ -26,13 +30,14 @@ export const status = command({
     const runners = answer.runners.map((r) => [
       r.name,
       r.version,
+      r.sandbox === "none" ? "NONE (unsafe)" : (r.sandbox ?? "unknown"),
       ago(r.lastSeenAt, now),
       r.jobs.map((j) => `${j.project}#${j.number} ${j.kind}`).join(", ") || "idle",
     ]);
     const text = [
       projects.length ? table(["PROJECT", "REPO", "ISSUES", "BY STATE"], projects) : "no projects",
       "",
-      runners.length ? table(["RUNNER", "VERSION", "SEEN", "JOBS"], runners) : "no runners",
+      runners.length ? table(["RUNNER", "VERSION", "SANDBOX", "SEEN", "JOBS"], runners) : "no runners",
     ].join("\n");
     ctx.print(text, answer);
   },
@@ -41,13 +46,34 @@ export const status = command({
 export const runnerToken = command({
   name: "runner token",
   args: [],
-  usage: "runner token [--ttl <seconds>]",
-  summary: "a one-time registration token for a new runner (default: valid for an hour)",
-  options: { ttl: { type: "string" } },
-  input: z.object({ ttl: z.coerce.number().int().min(60).max(604_800).optional() }),
-  async run({ ttl }, ctx) {
-    const body = ttl === undefined ? {} : { ttlSeconds: ttl };
+  usage: "runner token [--ttl <seconds>] [--projects <id,id,...>]",
+  summary:
+    "a one-time registration token for a new runner (default: valid for an hour); --projects binds the runner to those projects",
+  options: { ttl: { type: "string" }, projects: { type: "string" } },
+  input: z.object({
+    ttl: z.coerce.number().int().min(60).max(604_800).optional(),
+    projects: z
+      .string()
+      .transform((list) => list.split(",").map((id) => id.trim()))
+      .pipe(z.array(projectIdSchema).min(1))
+      .optional(),
+  }),
+  async run({ ttl, projects }, ctx) {
+    const body = { ...(ttl !== undefined && { ttlSeconds: ttl }), ...(projects && { projects }) };
     const answer = await ctx.api.call("POST", "/runners/tokens", registrationTokenSchema, body);
-    ctx.print(`${answer.token}\none-time; expires ${formatTime(answer.expiresAt)}`, answer);
+    const bound = answer.projects ? `; binds the runner to ${answer.projects.join(", ")}` : "";
+    ctx.print(`${answer.token}\none-time; expires ${formatTime(answer.expiresAt)}${bound}`, answer);
+  },
+});
+
+export const runnerRevoke = command({
+  name: "runner revoke",
+  args: ["id"],
+  usage: "runner revoke <runner id>",
+  summary: "revoke a runner: its token stops working and the jobs it holds are requeued",
+  input: z.object({ id: z.string().min(1).max(100) }),
+  async run({ id }, ctx) {
+    await ctx.api.call("DELETE", `/runners/${encodeURIComponent(id)}`, z.null());
+    ctx.print(`revoked ${id}`, { revoked: id });
   },
 });

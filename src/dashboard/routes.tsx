@@ -13,7 +13,8 @@ import { STATES } from "../domain/lifecycle.ts";
 import { issueStub } from "../issue-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
 import { loadProject } from "../projects/store.ts";
-import { listRunners } from "../runner-api/registry.ts";
+import { listRunners, runnerIdSchema } from "../runner-api/registry.ts";
+import { revokeRunner } from "../runner-api/revoke.ts";
 import { zodMessage } from "../validation.ts";
 import { actionLabel, eventFor } from "./actions.tsx";
 import { type DashboardEnv, SESSION_COOKIE } from "./context.ts";
@@ -142,8 +143,22 @@ dashboardRoutes.get("/projects/:project/issues/:number", async (c) => {
 });
 
 dashboardRoutes.get("/runners", async (c) =>
-  renderPage(c, "Runners", <Runners runners={await listRunners(c.env)} now={Date.now()} />),
+  renderPage(
+    c,
+    "Runners",
+    <Runners runners={await listRunners(c.env)} now={Date.now()} csrf={c.get("csrf")} />,
+  ),
 );
+
+dashboardRoutes.post("/runners/:id/revoke", async (c) => {
+  const form = await csrfForm(c, z.object({}));
+  if (!form.ok) return form.response;
+  const id = runnerIdSchema.safeParse(c.req.param("id"));
+  if (!id.success) return errorPage(c, 400, zodMessage(id.error));
+  const revoked = await revokeRunner(c.env, id.data);
+  setFlash(c, revoked ? `Revoked ${id.data}: its token no longer works` : `Runner ${id.data} is unknown`);
+  return c.redirect("/dashboard/runners", 303);
+});
 
 dashboardRoutes.get("/approvals", async (c) => {
   const queue = await approvalQueue(c.env);

@@ -46,7 +46,8 @@ button:hover { background: #eef2f7; }
 .approval { display: grid; grid-template-columns: 1fr auto; gap: 12px; align-items: center; }
 .actions { display: flex; gap: 8px; margin: 10px 0; }
 .action-approve { border-color: #5aa469; }
-.action-reject, .action-abandon { border-color: #c66; }
+.action-reject, .action-abandon, .action-revoke { border-color: #c66; }
+.unsafe { display: inline-block; padding: 0 6px; border-radius: 3px; color: #fff; background: #b42318; }
 table { border-collapse: collapse; background: #fff; width: 100%; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; background: #fafbfc; }

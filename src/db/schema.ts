@@ -3,6 +3,7 @@
  * (idempotently, from its outbox), read by cron, the operator API and the dashboard.
  */
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { SANDBOX_KINDS } from "../runner-api/sandbox.ts";
 
 export const projects = sqliteTable("projects", {
   id: text("id").primaryKey(),
@@ -179,11 +180,18 @@ export const issueDependencies = sqliteTable(
 export const runners = sqliteTable("runners", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
-  /** SHA-256 hex of the runner's token; the token itself is shown once, at registration. */
+  /** SHA-256 hex of the runner's token; the token itself is shown once, at registration or rotation. */
   tokenHash: text("token_hash").notNull().unique(),
+  /** The token stops working then; the runner rotates it before. */
+  tokenExpiresAt: integer("token_expires_at", { mode: "number" }).notNull().default(0),
+  /** A rotated token not used yet: the first call with it makes it the token, and the old one dies. */
+  nextTokenHash: text("next_token_hash").unique(),
+  nextTokenExpiresAt: integer("next_token_expires_at", { mode: "number" }),
+  /** Projects the registration token bound the runner to (JSON); null: any project. */
+  projects: text("projects", { mode: "json" }).$type<string[]>(),
+  /** As the runner reported it at registration and its last claim; null for a runner too old to say. */
+  sandbox: text("sandbox", { enum: SANDBOX_KINDS }),
   version: text("version").notNull(),
-  /** `bubblewrap`, or `none` for a runner started with --unsafe-no-sandbox; null: an older runner. */
-  sandbox: text("sandbox", { enum: ["bubblewrap", "none"] }),
   createdAt: integer("created_at", { mode: "number" }).notNull(),
   lastSeenAt: integer("last_seen_at", { mode: "number" }).notNull(),
 });
@@ -194,6 +202,8 @@ export const registrationTokens = sqliteTable("registration_tokens", {
   createdAt: integer("created_at", { mode: "number" }).notNull(),
   expiresAt: integer("expires_at", { mode: "number" }).notNull(),
   usedBy: text("used_by"),
+  /** The projects the runner it registers may work on (JSON); null: any project. */
+  projects: text("projects", { mode: "json" }).$type<string[]>(),
 });
 
 /** Every critic report, by round: the findings ledger the next round reads, and the dashboard's record. */

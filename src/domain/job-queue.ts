@@ -103,23 +103,24 @@ export type LostLease =
   /** Cancelled while leased: nothing is left to retry. */
   | { action: "cancel" };
 
-/** A lease expired or its runner reported a retryable failure (`cause` says which). */
+/**
+ * A lease expired, its runner reported a retryable failure, or its runner was revoked (`cause` says which).
+ * A revoked runner (`runnerGone`) never comes back for the job, so nobody waits for it.
+ */
 export function afterLostLease(
   job: Pick<OpenJob, "attempt" | "runnerId" | "cancelled">,
   cause: string,
   now: number,
   policy: QueuePolicy,
+  runnerGone = false,
 ): LostLease {
   if (job.cancelled) return { action: "cancel" };
   if (job.attempt >= policy.maxAttempts) {
     return { action: "fail", reason: `${cause} on attempt ${job.attempt} of ${policy.maxAttempts}` };
   }
-  return {
-    action: "requeue",
-    attempt: job.attempt + 1,
-    affinity: job.runnerId,
-    affinityUntil: now + policy.affinityGraceMs,
-  };
+  const attempt = job.attempt + 1;
+  if (runnerGone) return { action: "requeue", attempt, affinity: null, affinityUntil: 0 };
+  return { action: "requeue", attempt, affinity: job.runnerId, affinityUntil: now + policy.affinityGraceMs };
 }
 
 export const expiredLeases = <J extends OpenJob>(open: readonly J[], now: number): J[] =>

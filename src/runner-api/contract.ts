@@ -7,38 +7,50 @@
  * used, expired or unknown registration token), 403 the job is leased to another runner, 404 unknown job,
  * 409 the lease token is not the job's current lease (expired, requeued, finished): stop working on it.
  * `events`, `complete` and `fail` answer 204; repeating `complete` or `fail` under the same lease is harmless.
+ *
+ * Runner tokens expire. An authenticated answer carrying `TOKEN_ROTATE_HEADER` asks the runner to `rotate`:
+ * it stores the new token, then uses it; the old one works until the new one's first use, then never again.
  */
 import { z } from "zod";
 import { PHASES } from "../domain/lifecycle.ts";
 import { projectIdSchema, sessionSandboxSchema } from "../projects/config.ts";
+import { SANDBOX_KINDS } from "./sandbox.ts";
 
 export const JOB_KINDS = ["implement", "revise", "resume", "reap"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 const sha = z.string().regex(/^[0-9a-f]{7,64}$/);
 
-/** How the runner runs sessions: in bubblewrap, or unconfined (`--unsafe-no-sandbox`). */
-export const SANDBOX_MODES = ["bubblewrap", "none"] as const;
-const sandboxMode = z.enum(SANDBOX_MODES);
+/** Where the runner runs sessions: `none` is `--unsafe-no-sandbox`. Optional: older runners do not say. */
+export const sandboxSchema = z.enum(SANDBOX_KINDS);
+export type SandboxKind = z.infer<typeof sandboxSchema>;
 
 export const registerRequest = z.object({
   registrationToken: z.string().min(16).max(200),
   name: z.string().min(1).max(100),
   version: z.string().min(1).max(50),
-  /** Absent from runners older than the sandbox: shown as unknown. */
-  sandbox: sandboxMode.optional(),
+  sandbox: sandboxSchema.optional(),
 });
+export type RegisterRequest = z.infer<typeof registerRequest>;
 export const registerResponse = z.object({ runnerId: z.string(), token: z.string() });
+
+/** Set (to `due`) on an authenticated answer when the runner's token is past half its lifetime. */
+export const TOKEN_ROTATE_HEADER = "conveyor-token-rotate";
+
+/** `POST /rotate` (no body) → 201: the runner's next token. */
+export const rotateResponse = z.object({ token: z.string(), expiresAt: z.number().int() });
 
 /** Long-poll: the Worker holds the request up to `waitMs` (≤ 25 s) for a job. 204 = nothing to do. */
 export const claimRequest = z.object({
   waitMs: z.number().int().min(0).max(25_000).default(20_000),
   /** Issues whose worktree and session transcript this runner holds (`issueRef`): affinity. */
   holding: z.array(z.string().max(200)).max(1_000).default([]),
-  /** Take jobs of these projects only; all registered projects when absent. */
+  /**
+   * Take jobs of these projects only; all registered projects when absent. A runner registered with a
+   * project-bound token gets jobs of those projects only, whatever it asks.
+   */
   projects: z.array(projectIdSchema).min(1).max(100).optional(),
-  /** Sent on every claim: a runner restarted with another sandbox mode keeps its token. */
-  sandbox: sandboxMode.optional(),
+  sandbox: sandboxSchema.optional(),
 });
 
 /** How `holding` names an issue. */

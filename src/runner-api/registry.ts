@@ -1,15 +1,16 @@
 /**
- * Runners in D1: one-time registration tokens and per-runner tokens, both stored as their SHA-256 only, and
- * when each runner was last seen.
+ * Runners in D1: one-time registration tokens and per-runner tokens (which expire and rotate), both stored as
+ * their SHA-256 only; the projects a runner is bound to, its sandbox, and when it was last seen.
  */
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq, or } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { z } from "zod";
 import { randomToken, sha256Hex } from "../crypto/tokens.ts";
 import { jobs, registrationTokens, runners } from "../db/schema.ts";
+import { checkToken, DEFAULT_TOKEN_TTL_SECONDS } from "../domain/runner-tokens.ts";
 import type { Env } from "../env.ts";
-import type { SANDBOX_MODES } from "./contract.ts";
-
-type SandboxMode = (typeof SANDBOX_MODES)[number];
+import { zodMessage } from "../validation.ts";
+import type { RegisterRequest, SandboxKind } from "./contract.ts";
 
 /** Prefixes that secret scanners and log redaction recognise. */
 export const TOKEN_PREFIXES = { registration: "cvreg_", runner: "cvr_" } as const;
@@ -17,22 +18,41 @@ export const TOKEN_PREFIXES = { registration: "cvreg_", runner: "cvr_" } as cons
 /** Last-seen times are this coarse, so a busy runner does not write to D1 on every call. */
 const SEEN_RESOLUTION_MS = 30_000;
 
-export async function createRegistrationToken(env: Env, ttlMs: number) {
+/** What `registerRunner` names a runner. */
+export const runnerIdSchema = z.string().regex(/^runner-[0-9a-f]{16}$/, "not a runner id (runner-<16 hex>)");
+
+export async function createRegistrationToken(env: Env, ttlMs: number, projects: string[] | null) {
   const token = randomToken(TOKEN_PREFIXES.registration);
   const now = Date.now();
   const expiresAt = now + ttlMs;
   await drizzle(env.DB)
     .insert(registrationTokens)
-    .values({ tokenHash: await sha256Hex(token), createdAt: now, expiresAt });
-  return { token, expiresAt };
+    .values({ tokenHash: await sha256Hex(token), createdAt: now, expiresAt, projects });
+  return { token, expiresAt, projects };
 }
 
-/** Spends a registration token on a new runner; an unknown, used or expired token registers nothing. */
+/** How long a runner token lasts: `RUNNER_TOKEN_TTL_SECONDS`, default 30 days. */
+export function runnerTokenTtlMs(env: Env): number {
+  const ttl = ttlSetting.safeParse(env.RUNNER_TOKEN_TTL_SECONDS ?? DEFAULT_TOKEN_TTL_SECONDS);
+  if (!ttl.success) throw new Error(`RUNNER_TOKEN_TTL_SECONDS: ${zodMessage(ttl.error)}`);
+  return ttl.data * 1000;
+}
+
+const ttlSetting = z.coerce
+  .number()
+  .int()
+  .min(10)
+  .max(365 * 24 * 60 * 60);
+
+/**
+ * Spends a registration token on a new runner, which inherits the token's projects; an unknown, used or
+ * expired token registers nothing.
+ */
 export async function registerRunner(
   env: Env,
-  request: { registrationToken: string; name: string; version: string; sandbox?: SandboxMode | undefined },
+  request: RegisterRequest,
 ): Promise<{ runnerId: string; token: string } | null> {
-  const runnerId = `runner-${randomToken("", 8)}`;
+  const runnerId = runnerIdSchema.parse(`runner-${randomToken("", 8)}`);
   const token = randomToken(TOKEN_PREFIXES.runner);
   const now = Date.now();
   const [registrationHash, tokenHash] = await Promise.all([
@@ -46,47 +66,93 @@ export async function registerRunner(
       "UPDATE registration_tokens SET used_by = ?1 WHERE token_hash = ?2 AND used_by IS NULL AND expires_at > ?3",
     ).bind(runnerId, registrationHash, now),
     env.DB.prepare(
-      `INSERT INTO runners (id, name, token_hash, version, sandbox, created_at, last_seen_at)
-       SELECT ?1, ?2, ?3, ?4, ?7, ?5, ?5
-       WHERE EXISTS (SELECT 1 FROM registration_tokens WHERE token_hash = ?6 AND used_by = ?1)`,
+      `INSERT INTO runners (id, name, token_hash, token_expires_at, projects, sandbox, version, created_at, last_seen_at)
+       SELECT ?1, ?2, ?3, ?4, projects, ?5, ?6, ?7, ?7
+       FROM registration_tokens WHERE token_hash = ?8 AND used_by = ?1`,
     ).bind(
       runnerId,
       request.name,
       tokenHash,
+      now + runnerTokenTtlMs(env),
+      request.sandbox ?? null,
       request.version,
       now,
       registrationHash,
-      request.sandbox ?? null,
     ),
   ]);
   return inserted?.meta.changes === 1 ? { runnerId, token } : null;
 }
 
-/** The runner a token belongs to, marking it seen; null for an unknown token. */
+export type AuthenticatedRunner = {
+  id: string;
+  /** The projects its registration bound it to; null: any. */
+  projects: string[] | null;
+  sandbox: SandboxKind | null;
+  /** Tell it to rotate its token (`TOKEN_ROTATE_HEADER`). */
+  rotate: boolean;
+};
+
+/**
+ * The runner a token belongs to, marking it seen; a runner's rotated token replaces the old one on its first
+ * use. An error for an unknown (or revoked) or expired token.
+ */
 export async function authenticateRunner(
   env: Env,
   token: string,
-): Promise<{ id: string; sandbox: SandboxMode | null } | null> {
+): Promise<AuthenticatedRunner | { error: string }> {
   const d = drizzle(env.DB);
+  const hash = await sha256Hex(token);
   const runner = await d
-    .select({ id: runners.id, lastSeenAt: runners.lastSeenAt, sandbox: runners.sandbox })
+    .select()
     .from(runners)
-    .where(eq(runners.tokenHash, await sha256Hex(token)))
+    .where(or(eq(runners.tokenHash, hash), eq(runners.nextTokenHash, hash)))
     .get();
-  if (!runner) return null;
+  if (!runner) return { error: "unknown runner token" };
   const now = Date.now();
-  if (runner.lastSeenAt < now - SEEN_RESOLUTION_MS) {
+  const check = checkToken(runner, hash, now, runnerTokenTtlMs(env));
+  if (!check.ok) return { error: check.error };
+  const seen = runner.lastSeenAt < now - SEEN_RESOLUTION_MS ? { lastSeenAt: now } : {};
+  const promoted = check.promote
+    ? { tokenHash: hash, tokenExpiresAt: check.expiresAt, nextTokenHash: null, nextTokenExpiresAt: null }
+    : {};
+  if (check.promote || "lastSeenAt" in seen) {
     await d
       .update(runners)
-      .set({ lastSeenAt: now })
-      .where(and(eq(runners.id, runner.id), lt(runners.lastSeenAt, now - SEEN_RESOLUTION_MS)));
+      .set({ ...seen, ...promoted })
+      // Only the row as read: a racing promotion or rotation is not undone.
+      .where(
+        and(eq(runners.id, runner.id), or(eq(runners.tokenHash, hash), eq(runners.nextTokenHash, hash))),
+      );
   }
-  return { id: runner.id, sandbox: runner.sandbox };
+  return { id: runner.id, projects: runner.projects ?? null, sandbox: runner.sandbox, rotate: check.rotate };
 }
 
-/** Records how the runner now runs sessions, when that changed (a restart with or without the sandbox). */
-export async function noteSandbox(env: Env, runnerId: string, sandbox: SandboxMode): Promise<void> {
+/**
+ * A new token for the runner, pending until its first use; the current one works until then, so a runner
+ * that loses the answer keeps working and rotates again. A second rotation replaces the pending token.
+ */
+export async function rotateRunnerToken(env: Env, runnerId: string) {
+  const token = randomToken(TOKEN_PREFIXES.runner);
+  const expiresAt = Date.now() + runnerTokenTtlMs(env);
+  await drizzle(env.DB)
+    .update(runners)
+    .set({ nextTokenHash: await sha256Hex(token), nextTokenExpiresAt: expiresAt })
+    .where(eq(runners.id, runnerId));
+  return { token, expiresAt };
+}
+
+/** Records the sandbox a runner reports, when it changed. */
+export async function recordSandbox(env: Env, runnerId: string, sandbox: SandboxKind) {
   await drizzle(env.DB).update(runners).set({ sandbox }).where(eq(runners.id, runnerId));
+}
+
+/** Deletes the runner: both its tokens die with the row. False when there was no such runner. */
+export async function deleteRunner(env: Env, runnerId: string): Promise<boolean> {
+  const deleted = await drizzle(env.DB)
+    .delete(runners)
+    .where(eq(runners.id, runnerId))
+    .returning({ id: runners.id });
+  return deleted.length > 0;
 }
 
 /** Every runner with the jobs D1 last recorded as leased to it. */
@@ -99,6 +165,9 @@ export async function listRunners(env: Env) {
         name: runners.name,
         version: runners.version,
         sandbox: runners.sandbox,
+        projects: runners.projects,
+        /** When its token expires (unless it rotates first). */
+        expiresAt: runners.tokenExpiresAt,
         createdAt: runners.createdAt,
         lastSeenAt: runners.lastSeenAt,
       })

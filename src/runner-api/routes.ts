@@ -1,11 +1,13 @@
 /**
  * `/runner/v1`: the runner API (wire contract in `contract.ts`). Every route but `register` needs the runner's
- * own token; every job route also needs the job's current lease token, checked by the job's ProjectDO.
+ * own token, unexpired; every job route also needs the job's current lease token, checked by the job's
+ * ProjectDO.
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bearerToken, missingBearer } from "../api/auth.ts";
 import { jsonError } from "../api/errors.ts";
 import { jsonBody } from "../api/json-body.ts";
+import { claimScope } from "../domain/runner-tokens.ts";
 import type { Env } from "../env.ts";
 import { projectOfJob, projectStub } from "../project-stub.ts";
 import { claimAcross } from "./claim.ts";
@@ -17,22 +19,27 @@ import {
   heartbeatRequest,
   type RunnerEvent,
   registerRequest,
+  TOKEN_ROTATE_HEADER,
 } from "./contract.ts";
 import { redact } from "./redact.ts";
-import { authenticateRunner, noteSandbox, registerRunner } from "./registry.ts";
+import {
+  type AuthenticatedRunner,
+  authenticateRunner,
+  recordSandbox,
+  registerRunner,
+  rotateRunnerToken,
+} from "./registry.ts";
 
-type RunnerEnv = {
-  Bindings: Env;
-  Variables: { runner: { id: string; token: string; sandbox: string | null } };
-};
+type RunnerEnv = { Bindings: Env; Variables: { runner: AuthenticatedRunner & { token: string } } };
 
 const runnerAuth: MiddlewareHandler<RunnerEnv> = async (c, next) => {
   const token = bearerToken(c);
   if (!token) return missingBearer(c);
   const runner = await authenticateRunner(c.env, token);
-  if (!runner) return jsonError(c, 401, "unknown runner token");
-  c.set("runner", { id: runner.id, token, sandbox: runner.sandbox });
+  if ("error" in runner) return jsonError(c, 401, runner.error);
+  c.set("runner", { ...runner, token });
   await next();
+  if (runner.rotate) c.header(TOKEN_ROTATE_HEADER, "due");
 };
 
 export const runnerRoutes = new Hono<RunnerEnv>();
@@ -45,16 +52,20 @@ runnerRoutes.post("/register", async (c) => {
   return c.json(registered, 201);
 });
 
+runnerRoutes.use("/rotate", runnerAuth);
 runnerRoutes.use("/claim", runnerAuth);
 runnerRoutes.use("/jobs/*", runnerAuth);
+
+runnerRoutes.post("/rotate", async (c) => c.json(await rotateRunnerToken(c.env, c.var.runner.id), 201));
 
 runnerRoutes.post("/claim", async (c) => {
   const body = await jsonBody(c, claimRequest);
   if (!body.ok) return body.response;
-  const { holding, projects, waitMs, sandbox } = body.data;
-  if (sandbox !== undefined && sandbox !== c.var.runner.sandbox)
-    await noteSandbox(c.env, c.var.runner.id, sandbox);
-  const claim = await claimAcross(c.env, c.var.runner.id, holding, projects, waitMs);
+  const { holding, projects, sandbox, waitMs } = body.data;
+  const runner = c.var.runner;
+  if (sandbox && sandbox !== runner.sandbox) await recordSandbox(c.env, runner.id, sandbox);
+  const scope = claimScope(runner.projects, projects);
+  const claim = await claimAcross(c.env, runner.id, holding, scope, waitMs);
   return claim ? c.json(claim) : c.body(null, 204);
 });
 

@@ -1,9 +1,18 @@
 import type { listRunners } from "../../runner-api/registry.ts";
+import { formatTime } from "../format.ts";
 import { issuePath, When } from "../layout.tsx";
 
 type Runner = Awaited<ReturnType<typeof listRunners>>[number];
 
-export function Runners(props: { runners: Runner[]; now: number }) {
+export const revokePath = (runnerId: string) => `/dashboard/runners/${encodeURIComponent(runnerId)}/revoke`;
+
+/** A runner without a sandbox runs sessions with the host's rights: nobody should miss it. */
+function Sandbox(props: { sandbox: Runner["sandbox"] }) {
+  if (props.sandbox === "none") return <strong class="unsafe">OFF (--unsafe-no-sandbox)</strong>;
+  return <>{props.sandbox ?? <span class="quiet">unknown</span>}</>;
+}
+
+export function Runners(props: { runners: Runner[]; now: number; csrf: string }) {
   if (props.runners.length === 0)
     return <p>No runners registered: `conveyor runner token` makes a token for one.</p>;
   return (
@@ -13,8 +22,11 @@ export function Runners(props: { runners: Runner[]; now: number }) {
           <th>Runner</th>
           <th>Version</th>
           <th>Sandbox</th>
+          <th>Projects</th>
           <th>Last seen</th>
           <th>Current jobs</th>
+          <th>Token expires</th>
+          <th />
         </tr>
       </thead>
       <tbody>
@@ -25,12 +37,9 @@ export function Runners(props: { runners: Runner[]; now: number }) {
             </td>
             <td>{runner.version}</td>
             <td>
-              {runner.sandbox === "none" ? (
-                <strong class="unsafe">OFF (--unsafe-no-sandbox)</strong>
-              ) : (
-                (runner.sandbox ?? "unknown")
-              )}
+              <Sandbox sandbox={runner.sandbox} />
             </td>
+            <td>{runner.projects?.join(", ") ?? <span class="quiet">any</span>}</td>
             <td>
               <When at={runner.lastSeenAt} now={props.now} />
             </td>
@@ -46,6 +55,15 @@ export function Runners(props: { runners: Runner[]; now: number }) {
                       {job.attempt > 1 ? ` (attempt ${job.attempt})` : ""}
                     </span>
                   ))}
+            </td>
+            <td>{formatTime(runner.expiresAt)}</td>
+            <td>
+              <form method="post" action={revokePath(runner.id)}>
+                <input type="hidden" name="csrf" value={props.csrf} />
+                <button type="submit" class="action-revoke">
+                  Revoke
+                </button>
+              </form>
             </td>
           </tr>
         ))}

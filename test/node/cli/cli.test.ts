@@ -216,6 +216,32 @@ describe("runners and status", () => {
     expect(out).toMatch(/^demo\s+acme\/widgets\s+1\s+queued 1$/m);
     expect(out).toContain("no runners");
   });
+
+  it("runner token --projects binds the runner; status shows its sandbox; runner revoke ends it", async () => {
+    const token = await json(["runner", "token", "--projects", "demo,ops"]);
+    expect(token.projects).toEqual(["demo", "ops"]);
+    expect(await ok(["runner", "token", "--projects", "demo"])).toContain("binds the runner to demo");
+    await fails(["runner", "token", "--projects", "Not A Project"], 2, /^conveyor: projects\.0: /);
+    const res = await fetch(`${worker.url}/runner/v1/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        registrationToken: token.token,
+        name: "cli-host",
+        version: "1.2.3",
+        sandbox: "none",
+      }),
+    });
+    const { runnerId } = (await res.json()) as { runnerId: string };
+    expect(await ok(["status"])).toMatch(/^cli-host\s+1\.2\.3\s+NONE \(unsafe\)\s+\d+ s ago\s+idle$/m);
+    expect(await ok(["runner", "revoke", runnerId])).toBe(`revoked ${runnerId}\n`);
+    expect((await json(["status"])).runners).toEqual([]);
+    await fails(
+      ["runner", "revoke", runnerId],
+      1,
+      new RegExp(`runner ${runnerId} is unknown \\(HTTP 404\\)`),
+    );
+  });
 });
 
 describe("issues", () => {
@@ -299,6 +325,7 @@ describe.concurrent("errors", () => {
       "project add",
       "project rm",
       "runner token",
+      "runner revoke",
       "status",
       "issue show",
       "approve",

@@ -16,6 +16,7 @@ const job: Job = {
   sessionId: null,
   instructions: ESCAPE,
   budget: { maxTurns: 10, usdRemaining: 1 },
+  sandbox: { allowedDomains: [], projectSettings: false },
 };
 
 const count = (text: string, tag: string) => text.split(tag).length - 1;

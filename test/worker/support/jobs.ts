@@ -49,17 +49,23 @@ export async function registrationToken(body: object = {}) {
   return (await res.json()) as { token: string; expiresAt: number };
 }
 
-export const register = (registrationToken: string, name = "build-1") =>
+export const register = (registrationToken: string, name = "build-1", extra: object = {}) =>
   SELF.fetch(`${BASE}/runner/v1/register`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ registrationToken, name, version: "0.1.0" }),
+    body: JSON.stringify({ registrationToken, name, version: "0.1.0", ...extra }),
   });
 
 export type Runner = { runnerId: string; token: string };
 
-export async function newRunner(name = "build-1"): Promise<Runner> {
-  const res = await register((await registrationToken()).token, name);
+/** `projects` binds it through its registration token; `sandbox` is what it reports at registration. */
+export async function newRunner(
+  name = "build-1",
+  options: { projects?: string[]; sandbox?: string } = {},
+): Promise<Runner> {
+  const { projects, sandbox } = options;
+  const { token } = await registrationToken(projects ? { projects } : {});
+  const res = await register(token, name, sandbox ? { sandbox } : {});
   if (res.status !== 201) throw new Error(`register: ${res.status} ${await res.text()}`);
   return (await res.json()) as Runner;
 }
