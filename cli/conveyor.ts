@@ -6,6 +6,7 @@
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { errorMessage } from "../src/error-message.ts";
 import { zodMessage } from "../src/validation.ts";
 import { CliError, OperatorApi } from "./api.ts";
 import type { Command } from "./command.ts";
@@ -115,6 +116,6 @@ try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (error) {
   const known = error instanceof CliError;
-  process.stderr.write(`conveyor: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`conveyor: ${errorMessage(error)}\n`);
   process.exitCode = known ? error.exitCode : 1;
 }

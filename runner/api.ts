@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { backoffDelay } from "../src/domain/backoff.ts";
+import { errorMessage } from "../src/error-message.ts";
 import {
   type Claim,
   type CompleteRequest,
@@ -206,7 +207,7 @@ function isTransient(error: unknown): boolean {
 function networkDetail(error: unknown): string {
   const cause =
     error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return cause ? `${message} (${cause.code ?? cause.message})` : message;
 }
 

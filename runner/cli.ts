@@ -5,6 +5,7 @@
  * SIGINT), 1 on a fatal error, 2 on a bad config.
  */
 import { readFileSync } from "node:fs";
+import { errorMessage } from "../src/error-message.ts";
 import { RunnerApi } from "./api.ts";
 import { ConfigError, loadConfig, SECRET_ENV, USAGE, wantsHelp } from "./config.ts";
 import { createDriver } from "./drivers/create.ts";
@@ -104,7 +105,7 @@ async function main(argv: string[]): Promise<number> {
     log.info("runner stopped");
     return 0;
   } catch (error) {
-    log.error(error instanceof Error ? error.message : String(error));
+    log.error(errorMessage(error));
     return 1;
   } finally {
     release();
@@ -116,7 +117,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     process.stderr.write(`conveyor-runner: ${message.split("\n")[0]}\n`);
     process.exitCode = error instanceof ConfigError ? 2 : 1;
   },

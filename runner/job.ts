@@ -3,6 +3,7 @@ import { mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { parsePhaseFile } from "../src/domain/phase.ts";
+import { errorMessage } from "../src/error-message.ts";
 import { type Claim, issueRef, type Job } from "../src/runner-api/contract.ts";
 import type { RunnerApi } from "./api.ts";
 import type { Driver } from "./drivers/driver.ts";
@@ -222,8 +223,4 @@ async function readOptional(file: string): Promise<string | null> {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw error;
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -31,10 +31,11 @@ export type Author = { name: string; email: string };
 
 /**
  * Runs git in a worktree's repository (whose config is the agent's) and resolves with its stdout: inside the
- * session's sandbox, seeing `readOnly` besides the worktree. The default runs it directly.
+ * session's sandbox, seeing `readOnly` and writing `writable` besides the worktree. The default runs it
+ * directly.
  */
 export type WorktreeGit = (
-  place: { worktree: string; readOnly: readonly string[] },
+  place: { worktree: string; readOnly: readonly string[]; writable: readonly string[] },
   args: readonly string[],
   env: Record<string, string>,
 ) => Promise<string>;
@@ -199,12 +200,16 @@ export class Workspace {
    * Commits whatever the agent left uncommitted in the issue's worktree (through `WorktreeGit`: the agent's
    * repository), then takes the branch's commits into the private repository. Returns the branch's head
    * there, and whether a commit of leftovers was made.
+   *
+   * Nothing of the worktree's repository is read on the host: its refs, alternates and packs are the agent's
+   * and may be symlinks that resolve only outside the sandbox (into another project's private repository).
+   * The branch leaves as a bundle made in the sandbox, holding only what the sandbox could see.
    */
   async collect(ref: IssueRef, message: string): Promise<{ sha: string; committedLeftovers: boolean }> {
     const worktree = this.worktreePath(ref);
     const place = { worktree, readOnly: [this.objectsPath(ref.repoKey)] };
-    const inWorktree = (args: string[], env: Record<string, string> = {}) =>
-      this.#worktreeGit(place, [...IN_WORKTREE, ...args], { ...HERMETIC_GIT_ENV, ...env });
+    const inWorktree = (args: string[], env: Record<string, string> = {}, writable: string[] = []) =>
+      this.#worktreeGit({ ...place, writable }, [...IN_WORKTREE, ...args], { ...HERMETIC_GIT_ENV, ...env });
     let committedLeftovers = false;
     if ((await inWorktree(["status", "--porcelain", "--untracked-files=all"])) !== "") {
       await inWorktree(["add", "--all"]);
@@ -219,20 +224,42 @@ export class Workspace {
       committedLeftovers = true;
     }
     const mirror = this.mirrorPath(ref.repoKey);
-    const branch = branchName(ref.issueNumber);
+    const branch = `refs/heads/${branchName(ref.issueNumber)}`;
+    const head = (
+      await inWorktree(["rev-parse", "--verify", "--end-of-options", `${branch}^{commit}`])
+    ).trim();
+    if (!/^[0-9a-f]{40,64}$/.test(head))
+      throw new Error(`collect: ${branch} is not a commit: ${head.slice(0, 80)}`);
     return this.#serial(ref.repoKey, async () => {
-      await run(mirror, [
-        "-c",
-        "protocol.file.allow=always",
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-write-fetch-head",
-        worktree,
-        `+refs/heads/${branch}:refs/heads/${branch}`,
-      ]);
-      const sha = (await run(mirror, ["rev-parse", "--verify", `refs/heads/${branch}^{commit}`])).trim();
-      return { sha, committedLeftovers };
+      if (!(await hasCommit(mirror, head))) {
+        const bundles = join(this.workDir, "bundles");
+        await mkdir(bundles, { recursive: true });
+        const dir = await mkdtemp(join(bundles, `${slug(ref.repoKey)}-${ref.issueNumber}-`));
+        try {
+          const bundle = join(dir, "branch.bundle");
+          // What the private repository has already is left out; the bundle names it as prerequisites.
+          const known = await run(mirror, [
+            "for-each-ref",
+            "--format=%(objectname)",
+            "refs/remotes/origin",
+            branch,
+          ]);
+          const exclude = [...new Set(known.split("\n").filter(Boolean))].map((sha) => `^${sha}`);
+          await inWorktree(["bundle", "create", "--quiet", bundle, branch, ...exclude], {}, [dir]);
+          await run(mirror, [
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            bundle,
+            `+${branch}:${branch}`,
+          ]);
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      }
+      await run(mirror, ["update-ref", branch, head]);
+      return { sha: head, committedLeftovers };
     });
   }
 
@@ -378,6 +405,13 @@ function slug(repoKey: string): string {
 
 function run(cwd: string, args: string[], env?: Record<string, string>): Promise<string> {
   return git([...NO_HOOKS, ...args], { cwd, env });
+}
+
+async function hasCommit(gitDir: string, sha: string): Promise<boolean> {
+  return run(gitDir, ["cat-file", "-e", `${sha}^{commit}`]).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function resolveRef(gitDir: string, ref: string): Promise<string | undefined> {

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { z } from "zod";
+import { errorMessage } from "../../src/error-message.ts";
 import type { Usage } from "../../src/runner-api/contract.ts";
 import { type Metered, meterBody, StreamMeter } from "./meter.ts";
 
@@ -63,7 +64,8 @@ export class ModelProxy {
     this.#token = Buffer.from(options.sessionToken);
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
-        if (!res.headersSent) sendError(res, 502, "api_error", `the model proxy failed: ${message(error)}`);
+        if (!res.headersSent)
+          sendError(res, 502, "api_error", `the model proxy failed: ${errorMessage(error)}`);
         else res.destroy();
       });
     });
@@ -213,8 +215,4 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

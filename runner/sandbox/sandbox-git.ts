@@ -1,5 +1,6 @@
 import { GitError } from "../git/exec.ts";
 import type { WorktreeGit } from "../git/workspace.ts";
+import { outputOf } from "./output.ts";
 import type { Sandbox } from "./session-sandbox.ts";
 
 /**
@@ -7,21 +8,14 @@ import type { Sandbox } from "./session-sandbox.ts";
  * its repository (a filter, an fsmonitor, an include) runs there too, with no credential and no network.
  */
 export function sandboxGit(sandbox: Sandbox): WorktreeGit {
-  return (place, args, env) =>
-    new Promise((resolve, reject) => {
-      const child = sandbox.spawn({ ...place, writable: [] }, "git", args, {
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
-      });
-      child.stdin?.end();
-      let stdout = "";
-      let stderr = "";
-      child.stdout?.on("data", (chunk: Buffer) => {
-        stdout += chunk.toString("utf8");
-      });
-      child.stderr?.on("data", (chunk: Buffer) => {
-        stderr += chunk.toString("utf8");
-      });
-      child.on("error", (error) => reject(new GitError(args, null, error.message)));
-      child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new GitError(args, code, stderr))));
+  return async (place, args, env) => {
+    const child = sandbox.spawn(place, "git", args, {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
     });
+    const { code, stdout, stderr } = await outputOf(child).catch((error: Error) => {
+      throw new GitError(args, null, error.message);
+    });
+    if (code !== 0) throw new GitError(args, code, stderr);
+    return stdout;
+  };
 }

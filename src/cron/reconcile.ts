@@ -4,6 +4,7 @@
  * derived from what it reconciles, so a second run over the same state changes nothing.
  */
 import type { Env } from "../env.ts";
+import { errorMessage } from "../error-message.ts";
 import { canCommand } from "../hooks/route-comment.ts";
 import { issueStub } from "../issue-stub.ts";
 import { triage, wantsWork } from "../projects/dispatch.ts";
@@ -28,7 +29,7 @@ export async function reconcileAll(env: Env): Promise<ReconcileReport[]> {
       reports.push(await reconcileProject(env, project));
     } catch (error) {
       // One unreachable forge must not stop the others.
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       reports.push({ project: project.id, dispatched: 0, regated: 0, settled: 0, error: message });
     }
   }

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { errorMessage } from "../../error-message.ts";
 
 /** A delivery that can never be processed as sent: answer `status` with `message`, store nothing. */
 export class WebhookError extends Error {
@@ -14,9 +15,7 @@ export function decodeJsonObject(rawBody: Uint8Array): Record<string, unknown> {
   try {
     value = JSON.parse(decoder.decode(rawBody));
   } catch (error) {
-    throw new WebhookError(
-      `malformed JSON body: ${oneLine(error instanceof Error ? error.message : String(error))}`,
-    );
+    throw new WebhookError(`malformed JSON body: ${oneLine(errorMessage(error))}`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new WebhookError("malformed JSON body: expected an object");

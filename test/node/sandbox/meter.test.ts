@@ -72,7 +72,7 @@ describe("the stream meter", () => {
   });
 
   it("gives the same figures however the bytes are cut, even inside a multi-byte character", () => {
-    const bytes = new TextEncoder().encode(stream.replace("text_delta", "text_delta\\u00e9") + "é");
+    const bytes = new TextEncoder().encode(`${stream.replace("text_delta", "text_delta\\u00e9")}é`);
     for (const size of [1, 3, 7, 64]) {
       const meter = new StreamMeter("requested-model");
       for (let i = 0; i < bytes.length; i += size) meter.write(bytes.subarray(i, i + size));

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapArgs, probeSandbox } from "../../../runner/sandbox/bubblewrap.ts";
 import { hostAllowed } from "../../../runner/sandbox/egress-proxy.ts";
+import { outputOf } from "../../../runner/sandbox/output.ts";
 import { type Place, Sandbox } from "../../../runner/sandbox/session-sandbox.ts";
 import { text } from "../../support/model/script.ts";
 import { type ModelStandIn, startModelStandIn } from "../../support/model/server.ts";
@@ -41,19 +42,10 @@ afterAll(async () => {
 const sandbox = () => new Sandbox({ mode: "bubblewrap", model: {}, secretFiles: [] });
 
 /** Runs `sh -c script` in the sandbox; resolves with its exit code and output. */
-function sh(box: Sandbox, script: string, env: Record<string, string> = {}) {
+async function sh(box: Sandbox, script: string, env: Record<string, string> = {}) {
   const child = box.spawn(place, "sh", ["-c", script], { env: { PATH: "/usr/bin:/bin", ...env } });
-  child.stdin?.end();
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  return new Promise<{ code: number | null; output: string }>((done) =>
-    child.on("close", (code) => done({ code, output })),
-  );
+  const { code, stdout, stderr } = await outputOf(child);
+  return { code, output: stdout + stderr };
 }
 
 describe("bubblewrap's arguments", () => {
