@@ -1,0 +1,144 @@
+/**
+ * An agent definition: a markdown file whose YAML frontmatter says when the agent runs, with what model,
+ * budget and tools, and which safe outputs it may ask for (each with a per-run cap); the body is its prompt.
+ * Built-ins ship with Conveyor; a repository overrides or adds its own in `.conveyor/agents/<name>.md`.
+ */
+import { Cron } from "croner";
+import { parseDocument } from "yaml";
+import { z } from "zod";
+import { zodMessage } from "../validation.ts";
+
+export const AGENT_NAME = /^[a-z][a-z0-9-]{0,39}$/;
+
+/** Forge events an agent can run on: `<event>.<action>` as the webhook routes name them. */
+export const AGENT_EVENTS = [
+  "issues.opened",
+  "issues.labeled",
+  "pull_request.opened",
+  "pull_request.synchronize",
+  "issue_comment.created",
+] as const;
+
+/** Claude Code tools an agent may be given. Bash runs in the sandbox, with the worktree and no push rights. */
+export const AGENT_TOOLS = ["Read", "Grep", "Glob", "Bash"] as const;
+const READ_ONLY_TOOLS = ["Read", "Grep", "Glob"] as const;
+
+const label = z.string().min(1).max(50);
+const labels = z.array(label).max(20);
+const max = z.number().int().min(1).max(50).default(1);
+
+/** Each safe output's constraints. `strict`: a misspelt key is an error, not a silently ignored constraint. */
+export const outputConfigSchemas = {
+  create_issue: z
+    .object({
+      max,
+      /** Added to every issue the agent creates. */
+      labels: labels.default([]),
+      /** The labels the agent may ask for besides; none when absent. */
+      allowedLabels: labels.default([]),
+      /** Put before every title. */
+      titlePrefix: z.string().max(50).default(""),
+    })
+    .strict(),
+  comment: z.object({ max, requiredLabels: labels.default([]) }).strict(),
+  /** Labels drive the lifecycle (`backlog` queues work): an agent may touch only the labels listed. */
+  add_labels: z.object({ max, allowedLabels: labels.min(1) }).strict(),
+  remove_labels: z.object({ max, allowedLabels: labels.min(1) }).strict(),
+  close_issue: z.object({ max, requiredLabels: labels.default([]) }).strict(),
+  link_dependency: z.object({ max }).strict(),
+  submit_review: z.object({ max }).strict(),
+} as const;
+
+export type OutputType = keyof typeof outputConfigSchemas | "noop";
+export const OUTPUT_TYPES = [...(Object.keys(outputConfigSchemas) as OutputType[]), "noop"] as const;
+
+/** Five fields (minute hour day month weekday) or a nickname such as `@daily`, read in UTC. */
+export function cronOf(expression: string): Cron {
+  return new Cron(expression, { paused: true, mode: "5-part", timezone: "UTC" });
+}
+
+const cronExpression = z.string().superRefine((expression, ctx) => {
+  try {
+    cronOf(expression);
+  } catch (error) {
+    ctx.addIssue({
+      code: "custom",
+      message: error instanceof Error ? error.message : "not a cron expression",
+    });
+  }
+});
+
+export const frontmatterSchema = z
+  .object({
+    description: z.string().min(1).max(500),
+    schedule: cronExpression.optional(),
+    on: z.array(z.enum(AGENT_EVENTS)).min(1).max(AGENT_EVENTS.length).optional(),
+    model: z.string().min(1).max(100).optional(),
+    budgetUsd: z.number().positive().max(100).default(1),
+    maxTurns: z.number().int().min(1).max(500).default(40),
+    tools: z
+      .array(z.enum(AGENT_TOOLS))
+      .max(AGENT_TOOLS.length)
+      .default([...READ_ONLY_TOOLS]),
+    outputs: z
+      .object(Object.fromEntries(Object.entries(outputConfigSchemas).map(([k, s]) => [k, s.optional()])))
+      .strict()
+      .default({}),
+    enabled: z.boolean().default(true),
+  })
+  .strict();
+
+type OutputConfigs = { [K in keyof typeof outputConfigSchemas]?: z.output<(typeof outputConfigSchemas)[K]> };
+
+export type AgentDefinition = Omit<z.output<typeof frontmatterSchema>, "outputs"> & {
+  name: string;
+  source: "builtin" | "repository";
+  outputs: OutputConfigs;
+  prompt: string;
+};
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+const FRONTMATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+/** A definition is a prompt, not a document: past this it is a mistake. */
+export const MAX_DEFINITION_BYTES = 64 * 1024;
+
+/** Parses one definition; the error is one line naming what to fix. */
+export function parseAgentDefinition(
+  name: string,
+  text: string,
+  source: AgentDefinition["source"],
+): Parsed<AgentDefinition> {
+  if (!AGENT_NAME.test(name)) return { ok: false, error: `agent name "${name.slice(0, 60)}": ${AGENT_NAME}` };
+  if (new TextEncoder().encode(text).length > MAX_DEFINITION_BYTES)
+    return { ok: false, error: `larger than ${MAX_DEFINITION_BYTES} bytes` };
+  const match = FRONTMATTER.exec(text.replace(/^\uFEFF/, ""));
+  if (!match) return { ok: false, error: "no frontmatter: the file must start with a --- line and close it" };
+  const yaml = readYaml(match[1] ?? "");
+  if (!yaml.ok) return { ok: false, error: `frontmatter: ${yaml.error}` };
+  const frontmatter = frontmatterSchema.safeParse(yaml.value ?? {});
+  if (!frontmatter.success) return { ok: false, error: `frontmatter: ${zodMessage(frontmatter.error)}` };
+  if (!frontmatter.data.schedule && !frontmatter.data.on)
+    return { ok: false, error: "frontmatter: give a schedule, an on list of events, or both" };
+  const prompt = text.slice((match.index ?? 0) + match[0].length).trim();
+  if (prompt === "") return { ok: false, error: "the prompt (the text after the frontmatter) is empty" };
+  return {
+    ok: true,
+    value: { ...frontmatter.data, outputs: frontmatter.data.outputs as OutputConfigs, name, source, prompt },
+  };
+}
+
+function readYaml(text: string): Parsed<unknown> {
+  const document = parseDocument(text, { uniqueKeys: true });
+  const [error] = document.errors;
+  if (error) return { ok: false, error: error.message.split("\n")[0] ?? "invalid YAML" };
+  try {
+    // No aliases: a few lines of them expand into gigabytes (the "billion laughs").
+    return { ok: true, value: document.toJS({ maxAliasCount: 0 }) };
+  } catch (thrown) {
+    return {
+      ok: false,
+      error: thrown instanceof Error ? (thrown.message.split("\n")[0] ?? "") : "invalid YAML",
+    };
+  }
+}
