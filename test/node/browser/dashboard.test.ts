@@ -262,13 +262,11 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     await page.goto(`${worker.url}/dashboard/projects/${PROJECT}/issues/${live}`);
     expect(await page.locator("dd .state").textContent()).toBe("queued");
     // Set on this document only: a reload would lose it.
-    await page.evaluate(() => Object.assign(window, { notReloaded: true }));
+    await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
 
     await send("live-2", { type: "abandon", by: "op" });
     await page.locator("dd .state-abandoned").waitFor({ timeout: 10_000 });
-    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(
-      true,
-    );
+    expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
     expect(await page.locator("table.timeline").last().textContent()).toContain("abandon");
     await shot("7-live");
   }, 30_000);
