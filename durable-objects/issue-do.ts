@@ -26,6 +26,7 @@ import {
 import { type HistoryEntry, type IssueRow, IssueStore, type Timer } from "./issue-store.ts";
 import { Outbox, type OutboxStats } from "./outbox.ts";
 import { SingleFlight } from "./single-flight.ts";
+import { acceptWatcher, notifyWatchers } from "./watchers.ts";
 
 const D1_BATCH = 50;
 const HISTORY_LIMIT = 500;
@@ -85,6 +86,7 @@ export class IssueDO extends DurableObject<Env> {
       return { duplicate: false, outcome: "invalid", reason };
     }
     const result = this.ctx.storage.transactionSync(() => this.record(envelope, Date.now()));
+    if (!result.duplicate) notifyWatchers(this.ctx, { seq: result.seq, state: result.state });
     // Deliver now rather than one alarm later (and beside an alarm still busy with a slow lane).
     if (!result.duplicate)
       await deliverSoon(
@@ -93,6 +95,16 @@ export class IssueDO extends DurableObject<Env> {
         () => this.flush(),
       );
     return result;
+  }
+
+  /** A dashboard page's WebSocket: told of every event recorded from now on (see watchers.ts). */
+  override async fetch(request: Request): Promise<Response> {
+    return acceptWatcher(this.ctx, request);
+  }
+
+  override async webSocketClose(socket: WebSocket, code: number): Promise<void> {
+    // 1005/1006 are reserved: they say no code came, and cannot be sent back.
+    socket.close(code === 1005 || code === 1006 ? 1000 : code);
   }
 
   view(): IssueView | null {
@@ -140,9 +152,9 @@ export class IssueDO extends DurableObject<Env> {
     const row = this.store.issue();
     if (row) {
       for (const timer of this.store.timers().filter((t) => t.dueAt <= now)) {
-        this.ctx.storage.transactionSync(() => {
+        const recorded = this.ctx.storage.transactionSync(() => {
           this.store.deleteTimer(timer.kind);
-          this.record(
+          return this.record(
             {
               id: `timer:${timer.kind}:${timer.armedSeq}`,
               project: row.project,
@@ -153,6 +165,7 @@ export class IssueDO extends DurableObject<Env> {
             now,
           );
         });
+        if (!recorded.duplicate) notifyWatchers(this.ctx, { seq: recorded.seq, state: recorded.state });
       }
     }
     await this.flush();

@@ -1,7 +1,17 @@
 /** How the dashboard and the CLI write times, money, token counts and ratios. */
 const DAY_MS = 86_400_000;
 
-export const formatTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+export const formatTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+
+/** A span of time to the second: `45 s`, `3 min 05 s`, `2 h 07 min`, `3 d 4 h`. */
+export function formatDuration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  const pad = (n: number) => String(n).padStart(2, "0");
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${pad(seconds % 60)} s`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ${pad(Math.floor(seconds / 60) % 60)} min`;
+  return `${Math.floor(seconds / 86_400)} d ${Math.floor(seconds / 3600) % 24} h`;
+}
 
 /** `MM-DD` of a UTC day number (days since the epoch). */
 export const formatDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(5, 10);

@@ -8,9 +8,11 @@ export function Layout(props: {
   principal?: Principal;
   csrf?: string;
   flash?: string | null;
+  /** See renderPage. */
+  live?: string | undefined;
   children?: Child;
 }) {
-  const { title, principal, csrf, flash, children } = props;
+  const { title, principal, csrf, flash, live, children } = props;
   return (
     <html lang="en">
       <head>
@@ -18,6 +20,7 @@ export function Layout(props: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${title} · Conveyor`}</title>
         <link rel="stylesheet" href="/dashboard/style.css" />
+        {live && <script src="/dashboard/live.js" defer />}
       </head>
       <body>
         <header>
@@ -39,7 +42,7 @@ export function Layout(props: {
             </form>
           )}
         </header>
-        <main>
+        <main data-live={live}>
           {flash && (
             <p class="flash" role="status">
               {flash}

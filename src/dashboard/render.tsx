@@ -8,17 +8,18 @@ import { Layout } from "./layout.tsx";
 
 const cookieOptions = { path: COOKIE_PATH, httpOnly: true, secure: true, sameSite: "Strict" } as const;
 
+/** `live`: the WebSocket path that tells the page its subject changed (it then reloads its content). */
 export async function renderPage(
   c: DashboardContext,
   title: string,
   body: Child,
-  status: ContentfulStatusCode = 200,
+  { status = 200, live }: { status?: ContentfulStatusCode; live?: string } = {},
 ): Promise<Response> {
   const flash = getCookie(c, FLASH_COOKIE) ?? null;
   if (flash) deleteCookie(c, FLASH_COOKIE, cookieOptions);
   const principal: Principal | undefined = c.get("principal");
   const page = (
-    <Layout title={title} principal={principal} csrf={c.get("csrf")} flash={flash}>
+    <Layout title={title} principal={principal} csrf={c.get("csrf")} flash={flash} live={live}>
       {body}
     </Layout>
   );
@@ -26,12 +27,9 @@ export async function renderPage(
 }
 
 export function errorPage(c: DashboardContext, status: ContentfulStatusCode, message: string) {
-  return renderPage(
-    c,
-    status === 404 ? "Not found" : `Error ${status}`,
-    <p class="error">{message}</p>,
+  return renderPage(c, status === 404 ? "Not found" : `Error ${status}`, <p class="error">{message}</p>, {
     status,
-  );
+  });
 }
 
 /** A message for the next page this browser loads (after the redirect that follows a form). */

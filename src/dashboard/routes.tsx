@@ -10,6 +10,7 @@ import { issuePathSchema } from "../api/issues.ts";
 import { applyOperatorEvent } from "../api/operator-events.ts";
 import { projectSummaries } from "../api/project-summaries.ts";
 import { STATES } from "../domain/lifecycle.ts";
+import { forgeLinks } from "../forge/web-links.ts";
 import { issueStub } from "../issue-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
 import { loadProject } from "../projects/store.ts";
@@ -21,6 +22,7 @@ import { type DashboardEnv, SESSION_COOKIE } from "./context.ts";
 import { actionForm, localPath, loginForm } from "./forms.ts";
 import { csrfForm, requireOperator, sameOrigin } from "./guard.ts";
 import { issuePath } from "./layout.tsx";
+import { LIVE_SCRIPT } from "./live-script.ts";
 import { Approvals } from "./pages/approvals.tsx";
 import { Board, StateList } from "./pages/board.tsx";
 import { IssuePage } from "./pages/issue.tsx";
@@ -33,10 +35,13 @@ import { createSession, SESSION_TTL_MS } from "./session.ts";
 import { STYLE } from "./style.ts";
 
 const CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 const securityHeaders: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   await next();
+  // A WebSocket's 101 comes from the IssueDO as it is.
+  if (c.res.status === 101) return;
   c.header("content-security-policy", CSP);
   c.header("x-content-type-options", "nosniff");
   c.header("referrer-policy", "same-origin");
@@ -59,6 +64,12 @@ dashboardRoutes.get("/style.css", (c) => {
   return c.body(STYLE);
 });
 
+dashboardRoutes.get("/live.js", (c) => {
+  c.header("content-type", "text/javascript; charset=utf-8");
+  c.header("cache-control", "public, max-age=3600");
+  return c.body(LIVE_SCRIPT);
+});
+
 dashboardRoutes.get("/login", (c) =>
   renderPage(c, "Sign in", <LoginForm next={localPath.safeParse(c.req.query("next")).data} />),
 );
@@ -67,10 +78,13 @@ dashboardRoutes.post("/login", async (c) => {
   const adminToken = c.env.CONVEYOR_ADMIN_TOKEN;
   if (!adminToken) return errorPage(c, 503, "CONVEYOR_ADMIN_TOKEN is not configured");
   const form = loginForm.safeParse(await c.req.parseBody());
-  if (!form.success) return renderPage(c, "Sign in", <LoginForm error={zodMessage(form.error)} />, 400);
+  if (!form.success)
+    return renderPage(c, "Sign in", <LoginForm error={zodMessage(form.error)} />, { status: 400 });
   const { token, next } = form.data;
   if (!(await tokenMatches(token, adminToken))) {
-    return renderPage(c, "Sign in", <LoginForm next={next} error="That is not the operator token." />, 401);
+    return renderPage(c, "Sign in", <LoginForm next={next} error="That is not the operator token." />, {
+      status: 401,
+    });
   }
   setSessionCookie(c, SESSION_COOKIE, await createSession(adminToken), SESSION_TTL_MS / 1000);
   return c.redirect(next ?? "/dashboard", 303);
@@ -125,9 +139,10 @@ dashboardRoutes.get("/projects/:project/issues/:number", async (c) => {
   const path = issuePathSchema.safeParse(c.req.param());
   if (!path.success) return errorPage(c, 400, zodMessage(path.error));
   const { project, number } = path.data;
-  const [view, records] = await Promise.all([
+  const [view, records, registered] = await Promise.all([
     issueStub(c.env, project, number).view(),
     issueRecords(c.env, project, number),
+    loadProject(c.env, project),
   ]);
   if (!view) return errorPage(c, 404, `issue ${project}#${number} is not known to Conveyor`);
   const page = (
@@ -137,9 +152,25 @@ dashboardRoutes.get("/projects/:project/issues/:number", async (c) => {
       csrf={c.get("csrf")}
       path={issuePath(project, number)}
       now={Date.now()}
+      links={registered && forgeLinks(registered)}
+      showRejected={c.req.query("events") === "all"}
     />
   );
-  return renderPage(c, `${project}#${number}`, page);
+  return renderPage(c, `${project}#${number}`, page, { live: `${issuePath(project, number)}/live` });
+});
+
+dashboardRoutes.get("/projects/:project/issues/:number/live", async (c) => {
+  const path = issuePathSchema.safeParse(c.req.param());
+  if (!path.success) return errorPage(c, 400, zodMessage(path.error));
+  // An upgrade is a GET that carries the session cookie: only this dashboard's own pages may open one.
+  if (c.req.header("origin") !== new URL(c.req.url).origin)
+    return errorPage(c, 403, "cross-origin WebSocket refused");
+  if (c.req.header("upgrade")?.toLowerCase() !== "websocket")
+    return errorPage(c, 426, "this path takes a WebSocket upgrade");
+  const stub = issueStub(c.env, path.data.project, path.data.number);
+  if (!(await stub.view()))
+    return errorPage(c, 404, `issue ${path.data.project}#${path.data.number} is not known to Conveyor`);
+  return stub.fetch(c.req.raw);
 });
 
 dashboardRoutes.get("/runners", async (c) =>

@@ -108,16 +108,19 @@ export const registrationSchema = settingsSchema.extend({
 });
 export type ProjectRegistration = z.infer<typeof registrationSchema>;
 
-/** `https://host/api/v1` + `owner/name` → `https://host/owner/name.git`; GitHub's API host maps to github.com. */
-export function defaultCloneUrl(forge: ProjectRegistration["forge"], apiUrl: string, repo: string): string {
+/** `https://host/api/v1` + `owner/name` → `https://host/owner/name`; GitHub's API host maps to github.com. */
+export function repoWebUrl(forge: ProjectRegistration["forge"], apiUrl: string, repo: string): string {
   const api = new URL(apiUrl);
   if (forge === "github") {
     const host = api.hostname === "api.github.com" ? "github.com" : api.host;
-    return `${api.protocol}//${host}/${repo}.git`;
+    return `${api.protocol}//${host}/${repo}`;
   }
   const base = api.pathname.replace(/\/api\/v1\/?$/, "").replace(/\/$/, "");
-  return `${api.protocol}//${api.host}${base}/${repo}.git`;
+  return `${api.protocol}//${api.host}${base}/${repo}`;
 }
+
+export const defaultCloneUrl = (forge: ProjectRegistration["forge"], apiUrl: string, repo: string): string =>
+  `${repoWebUrl(forge, apiUrl, repo)}.git`;
 
 export const budgetLimits = (settings: ProjectSettings): BudgetLimits => ({
   issueUsd: settings.issueBudgetUsd,

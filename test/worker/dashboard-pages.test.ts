@@ -1,8 +1,9 @@
-import { env } from "cloudflare:test";
-import { beforeAll, describe, expect, it } from "vitest";
+import { env, SELF } from "cloudflare:test";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
-import { formFields, page, post, seedIssue, sessionCookie } from "./dashboard-support.ts";
-import { freshProject } from "./support/webhooks.ts";
+import { formFields, ORIGIN, page, post, seedIssue, sessionCookie } from "./dashboard-support.ts";
+import { freshProject, registerProject } from "./support/webhooks.ts";
 
 let cookie = "";
 beforeAll(async () => {
@@ -137,6 +138,82 @@ describe("issue page", () => {
   it("404 for an issue Conveyor does not know", async () => {
     const res = await page(`/dashboard/projects/${project}/issues/999`, cookie);
     expect(res.status).toBe(404);
+  });
+});
+
+describe("issue page: the forge, the timeline and live updates", () => {
+  const project = freshProject("dash-live");
+  const forge = `${inject("services").forgeApiUrl.replace(/\/api\/v1\/?$/, "")}/acme/web`;
+
+  beforeAll(async () => {
+    await registerProject(project, "github", "acme/web");
+    await seedIssue(project, 6, "awaiting_ci");
+    const head = (await issueStub(env, project, 6).view())?.headSha ?? "";
+    await send(project, 6, { type: "pr_opened", number: 42, byConveyor: true });
+    await send(project, 6, { type: "ci", result: "green", headSha: head });
+    await send(project, 6, {
+      type: "review",
+      verdict: "APPROVE",
+      summary: "ok",
+      needsHumanApproval: "a .ci/run change",
+    });
+    // Late and duplicate news the table refuses: recorded, but not what an operator reads first.
+    await send(project, 6, { type: "dispatched", jobId: "j-late", runnerId: "r" });
+  });
+
+  const send = (p: string, n: number, event: LifecycleEvent) =>
+    issueStub(env, p, n).apply({
+      id: crypto.randomUUID(),
+      project: p,
+      number: n,
+      cause: { kind: "system", id: "t" },
+      event,
+    });
+
+  it("links the issue, its pull request, branch and head to the forge's pages", async () => {
+    const view = await issueStub(env, project, 6).view();
+    const text = await html(`/dashboard/projects/${project}/issues/6`);
+    expect(text).toContain(`href="${forge}/issues/6"`);
+    expect(text).toContain(`href="${forge}/pull/42"`);
+    expect(text).toContain(`href="${forge}/tree/${view?.branch}"`);
+    expect(text).toContain(`href="${forge}/commit/${view?.headSha}"`);
+  });
+
+  it("writes times to the second with the time since the entry before, and hides rejected events until asked", async () => {
+    const text = await html(`/dashboard/projects/${project}/issues/6`);
+    expect(text).toMatch(/<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/td><td>\+\d+ s<\/td>/);
+    expect(text).not.toContain('<tr class="rejected">');
+    expect(text).toContain("Show the 1 rejected events too");
+    const all = await html(`/dashboard/projects/${project}/issues/6?events=all`);
+    expect(all).toContain('<tr class="rejected">');
+    expect(all).toContain("rejected in awaiting_approval");
+  });
+
+  it("opens a live socket only for its own pages, and tells it of every event recorded", async () => {
+    const live = `${ORIGIN}/dashboard/projects/${project}/issues/6/live`;
+    const upgrade = { cookie, upgrade: "websocket" };
+    const foreign = await SELF.fetch(live, { headers: { ...upgrade, origin: "https://evil.test" } });
+    expect(foreign.status).toBe(403);
+    expect((await SELF.fetch(live, { headers: { cookie, origin: ORIGIN } })).status).toBe(426);
+    const anonymous = await SELF.fetch(live, {
+      headers: { upgrade: "websocket", origin: ORIGIN },
+      redirect: "manual",
+    });
+    expect(anonymous.status).toBe(303);
+    const unknown = live.replace("/issues/6/", "/issues/66/");
+    expect((await SELF.fetch(unknown, { headers: { ...upgrade, origin: ORIGIN } })).status).toBe(404);
+
+    const res = await SELF.fetch(live, { headers: { ...upgrade, origin: ORIGIN } });
+    expect(res.status).toBe(101);
+    const socket = res.webSocket;
+    if (!socket) throw new Error("no WebSocket");
+    socket.accept();
+    const news = new Promise<string>((resolve) =>
+      socket.addEventListener("message", (m) => resolve(String(m.data))),
+    );
+    await send(project, 6, { type: "human_approval", by: "alice" });
+    expect(JSON.parse(await news)).toMatchObject({ state: "merging" });
+    socket.close();
   });
 });
 

@@ -1,9 +1,11 @@
+import type { Child } from "hono/jsx";
 import type { IssueView } from "../../../durable-objects/issue-do.ts";
 import type { HistoryEntry } from "../../../durable-objects/issue-store.ts";
 import { findingSchema } from "../../critic/report.ts";
+import type { ForgeLinks } from "../../forge/web-links.ts";
 import { ActionButtons } from "../actions.tsx";
 import { StackedBars } from "../charts.tsx";
-import { formatRatio, formatTime, formatTokens, formatUsd } from "../format.ts";
+import { formatDuration, formatRatio, formatTime, formatTokens, formatUsd } from "../format.ts";
 import { StateBadge, When } from "../layout.tsx";
 import { cacheHitRatio, type IterationUsage, type issueRecords } from "../queries.ts";
 
@@ -22,12 +24,18 @@ export function IssuePage(props: {
   csrf: string;
   path: string;
   now: number;
+  /** The forge's web pages of this project; null when the project is no longer registered. */
+  links: ForgeLinks | null;
+  /** Show the events the lifecycle table rejected (duplicates, late arrivals) in the timeline too. */
+  showRejected: boolean;
 }) {
-  const { view, records, now } = props;
-  const ci = view.history.filter((h) => h.event === "ci");
+  const { view, records, now, links } = props;
+  const applied = view.history.filter((h) => h.outcome === "applied");
+  const ci = applied.filter((h) => h.event === "ci");
+  const rejected = view.history.length - applied.length;
   return (
     <>
-      <Summary view={view} records={records} now={now} />
+      <Summary view={view} records={records} now={now} links={links} />
       <ActionButtons
         project={view.project}
         number={view.number}
@@ -40,36 +48,50 @@ export function IssuePage(props: {
       <h2>
         CI attempts <span class="count">{ci.length}</span>
       </h2>
-      <History entries={ci} empty="No CI result yet." />
+      <History entries={ci} empty="No CI result yet." links={links} />
       <h2>
         Critic rounds <span class="count">{records.criticReports.length}</span>
       </h2>
-      <CriticReports reports={records.criticReports} />
+      <CriticReports reports={records.criticReports} links={links} />
       <h2>
         Jobs <span class="count">{records.jobs.length}</span>
       </h2>
       <Jobs jobs={records.jobs} now={now} />
       <h2>Timeline</h2>
-      <History entries={view.history} empty="No events yet." />
+      {rejected > 0 && (
+        <p class="quiet">
+          {props.showRejected ? (
+            <a href={props.path}>Hide the {rejected} rejected events</a>
+          ) : (
+            <a href={`${props.path}?events=all`}>Show the {rejected} rejected events too</a>
+          )}
+        </p>
+      )}
+      <History entries={props.showRejected ? view.history : applied} empty="No events yet." links={links} />
     </>
   );
 }
 
-function Summary(props: { view: IssueView; records: Records; now: number }) {
-  const { view, records } = props;
-  const facts: [string, string | number | null][] = [
+function Summary(props: { view: IssueView; records: Records; now: number; links: ForgeLinks | null }) {
+  const { view, records, links } = props;
+  const link = (text: string, href: string | undefined) => (href ? <a href={href}>{text}</a> : text);
+  const facts: [string, Child | null][] = [
     ["title", records.forge?.title ?? null],
     [
       "on the forge",
       records.forge ? `${records.forge.state} · ${records.forge.labels.join(", ") || "no labels"}` : null,
     ],
     ["iteration", view.iteration],
-    ["branch", view.branch],
-    ["head", view.headSha],
-    ["pull request", view.prNumber === null ? null : `#${view.prNumber}`],
+    ["issue", link(`#${view.number}`, links?.issue(view.number))],
+    ["branch", view.branch && link(view.branch, links?.branch(view.branch))],
+    ["head", view.headSha && link(view.headSha.slice(0, 12), links?.commit(view.headSha))],
+    [
+      "pull request",
+      view.prNumber === null ? null : link(`#${view.prNumber}`, links?.pullRequest(view.prNumber)),
+    ],
     ["session", view.sessionId],
-    ["CI fixes", view.ciFixes],
-    ["critic rounds", view.criticRounds],
+    ["CI fixes in a row", view.ciFixes],
+    ["changes requested in a row", view.criticRounds],
     ["blocked by", view.blockers.join(", ") || null],
   ];
   return (
@@ -89,7 +111,9 @@ function Summary(props: { view: IssueView; records: Records; now: number }) {
       {view.timers.map((timer) => (
         <>
           <dt>{timer.kind} timer</dt>
-          <dd>due {formatTime(timer.dueAt)}</dd>
+          <dd>
+            due {formatTime(timer.dueAt)} (in {formatDuration(timer.dueAt - props.now)})
+          </dd>
         </>
       ))}
       {view.outbox.map((o) => (
@@ -163,7 +187,7 @@ function Usage(props: { usage: IterationUsage[] }) {
   );
 }
 
-function CriticReports(props: { reports: Records["criticReports"] }) {
+function CriticReports(props: { reports: Records["criticReports"]; links: ForgeLinks | null }) {
   if (props.reports.length === 0) return <p class="quiet">No critic report yet.</p>;
   return (
     <ol class="list">
@@ -175,7 +199,13 @@ function CriticReports(props: { reports: Records["criticReports"] }) {
               Round {report.round}: {report.verdict}
             </strong>{" "}
             <small>
-              {report.headSha ?? ""} · {formatTime(report.at)}
+              {report.headSha &&
+                (props.links ? (
+                  <a href={props.links.commit(report.headSha)}>{report.headSha.slice(0, 12)}</a>
+                ) : (
+                  report.headSha.slice(0, 12)
+                ))}{" "}
+              · {formatTime(report.at)}
             </small>
             <p>{report.summary}</p>
             {findings.success && findings.data.length > 0 && (
@@ -232,7 +262,8 @@ function Jobs(props: { jobs: Records["jobs"]; now: number }) {
   );
 }
 
-function History(props: { entries: HistoryEntry[]; empty: string }) {
+/** Each entry with how long after the one before it it came. */
+function History(props: { entries: HistoryEntry[]; empty: string; links: ForgeLinks | null }) {
   if (props.entries.length === 0) return <p class="quiet">{props.empty}</p>;
   return (
     <table class="timeline">
@@ -240,6 +271,7 @@ function History(props: { entries: HistoryEntry[]; empty: string }) {
         <tr>
           <th>#</th>
           <th>When</th>
+          <th>After</th>
           <th>Event</th>
           <th>Edge</th>
           <th>Reason</th>
@@ -247,10 +279,11 @@ function History(props: { entries: HistoryEntry[]; empty: string }) {
         </tr>
       </thead>
       <tbody>
-        {props.entries.map((entry) => (
+        {props.entries.map((entry, i) => (
           <tr class={entry.outcome}>
             <td>{entry.seq}</td>
             <td>{formatTime(entry.at)}</td>
+            <td>{i === 0 ? "" : `+${formatDuration(entry.at - (props.entries[i - 1]?.at ?? entry.at))}`}</td>
             <td>{entry.event}</td>
             <td>
               {entry.outcome === "applied" ? (

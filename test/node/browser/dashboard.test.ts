@@ -247,4 +247,27 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     expect(await page.textContent("table")).toContain("build-host-a");
     await shot("6-runners");
   }, 30_000);
+
+  it("an issue page follows the issue as it changes, without a reload", async () => {
+    const live = 8;
+    const send = async (id: string, event: object) => {
+      const res = await fetch(`${worker.url}/api/v1/projects/${PROJECT}/issues/${live}/events`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ id, event }),
+      });
+      if (!res.ok) throw new Error(`event: ${res.status} ${await res.text()}`);
+    };
+    await send("live-1", { type: "triage", blockers: [] });
+    await page.goto(`${worker.url}/dashboard/projects/${PROJECT}/issues/${live}`);
+    expect(await page.locator("dd .state").textContent()).toBe("queued");
+    // Set on this document only: a reload would lose it.
+    await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
+
+    await send("live-2", { type: "abandon", by: "op" });
+    await page.locator("dd .state-abandoned").waitFor({ timeout: 10_000 });
+    expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(await page.locator("table.timeline").last().textContent()).toContain("abandon");
+    await shot("7-live");
+  }, 30_000);
 });
