@@ -193,7 +193,7 @@ describe("project", () => {
 describe("runners and status", () => {
   it("runner token makes a one-time registration token", async () => {
     const out = await ok(["runner", "token"]);
-    expect(out).toMatch(/^cvreg_[0-9a-f]{64}\none-time; expires \d{4}-\d\d-\d\d \d\d:\d\d UTC\n$/);
+    expect(out).toMatch(/^cvreg_[0-9a-f]{64}\none-time; expires \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\n$/);
     const answer = await json(["runner", "token", "--ttl", "120"]);
     expect(answer.expiresAt - Date.now()).toBeGreaterThan(100_000);
     expect(answer.expiresAt - Date.now()).toBeLessThanOrEqual(120_000);
