@@ -1,5 +1,5 @@
-import { type Options, query, type SDKResultMessage } from "@anthropic-ai/claude-agent-sdk";
 import type { Sandbox } from "../sandbox/session-sandbox.ts";
+import { type ClaudeRun, claudeSession } from "./claude-session.ts";
 import type { Driver, SessionInput, SessionResult } from "./driver.ts";
 import { agentEnv, sessionPlace } from "./env.ts";
 import { continuationPrompt, implementPrompt, recoveryPrompt } from "./prompt.ts";
@@ -10,13 +10,10 @@ const NO_TRANSCRIPT = /No conversation found with session ID/;
 
 export type ClaudeDriverOptions = { sandbox: Sandbox; model?: string };
 
-type Run = { sessionId: string | null; result?: SDKResultMessage; thrown?: unknown; budgetSpent?: boolean };
-
 /**
- * Sessions on the Claude Agent SDK, each Claude Code process inside the runner's sandbox. Every continuation
- * resumes the job's session by id, which keeps the prompt cache warm; when the transcript is gone, a fresh
- * session starts from the pushed branch instead. Usage comes from the sandbox's model proxy, which also
- * holds the session to its budget: Claude Code's own figures are the agent's to forge.
+ * Sessions on the Claude Agent SDK (claude-session.ts). Every continuation resumes the job's session by id,
+ * which keeps the prompt cache warm; when the transcript is gone, a fresh session starts from the pushed
+ * branch instead.
  */
 export class ClaudeDriver implements Driver {
   readonly #options: ClaudeDriverOptions;
@@ -41,69 +38,29 @@ export class ClaudeDriver implements Driver {
     return outcome(await this.#query(input, prompt), input.signal);
   }
 
-  async #query(input: SessionInput, prompt: string, resume?: string): Promise<Run> {
-    const { job, log, signal } = input;
-    const run: Run = { sessionId: null };
-    const session = await this.#options.sandbox.open(sessionPlace(input), {
-      budgetUsd: job.budget.usdRemaining,
-      allowedDomains: job.sandbox.allowedDomains,
-      onUsage: (usage) => {
-        if (run.sessionId !== null) input.onUsage(run.sessionId, usage);
-      },
-    });
-    const abortController = new AbortController();
-    const abort = () => abortController.abort(signal.reason);
-    signal.addEventListener("abort", abort, { once: true });
-    const options: Options = {
-      cwd: input.worktree,
-      env: { ...agentEnv(input), ...session.env },
-      permissionMode: "dontAsk",
+  #query(input: SessionInput, prompt: string, resume?: string): Promise<ClaudeRun> {
+    const { job } = input;
+    return claudeSession({
+      sandbox: this.#options.sandbox,
+      place: sessionPlace(input),
+      prompt,
+      env: agentEnv(input),
       allowedTools: ALLOWED_TOOLS,
-      // The repository's own .claude/settings.json (hooks, env) only where the project opted in; none of
-      // the runner user's. CLAUDE.md is then read by the agent itself (the prompt says so).
-      settingSources: job.sandbox.projectSettings ? ["project"] : [],
+      projectSettings: job.sandbox.projectSettings,
+      allowedDomains: job.sandbox.allowedDomains,
+      budgetUsd: job.budget.usdRemaining,
       maxTurns: job.budget.maxTurns,
-      abortController,
-      spawnClaudeCodeProcess: ({ command, args, env, signal: kill }) => {
-        const child = session.spawn(command, args, { env: definedOnly(env), signal: kill });
-        child.stderr?.on("data", (data: Buffer) =>
-          log.debug("claude stderr", { data: data.toString("utf8") }),
-        );
-        return child as ReturnType<NonNullable<Options["spawnClaudeCodeProcess"]>>;
-      },
-      ...(this.#options.model ? { model: this.#options.model } : {}),
-      ...(resume ? { resume } : {}),
-    };
-    try {
-      signal.throwIfAborted();
-      for await (const message of query({ prompt, options })) {
-        if (message.type === "system" && message.subtype === "init") {
-          run.sessionId = message.session_id;
-          log.info(resume ? "session resumed" : "session started", { sessionId: run.sessionId });
-          input.onSession(run.sessionId);
-        } else if (message.type === "result") {
-          run.result = message;
-        }
-      }
-    } catch (error) {
-      // After an error result the SDK throws; the result says more than the exception.
-      run.thrown = error;
-    } finally {
-      signal.removeEventListener("abort", abort);
-      run.budgetSpent = session.budgetRefused;
-      await session.close();
-    }
-    return run;
+      model: this.#options.model,
+      resume,
+      signal: input.signal,
+      log: input.log,
+      onSession: input.onSession,
+      onUsage: input.onUsage,
+    });
   }
 }
 
-function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
-  );
-}
-
-function isMissingTranscript(run: Run): boolean {
+function isMissingTranscript(run: ClaudeRun): boolean {
   return (
     run.sessionId === null &&
     run.result?.subtype === "error_during_execution" &&
@@ -111,7 +68,7 @@ function isMissingTranscript(run: Run): boolean {
   );
 }
 
-function outcome(run: Run, signal: AbortSignal): SessionResult {
+function outcome(run: ClaudeRun, signal: AbortSignal): SessionResult {
   const { result, sessionId } = run;
   // The proxy refused the model: running again would be refused again.
   if (run.budgetSpent) {
