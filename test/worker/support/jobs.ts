@@ -143,7 +143,8 @@ export async function pastDeadline(
 ) {
   const stub = projectStub(env, project);
   await runInDurableObject(stub, (_instance, state) => {
-    state.storage.sql.exec(`UPDATE jobs SET ${column} = 0 WHERE id = ?`, jobId);
+    // 1, not 0: workerd refuses an alarm at time 0, which the object then arms for this deadline.
+    state.storage.sql.exec(`UPDATE jobs SET ${column} = 1 WHERE id = ?`, jobId);
   });
   await runDurableObjectAlarm(stub);
 }
