@@ -28,7 +28,9 @@ export function agentCatalog(
     }
   };
   for (const [name, text] of Object.entries(builtins)) add(name, text, "builtin");
-  const paths = [...files.keys()].filter((path) => path.startsWith(AGENTS_DIR) && path.endsWith(".md")).sort();
+  const paths = [...files.keys()]
+    .filter((path) => path.startsWith(AGENTS_DIR) && path.endsWith(".md"))
+    .sort();
   for (const [i, path] of paths.entries()) {
     const name = path.slice(AGENTS_DIR.length, -".md".length);
     if (i >= MAX_REPOSITORY_AGENTS) {
