@@ -13,6 +13,7 @@ import {
 } from "../src/domain/lifecycle.ts";
 import type { Env } from "../src/env.ts";
 import { type EventEnvelope, envelopeSchema } from "../src/issue-events.ts";
+import { type ActivityItem, activityItemSchema } from "../src/runner-api/contract.ts";
 import { zodMessage } from "../src/validation.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { type D1Record, writeRecords } from "./d1-sink.ts";
@@ -25,18 +26,26 @@ import {
 } from "./effects.ts";
 import { type HistoryEntry, type IssueRow, IssueStore, type Timer } from "./issue-store.ts";
 import { Outbox, type OutboxStats } from "./outbox.ts";
+import { SessionActivity, type StoredActivity } from "./session-activity.ts";
 import { SingleFlight } from "./single-flight.ts";
 import { acceptWatcher, notifyWatchers } from "./watchers.ts";
 
 const D1_BATCH = 50;
 const HISTORY_LIMIT = 500;
+/** The session steps an issue page shows. */
+const ACTIVITY_SHOWN = 200;
 
 export type ApplyResult =
   | { duplicate: boolean; seq: number; outcome: "applied" | "rejected"; state: string; reason: string | null }
   /** Not an event for this object at all: nothing is recorded. */
   | { duplicate: false; outcome: "invalid"; reason: string };
 
-export type IssueView = IssueSummary & { timers: Timer[]; outbox: OutboxStats[]; history: HistoryEntry[] };
+export type IssueView = IssueSummary & {
+  timers: Timer[];
+  outbox: OutboxStats[];
+  history: HistoryEntry[];
+  activity: StoredActivity[];
+};
 
 export type IssueSummary = {
   project: string;
@@ -59,6 +68,7 @@ export type IssueSummary = {
 export class IssueDO extends DurableObject<Env> {
   private readonly store: IssueStore;
   private readonly outbox: Outbox;
+  private readonly activity: SessionActivity;
   private readonly d1 = new SingleFlight(() => this.flushD1());
   /** One delivery run per effect lane: a lane stuck on a slow forge never holds back another. */
   private readonly lanes = laneChannels().map((channels) => ({
@@ -70,6 +80,7 @@ export class IssueDO extends DurableObject<Env> {
     super(ctx, env);
     this.store = new IssueStore(ctx.storage.sql);
     this.outbox = new Outbox(ctx.storage.sql);
+    this.activity = new SessionActivity(ctx.storage.sql);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms delivery. An object without
     // an issue row has recorded nothing (outbox rows and timers are written with it): nothing to re-arm.
     if (this.store.issue()) ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
@@ -115,7 +126,16 @@ export class IssueDO extends DurableObject<Env> {
       timers: this.store.timers(),
       outbox: this.outbox.stats(),
       history: this.store.history(HISTORY_LIMIT),
+      activity: this.activity.latest(ACTIVITY_SHOWN),
     };
+  }
+
+  /** A session of this issue at work (see session-activity.ts); the pages watching the issue are told. */
+  async noteActivity(jobId: string, items: ActivityItem[]): Promise<void> {
+    const parsed = activityItemSchema.array().max(50).safeParse(items);
+    if (!parsed.success || !this.store.issue()) return;
+    this.ctx.storage.transactionSync(() => this.activity.append(jobId, parsed.data));
+    notifyWatchers(this.ctx, { activity: parsed.data.length });
   }
 
   /** The issue's lifecycle context without its history: what an effect's deliverer reads. */

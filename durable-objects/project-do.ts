@@ -188,11 +188,23 @@ export class ProjectDO extends DurableObject<Env> {
           case "log":
             // Logged by the Worker, which strips secrets; nothing to keep here.
             break;
+          case "activity":
+            // The issue's to keep, below.
+            break;
         }
       }
       this.store.save({ ...job, updatedAt: now });
     });
     await this.deliverSoon();
+    const activity = events.flatMap((event) => (event.kind === "activity" ? event.items : []));
+    if (activity.length > 0 && isSession(job.kind)) {
+      // Informational: a page that misses it loses nothing the lifecycle needs.
+      await issueStub(this.env, project, job.number)
+        .noteActivity(job.id, activity.slice(-50))
+        .catch((error: unknown) =>
+          console.warn(JSON.stringify({ msg: "activity not kept", error: String(error) })),
+        );
+    }
     return { ok: true };
   }
 

@@ -16,7 +16,11 @@ export function acceptWatcher(ctx: DurableObjectState, request: Request): Respon
   return new Response(null, { status: 101, webSocket: client });
 }
 
-export function notifyWatchers(ctx: DurableObjectState, news: { seq: number; state: string }): void {
+/** `seq` and `state`: an event was recorded; `activity`: that many session steps were seen. */
+export function notifyWatchers(
+  ctx: DurableObjectState,
+  news: { seq: number; state: string } | { activity: number },
+): void {
   const message = JSON.stringify(news);
   for (const socket of ctx.getWebSockets()) {
     try {

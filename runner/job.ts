@@ -137,6 +137,10 @@ async function session(
       );
     },
     onUsage: (sessionId, usage) => void reporter.event({ kind: "usage", sessionId, usage }),
+    onActivity: (items) => {
+      const redacted = items.map((item) => ({ ...item, text: ctx.secrets.redact(item.text) }));
+      void reporter.event({ kind: "activity", items: redacted });
+    },
   });
   // A session that ended on its own is still reported during a shutdown; not once the job is cancelled.
   if (signal.reason !== "shutdown") signal.throwIfAborted();

@@ -1,7 +1,8 @@
 import { type Options, query, type SDKResultMessage } from "@anthropic-ai/claude-agent-sdk";
-import type { Usage } from "../../src/runner-api/contract.ts";
+import type { ActivityItem, Usage } from "../../src/runner-api/contract.ts";
 import type { Logger } from "../log.ts";
 import type { Place, Sandbox } from "../sandbox/session-sandbox.ts";
+import { activityOf } from "./activity.ts";
 
 /** One Claude Code process in the sandbox, run to its result. */
 export type ClaudeSessionOptions = {
@@ -23,6 +24,7 @@ export type ClaudeSessionOptions = {
   log: Logger;
   onSession(sessionId: string): void;
   onUsage(sessionId: string, usage: Usage): void;
+  onActivity(items: ActivityItem[]): void;
 };
 
 export type ClaudeRun = {
@@ -72,6 +74,8 @@ export async function claudeSession(options: ClaudeSessionOptions): Promise<Clau
   try {
     signal.throwIfAborted();
     for await (const message of query({ prompt: options.prompt, options: sdkOptions })) {
+      const activity = activityOf(message, Date.now());
+      if (activity.length > 0) options.onActivity(activity);
       if (message.type === "system" && message.subtype === "init") {
         run.sessionId = message.session_id;
         log.info(resume ? "session resumed" : "session started", { sessionId: run.sessionId });

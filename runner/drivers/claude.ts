@@ -56,6 +56,7 @@ export class ClaudeDriver implements Driver {
       log: input.log,
       onSession: input.onSession,
       onUsage: input.onUsage,
+      onActivity: input.onActivity,
     });
   }
 }

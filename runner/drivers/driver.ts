@@ -1,4 +1,4 @@
-import type { Job, Usage } from "../../src/runner-api/contract.ts";
+import type { ActivityItem, Job, Usage } from "../../src/runner-api/contract.ts";
 import type { Logger } from "../log.ts";
 
 /** What a driver needs to run one session of a job in its worktree. */
@@ -21,6 +21,8 @@ export type SessionInput = {
   onSession(sessionId: string): void;
   /** After every session result: this session's consumption (not the transcript's running total). */
   onUsage(sessionId: string, usage: Usage): void;
+  /** What the session is doing, as it goes (activity.ts). */
+  onActivity(items: ActivityItem[]): void;
 };
 
 export type SessionResult = {

@@ -7,6 +7,7 @@ import { PHASES } from "../../src/domain/phase.ts";
 import { JOB_KINDS } from "../../src/runner-api/contract.ts";
 import type { Sandbox } from "../sandbox/session-sandbox.ts";
 import { sleep } from "../sleep.ts";
+import { activityItem } from "./activity.ts";
 import type { Driver, SessionInput, SessionResult } from "./driver.ts";
 import { agentEnv, sessionPlace } from "./env.ts";
 
@@ -82,7 +83,9 @@ export class ScriptedDriver implements Driver {
       if (inside.startsWith("..") || isAbsolute(inside)) return `write outside the worktree: ${step.write}`;
       await mkdir(dirname(file), { recursive: true });
       await writeFile(file, step.content);
+      input.onActivity([activityItem("tool", `Write ${step.write}`)]);
     } else if ("run" in step) {
+      input.onActivity([activityItem("tool", `Bash ${step.run}`)]);
       return this.#shell(step.run, input);
     } else if ("phase" in step) {
       const reason = step.reason ? `Reason: ${step.reason}\n` : "";

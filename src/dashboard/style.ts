@@ -54,6 +54,10 @@ th { font-weight: 600; background: #fafbfc; }
 .numbers td, .numbers th { text-align: right; }
 .numbers td:first-child, .numbers th:first-child { text-align: left; }
 .timeline tr.rejected td { color: var(--muted); }
+.activity { list-style: none; margin: 0; padding: 0; max-height: 24em; overflow-y: auto; font-size: 13px; }
+.activity li { padding: 2px 0; }
+.activity .kind { display: inline-block; min-width: 4em; color: var(--muted); }
+.activity-error code { color: #b42318; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; }

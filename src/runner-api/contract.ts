@@ -105,11 +105,20 @@ export const usageSchema = z.object({
 });
 export type Usage = z.infer<typeof usageSchema>;
 
+/** A step of a session as the runner saw it go by: the agent's words, a tool call, a tool's answer. */
+export const activityItemSchema = z.object({
+  at: z.number().int().min(0),
+  kind: z.enum(["text", "tool", "result", "error"]),
+  text: z.string().max(1_000),
+});
+export type ActivityItem = z.infer<typeof activityItemSchema>;
+
 export const runnerEvent = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("session"), sessionId: z.string().min(1), worktree: z.string().max(1_000) }),
   /** The session's usage so far in this job attempt; sending it again replaces the earlier figures. */
   z.object({ kind: z.literal("usage"), sessionId: z.string().min(1), usage: usageSchema }),
   z.object({ kind: z.literal("pushed"), branch: z.string().min(1), headSha: sha }),
+  z.object({ kind: z.literal("activity"), items: z.array(activityItemSchema).min(1).max(50) }),
   z.object({
     kind: z.literal("log"),
     level: z.enum(["debug", "info", "warn", "error"]),

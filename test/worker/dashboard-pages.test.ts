@@ -208,11 +208,27 @@ describe("issue page: the forge, the timeline and live updates", () => {
     const socket = res.webSocket;
     if (!socket) throw new Error("no WebSocket");
     socket.accept();
-    const news = new Promise<string>((resolve) =>
-      socket.addEventListener("message", (m) => resolve(String(m.data))),
-    );
+    const messages: string[] = [];
+    const heard = (count: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => (messages.length >= count ? resolve() : setTimeout(check, 10));
+        check();
+      });
+    socket.addEventListener("message", (m) => messages.push(String(m.data)));
     await send(project, 6, { type: "human_approval", by: "alice" });
-    expect(JSON.parse(await news)).toMatchObject({ state: "merging" });
+    await heard(1);
+    expect(JSON.parse(messages[0] ?? "")).toMatchObject({ state: "merging" });
+
+    // A session's steps too: the page shows them as they come.
+    const at = Date.parse("2026-11-25T05:10:07Z");
+    await issueStub(env, project, 6).noteActivity("job-6", [{ at, kind: "tool", text: "Bash npm test" }]);
+    await heard(2);
+    expect(JSON.parse(messages[1] ?? "")).toEqual({ activity: 1 });
+    const text = await html(`/dashboard/projects/${project}/issues/6`);
+    expect(text).toContain(
+      '<li class="activity-tool"><time datetime="2026-11-25T05:10:07.000Z">05:10:07</time>',
+    );
+    expect(text).toContain("<code>Bash npm test</code>");
     socket.close();
   });
 });

@@ -1,6 +1,7 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { RECORD_DELAY_MS } from "../../durable-objects/project-do.ts";
+import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import {
   call,
@@ -570,6 +571,35 @@ describe("runner events", () => {
     await complete(runner, claimed, { phase: "awaiting_ci", headSha: HEAD });
     await enqueue(issueView(project, 1, { sessionId: "sess-u" }), "revise", `${project}#1:4:0`, "CI failed");
     expect(taken(await claim(runner, [project])).job.budget).toEqual({ maxTurns: 100, usdRemaining: 9.25 });
+  });
+
+  it("keeps what a session is seen doing on its issue, newest last, for the pages watching it", async () => {
+    const { project, runners } = await setup("activity", {}, 1);
+    const runner = runners[0] as Runner;
+    await implement(project, 1);
+    const claimed = taken(await claim(runner, [project]));
+    const step = (i: number) => ({ at: 1_800_000_000_000 + i, kind: "tool", text: `Bash echo ${i}` });
+    const send = (events: object[]) =>
+      call(runner, `jobs/${claimed.job.id}/events`, { leaseToken: claimed.leaseToken, events });
+    expect((await send([{ kind: "activity", items: [step(1), step(2)] }])).status).toBe(204);
+    expect(
+      (await send([{ kind: "activity", items: [{ ...step(3), kind: "error", text: "x".repeat(1_001) }] }]))
+        .status,
+    ).toBe(400);
+    expect((await send([{ kind: "activity", items: [step(3)] }])).status).toBe(204);
+    const view = await issueStub(env, project, 1).view();
+    expect(view?.activity.map((a) => [a.kind, a.text, a.jobId])).toEqual([
+      ["tool", "Bash echo 1", claimed.job.id],
+      ["tool", "Bash echo 2", claimed.job.id],
+      ["tool", "Bash echo 3", claimed.job.id],
+    ]);
+    // A stale lease's report is refused and kept nowhere.
+    const stale = await call(runner, `jobs/${claimed.job.id}/events`, {
+      leaseToken: "stale",
+      events: [{ kind: "activity", items: [step(4)] }],
+    });
+    expect(stale.status).toBe(409);
+    expect((await issueStub(env, project, 1).view())?.activity).toHaveLength(3);
   });
 
   it("logs runner lines as structured JSON without secrets", async () => {

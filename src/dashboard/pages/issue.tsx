@@ -43,6 +43,10 @@ export function IssuePage(props: {
         csrf={props.csrf}
         next={props.path}
       />
+      <h2>
+        Session activity <span class="count">{view.activity.length}</span>
+      </h2>
+      <Activity items={view.activity} />
       <h2>Usage per iteration</h2>
       <Usage usage={records.usage} />
       <h2>
@@ -184,6 +188,21 @@ function Usage(props: { usage: IterationUsage[] }) {
         </tbody>
       </table>
     </>
+  );
+}
+
+/** What the sessions were seen doing, newest last, as the runner reported it while they ran. */
+function Activity(props: { items: IssueView["activity"] }) {
+  if (props.items.length === 0) return <p class="quiet">No session activity yet.</p>;
+  return (
+    <ol class="activity">
+      {props.items.map((item) => (
+        <li class={`activity-${item.kind}`}>
+          <time datetime={new Date(item.at).toISOString()}>{formatTime(item.at).slice(11, 19)}</time>{" "}
+          <span class="kind">{item.kind}</span> <code>{item.text}</code>
+        </li>
+      ))}
+    </ol>
   );
 }
 

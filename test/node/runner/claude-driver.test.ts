@@ -129,6 +129,15 @@ describe("the claude driver on the real Agent SDK", { timeout: 30_000 }, () => {
     expect(usage?.usage.usd).toBeGreaterThan(0);
     expect(usage?.usage.cacheReadTokens).toBeGreaterThan(0);
     firstUsd = usage?.usage.usd ?? 0;
+    // What the session did, as it went, for the issue's page.
+    const steps = only("activity").flatMap((event) => event.items.map((item) => `${item.kind} ${item.text}`));
+    expect(steps).toEqual([
+      expect.stringMatching(/^tool Write .*greeting\.txt$/),
+      expect.stringMatching(/^result /),
+      'tool Bash git add greeting.txt && git commit -qm "Add greeting" && printf "PHASE:awaiting_ci\\n" > "$CONVEYOR_PHASE_FILE"',
+      expect.stringMatching(/^result /),
+      "text Done.",
+    ]);
   });
 
   it("resumes the same session for a revision, and reports only the revision's usage", async () => {

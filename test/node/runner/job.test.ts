@@ -83,7 +83,13 @@ describe("a session that ends awaiting CI", () => {
       headSha: pushed,
       sessionId: expect.stringMatching(/^scripted-/),
     });
-    expect(kinds("job-1")).toEqual(["session", "usage", "pushed"]);
+    expect(kinds("job-1")).toEqual(["session", "activity", "activity", "activity", "usage", "pushed"]);
+    const steps = worker.events.get("job-1")?.flatMap((e) => (e.kind === "activity" ? e.items : []));
+    expect(steps?.map((s) => s.text)).toEqual([
+      "Write greeting.txt",
+      'Bash git add greeting.txt && git commit -qm "Add greeting"',
+      "Write notes.txt",
+    ]);
     expect(worker.events.get("job-1")?.find((e) => e.kind === "pushed")).toEqual({
       kind: "pushed",
       branch: "conveyor/7",
@@ -127,7 +133,7 @@ describe("the phase decides the report", () => {
 
     expect(worker.outcome("job-1")).toMatchObject({ kind: "complete", body: { phase: "dry_exit" } });
     expect(await upstream.sha("conveyor/7")).toBeUndefined();
-    expect(kinds("job-1")).toEqual(["session", "usage"]);
+    expect(kinds("job-1")).toEqual(["session", "activity", "usage"]);
   });
 
   it.each([
