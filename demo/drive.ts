@@ -4,6 +4,7 @@
  * maintainer's reply as a forge comment. Ends once no issue can move on without someone else.
  */
 
+import { z } from "zod";
 import type { Transition } from "./local-d1.ts";
 import type { Demo } from "./orchestrator.ts";
 import { LABELS } from "./project.ts";
@@ -19,7 +20,15 @@ const TERMINAL = new Set(["merged", "abandoned"]);
 const WAITING_FOR_HUMAN = new Set(["escalated", "awaiting_approval"]);
 
 export type Reply = { number: number; at: number; text: string };
-export type ScenarioRun = { startedAt: number; transitions: Transition[]; replies: Reply[] };
+export type ScenarioRun = {
+  startedAt: number;
+  transitions: Transition[];
+  replies: Reply[];
+  /** Pull requests a maintainer approved for a merge that waited for a human. */
+  approvals: Reply[];
+  /** The edges recorded since the last call, once settled: `follow` goes on with it. */
+  nextEdges: () => Transition[];
+};
 
 export type DriveOptions = {
   print: (line: string) => void;
@@ -35,7 +44,14 @@ export class ScenarioTimeout extends Error {
 export async function runScenario(demo: Demo, options: DriveOptions): Promise<ScenarioRun> {
   const { print } = options;
   const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
-  const run: ScenarioRun = { startedAt: Date.now(), transitions: [], replies: [] };
+  const startedAt = Date.now();
+  const run: ScenarioRun = {
+    startedAt,
+    transitions: [],
+    replies: [],
+    approvals: [],
+    nextEdges: settledEdges(demo),
+  };
   const state = new Map<number, string>();
   /** Issues whose reply was posted and has not moved them yet. */
   const answered = new Set<number>();
@@ -46,17 +62,8 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
     `${stamp(run.startedAt, Date.now())}  maintainer labels ${ISSUES.map((i) => `#${i.number}`).join(" ")} ${LABELS.backlog}`,
   );
 
-  let cursor = 0;
-  const pending: Transition[] = [];
   for (;;) {
-    const fresh = demo.d1.transitionsAfter(PROJECT, cursor);
-    cursor = fresh.at(-1)?.rowid ?? cursor;
-    pending.push(...fresh);
-    // Issues flush their edges to D1 independently: an edge is shown once later ones cannot overtake it.
-    pending.sort((a, b) => a.at - b.at);
-    const settled = Date.now() - SETTLE_MS;
-    while (pending[0] && pending[0].at <= settled) {
-      const edge = pending.shift() as Transition;
+    for (const edge of run.nextEdges()) {
       run.transitions.push(edge);
       state.set(edge.number, edge.to);
       answered.delete(edge.number);
@@ -68,6 +75,16 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
         run.replies.push({ number: edge.number, at: Date.now(), text });
         answered.add(edge.number);
         print(`${stamp(run.startedAt, Date.now())}  maintainer replies on #${edge.number}: "${text}"`);
+      }
+      const approval = edge.to === "awaiting_approval" ? approvalOf(edge.number, run.approvals) : undefined;
+      if (approval) {
+        const pr = await pullRequestOf(demo, edge.number);
+        await maintainer.createReview(pr, { event: "APPROVE", body: approval });
+        run.approvals.push({ number: edge.number, at: Date.now(), text: approval });
+        answered.add(edge.number);
+        print(
+          `${stamp(run.startedAt, Date.now())}  maintainer approves pull request #${pr} of #${edge.number}: "${approval}"`,
+        );
       }
     }
     const open = ISSUES.filter((issue) => {
@@ -83,10 +100,59 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
   }
 }
 
+/**
+ * After the scenario, while the services stay up: every further edge (an issue labelled by hand, a retry from
+ * the dashboard) is shown as it happens, until `signal` ends it.
+ */
+export async function follow(
+  demo: Demo,
+  run: ScenarioRun,
+  print: (line: string) => void,
+  signal: AbortSignal,
+) {
+  while (!signal.aborted) {
+    for (const edge of run.nextEdges()) print(describe(edge, run.startedAt));
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/**
+ * The edges D1 recorded since the last call, in time order, each once later ones can no longer overtake it
+ * (issues flush their edges to D1 independently).
+ */
+function settledEdges(demo: Demo): () => Transition[] {
+  const pending: Transition[] = [];
+  let cursor = 0;
+  return () => {
+    const fresh = demo.d1.transitionsAfter(PROJECT, cursor);
+    cursor = fresh.at(-1)?.rowid ?? cursor;
+    pending.push(...fresh);
+    pending.sort((a, b) => a.at - b.at);
+    const settled = Date.now() - SETTLE_MS;
+    const ready: Transition[] = [];
+    while (pending[0] && pending[0].at <= settled) ready.push(pending.shift() as Transition);
+    return ready;
+  };
+}
+
 function replyTo(number: number, replies: Reply[], replyToAny: boolean): string | undefined {
   if (replies.filter((r) => r.number === number).length >= MAX_REPLIES) return undefined;
   const designed = ISSUES.find((i) => i.number === number)?.reply;
   return designed ?? (replyToAny ? FALLBACK_REPLY : undefined);
+}
+
+function approvalOf(number: number, approvals: Reply[]): string | undefined {
+  if (approvals.some((a) => a.number === number)) return undefined;
+  return ISSUES.find((i) => i.number === number)?.approval;
+}
+
+/** The issue's pull request, as its Durable Object knows it (the operator API). */
+async function pullRequestOf(demo: Demo, number: number): Promise<number> {
+  const res = await fetch(`${demo.worker.url}/api/v1/projects/${PROJECT}/issues/${number}`, {
+    headers: { authorization: `Bearer ${demo.adminToken}` },
+  });
+  const { prNumber } = z.object({ prNumber: z.number().int().positive() }).parse(await res.json());
+  return prNumber;
 }
 
 /** What an edge means, by its event and where it led. */
@@ -102,14 +168,16 @@ const MEANING: Record<string, string> = {
   "review>merging": "the critic approved; merging",
   "review>revising": "the critic requested changes; the same session revises",
   "merge_confirmed>merged": "merged; the issue is closed",
+  "human_approval>merging": "a maintainer approved the pull request; merging",
   "human_reply>revising": "a human replied; the session resumes with the reply",
 };
 
 const titles = new Map(ISSUES.map((issue) => [issue.number, issue.title]));
+const TITLE_WIDTH = Math.max(...ISSUES.map((issue) => issue.title.length));
 
 function describe(edge: Transition, startedAt: number): string {
   const move = `${edge.from} → ${edge.to}`;
-  return `${stamp(startedAt, edge.at)}  #${edge.number} ${(titles.get(edge.number) ?? "").padEnd(24)} ${move.padEnd(30)} ${meaningOf(edge)}`;
+  return `${stamp(startedAt, edge.at)}  #${edge.number} ${(titles.get(edge.number) ?? "").padEnd(TITLE_WIDTH)} ${move.padEnd(30)} ${meaningOf(edge)}`;
 }
 
 function meaningOf(edge: Transition): string {

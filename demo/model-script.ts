@@ -132,6 +132,14 @@ test("uses binary units with one decimal", () => {
 });
 `;
 
+// --- #5 CI names every test: a change to CI's own script waits for a maintainer ------------------------------
+
+const CI_SCRIPT = `#!/bin/sh
+# What CI runs on every pull request: all tests, each named in the log, nothing to install.
+set -e
+node --test --test-reporter=spec
+`;
+
 // --- the critic ---------------------------------------------------------------------------------------------
 
 const report = (verdict: CriticReport["verdict"], summary: string, findings: Finding[] = []): Turn =>
@@ -232,6 +240,16 @@ export const DEMO_SCRIPT: Rule[] = [
       runTests,
       commitAndWait("Add formatBytes in binary units (#4)"),
       text("formatBytes uses binary units as the maintainer asked; the tests pass."),
+    ],
+  },
+  {
+    when: implement(5),
+    steps: [
+      bash("cat ci.sh", "Read CI's script"),
+      write("ci.sh", CI_SCRIPT),
+      runTests,
+      commitAndWait("CI: name every test in the log (#5)"),
+      text("ci.sh runs the tests with the spec reporter now, so the log names every test."),
     ],
   },
   { forced: "report", when: /<issue number="1"/, steps: [reviewSlugify] },

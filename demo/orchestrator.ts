@@ -3,7 +3,6 @@
  * Worker (wrangler dev: local D1 and Durable Objects), the project's registration and webhook, and one
  * runner. `stop()` ends them in reverse order.
  */
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type ModelStandIn, startModelStandIn } from "../test/support/model/server.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../test/support/worker.ts";
@@ -47,6 +46,7 @@ export async function startDemo(options: { dataDir: string; model: ModelChoice }
       startSampleForge({ dataDir: join(dataDir, "forge") }),
       startLocalWorker({
         stateDir: join(dataDir, "worker"),
+        logFile: join(dataDir, "worker.log"),
         // The critic runs inside the Worker, on the same model as the sessions.
         vars: {
           ANTHROPIC_API_KEY: anthropic.apiKey,
@@ -55,10 +55,7 @@ export async function startDemo(options: { dataDir: string; model: ModelChoice }
       }),
     ]);
     stops.push(() => sample.forge.close());
-    stops.push(async () => {
-      await worker.stop();
-      await writeFile(join(dataDir, "worker.log"), worker.logs());
-    });
+    stops.push(() => worker.stop());
     const d1 = new LocalD1(worker.stateDir);
     stops.push(async () => d1.close());
 

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { createForgeClient } from "../src/forge/client/index.ts";
 import { settingsSchema } from "../src/projects/config.ts";
-import { PROJECT, REPO } from "./scenario.ts";
+import { PROJECT, PROTECTED_PATHS, REPO } from "./scenario.ts";
 
 /** The project's label names: the registration keeps the defaults. */
 export const LABELS = settingsSchema.parse({}).labels;
@@ -52,6 +52,7 @@ export async function connectProject(link: ProjectLink): Promise<void> {
       webhookSecret,
       forgeToken: link.forgeToken,
       ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*" },
+      protectedPaths: PROTECTED_PATHS,
     },
     z.object({ id: z.literal(PROJECT) }),
   );

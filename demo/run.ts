@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { runScenario, ScenarioTimeout } from "./drive.ts";
+import { follow, runScenario, type ScenarioRun, ScenarioTimeout } from "./drive.ts";
 import { type Demo, type ModelChoice, startDemo } from "./orchestrator.ts";
 import { ISSUES, PROJECT } from "./scenario.ts";
 import { deviations, outcomes, summaryTable } from "./summary.ts";
@@ -46,8 +46,11 @@ const sandbox = await demo.runner.sandbox();
 console.log(`… ready in ${((Date.now() - began) / 1000).toFixed(1)} s.`);
 printServices(demo);
 
+/** Ends `follow` when the demo shuts down. */
+const stopping = new AbortController();
+let run: ScenarioRun | undefined;
 try {
-  const run = await runScenario(demo, {
+  run = await runScenario(demo, {
     print: (line) => console.log(line),
     timeoutMs: env.DEMO_TIMEOUT_SECONDS * 1000,
     replyToAny: model.kind === "anthropic",
@@ -71,10 +74,12 @@ if (ci) {
   await shutdown(failed ? 1 : 0);
 } else {
   printServices(demo);
-  console.log("The services stay up; Ctrl-C stops them.");
+  console.log("The services stay up; Ctrl-C stops them. What Conveyor does from here shows below.");
+  if (run) void follow(demo, run, (line) => console.log(line), stopping.signal);
 }
 
 async function shutdown(code: number): Promise<never> {
+  stopping.abort();
   await demo.stop();
   if (failed) console.log(`State and logs are kept in ${dataDir}`);
   else await rm(dataDir, { recursive: true, force: true });

@@ -3,6 +3,8 @@
  * scripted model (model-script.ts) plays the sessions and the critic so that exactly these paths happen.
  */
 
+import { DEFAULT_PROTECTED_PATHS } from "../src/domain/protected-paths.ts";
+
 export const PROJECT = "textkit";
 export const REPO = "acme/textkit";
 export const SAMPLE_REPO_DIR = new URL("./sample-repo/", import.meta.url).pathname;
@@ -26,6 +28,8 @@ export type SampleIssue = {
   design: Design;
   /** What a maintainer answers when the issue's session escalates. */
   reply?: string;
+  /** What a maintainer says approving the pull request, when it waits for a human (a protected path). */
+  approval?: string;
 };
 
 export const ISSUES: readonly SampleIssue[] = [
@@ -71,7 +75,21 @@ export const ISSUES: readonly SampleIssue[] = [
     reply:
       "Binary, please: 1 KiB = 1024 B, with the IEC names (B, KiB, MiB, GiB, TiB) and one decimal above bytes.",
   },
+  {
+    number: 5,
+    title: "Name every test in CI's log",
+    body: [
+      "CI's log only counts the tests. Make `ci.sh` run `node --test --test-reporter=spec`, so that a failing",
+      "run names its test.",
+    ].join("\n"),
+    story: "changes CI's own script: merged only once a maintainer approves the pull request",
+    design: { state: "merged", iterations: 1, ciAttempts: 1, criticRounds: 1, escalations: 0 },
+    approval: "Checked the new ci.sh: it still runs every test. Approved.",
+  },
 ];
+
+/** Paths whose change waits for a human: the defaults, and the sample's own CI script. */
+export const PROTECTED_PATHS = [...DEFAULT_PROTECTED_PATHS, "ci.sh"];
 
 /** The answer to an escalation no issue was designed for, when the real model runs the sessions. */
 export const FALLBACK_REPLY = "Go ahead with the simplest reading of the issue that its tests can pin down.";

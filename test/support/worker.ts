@@ -3,7 +3,8 @@
  * Durable Objects), in its own state directory, for Node tests, benchmarks and the demo.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,7 +45,10 @@ export async function startLocalWorker(
     stateDir?: string;
     /** Where to create the state directory when `stateDir` is not given (removed again on stop). */
     stateParent?: string;
+    /** Bindings (the admin token, the model key, …): through an env file, never on wrangler's command line. */
     vars?: Record<string, string>;
+    /** Where the Worker's output goes as it comes, besides `logs()`. */
+    logFile?: string;
     /** SQL run against the local D1 after the migrations, before the Worker starts (test data). */
     seedSql?: string;
   } = {},
@@ -71,6 +75,10 @@ export async function startLocalWorker(
     CONVEYOR_SECRETS_KEY: TEST_SECRETS_KEY,
     ...options.vars,
   };
+  const envDir = await mkdtemp(join(tmpdir(), "conveyor-worker-env-"));
+  const envFile = join(envDir, "vars.env");
+  await writeFile(envFile, envFileText(vars), { mode: 0o600 });
+  const log = options.logFile ? createWriteStream(options.logFile, { flags: "a", mode: 0o600 }) : null;
   const child: ChildProcess = spawn(
     process.execPath,
     [
@@ -88,17 +96,18 @@ export async function startLocalWorker(
       "--show-interactive-dev-session=false",
       "--log-level",
       "warn",
-      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+      "--env-file",
+      envFile,
     ],
     { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   let output = "";
-  child.stdout?.on("data", (d) => {
-    output += d;
-  });
-  child.stderr?.on("data", (d) => {
-    output += d;
-  });
+  const collect = (data: Buffer) => {
+    output += data;
+    log?.write(data);
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -121,7 +130,20 @@ export async function startLocalWorker(
         process.kill(-child.pid, "SIGTERM");
         await exited;
       }
+      await rm(envDir, { recursive: true, force: true });
+      await new Promise((done) => (log ? log.end(done) : done(undefined)));
       if (owned) await rm(stateDir, { recursive: true, force: true });
     },
   };
+}
+
+/** `KEY="value"` lines; a value that such a line cannot carry as it is is refused, not mangled. */
+function envFileText(vars: Record<string, string>): string {
+  return Object.entries(vars)
+    .map(([key, value]) => {
+      if (!/^[A-Z_][A-Z0-9_]*$/.test(key) || /["\\\n\r$]/.test(value))
+        throw new Error(`${key}: not a value an env file carries as it is`);
+      return `${key}="${value}"\n`;
+    })
+    .join("");
 }

@@ -82,6 +82,19 @@ describe("the demo scenario", () => {
       })),
     ).toEqual(ISSUES.map(({ number, design }) => ({ number, ...design })));
     expect(run.replies.map((r) => r.number)).toEqual([4]);
+    expect(run.approvals.map((r) => r.number)).toEqual([5]);
+  });
+
+  it("holds a change to a protected path until a maintainer approves its pull request", () => {
+    const edges = run.transitions.filter((t) => t.number === 5).map((t) => `${t.event}>${t.to}`);
+    expect(edges.slice(-3)).toEqual([
+      "review>awaiting_approval",
+      "human_approval>merging",
+      "merge_confirmed>merged",
+    ]);
+    expect(run.transitions.find((t) => t.number === 5 && t.to === "awaiting_approval")?.reason).toContain(
+      "ci.sh",
+    );
   });
 
   it("leaves exactly one merged pull request per merged issue on the forge", async () => {
