@@ -11,7 +11,7 @@ import { sameLogin } from "../src/domain/logins.ts";
 import { approvalReason, type FileListing } from "../src/domain/protected-paths.ts";
 import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
-import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
+import { type Poster, reviewOnce } from "../src/forge/comment-once.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
 import type { Project } from "../src/projects/store.ts";
 import { forgeOf, posterOf } from "./deliver-forge.ts";
@@ -130,7 +130,11 @@ async function fileListing(forge: ForgeClient, pr: number): Promise<FileListing>
   }
 }
 
-/** A formal review, plus a comment with the report; a forge refusing a self-review gets a plain comment review. */
+/**
+ * One review with the whole report (the verdict, the summary, the findings, in-scope ones also inline); a
+ * forge refusing a self-review gets the same report as a comment review. Submitted once under the effect's
+ * key, whichever of the two it was.
+ */
 async function postReview(
   poster: Poster,
   pr: number,
@@ -143,12 +147,11 @@ async function postReview(
   const comments = report.findings
     .filter((f) => f.inScope && f.line)
     .map((f) => ({ path: f.file, line: f.line ?? 1, body: `[${f.severity}] ${f.comment}` }));
-  await commentOnce(poster, pr, key, body);
   try {
-    await poster.forge.createReview(pr, { event, body: report.summary, comments });
+    await reviewOnce(poster, pr, key, { event, body, comments });
   } catch (error) {
     if (!hasStatus(error, 422)) throw error;
-    await poster.forge.createReview(pr, { event: "COMMENT", body: `${verdict}: ${report.summary}` });
+    await reviewOnce(poster, pr, key, { event: "COMMENT", body });
   }
 }
 

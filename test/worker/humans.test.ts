@@ -1,6 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { commentMarker } from "../../src/crypto/markers.ts";
 import { createForgeClient } from "../../src/forge/client/index.ts";
+import { reviewOnce } from "../../src/forge/comment-once.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { claim, newRunner, taken } from "./support/jobs.ts";
 import { control, firstPush, type Loop, loopProject, send, services, until } from "./support/review.ts";
@@ -92,6 +94,27 @@ describe("humans on the forge", () => {
     await until(loop, number, (v) => v.outbox.length === 0);
     const refusals = (await loop.forge.listComments(number)).filter((c) => c.body.startsWith("@visitor "));
     expect(refusals).toHaveLength(1);
+  });
+
+  it("a verdict is submitted once however often its effect runs, and a forged marker does not stop it", async () => {
+    const loop = await loopProject("review-once");
+    const { number } = await firstPush(loop, { "src/a.ts": "export {};\n" });
+    const { prNumber } = await until(loop, number, (v) => v.state === "awaiting_review");
+    const pr = prNumber ?? 0;
+    const poster = { forge: loop.forge, account: "conveyor", secretsKey: env.CONVEYOR_SECRETS_KEY };
+    const key = `${loop.project}#${number}:99:0`;
+    const marker = await commentMarker(env.CONVEYOR_SECRETS_KEY, key);
+    const other = await control<{ token: string }>("user", {
+      repo: loop.repo,
+      login: "mimic",
+      level: "write",
+    });
+    await forgeAs(loop, other.token).createReview(pr, { event: "COMMENT", body: `looks fine ${marker}` });
+
+    for (let i = 0; i < 3; i++)
+      await reviewOnce(poster, pr, key, { event: "COMMENT", body: "**Critic: APPROVE**" });
+    const mine = (await loop.forge.listReviews(pr)).filter((r) => r.author === "conveyor");
+    expect(mine.map((r) => r.body)).toEqual([`**Critic: APPROVE**\n\n${marker}`]);
   });
 
   it("forged markers neither silence Conveyor's notice nor hide a human's reply", async () => {

@@ -84,8 +84,13 @@ describe("critic verdicts", () => {
     ]);
     const view = await until(loop, number, (v) => v.state === "revising");
     expect(view).toMatchObject({ criticRounds: 1, iteration: 2, sessionId: `sess-${number}` });
+    // One post with the verdict, the summary and every finding: a review, not a review and a comment too.
+    const reviews = await loop.forge.listReviews(view.prNumber ?? 0);
+    expect(reviews).toHaveLength(1);
+    expect(reviews[0]?.body).toContain("**Critic: REQUEST_CHANGES**");
+    expect(reviews[0]?.body).toContain("parse('') must return null");
     const comments = await loop.forge.listComments(view.prNumber ?? 0);
-    expect(comments.map((c) => c.body).join("\n")).toContain("**Critic: REQUEST_CHANGES**");
+    expect(comments.map((c) => c.body).join("\n")).not.toContain("Critic:");
   });
 
   it("BLOCK abandons at once, labels needs-human and keeps the worktree (no reap)", async () => {

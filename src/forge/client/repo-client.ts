@@ -13,6 +13,7 @@ import {
   permission,
   pullRequest,
   repoLabel,
+  review,
   withId,
   withNumber,
 } from "./schemas.ts";
@@ -36,6 +37,7 @@ import type {
   PullRequest,
   PullRequestFiles,
   PullRequestUpdate,
+  PullReview,
 } from "./types.ts";
 
 /**
@@ -186,6 +188,10 @@ export abstract class RepoClient implements ForgeClient {
     const path = `${this.repo}/pulls/${number}/reviews`;
     const created = await this.http.json({ method: "POST", path, body: this.reviewBody(review) }, withId);
     return { id: created.id };
+  }
+
+  listReviews(number: number): Promise<PullReview[]> {
+    return this.listAll(`${this.repo}/pulls/${number}/reviews`, {}, review);
   }
 
   async ensureLabels(labels: ReadonlyArray<string | LabelSpec>): Promise<void> {

@@ -14,6 +14,7 @@ import type {
   Issue,
   IssueComment,
   PullRequest,
+  PullReview,
 } from "./types.ts";
 
 export const login = z.object({ login: z.string() });
@@ -67,6 +68,10 @@ export const comment = z
       createdAt: raw.created_at,
     }),
   );
+
+export const review = z
+  .object({ id: z.number(), body: z.string().nullish(), user: login.nullish() })
+  .transform((raw): PullReview => ({ id: raw.id, body: raw.body ?? "", author: raw.user?.login ?? "" }));
 
 export const pullRequest = z
   .object({

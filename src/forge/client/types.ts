@@ -148,6 +148,13 @@ export interface ReviewComment {
   body: string;
 }
 
+/** A submitted review of a pull request, as the forge lists it. */
+export interface PullReview {
+  id: number;
+  body: string;
+  author: string;
+}
+
 export interface NewReview {
   event: ReviewEvent;
   body: string;
@@ -204,6 +211,8 @@ export interface ForgeClient {
   /** The login of the token's own user (`GET /user`): Conveyor's account on the forge. */
   getAuthenticatedUser(): Promise<string>;
   createReview(number: number, review: NewReview): Promise<{ id: number }>;
+  /** Every page of the pull request's reviews. */
+  listReviews(number: number): Promise<PullReview[]>;
   ensureLabels(labels: ReadonlyArray<string | LabelSpec>): Promise<void>;
   createWebhook(hook: NewWebhook): Promise<{ id: number }>;
 }
