@@ -407,7 +407,10 @@ const sessionPhase: Rule<"phase"> = {
       case "failed":
         return escalate(s, `session failed: ${e.reason ?? "no reason given"}`);
       case "dry_exit":
-        return escalate(s, "session ended without writing a phase (dry exit)");
+        return escalate(
+          s,
+          "the session stopped without saying whether its work is ready (it wrote no PHASE file)",
+        );
     }
   },
 };

@@ -293,7 +293,11 @@ describe("sessions", () => {
     ["escalate", "stuck on auth", "session escalated: stuck on auth"],
     ["failed", "tests do not build", "session failed: tests do not build"],
     ["done", undefined, "session reported done without a pull request"],
-    ["dry_exit", undefined, "session ended without writing a phase (dry exit)"],
+    [
+      "dry_exit",
+      undefined,
+      "the session stopped without saying whether its work is ready (it wrote no PHASE file)",
+    ],
   ] as const)("phase %s escalates with a reason", (phase, reason, expected) => {
     const { next, effects } = expectAccepted(
       transition(at("running"), { type: "phase", phase, ...(reason ? { reason } : {}) }),
