@@ -8,9 +8,11 @@ import type { Effect, LabelRole } from "../src/domain/lifecycle.ts";
 import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
 import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
+import { pullRequestBody } from "../src/forge/pull-request-body.ts";
 import { conveyorAccount } from "../src/projects/account.ts";
 import { regateDependents } from "../src/projects/dispatch.ts";
 import { mirroredIssues, setMirroredState } from "../src/projects/mirror.ts";
+import { pullRequestStory } from "../src/projects/pull-request-story.ts";
 import { clientOf, lazyForges, loadProject, loadRegistered, type Project } from "../src/projects/store.ts";
 import { issueCostUsd } from "../src/usage/cost.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
@@ -83,13 +85,16 @@ export const FORGE_DELIVERERS: Deliverers = {
     const moved = waiting && headSha ? await checkHead(forge, number, headSha) : null;
     if (moved) return moved;
     const branch = issueBranch(number);
-    const [mirrored] = await mirroredIssues(ctx.env, project.id, [number]);
+    const [mirrored, story] = await Promise.all([
+      mirroredIssues(ctx.env, project.id, [number]).then(([issue]) => issue),
+      pullRequestStory(ctx.env, project.id, { number, branch, summary: ctx.issue.summary }),
+    ]);
     try {
       const pr = await forge.createPullRequest({
         head: branch,
         base: project.settings.defaultBranch,
         title: mirrored?.title ?? `Issue #${number}`,
-        body: `Closes #${number}\n\nImplemented by Conveyor on \`${branch}\`.`,
+        body: pullRequestBody(story),
       });
       return { type: "pr_opened", number: pr.number, byConveyor: true };
     } catch (error) {
@@ -97,6 +102,19 @@ export const FORGE_DELIVERERS: Deliverers = {
       if (hasStatus(error, 409, 422)) return undefined;
       throw error;
     }
+  },
+  describe_pull_request: async (_effect, ctx) => {
+    const { number, prNumber, summary } = ctx.issue;
+    // Not linked yet: the pull request is opened with the same description.
+    if (prNumber === null) return undefined;
+    const { project, forge } = await forgeOf(ctx);
+    const story = await pullRequestStory(ctx.env, project.id, {
+      number,
+      branch: issueBranch(number),
+      summary,
+    });
+    await forge.updatePullRequest(prNumber, { body: pullRequestBody(story) });
+    return undefined;
   },
   close_issue: async (_effect, ctx) => {
     const { forge } = await forgeOf(ctx);

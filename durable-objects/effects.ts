@@ -40,6 +40,7 @@ export const LANES = {
     "comment",
     "notify_human",
     "open_pull_request",
+    "describe_pull_request",
     "request_review",
     "merge",
     "check_merged",

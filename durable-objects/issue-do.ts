@@ -62,6 +62,8 @@ export type IssueSummary = {
   blockers: string[];
   /** The issue's text as a writer queued it (null before a triage that carried it). */
   brief: Brief | null;
+  /** The last session's account of its work. */
+  summary: string | null;
   reason: string | null;
 };
 
@@ -157,6 +159,7 @@ export class IssueDO extends DurableObject<Env> {
       criticRounds: c.criticRounds,
       blockers: c.blockers,
       brief: c.brief,
+      summary: c.summary,
       reason: c.reason,
     };
   }

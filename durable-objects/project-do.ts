@@ -235,6 +235,7 @@ export class ProjectDO extends DurableObject<Env> {
           ...(sessionId && { sessionId }),
           ...(branch && { branch }),
           ...(headSha && { headSha }),
+          ...(request.summary && { summary: request.summary }),
         });
       }
     });

@@ -156,7 +156,14 @@ async function session(
     return { phase: "failed", sessionId, reason: `invalid phase file: ${JSON.stringify(signalled.line)}` };
   }
   const { phase, reason } = signalled;
-  const base = { phase, sessionId, branch: worktree.branch, ...(reason ? { reason } : {}) };
+  const summary = result.summary && ctx.secrets.redact(result.summary).slice(0, MAX_SUMMARY_CHARS);
+  const base = {
+    phase,
+    sessionId,
+    branch: worktree.branch,
+    ...(reason ? { reason } : {}),
+    ...(summary ? { summary } : {}),
+  };
   if (phase !== "awaiting_ci" && phase !== "awaiting_review") return base;
 
   const collected = await workspace.collect(ref, `Conveyor: uncommitted work on #${job.issue.number}`);
@@ -176,6 +183,9 @@ async function reap(ctx: JobContext, job: Job): Promise<ReportOutcome> {
   await ctx.holdings.remove(issueRef(job.project, job.issue.number));
   return { phase: "done" };
 }
+
+/** The completion request carries at most this much of the agent's closing words. */
+const MAX_SUMMARY_CHARS = 4_000;
 
 const startedSchema = z.object({ jobId: z.string(), sessionId: z.string() });
 

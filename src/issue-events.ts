@@ -32,6 +32,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
       .string()
       .regex(/^[0-9a-f]{7,64}$/)
       .optional(),
+    summary: text(4_000).optional(),
   }),
   z.object({
     type: z.literal("ci"),

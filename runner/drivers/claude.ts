@@ -88,7 +88,10 @@ function outcome(run: ClaudeRun, signal: AbortSignal): SessionResult {
       error: { message: `the session ended without a result: ${message}`, retryable: true },
     };
   }
-  if (!result.is_error) return { sessionId };
+  if (!result.is_error) {
+    const summary = result.subtype === "success" ? result.result.trim() : "";
+    return summary ? { sessionId, summary } : { sessionId };
+  }
   switch (result.subtype) {
     // An API error (overload, outage) passes; trying again later may well succeed.
     case "success":

@@ -27,6 +27,8 @@ export type SessionInput = {
 
 export type SessionResult = {
   sessionId: string | null;
+  /** The agent's closing words, when it gave some. */
+  summary?: string;
   /** The session ended on an error (API error, turn or budget limit); the phase file may still be there. */
   error?: { message: string; retryable: boolean };
 };

@@ -48,7 +48,16 @@ export type LifecycleEvent =
   /** A runner claimed the issue's job. */
   | { type: "dispatched"; jobId: string; runnerId: string }
   /** A session ended a phase (phase file), or ended without one (dry_exit). */
-  | { type: "phase"; phase: Phase; reason?: string; sessionId?: string; branch?: string; headSha?: string }
+  | {
+      type: "phase";
+      phase: Phase;
+      reason?: string;
+      sessionId?: string;
+      branch?: string;
+      headSha?: string;
+      /** The session's closing words: what the pull request's description says it changed. */
+      summary?: string;
+    }
   | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
   /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
   | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
@@ -128,6 +137,8 @@ export type Effect =
   /** On the issue, or on `thread` (a pull request of it) where the comment answers one there. */
   | { kind: "comment"; body: string; thread?: number }
   | { kind: "open_pull_request" }
+  /** Rewrites the open pull request's description: what the latest session did, and how CI and the critic went. */
+  | { kind: "describe_pull_request" }
   | { kind: "request_review" }
   /** Watch the head's CI until it settles: poll where the forge sends no CI webhooks. */
   | { kind: "watch_ci" }
@@ -161,6 +172,8 @@ export type IssueContext = {
   reason: string | null;
   /** The text its jobs carry: the latest a writer queued, never the mirror's current one. */
   brief: Brief | null;
+  /** The last session's account of its work, for the pull request's description. */
+  summary: string | null;
 };
 
 export const INITIAL_CONTEXT: IssueContext = {
@@ -176,6 +189,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   prNumber: null,
   reason: null,
   brief: null,
+  summary: null,
 };
 
 export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
@@ -387,8 +401,10 @@ const sessionPhase: Rule<"phase"> = {
       sessionId: e.sessionId ?? ctx.sessionId,
       branch: e.branch ?? ctx.branch,
       headSha: e.headSha ?? ctx.headSha,
+      summary: e.summary ?? ctx.summary,
     };
-    const openPr: Effect[] = ctx.prOpened ? [] : [{ kind: "open_pull_request" }];
+    // A later push describes itself on the pull request already open.
+    const openPr: Effect[] = [{ kind: ctx.prOpened ? "describe_pull_request" : "open_pull_request" }];
     const s = { ...ctx, ...session };
     switch (e.phase) {
       // CI is the server's gate, read from the forge: a session that skips to review waits for CI like any.

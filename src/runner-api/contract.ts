@@ -140,6 +140,8 @@ export const completeRequest = z.object({
   sessionId: z.string().min(1).optional(),
   branch: z.string().min(1).optional(),
   headSha: sha.optional(),
+  /** The session's own account of what it did (its last message), for the pull request's description. */
+  summary: z.string().max(4_000).optional(),
 });
 export type CompleteRequest = z.infer<typeof completeRequest>;
 

@@ -253,7 +253,7 @@ describe("sessions", () => {
     expect(effects).toEqual([{ kind: "labels", add: ["in_progress"], remove: ["backlog"] }]);
   });
 
-  it("the first awaiting_ci opens the pull request; later ones do not", () => {
+  it("the first awaiting_ci opens the pull request; later ones describe it again, with the session's summary", () => {
     const phase = {
       type: "phase",
       phase: "awaiting_ci",
@@ -264,9 +264,15 @@ describe("sessions", () => {
     const first = expectAccepted(transition(at("running", { prOpened: false }), phase));
     expect(first.next).toMatchObject({ state: "awaiting_ci", headSha: "s1", sessionId: "x", prOpened: true });
     expect(first.effects).toEqual([{ kind: "open_pull_request" }, { kind: "watch_ci" }]);
-    const again = expectAccepted(transition(at("revising"), { ...phase, headSha: "s2" }));
-    expect(again.effects).toEqual([{ kind: "watch_ci" }]);
-    expect(again.next.headSha).toBe("s2");
+    expect(first.next.summary).toBeNull();
+    const again = expectAccepted(
+      transition(at("revising"), { ...phase, headSha: "s2", summary: "Fixed the test." }),
+    );
+    expect(again.effects).toEqual([{ kind: "describe_pull_request" }, { kind: "watch_ci" }]);
+    expect(again.next).toMatchObject({ headSha: "s2", summary: "Fixed the test." });
+    // A session that says nothing keeps the last account.
+    const silent = expectAccepted(transition(at("revising", { summary: "Fixed the test." }), phase));
+    expect(silent.next.summary).toBe("Fixed the test.");
   });
 
   it("awaiting_review from a session waits for CI like awaiting_ci: the critic never hears it first", () => {

@@ -15,6 +15,7 @@ import {
   RED_CI,
   report,
   send,
+  services,
   until,
 } from "./support/review.ts";
 import { deliver, pretty } from "./support/webhooks.ts";
@@ -43,9 +44,22 @@ describe("the review loop on a local forge", () => {
     const fixed = await push(loop, number, { "ci.sh": GREEN_CI });
     await critic(loop, number, [report("APPROVE", "Implements the parser with tests.")]);
     await send(loop, number, { type: "dispatched", jobId: `job-${number}-2`, runnerId: "runner-1" });
-    await send(loop, number, { type: "phase", phase: "awaiting_ci", headSha: fixed });
+    await send(loop, number, {
+      type: "phase",
+      phase: "awaiting_ci",
+      headSha: fixed,
+      summary: "Made CI green: @ops ci.sh ran a failing script.",
+    });
 
     const merged = await until(loop, number, (v) => v.state === "merged");
+    // The description was rewritten by the second push: the session's account, CI red then green.
+    const res = await fetch(`${services.forgeApiUrl}/repos/${loop.repo}/pulls/${merged.prNumber}`, {
+      headers: { authorization: `token ${services.conveyorToken}` },
+    });
+    const { body } = (await res.json()) as { body: string };
+    expect(body).toContain(`Closes #${number}`);
+    expect(body).toContain("> Made CI green: @\u200bops ci.sh ran a failing script.");
+    expect(body).toContain("- CI: red");
     expect(merged.history.map((h) => h.to)).toEqual([
       "queued",
       "running",

@@ -119,6 +119,8 @@ describe("the claude driver on the real Agent SDK", { timeout: 30_000 }, () => {
       headSha: await upstream.sha("conveyor/7"),
     });
     expect(await greeting()).toBe("hello\n");
+    // The agent's closing words go with the completion: the pull request's description quotes them.
+    expect(outcome.summary).toBe("Done.");
     sessionId = outcome.sessionId ?? "";
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(only("session")).toEqual([

@@ -117,6 +117,7 @@ export function issueView(project: string, number: number, patch: Partial<IssueS
     criticRounds: 0,
     blockers: [],
     brief: null,
+    summary: null,
     reason: null,
     ...patch,
   };
