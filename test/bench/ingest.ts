@@ -4,6 +4,9 @@
  */
 import { createHmac, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tempDir } from "../node/git/support.ts";
+import { startLocalForge } from "../support/forge/index.ts";
 import { forgejoHeaders } from "../support/webhook-headers.ts";
 import { TEST_ADMIN_TOKEN } from "../support/worker.ts";
 import { alternate, emit, load, percentile } from "./load.ts";
@@ -40,18 +43,18 @@ function issueDelivery(action: string, number: number, labels: string[]) {
   return { body, headers };
 }
 
-async function register(url: string, project: string) {
+/** Port 9 (discard) refuses at once: the forge effects fail fast and wait in the outbox. */
+const NO_FORGE = { apiUrl: "http://127.0.0.1:9/api/v1", forgeToken: "t" };
+
+async function register(
+  url: string,
+  project: string,
+  forge: { apiUrl: string; forgeToken: string } = NO_FORGE,
+) {
   const res = await fetch(`${url}/api/v1/projects/${project}`, {
     method: "PUT",
     headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
-    // Port 9 (discard) refuses at once: the forge effects fail fast and wait in the outbox.
-    body: JSON.stringify({
-      forge: "forgejo",
-      apiUrl: "http://127.0.0.1:9/api/v1",
-      repo: REPO,
-      webhookSecret: SECRET,
-      forgeToken: "t",
-    }),
+    body: JSON.stringify({ forge: "forgejo", repo: REPO, webhookSecret: SECRET, ...forge }),
   });
   if (!res.ok) throw new Error(`register ${project}: ${res.status} ${await res.text()}`);
 }
@@ -61,10 +64,38 @@ async function expectStatus(res: Response, ...statuses: number[]) {
   if (!statuses.includes(res.status)) throw new Error(`unexpected ${res.status}`);
 }
 
-export async function benchIngest(url: string, { total = 2_000, concurrency = 16 } = {}) {
-  await register(url, "bench-ingest");
-  await register(url, "bench-label");
+/**
+ * Only a writer's label queues work: the label bench's project reads the sender's permission from a local
+ * forge where the fixtures' sender (`unknwon`) has write access to the fixtures' repository.
+ */
+async function labelForge() {
+  const dataDir = await tempDir("bench-label-forge");
+  const forge = await startLocalForge({ dataDir, ci: { enabled: false } });
+  const [owner = "", name = ""] = REPO.split("/");
+  await forge.createRepo({ owner, name, seed: { files: { "README.md": "#\n" } } });
+  const { token } = forge.createUser("conveyor");
+  forge.addCollaborator(REPO, "conveyor", "admin");
+  forge.createUser(template.sender.login);
+  forge.addCollaborator(REPO, template.sender.login, "write");
+  const close = async () => {
+    await forge.close();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  return { close, link: { apiUrl: forge.apiUrl, forgeToken: token } };
+}
 
+export async function benchIngest(url: string, { total = 2_000, concurrency = 16 } = {}) {
+  const { close, link } = await labelForge();
+  try {
+    await register(url, "bench-ingest");
+    await register(url, "bench-label", link);
+    await measure(url, total, concurrency);
+  } finally {
+    await close();
+  }
+}
+
+async function measure(url: string, total: number, concurrency: number) {
   const unique = Array.from({ length: Math.ceil(total * 0.8) }, (_, i) =>
     issueDelivery("edited", 10_000 + i, []),
   );
