@@ -71,6 +71,7 @@ issueRoutes.post("/:project/issues/:number/events", async (c) => {
   if (!body.success) return jsonError(c, 400, zodMessage(body.error));
   const { project, number } = path.data;
   const result = await applyOperatorEvent(c.env, project, number, body.data.event, body.data.id);
+  if (result.outcome === "unregistered") return jsonError(c, 404, result.reason);
   if (result.outcome === "invalid") return jsonError(c, 400, result.reason);
   if (result.outcome === "rejected") return c.json({ error: result.reason ?? "rejected", ...result }, 409);
   return c.json(result);
