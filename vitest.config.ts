@@ -5,8 +5,8 @@ import { defineConfig } from "vitest/config";
 // Two projects in one `vitest run`: Worker code inside workerd, runner and pure code on Node.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("migrations");
-  // workerd cannot read the file system: the shared webhook fixtures reach its tests as a binding.
-  const fixtures = new URL("../shared/fixtures/webhooks/", import.meta.url);
+  // workerd cannot read the file system: the webhook fixtures (test/fixtures/webhooks) reach its tests as a binding.
+  const fixtures = new URL("./test/fixtures/webhooks/", import.meta.url);
   const webhookFixtures = Object.fromEntries(
     ["forgejo", "gitea", "github"].flatMap((forge) =>
       readdirSync(new URL(`${forge}/`, fixtures))

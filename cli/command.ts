@@ -1,7 +1,7 @@
 /** What a CLI command declares, and what it gets to run with. */
 import type { ParseArgsOptionsConfig } from "node:util";
 import { z } from "zod";
-import type { OperatorApi } from "./api.ts";
+import { CliError, type OperatorApi } from "./api.ts";
 
 export type Context = {
   api: OperatorApi;
@@ -33,3 +33,9 @@ export const issueNumber = z.coerce
   .int()
   .positive()
   .max(Number.MAX_SAFE_INTEGER);
+
+/** `--project` (or CONVEYOR_PROJECT), for the commands about one project's issues or settings. */
+export function projectOf(ctx: Context): string {
+  if (!ctx.project) throw new CliError("this command needs --project (or CONVEYOR_PROJECT)", 2);
+  return ctx.project;
+}

@@ -6,12 +6,13 @@
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { packageVersion } from "../runner/package-version.ts";
 import { errorMessage } from "../src/error-message.ts";
 import { zodMessage } from "../src/validation.ts";
 import { CliError, OperatorApi } from "./api.ts";
 import type { Command } from "./command.ts";
-import { abandon, approve, issueShow, retry } from "./commands/issue.ts";
-import { projectAdd, projectList, projectRemove, projectShow } from "./commands/project.ts";
+import { abandon, approve, issueList, issueShow, retry } from "./commands/issue.ts";
+import { projectAdd, projectList, projectRemove, projectSet, projectShow } from "./commands/project.ts";
 import { runnerRevoke, runnerToken, status } from "./commands/status.ts";
 import { secretSetting } from "./secrets.ts";
 
@@ -19,10 +20,12 @@ const COMMANDS: Command[] = [
   projectAdd,
   projectList,
   projectShow,
+  projectSet,
   projectRemove,
   runnerToken,
   runnerRevoke,
   status,
+  issueList,
   issueShow,
   approve,
   retry,
@@ -45,6 +48,7 @@ const configSchema = z.object({
 
 const USAGE = [
   "usage: conveyor <command> [--url <worker url>] [--token-file <file>] [--project <id>] [--json]",
+  "       conveyor --version",
   "",
   ...COMMANDS.map((c) => `  ${c.usage}\n      ${c.summary}`),
   "",
@@ -60,6 +64,10 @@ function findCommand(argv: string[]): Command | undefined {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === "--version" || argv[0] === "version") {
+    process.stdout.write(`conveyor ${packageVersion(import.meta.url)}\n`);
+    return 0;
+  }
   const found = findCommand(argv);
   if (!found) {
     const asksHelp = argv.length === 0 || argv[0] === "help" || argv[0] === "--help" || argv[0] === "-h";

@@ -9,3 +9,6 @@ export function table(header: string[], rows: string[][]): string {
       .trimEnd();
   return [line(header), ...rows.map(line)].join("\n");
 }
+
+/** Dollars to the cent, as budgets are written. */
+export const usd = (amount: number) => `$${amount.toFixed(2)}`;

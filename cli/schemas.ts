@@ -43,6 +43,9 @@ export const statusSchema = z.object({
       forge: z.string().nullable(),
       states: z.record(z.string(), z.number()),
       total: z.number(),
+      /** Absent from a Worker older than the fields. */
+      costUsd: z.number().optional(),
+      todayUsd: z.number().optional(),
     }),
   ),
   runners: z.array(runnerSchema),
@@ -67,6 +70,8 @@ export const issueViewSchema = z.looseObject({
   criticRounds: z.number(),
   blockers: z.array(z.string()),
   reason: z.string().nullable(),
+  /** What the issue's sessions cost in all; absent from a Worker older than the field. */
+  costUsd: z.number().optional(),
   timers: z.array(z.looseObject({ kind: z.string(), dueAt: z.number() })),
   history: z.array(
     z.looseObject({
@@ -80,6 +85,22 @@ export const issueViewSchema = z.looseObject({
       at: z.number(),
     }),
   ),
+});
+
+/** One page of `GET /projects/:project/issues`: the D1 index, by number. */
+export const issueListSchema = z.object({
+  issues: z.array(
+    z.looseObject({
+      number: z.number(),
+      state: z.string(),
+      iteration: z.number(),
+      branch: z.string().nullable(),
+      prNumber: z.number().nullable(),
+      reason: z.string().nullable(),
+      updatedAt: z.number(),
+    }),
+  ),
+  next: z.number().nullable(),
 });
 
 /** 200 from the events route: applied now, or earlier under the same id (a 409 is an error). */

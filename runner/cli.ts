@@ -4,7 +4,6 @@
  * `node runner/cli.ts --config runner.json` (see `--help`). Exit codes: 0 after a clean stop (SIGTERM,
  * SIGINT), 1 on a fatal error, 2 on a bad config.
  */
-import { readFileSync } from "node:fs";
 import { errorMessage } from "../src/error-message.ts";
 import { RunnerApi } from "./api.ts";
 import { ConfigError, loadConfig, SECRET_ENV, USAGE, wantsHelp } from "./config.ts";
@@ -15,6 +14,7 @@ import { ensureIdentity } from "./identity.ts";
 import { killLeftoverSessions } from "./leftovers.ts";
 import { acquireLock } from "./lock.ts";
 import { Logger } from "./log.ts";
+import { packageVersion } from "./package-version.ts";
 import { WorkDirLayout } from "./paths.ts";
 import { Secrets } from "./redact.ts";
 import { Runner } from "./runner.ts";
@@ -23,11 +23,13 @@ import { sandboxGit } from "./sandbox/sandbox-git.ts";
 import { Sandbox } from "./sandbox/session-sandbox.ts";
 import { TokenRotation } from "./token-rotation.ts";
 
-const VERSION = (
-  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
+const VERSION = packageVersion(import.meta.url);
 
 async function main(argv: string[]): Promise<number> {
+  if (argv.includes("--version")) {
+    process.stdout.write(`conveyor-runner ${VERSION}\n`);
+    return 0;
+  }
   if (wantsHelp(argv)) {
     process.stdout.write(`${USAGE}\n`);
     return 0;

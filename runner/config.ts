@@ -108,6 +108,7 @@ const SETTINGS = [
 export const SECRET_ENV = SETTINGS.filter((s) => "secret" in s).flatMap((s) => [s.env, `${s.env}_FILE`]);
 
 export const USAGE = `usage: conveyor-runner [--config <file.json>] [--<setting> <value> ...] [--unsafe-no-sandbox]
+       conveyor-runner --version
 
 The config file may also be named by CONVEYOR_CONFIG. Settings (flag > environment > config file key):
 ${SETTINGS.map((s) => {

@@ -18,6 +18,8 @@ export { ProjectDO } from "../durable-objects/project-do.ts";
 export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/healthz", (c) => c.json({ ok: true }));
+// Someone who opens the Worker's URL in a browser wants the dashboard (which asks them to sign in).
+app.get("/", (c) => c.redirect("/dashboard"));
 app.route("/hooks", hookRoutes);
 app.route("/runner/v1", runnerRoutes);
 app.use("/api/v1/*", operatorAuth);

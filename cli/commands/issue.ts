@@ -1,15 +1,47 @@
-/** `issue show`, and the operator's lifecycle events: `approve`, `retry`, `abandon`. */
+/** `issue list`, `issue show`, and the operator's lifecycle events: `approve`, `retry`, `abandon`. */
 import { z } from "zod";
 import { formatTime } from "../../src/dashboard/format.ts";
-import { CliError } from "../api.ts";
-import { type Command, type Context, command, issueNumber } from "../command.ts";
-import { table } from "../output.ts";
-import { applyResultSchema, issueViewSchema } from "../schemas.ts";
+import { STATES } from "../../src/domain/lifecycle.ts";
+import { type Command, command, issueNumber, projectOf } from "../command.ts";
+import { table, usd } from "../output.ts";
+import { applyResultSchema, issueListSchema, issueViewSchema } from "../schemas.ts";
 
-function projectOf(ctx: Context): string {
-  if (!ctx.project) throw new CliError("this command needs --project (or CONVEYOR_PROJECT)", 2);
-  return ctx.project;
-}
+export const issueList = command({
+  name: "issue list",
+  args: [],
+  usage: "issue list --project <id> [--state <state>] [--limit <n>] [--after <number>]",
+  summary: "a project's issues by number, with state, iteration, PR and reason",
+  options: { state: { type: "string" }, limit: { type: "string" }, after: { type: "string" } },
+  input: z.object({
+    state: z.enum(STATES).optional(),
+    limit: z.coerce.number().int().min(1).max(500).optional(),
+    after: z.coerce.number().int().min(0).optional(),
+  }),
+  async run({ state, limit, after }, ctx) {
+    const project = projectOf(ctx);
+    const query = new URLSearchParams({
+      ...(state && { state }),
+      ...(limit !== undefined && { limit: String(limit) }),
+      ...(after !== undefined && { after: String(after) }),
+    });
+    const page = await ctx.api.call("GET", `/projects/${project}/issues?${query}`, issueListSchema);
+    const rows = page.issues.map((i) => [
+      `#${i.number}`,
+      i.state,
+      String(i.iteration),
+      i.prNumber === null ? "" : `#${i.prNumber}`,
+      formatTime(i.updatedAt),
+      i.reason ?? "",
+    ]);
+    const text = [
+      rows.length
+        ? table(["ISSUE", "STATE", "ITER", "PR", "UPDATED", "REASON"], rows)
+        : `no issues in ${project}${state ? ` in ${state}` : ""}`,
+      page.next !== null && `more: --after ${page.next}`,
+    ].filter((line) => typeof line === "string");
+    ctx.print(text.join("\n"), page);
+  },
+});
 
 export const issueShow = command({
   name: "issue show",
@@ -31,7 +63,13 @@ export const issueShow = command({
       ]
         .filter(Boolean)
         .join(" · "),
-      `CI fixes ${view.ciFixes} · critic rounds ${view.criticRounds}`,
+      [
+        `CI fixes ${view.ciFixes}`,
+        `critic rounds ${view.criticRounds}`,
+        view.costUsd !== undefined && `cost ${usd(view.costUsd)}`,
+      ]
+        .filter(Boolean)
+        .join(" · "),
       view.blockers.length > 0 && `blocked by ${view.blockers.join(", ")}`,
       ...view.timers.map((t) => `${t.kind} timer due ${formatTime(t.dueAt)}`),
     ].filter((line): line is string => typeof line === "string" && line !== "");

@@ -1,9 +1,9 @@
-/** `project add | list | show | rm`: the project registry, and the forge webhook and labels on add. */
+/** `project add | list | show | set | rm`: the project registry, and the forge webhook and labels on add. */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { projectIdSchema, registrationSchema } from "../../src/projects/config.ts";
 import { zodMessage } from "../../src/validation.ts";
-import { command } from "../command.ts";
+import { command, projectOf } from "../command.ts";
 import { table } from "../output.ts";
 import { type ProjectAnswer, projectListSchema, projectSchema, setupSchema } from "../schemas.ts";
 import { secretSetting } from "../secrets.ts";
@@ -130,6 +130,24 @@ export const projectShow = command({
   async run({ id }, ctx) {
     const project = await ctx.api.call("GET", `/projects/${id}`, projectSchema);
     ctx.print(describe(project), project);
+  },
+});
+
+export const projectSet = command({
+  name: "project set",
+  args: ["key", "value"],
+  usage: "project set <key> <value> --project <id>",
+  summary:
+    "change one setting (parallel 4, jobs.leaseMs 120000, protectedPaths '[\".ci/**\"]', ci.woodpeckerUrl null); the Worker validates it",
+  input: z.object({ key: z.string().min(1).max(200), value: z.string() }),
+  async run({ key, value }, ctx) {
+    const id = projectOf(ctx);
+    // The text goes as typed: the Worker reads it as the setting wants (`4` a number for `parallel`).
+    const project = await ctx.api.call("PATCH", `/projects/${id}/settings`, projectSchema, { key, value });
+    const now = key
+      .split(".")
+      .reduce<unknown>((at, part) => (at as Record<string, unknown>)?.[part], project.settings);
+    ctx.print(`${id}: ${key} = ${JSON.stringify(now) ?? "(default)"}`, project);
   },
 });
 

@@ -7,14 +7,15 @@ import { ago, formatTime } from "../../src/dashboard/format.ts";
 import { STATES } from "../../src/domain/lifecycle.ts";
 import { projectIdSchema } from "../../src/projects/config.ts";
 import { command } from "../command.ts";
-import { table } from "../output.ts";
+import { table, usd } from "../output.ts";
 import { registrationTokenSchema, statusSchema } from "../schemas.ts";
 
 export const status = command({
   name: "status",
   args: [],
   usage: "status",
-  summary: "projects with their issues per state, and runners with their jobs",
+  summary:
+    "projects with their issues per state and model spend (today, UTC / in all), and runners with their jobs",
   input: z.object({}),
   async run(_, ctx) {
     const answer = await ctx.api.call("GET", "/status", statusSchema);
@@ -23,6 +24,7 @@ export const status = command({
       p.id,
       p.repo ?? "(not registered)",
       String(p.total),
+      p.costUsd === undefined ? "" : `${usd(p.todayUsd ?? 0)} / ${usd(p.costUsd)}`,
       STATES.filter((state) => p.states[state])
         .map((state) => `${state} ${p.states[state]}`)
         .join(", "),
@@ -35,7 +37,9 @@ export const status = command({
       r.jobs.map((j) => `${j.project}#${j.number} ${j.kind}`).join(", ") || "idle",
     ]);
     const text = [
-      projects.length ? table(["PROJECT", "REPO", "ISSUES", "BY STATE"], projects) : "no projects",
+      projects.length
+        ? table(["PROJECT", "REPO", "ISSUES", "COST TODAY / ALL", "BY STATE"], projects)
+        : "no projects",
       "",
       runners.length ? table(["RUNNER", "VERSION", "SANDBOX", "SEEN", "JOBS"], runners) : "no runners",
     ].join("\n");

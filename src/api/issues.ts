@@ -9,6 +9,7 @@ import type { Env } from "../env.ts";
 import { lifecycleEventSchema } from "../issue-events.ts";
 import { issueStub } from "../issue-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
+import { issueCostUsd } from "../usage/cost.ts";
 import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
 import { applyOperatorEvent } from "./operator-events.ts";
@@ -35,9 +36,12 @@ issueRoutes.get("/:project/issues/:number", async (c) => {
   const path = issuePathSchema.safeParse(c.req.param());
   if (!path.success) return jsonError(c, 400, zodMessage(path.error));
   const { project, number } = path.data;
-  const view = await issueStub(c.env, project, number).view();
+  const [view, costUsd] = await Promise.all([
+    issueStub(c.env, project, number).view(),
+    issueCostUsd(c.env, project, number),
+  ]);
   if (!view) return jsonError(c, 404, `issue ${project}#${number} is not known to Conveyor`);
-  return c.json(view);
+  return c.json({ ...view, costUsd });
 });
 
 issueRoutes.get("/:project/issues", async (c) => {
@@ -71,6 +75,7 @@ issueRoutes.post("/:project/issues/:number/events", async (c) => {
   if (!body.success) return jsonError(c, 400, zodMessage(body.error));
   const { project, number } = path.data;
   const result = await applyOperatorEvent(c.env, project, number, body.data.event, body.data.id);
+  if (result.outcome === "unregistered") return jsonError(c, 404, result.reason);
   if (result.outcome === "invalid") return jsonError(c, 400, result.reason);
   if (result.outcome === "rejected") return c.json({ error: result.reason ?? "rejected", ...result }, 409);
   return c.json(result);

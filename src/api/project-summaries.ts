@@ -4,6 +4,7 @@ import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import { issues } from "../db/schema.ts";
 import type { Env } from "../env.ts";
 import { listProjects } from "../projects/store.ts";
+import { projectCosts } from "../usage/cost.ts";
 
 export type StateCounts = Record<string, number>;
 
@@ -14,6 +15,9 @@ export type ProjectSummary = {
   forge: string | null;
   states: StateCounts;
   total: number;
+  /** Model spend in USD, in all and today (UTC). */
+  costUsd: number;
+  todayUsd: number;
 };
 
 /** A covering scan of `issues_by_state`, for one project or all. */
@@ -33,14 +37,27 @@ export function countsByProject(rows: { projectId: string; state: string; n: num
 
 export const total = (states: StateCounts) => Object.values(states).reduce((sum, n) => sum + n, 0);
 
-/** Every registered project, and every project D1 still has issues for, by id. */
+/** Every registered project, and every project D1 still has issues (or spend) for, by id. */
 export async function projectSummaries(env: Env): Promise<ProjectSummary[]> {
-  const [registered, rows] = await Promise.all([listProjects(env), stateCountsQuery(drizzle(env.DB)).all()]);
+  const [registered, rows, costs] = await Promise.all([
+    listProjects(env),
+    stateCountsQuery(drizzle(env.DB)).all(),
+    projectCosts(env),
+  ]);
   const counts = countsByProject(rows);
-  const ids = [...new Set([...registered.map((p) => p.id), ...counts.keys()])].sort();
+  const ids = [...new Set([...registered.map((p) => p.id), ...counts.keys(), ...costs.keys()])].sort();
   return ids.map((id) => {
     const project = registered.find((p) => p.id === id);
     const states = counts.get(id) ?? {};
-    return { id, repo: project?.repo ?? null, forge: project?.forge ?? null, states, total: total(states) };
+    const cost = costs.get(id);
+    return {
+      id,
+      repo: project?.repo ?? null,
+      forge: project?.forge ?? null,
+      states,
+      total: total(states),
+      costUsd: cost?.totalUsd ?? 0,
+      todayUsd: cost?.todayUsd ?? 0,
+    };
   });
 }

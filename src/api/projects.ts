@@ -1,11 +1,13 @@
 /** Operator API: the project registry. Secrets go in and are never returned. */
 import { Hono } from "hono";
+import { z } from "zod";
 import { SecretsKeyError } from "../crypto/secrets.ts";
 import type { Env } from "../env.ts";
 import { projectStub } from "../project-stub.ts";
 import { forgetProject } from "../projects/cache.ts";
 import { projectIdSchema, registrationSchema } from "../projects/config.ts";
-import { deleteProject, listProjects, loadProject, saveProject } from "../projects/store.ts";
+import { editSetting } from "../projects/setting-edit.ts";
+import { deleteProject, listProjects, loadProject, saveProject, saveSettings } from "../projects/store.ts";
 import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
 
@@ -29,6 +31,27 @@ projectRoutes.put("/:project", async (c) => {
     if (error instanceof SecretsKeyError) return jsonError(c, 503, error.message);
     throw error;
   }
+});
+
+/** `{ key, value }`: a string value is also read as JSON (`"4"` → 4), as a command line types it. */
+const settingBodySchema = z.object({ key: z.string().min(1).max(200), value: z.unknown() });
+
+// One setting at a time, validated by the registration's own schema: `conveyor project set <key> <value>`.
+projectRoutes.patch("/:project/settings", async (c) => {
+  const id = projectIdSchema.safeParse(c.req.param("project"));
+  if (!id.success) return jsonError(c, 400, zodMessage(id.error));
+  const raw = await c.req.json().catch(() => undefined);
+  if (raw === undefined) return jsonError(c, 400, "body must be JSON");
+  const body = settingBodySchema.safeParse(raw);
+  if (!body.success) return jsonError(c, 400, zodMessage(body.error));
+  const project = await loadProject(c.env, id.data);
+  if (!project) return jsonError(c, 404, `project ${id.data} is not registered`);
+  const edit = editSetting(project.settings, body.data.key, body.data.value);
+  if (!edit.ok) return jsonError(c, 400, edit.reason);
+  const saved = await saveSettings(c.env, id.data, edit.settings);
+  if (!saved) return jsonError(c, 404, `project ${id.data} is not registered`);
+  forgetProject(id.data);
+  return c.json(saved);
 });
 
 projectRoutes.get("/:project", async (c) => {

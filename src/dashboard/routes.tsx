@@ -222,7 +222,8 @@ dashboardRoutes.post("/projects/:project/issues/:number/actions", async (c) => {
   );
   const label = actionLabel(action);
   const issue = `${project}#${number}`;
-  if (result.outcome === "invalid") setFlash(c, `${label} refused: ${result.reason}`);
+  if (result.outcome === "invalid" || result.outcome === "unregistered")
+    setFlash(c, `${label} refused: ${result.reason}`);
   else if (result.outcome === "rejected") setFlash(c, `${label} refused for ${issue}: ${result.reason}`);
   else if (result.duplicate) setFlash(c, `${label} for ${issue} was already sent; it is ${result.state}`);
   else setFlash(c, `${label}: ${issue} is now ${result.state.replace(/_/g, " ")}`);

@@ -65,6 +65,16 @@ export async function loadProject(env: Env, id: string): Promise<Project | null>
   return row ? toProject(row) : null;
 }
 
+/** Replaces a registered project's settings (already validated); null when it is not registered. */
+export async function saveSettings(env: Env, id: string, settings: ProjectSettings): Promise<Project | null> {
+  const [saved] = await drizzle(env.DB)
+    .update(projects)
+    .set({ settings, defaultBranch: settings.defaultBranch, updatedAt: Date.now() })
+    .where(eq(projects.id, id))
+    .returning();
+  return saved ? toProject(saved) : null;
+}
+
 export async function listProjects(env: Env): Promise<Project[]> {
   const rows = await drizzle(env.DB).select().from(projects).orderBy(projects.id).all();
   return rows.map(toProject);

@@ -18,10 +18,7 @@ const SINGLE = 1_000;
 const SINGLE_ROUNDS = 10;
 const REPO = "gogits/hello-world";
 const template = JSON.parse(
-  readFileSync(
-    new URL("../../../shared/fixtures/webhooks/gitea/issues.opened.json", import.meta.url),
-    "utf8",
-  ),
+  readFileSync(new URL("../fixtures/webhooks/gitea/issues.opened.json", import.meta.url), "utf8"),
 );
 
 function issueDelivery(action: string, number: number, labels: string[]) {

@@ -1,8 +1,8 @@
 import type { DeliveryResult, ForgeEvent } from "../../src/forge/webhooks/events.ts";
 import type { Delivery } from "./webhook-headers.ts";
 
-// What every shared fixture must normalize to, with the event headers its forge sends for it
-// (../shared/fixtures/webhooks/SOURCES.md). Values are copied from the fixture files by hand.
+// What every webhook fixture must normalize to, with the event headers its forge sends for it
+// (test/fixtures/webhooks/SOURCES.md). Values are copied from the fixture files by hand.
 
 export type FixtureCase = { delivery: Delivery; eventName: string; expected: DeliveryResult };
 

@@ -237,6 +237,8 @@ describe("approval queue", () => {
   const project = freshProject("dash-approve");
 
   beforeAll(async () => {
+    // Operator actions apply to registered projects only.
+    await registerProject(project, "github", "acme/approve");
     await seedIssue(project, 1, "awaiting_approval");
     await seedIssue(project, 2, "escalated");
     await seedIssue(project, 3, "running");

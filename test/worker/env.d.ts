@@ -5,7 +5,7 @@ declare global {
   namespace Cloudflare {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
-      /** `<forge>/<file>.json` → the fixture's text, from ../shared/fixtures/webhooks. */
+      /** `<forge>/<file>.json` → the fixture's text, from test/fixtures/webhooks. */
       WEBHOOK_FIXTURES: Record<string, string>;
     }
   }

@@ -1,7 +1,8 @@
 import { env, SELF } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { issueStub } from "../../src/issue-stub.ts";
 import { PATHS } from "../support/lifecycle-samples.ts";
+import { registerProject } from "./support/webhooks.ts";
 
 const TOKEN = env.CONVEYOR_ADMIN_TOKEN;
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -79,6 +80,9 @@ describe("GET /api/v1/projects/:project/issues", () => {
 });
 
 describe("POST /api/v1/projects/:project/issues/:number/events", () => {
+  // Operator events apply to registered projects only.
+  beforeAll(() => registerProject(project, "github", "acme/api"));
+
   const post = (number: number, body: unknown) =>
     SELF.fetch(`${base}/issues/${number}/events`, {
       method: "POST",
@@ -119,6 +123,32 @@ describe("POST /api/v1/projects/:project/issues/:number/events", () => {
     expect(((await res.json()) as { error: string }).error).toMatch(error);
     expect((await SELF.fetch(`${base}/issues/32`, { headers: auth })).status).toBe(404);
   });
+});
+
+describe("an operator event for an unregistered project", () => {
+  it("is a 404 with a one-line reason, and no issue comes to be", async () => {
+    const stray = `${project}-unregistered`;
+    const res = await SELF.fetch(`https://conveyor.test/api/v1/projects/${stray}/issues/1/events`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ event: { type: "triage", blockers: [] } }),
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({
+      error: `project ${stray} is not registered (conveyor project add ${stray})`,
+    });
+    expect(await issueStub(env, stray, 1).view()).toBeNull();
+    const listed = await SELF.fetch(`https://conveyor.test/api/v1/projects/${stray}/issues`, {
+      headers: auth,
+    });
+    expect(((await listed.json()) as { issues: unknown[] }).issues).toEqual([]);
+  });
+});
+
+it("sends GET / to the dashboard", async () => {
+  const res = await SELF.fetch("https://conveyor.test/", { redirect: "manual" });
+  expect(res.status).toBe(302);
+  expect(res.headers.get("location")).toBe("/dashboard");
 });
 
 it("answers unknown routes with JSON 404", async () => {

@@ -160,6 +160,20 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
       }),
     ]);
     const operator = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" };
+    // Operator events apply to registered projects only. Its forge cannot be reached (port 9, discard): the
+    // issues' forge effects wait in the outbox instead of moving them on.
+    const registered = await fetch(`${worker.url}/api/v1/projects/${PROJECT}`, {
+      method: "PUT",
+      headers: operator,
+      body: JSON.stringify({
+        forge: "forgejo",
+        apiUrl: "http://127.0.0.1:9/api/v1",
+        repo: "acme/web",
+        webhookSecret: "browser test webhook secret",
+        forgeToken: "browser-test-forge-token",
+      }),
+    });
+    if (!registered.ok) throw new Error(`register: ${registered.status} ${await registered.text()}`);
     // The held merge comes through the lifecycle itself: events as the operator API takes them.
     for (const [i, event] of PATHS.awaiting_approval.entries()) {
       const res = await fetch(`${worker.url}/api/v1/projects/${PROJECT}/issues/${HELD}/events`, {

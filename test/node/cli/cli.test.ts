@@ -1,16 +1,18 @@
 /** The `conveyor` CLI as an operator runs it, against the real Worker (wrangler dev) and a local forge. */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createForgeClient } from "../../../src/forge/client/index.ts";
 import { type LocalForge, startLocalForge } from "../../support/forge/index.ts";
 import { PATHS } from "../../support/lifecycle-samples.ts";
+import { insertRows, writeSeed } from "../../support/seed-sql.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
 
 const CLI = new URL("../../../cli/conveyor.ts", import.meta.url).pathname;
 const REPO = "acme/widgets";
+const DAY = 86_400_000;
 
 let worker: LocalWorker;
 let forge: LocalForge;
@@ -19,7 +21,32 @@ let forgeToken = "";
 
 beforeAll(async () => {
   forgeData = await mkdtemp(join(tmpdir(), "conveyor-cli-forge-"));
-  [worker, forge] = await Promise.all([startLocalWorker(), startLocalForge({ dataDir: forgeData })]);
+  // What ops#40's sessions cost: $1.25 today (UTC) and $0.50 the day before, as runners report usage.
+  const now = Date.now();
+  const usage = (id: string, usd: number, at: number) => ({
+    id,
+    project_id: "ops",
+    number: 40,
+    iteration: 1,
+    session_id: "sess-1",
+    input_tokens: 1000,
+    output_tokens: 100,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+    usd,
+    turns: 3,
+    at,
+  });
+  const today = Math.floor(now / DAY) * DAY;
+  const seedSql = await writeSeed(
+    "cli",
+    insertRows("usage", [usage("u-1", 1.25, today), usage("u-2", 0.5, today - DAY / 2)]),
+  );
+  [worker, forge] = await Promise.all([
+    startLocalWorker({ seedSql }),
+    startLocalForge({ dataDir: forgeData }),
+  ]);
+  await rm(seedSql);
   await forge.createRepo({ owner: "acme", name: "widgets" });
   forgeToken = forge.createUser("conveyor-bot").token;
   forge.addCollaborator(REPO, "conveyor-bot", "admin");
@@ -213,7 +240,14 @@ describe("runners and status", () => {
     expect(demo).toMatchObject({ repo: REPO, states: { queued: 1 }, total: 1 });
     expect(answer.runners).toEqual([]);
     const out = await ok(["status"]);
-    expect(out).toMatch(/^demo\s+acme\/widgets\s+1\s+queued 1$/m);
+    expect(out).toMatch(/^PROJECT\s+REPO\s+ISSUES\s+COST TODAY \/ ALL\s+BY STATE$/m);
+    expect(out).toMatch(/^demo\s+acme\/widgets\s+1\s+\$0\.00 \/ \$0\.00\s+queued 1$/m);
+    // Spend counts whether or not the project is (still) registered.
+    expect(out).toMatch(/^ops\s+\(not registered\)\s+0\s+\$1\.25 \/ \$1\.75$/m);
+    expect(answer.projects.find((p: { id: string }) => p.id === "ops")).toMatchObject({
+      costUsd: 1.75,
+      todayUsd: 1.25,
+    });
     expect(out).toContain("no runners");
   });
 
@@ -259,6 +293,11 @@ describe("issues", () => {
   }
 
   beforeAll(async () => {
+    // Operator events apply to registered projects only. Its forge cannot be reached (port 9, discard): the
+    // seeded issues' forge effects (a head check among them) wait in the outbox instead of moving them on.
+    const args = await addArgs(project);
+    args.splice(args.indexOf("--api-url"), 2, "--api-url", "http://127.0.0.1:9/api/v1");
+    await ok([...args, "--no-setup"]);
     await seed(40, "awaiting_approval");
     await seed(41, "escalated");
   });
@@ -270,6 +309,7 @@ describe("issues", () => {
     const show = await ok(["issue", "show", "40"], { CONVEYOR_PROJECT: project });
     expect(show).toMatch(/^ops#40 {2}merging {2}iteration 1$/m);
     expect(show).toContain("branch conveyor/7 · head abc1234");
+    expect(show).toContain("CI fixes 0 · critic rounds 0 · cost $1.75");
     expect(show).toMatch(/human_approval\s+awaiting_approval → merging\s+operator operator:/);
     const view = await json(["issue", "show", "40", "--project", project]);
     expect(view.history.at(-1)).toMatchObject({ event: "human_approval", to: "merging" });
@@ -282,6 +322,62 @@ describe("issues", () => {
       ["approve", "41", "--project", project],
       1,
       /^conveyor: human_approval does not apply: the issue is abandoned \(HTTP 409\)/,
+    );
+  });
+
+  it("issue list shows the project's issues; --state narrows it; a page says how to go on", async () => {
+    const list = await ok(["issue", "list", "--project", project]);
+    expect(list).toMatch(/^ISSUE\s+STATE\s+ITER\s+PR\s+UPDATED\s+REASON$/m);
+    expect(list).toMatch(/^#40\s+merging\s+1\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/m);
+    expect(list).toMatch(/^#41\s+abandoned\s+/m);
+    expect(await ok(["issue", "list", "--project", project, "--state", "abandoned"])).not.toContain("#40");
+    expect(await ok(["issue", "list", "--project", project, "--limit", "1"])).toMatch(/^more: --after 40$/m);
+    const page = await json(["issue", "list", "--project", project, "--after", "40"]);
+    expect(page.issues.map((i: { number: number }) => i.number)).toEqual([41]);
+    expect(await ok(["issue", "list", "--project", project, "--state", "blocked"])).toBe(
+      "no issues in ops in blocked\n",
+    );
+    await fails(["issue", "list", "--project", project, "--state", "sleeping"], 2, /^conveyor: state: /);
+  });
+
+  it("project set changes one setting through the Worker's schema", async () => {
+    expect(await ok(["project", "set", "parallel", "4", "--project", project])).toBe("ops: parallel = 4\n");
+    expect(await ok(["project", "set", "jobs.leaseMs", "120000", "--project", project])).toBe(
+      "ops: jobs.leaseMs = 120000\n",
+    );
+    expect(await ok(["project", "set", "defaultBranch", "123", "--project", project])).toBe(
+      'ops: defaultBranch = "123"\n',
+    );
+    const settings = (await json(["project", "show", project])).settings;
+    expect(settings).toMatchObject({ parallel: 4, defaultBranch: "123", jobs: { leaseMs: 120_000 } });
+    await fails(
+      ["project", "set", "parallel", "0", "--project", project],
+      1,
+      /^conveyor: parallel: .*\(HTTP 400\)/,
+    );
+    await fails(
+      ["project", "set", "paralel", "4", "--project", project],
+      1,
+      /unknown setting paralel; settings are /,
+    );
+    await fails(
+      ["project", "set", "forgeToken", "x", "--project", project],
+      1,
+      /forgeToken is part of the project's registration, not a setting/,
+    );
+    await fails(
+      ["project", "set", "parallel", "4", "--project", "nope"],
+      1,
+      /project nope is not registered \(HTTP 404\)/,
+    );
+    expect((await json(["project", "show", project])).settings.parallel).toBe(4);
+  });
+
+  it("an operator event for an unregistered project exits 1 with the Worker's one-line reason", async () => {
+    await fails(
+      ["retry", "1", "--project", "nowhere"],
+      1,
+      /^conveyor: project nowhere is not registered \(conveyor project add nowhere\) \(HTTP 404\)/,
     );
   });
 
@@ -333,5 +429,14 @@ describe.concurrent("errors", () => {
       "abandon",
     ])
       expect(out).toMatch(new RegExp(`^  ${name}\\b`, "m"));
+  });
+});
+
+describe("--version", () => {
+  it("prints the package's version, without a Worker to ask", async () => {
+    const { version } = JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8"));
+    expect(await ok(["--version"], { CONVEYOR_URL: undefined, CONVEYOR_TOKEN: undefined })).toBe(
+      `conveyor ${version}\n`,
+    );
   });
 });

@@ -5,10 +5,10 @@ import * as headers from "../../support/webhook-headers.ts";
 
 export type { Delivery, GiteaEventNames } from "../../support/webhook-headers.ts";
 
-// Builds deliveries the way each forge really sends them, from the shared fixture bodies. The HMACs are
+// Builds deliveries the way each forge really sends them, from the fixture bodies in test/fixtures/webhooks. The HMACs are
 // computed here with node:crypto, independently of the code under test.
 
-export const FIXTURES = new URL("../../../../shared/fixtures/webhooks/", import.meta.url);
+export const FIXTURES = new URL("../../fixtures/webhooks/", import.meta.url);
 
 export const SECRET = "conveyor webhook secret";
 
