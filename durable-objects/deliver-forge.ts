@@ -35,6 +35,7 @@ const LABEL_SETTING = {
   in_progress: "inProgress",
   blocked: "blocked",
   needs_human: "needsHuman",
+  underspecified: "underspecified",
 } as const satisfies Record<LabelRole, string>;
 
 const labelName = (project: Project, role: LabelRole) => project.settings.labels[LABEL_SETTING[role]];

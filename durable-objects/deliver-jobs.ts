@@ -27,6 +27,7 @@ export const JOB_DELIVERERS: Deliverers = {
         issue: { number: issue.number, title: brief?.title ?? "", body: brief?.body ?? "" },
         repo: { fullName: project.repo, cloneUrl: project.cloneUrl, defaultBranch: settings.defaultBranch },
         branch: issueBranch(issue.number),
+        headSha: issue.headSha,
         // A continuation's iteration is counted when it is enqueued; the implement session's when dispatched.
         iteration: effect.job === "implement" ? issue.iteration + 1 : issue.iteration,
         sessionId: issue.sessionId,

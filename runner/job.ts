@@ -8,7 +8,7 @@ import { type Claim, issueRef, type Job } from "../src/runner-api/contract.ts";
 import type { RunnerApi } from "./api.ts";
 import type { Driver } from "./drivers/driver.ts";
 import { prepareAgentHome } from "./drivers/env.ts";
-import { DEFAULT_AUTHOR, PushRejectedError, type Workspace } from "./git/workspace.ts";
+import { DEFAULT_AUTHOR, PushRefusedError, PushRejectedError, type Workspace } from "./git/workspace.ts";
 import type { Holdings } from "./holdings.ts";
 import { LeaseKeeper } from "./lease.ts";
 import type { Logger } from "./log.ts";
@@ -84,7 +84,8 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
       await reporter.fail("interrupted: the runner shut down", true);
     } else {
       log.error("job failed", { error });
-      await reporter.fail(errorMessage(error), !(error instanceof PushRejectedError));
+      const final = error instanceof PushRejectedError || error instanceof PushRefusedError;
+      await reporter.fail(errorMessage(error), !final);
     }
   } finally {
     lease.stop();
@@ -170,7 +171,7 @@ async function session(
   if (collected.committedLeftovers) {
     log.info("committed what the session left uncommitted", { sha: collected.sha });
   }
-  const headSha = await workspace.push(ref);
+  const headSha = await workspace.push(ref, { branch: job.branch, lease: job.headSha });
   log.info("pushed", { branch: worktree.branch, headSha });
   await reporter.event({ kind: "pushed", branch: worktree.branch, headSha });
   return { ...base, headSha };

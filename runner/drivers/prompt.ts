@@ -8,7 +8,8 @@ const PHASE_PROTOCOL = `When you stop, say how it ended by writing the phase fil
 CONVEYOR_PHASE_FILE (outside the repository; never commit it). Its first line is exactly one of:
 - PHASE:awaiting_ci — the change is committed on this branch and the tests pass.
 - PHASE:escalate — you need a human (the issue is unclear or needs a decision or access you do not have);
-  add a second line "Reason: <what you need>".
+  add a second line "Reason: <what you need>". If the issue is too vague or too large to implement as it
+  stands, write "Reason: underspecified: <the questions to answer, or the split you propose>".
 - PHASE:failed — you cannot do it; add a second line "Reason: <why>".
 For example: printf 'PHASE:awaiting_ci\\n' > "$CONVEYOR_PHASE_FILE"
 Ending without writing the phase file counts as a failure. Commit your work, but do not push: Conveyor

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { GitError, git, HERMETIC_GIT_ENV } from "./exec.ts";
+import { pushArgs, pushRefusal } from "./push-rules.ts";
 
 /**
  * The runner's git workspace in one work dir:
@@ -72,6 +73,17 @@ export class PushRejectedError extends GitError {
     this.name = "PushRejectedError";
   }
 }
+
+/** A push the runner may not make at all (see push-rules.ts): another ref than the held issue's, a bad lease. */
+export class PushRefusedError extends Error {
+  constructor(reason: string) {
+    super(`push refused: ${reason}`);
+    this.name = "PushRefusedError";
+  }
+}
+
+/** What a job knows of its branch: the name it was given and the head the Worker last recorded. */
+export type PushOptions = { branch?: string; lease?: string | null };
 
 export const DEFAULT_AUTHOR: Author = { name: "Conveyor", email: "conveyor@localhost" };
 
@@ -264,25 +276,32 @@ export class Workspace {
   }
 
   /**
-   * Pushes the private repository's conveyor/<issue> (see `collect`) and returns the pushed sha. A plain push,
-   * not a forced one (with or without lease): the runner is the only writer of the branch, so a
-   * non-fast-forward means someone else wrote it and fails with `PushRejectedError` instead of overwriting
-   * their work.
+   * Pushes the private repository's conveyor/<issue> (see `collect`) and returns the pushed sha. Only the held
+   * issue's branch, whatever branch the job names (`PushRefusedError` otherwise). A fast-forward goes as a
+   * plain push. Anything else (a session that rebased) is forced only under `lease`, the sha the Worker last
+   * recorded for the branch (`--force-with-lease`); without a lease, or with one the remote has moved past,
+   * it fails with `PushRejectedError` instead of overwriting someone else's work.
    */
-  async push({ repoKey, issueNumber }: IssueRef): Promise<string> {
+  async push({ repoKey, issueNumber }: IssueRef, options: PushOptions = {}): Promise<string> {
+    const branch = options.branch ?? branchName(issueNumber);
+    const lease = options.lease ?? null;
+    const refused = pushRefusal({ issueNumber, branch, lease });
+    if (refused) throw new PushRefusedError(refused);
     const remoteUrl = this.#remoteUrls.get(repoKey);
     if (remoteUrl === undefined) {
       throw new Error(`push(${repoKey}): ensureMirror has not run in this process`);
     }
     const mirror = this.mirrorPath(repoKey);
-    const branch = branchName(issueNumber);
     const sha = (await run(mirror, ["rev-parse", "--verify", `refs/heads/${branch}^{commit}`])).trim();
+    const attempt = (withLease: string | null) =>
+      this.#remote(mirror, remoteUrl, ["push", "--quiet", remoteUrl, ...pushArgs(sha, branch, withLease)]);
     try {
-      await this.#remote(mirror, remoteUrl, ["push", "--quiet", remoteUrl, `${sha}:refs/heads/${branch}`]);
+      await attempt(null).catch((error: unknown) => {
+        if (lease !== null && isRejection(error)) return attempt(lease);
+        throw error;
+      });
     } catch (error) {
-      if (error instanceof GitError && error.stderr.includes("[rejected]")) {
-        throw new PushRejectedError(error);
-      }
+      if (isRejection(error)) throw new PushRejectedError(error);
       throw error;
     }
     return sha;
@@ -406,6 +425,10 @@ function slug(repoKey: string): string {
 function run(cwd: string, args: string[], env?: Record<string, string>): Promise<string> {
   return git([...NO_HOOKS, ...args], { cwd, env });
 }
+
+/** The remote refused the update (not a fast-forward, or a stale lease), as opposed to failing. */
+const isRejection = (error: unknown): error is GitError =>
+  error instanceof GitError && error.stderr.includes("[rejected]");
 
 async function hasCommit(gitDir: string, sha: string): Promise<boolean> {
   return run(gitDir, ["cat-file", "-e", `${sha}^{commit}`]).then(

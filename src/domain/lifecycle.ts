@@ -3,7 +3,7 @@
  * The IssueDO applies it; nothing here does I/O.
  */
 import { MAX_DEPENDENCIES } from "./dependencies.ts";
-import { PHASES as FILE_PHASES } from "./phase.ts";
+import { PHASES as FILE_PHASES, underspecifiedReason } from "./phase.ts";
 
 export const STATES = [
   "new",
@@ -125,7 +125,7 @@ export const EVENT_TYPES = [
 ] as const satisfies readonly EventType[];
 
 /** Label roles; the project maps them to its own label names. */
-export type LabelRole = "backlog" | "in_progress" | "blocked" | "needs_human";
+export type LabelRole = "backlog" | "in_progress" | "blocked" | "needs_human" | "underspecified";
 
 export type JobKind = "implement" | "revise" | "resume" | "reap";
 
@@ -283,10 +283,15 @@ const regateQueued: GateRule = {
     gate(ctx, e, [], [{ kind: "cancel_jobs" }, { kind: "labels", add: ["blocked"], remove: [] }]),
 };
 
-const escalate = (ctx: IssueContext, reason: string, extra: Effect[] = []): Outcome =>
+const escalate = (
+  ctx: IssueContext,
+  reason: string,
+  extra: Effect[] = [],
+  labels: LabelRole[] = ["needs_human"],
+): Outcome =>
   accept(enter(ctx, "escalated", { reason }), [
     ...extra,
-    { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
+    { kind: "labels", add: labels, remove: ["in_progress"] },
     { kind: "notify_human", reason },
   ]);
 
@@ -415,8 +420,19 @@ const sessionPhase: Rule<"phase"> = {
           ...openPr,
           { kind: "watch_ci" },
         ]);
-      case "escalate":
+      case "escalate": {
+        // Too vague or too large to implement: labelled for the humans who groom the backlog; no pull request.
+        const vague = underspecifiedReason(e.reason);
+        if (vague !== null) {
+          return escalate(
+            s,
+            `the session judged the issue underspecified: ${vague}`,
+            [],
+            ["needs_human", "underspecified"],
+          );
+        }
         return escalate(s, `session escalated: ${e.reason ?? "no reason given"}`);
+      }
       case "done":
         // Conveyor merges; a session has no business declaring the issue done without a pull request.
         return escalate(s, `session reported done without a pull request${e.reason ? `: ${e.reason}` : ""}`);

@@ -7,9 +7,15 @@
  * lifecycle, so anything else (`phase:done`, `PHASE: done`, `PHASE:awaiting_ci_extra`) is reported as
  * `invalid` with the offending line rather than guessed at. The `Reason:` label is matched case-insensitively:
  * it only carries text for humans, and dropping an escalation reason over its spelling helps nobody.
+ *
+ * `PHASE:needs_human` is the older protocol's word for `escalate` (agent instructions written for it still
+ * say so): read as `escalate`, an alias and not a guess.
  */
 export const PHASES = ["awaiting_ci", "awaiting_review", "escalate", "done", "failed"] as const;
 export type Phase = (typeof PHASES)[number];
+
+/** Older names a phase file may use, and the phase each stands for. */
+export const PHASE_ALIASES: Readonly<Record<string, Phase>> = { needs_human: "escalate" };
 
 export type PhaseSignal =
   /** No phase file, or one with nothing but whitespace: the session ended without a phase (counts as failed). */
@@ -29,7 +35,7 @@ export function parsePhaseFile(text: string | null): PhaseSignal {
   const [first = "", ...rest] = text.split(/\r\n|\r|\n/);
   const line = first.trim();
   const name = line.startsWith(PHASE_PREFIX) ? line.slice(PHASE_PREFIX.length) : undefined;
-  const phase = PHASES.find((p) => p === name);
+  const phase = PHASES.find((p) => p === name) ?? (name !== undefined ? aliasOf(name) : undefined);
   if (phase === undefined) return { kind: "invalid", line: truncate(line, MAX_INVALID_LINE_CHARS) };
 
   const reasonLine = rest.map((l) => l.trim()).find((l) => REASON_LINE.test(l));
@@ -37,6 +43,19 @@ export function parsePhaseFile(text: string | null): PhaseSignal {
   return reason
     ? { kind: "phase", phase, reason: truncate(reason, MAX_REASON_CHARS) }
     : { kind: "phase", phase };
+}
+
+const aliasOf = (name: string): Phase | undefined =>
+  Object.hasOwn(PHASE_ALIASES, name) ? PHASE_ALIASES[name] : undefined;
+
+/**
+ * A session that judges its issue too vague or too large to implement ends with `PHASE:escalate` and a reason
+ * starting `underspecified:`; the text after it is what the session needs answered. Null for any other reason.
+ */
+export function underspecifiedReason(reason: string | undefined): string | null {
+  const match = reason === undefined ? null : /^underspecified\s*:\s*(.*)$/is.exec(reason.trim());
+  if (!match) return null;
+  return match[1]?.trim() || "no details given";
 }
 
 /** Cuts to at most `max` UTF-16 units with a trailing ellipsis, never splitting a surrogate pair. */

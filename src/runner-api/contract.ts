@@ -69,6 +69,11 @@ export const jobSchema = z.object({
     defaultBranch: z.string(),
   }),
   branch: z.string(),
+  /**
+   * The branch's head as the Worker last recorded it (null before the first push): the lease under which the
+   * runner may force-push the branch, and only that branch (runner/git/push-rules.ts).
+   */
+  headSha: sha.nullable().default(null),
   iteration: z.number().int().min(0),
   /** Set for continuations: resume this Claude session. */
   sessionId: z.string().nullable(),

@@ -315,6 +315,25 @@ describe("sessions", () => {
     ]);
   });
 
+  it.each(["running", "revising"] as const)(
+    "an underspecified escalation from %s labels the issue, posts the reason and opens no pull request",
+    (state) => {
+      const { next, effects } = expectAccepted(
+        transition(at(state), {
+          type: "phase",
+          phase: "escalate",
+          reason: "underspecified: which of the two APIs?",
+        }),
+      );
+      const reason = "the session judged the issue underspecified: which of the two APIs?";
+      expect(next).toMatchObject({ state: "escalated", reason });
+      expect(effects).toEqual([
+        { kind: "labels", add: ["needs_human", "underspecified"], remove: ["in_progress"] },
+        { kind: "notify_human", reason },
+      ]);
+    },
+  );
+
   it("only running and revising hold a slot", () => {
     expect(STATES.filter(holdsSlot)).toEqual(["running", "revising"]);
   });

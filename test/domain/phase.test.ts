@@ -5,6 +5,7 @@ import {
   PHASES,
   type PhaseSignal,
   parsePhaseFile,
+  underspecifiedReason,
 } from "../../src/domain/phase.ts";
 
 describe("parsePhaseFile", () => {
@@ -95,6 +96,26 @@ describe("parsePhaseFile", () => {
     });
   });
 
+  it("reads the older PHASE:needs_human as escalate, with its reason", () => {
+    expect(parsePhaseFile("PHASE:needs_human\nReason: which database?\n")).toEqual({
+      kind: "phase",
+      phase: "escalate",
+      reason: "which database?",
+    });
+    expect(parsePhaseFile("\uFEFFPHASE:needs_human\r\n")).toEqual({ kind: "phase", phase: "escalate" });
+  });
+
+  it.each([
+    "PHASE:NEEDS_HUMAN",
+    "PHASE:needs-human",
+    "PHASE:needs_human_now",
+    "PHASE:constructor",
+    "PHASE:toString",
+    "PHASE:__proto__",
+  ])("keeps the alias exact: %s is invalid", (line) => {
+    expect(parsePhaseFile(line)).toEqual({ kind: "invalid", line });
+  });
+
   it("ignores a Reason: on the first line", () => {
     expect(parsePhaseFile("Reason: x\nPHASE:done")).toEqual({ kind: "invalid", line: "Reason: x" });
   });
@@ -124,5 +145,23 @@ describe("parsePhaseFile", () => {
     const signal = parsePhaseFile(`PHASE:${"z".repeat(5_000)}`);
     expect(signal.kind).toBe("invalid");
     expect(signal.kind === "invalid" && signal.line.length).toBe(MAX_INVALID_LINE_CHARS);
+  });
+});
+
+describe("underspecifiedReason", () => {
+  it.each<[string | undefined, string | null]>([
+    ["underspecified: which endpoint?", "which endpoint?"],
+    ["Underspecified:   split it in two  ", "split it in two"],
+    ["UNDERSPECIFIED:no acceptance criteria", "no acceptance criteria"],
+    ["  underspecified : spaced", "spaced"],
+    ["underspecified:", "no details given"],
+    ["underspecified:\n", "no details given"],
+    ["underspecified", null],
+    ["the issue is underspecified: really", null],
+    ["needs a secret", null],
+    ["", null],
+    [undefined, null],
+  ])("%j → %j", (reason, expected) => {
+    expect(underspecifiedReason(reason)).toBe(expected);
   });
 });

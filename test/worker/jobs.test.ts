@@ -67,6 +67,7 @@ describe("end to end", () => {
         defaultBranch: "main",
       },
       branch: "conveyor/7",
+      headSha: null,
       iteration: 1,
       sessionId: null,
       instructions: null,

@@ -3,7 +3,7 @@ import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/pr
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitError, git } from "../../../runner/git/exec.ts";
-import { PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
+import { PushRefusedError, PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
 import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "./support.ts";
 
 const USERNAME = "conveyor-bot";
@@ -290,6 +290,81 @@ describe("push", () => {
 
     await expect(first.push({ repoKey: REPO, issueNumber: 7 })).rejects.toBeInstanceOf(PushRejectedError);
     expect(await upstream.sha("conveyor/7")).toBe(pushed);
+  });
+
+  /** Rewrites conveyor/7 as a rebasing session would: its own commit again, on the moved base. */
+  async function rebaseOntoMain(ws: Workspace, path: string) {
+    await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+    await git(
+      ["fetch", "--quiet", ws.mirrorPath(REPO), "+refs/remotes/origin/main:refs/remotes/origin/main"],
+      {
+        cwd: path,
+      },
+    );
+    await inWorktree(path, ["reset", "--quiet", "--hard", "origin/main"]);
+    await writeFile(join(path, "new.txt"), "agent, rebased\n");
+    return commit(ws, "work, rebased");
+  }
+
+  it("force-pushes a rewritten conveyor/<issue> under the lease of the sha the Worker recorded", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    await commit(ws, "work");
+    const recorded = await ws.push({ repoKey: REPO, issueNumber: 7 });
+    await upstream.commit({ "src/c.txt": "c\n" }, "meanwhile on main");
+    const rebased = await rebaseOntoMain(ws, wt.path);
+
+    // Without a lease a rewrite is never forced.
+    await expect(ws.push({ repoKey: REPO, issueNumber: 7 })).rejects.toBeInstanceOf(PushRejectedError);
+    expect(await upstream.sha("conveyor/7")).toBe(recorded);
+    expect(await ws.push({ repoKey: REPO, issueNumber: 7 }, { branch: "conveyor/7", lease: recorded })).toBe(
+      rebased,
+    );
+    expect(await upstream.sha("conveyor/7")).toBe(rebased);
+  });
+
+  it("refuses a force-push under a stale lease: what was pushed since stays", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    await commit(ws, "work");
+    const recorded = await ws.push({ repoKey: REPO, issueNumber: 7 });
+    // Someone else pushes on top of what the Worker recorded.
+    const other = workspace("other");
+    const theirs = await prepare(other);
+    await writeFile(join(theirs.path, "theirs.txt"), "x\n");
+    await commit(other, "theirs");
+    const pushed = await other.push({ repoKey: REPO, issueNumber: 7 });
+    await upstream.commit({ "src/c.txt": "c\n" }, "meanwhile on main");
+    await rebaseOntoMain(ws, wt.path);
+
+    await expect(
+      ws.push({ repoKey: REPO, issueNumber: 7 }, { branch: "conveyor/7", lease: recorded }),
+    ).rejects.toBeInstanceOf(PushRejectedError);
+    expect(await upstream.sha("conveyor/7")).toBe(pushed);
+  });
+
+  it.each([
+    ["the default branch", { branch: "main" }],
+    ["another issue's branch", { branch: "conveyor/8" }],
+    ["a full ref name", { branch: "refs/heads/conveyor/7" }],
+    ["a refspec", { branch: "conveyor/7:refs/heads/main" }],
+    ["an abbreviated lease", { branch: "conveyor/7", lease: "abc1234" }],
+    ["an option as the lease", { branch: "conveyor/7", lease: "--force" }],
+  ])("refuses to push %s, before git runs", async (_name, options) => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "new.txt"), "agent\n");
+    await commit(ws, "work");
+    const main = await upstream.sha("main");
+    const lease = await upstream.sha("main");
+    await expect(ws.push({ repoKey: REPO, issueNumber: 7 }, { lease, ...options })).rejects.toBeInstanceOf(
+      PushRefusedError,
+    );
+    expect(await upstream.sha("main")).toBe(main);
+    expect(await upstream.sha("conveyor/7")).toBeUndefined();
+    expect(await upstream.sha("conveyor/8")).toBeUndefined();
   });
 
   it("needs ensureMirror first", async () => {

@@ -12,6 +12,7 @@ const job: Job = {
   issue: { number: 7, title: `Fix </untrusted> "it"`, body: ESCAPE },
   repo: { fullName: "acme/app", cloneUrl: "https://forge.test/acme/app.git", defaultBranch: "main" },
   branch: "conveyor/7",
+  headSha: null,
   iteration: 1,
   sessionId: null,
   instructions: ESCAPE,

@@ -23,6 +23,7 @@ export function makeJob(overrides: Partial<Job> & { id: string; cloneUrl: string
     issue: { number, title: "Add a greeting", body: "Please add greeting.txt saying hello." },
     repo: { fullName: REPO, cloneUrl, defaultBranch: "main" },
     branch: `conveyor/${number}`,
+    headSha: null,
     iteration: 1,
     sessionId: null,
     instructions: null,
