@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   lease_expires_at INTEGER,
   leased_at INTEGER,
   cancelled INTEGER NOT NULL,
+  confirmed INTEGER NOT NULL DEFAULT 1,
   affinity TEXT,
   affinity_until INTEGER NOT NULL,
   session_id TEXT,
@@ -50,6 +51,8 @@ CREATE TABLE IF NOT EXISTS spend (
 CREATE INDEX IF NOT EXISTS spend_by_issue ON spend (number);
 CREATE INDEX IF NOT EXISTS spend_by_day ON spend (day);
 `;
+
+const POLICY_DEFAULTS: Pick<ProjectPolicy, "confirmMs"> = { confirmMs: 15_000 };
 
 /** The project's settings the queue applies: dispatch and budgets. */
 export type ProjectPolicy = QueuePolicy & { budget: BudgetLimits };
@@ -86,11 +89,13 @@ type Row = Record<string, string | number | null>;
 export class JobStore {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(SCHEMA);
+    addColumns(sql);
   }
 
   meta(): { project: string; policy: ProjectPolicy } | null {
     const row = this.sql.exec<{ project: string; policy: string }>("SELECT * FROM meta").toArray()[0];
-    return row ? { project: row.project, policy: JSON.parse(row.policy) } : null;
+    // Policies stored before a setting existed get its default.
+    return row ? { project: row.project, policy: { ...POLICY_DEFAULTS, ...JSON.parse(row.policy) } } : null;
   }
 
   saveMeta(project: string, policy: ProjectPolicy): void {
@@ -192,8 +197,9 @@ export class JobStore {
     const { seq } = this.sql
       .exec<{ seq: number }>(
         `INSERT INTO jobs (id, key, number, kind, status, attempt, spec, runner_id, lease_token, lease_expires_at,
-           leased_at, cancelled, affinity, affinity_until, session_id, branch, head_sha, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+           leased_at, cancelled, confirmed, affinity, affinity_until, session_id, branch, head_sha, created_at,
+           updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
         job.id,
         job.key,
         job.number,
@@ -206,6 +212,7 @@ export class JobStore {
         job.leaseExpiresAt,
         job.leasedAt,
         Number(job.cancelled),
+        Number(job.confirmed),
         job.affinity,
         job.affinityUntil,
         job.sessionId,
@@ -222,7 +229,8 @@ export class JobStore {
   save(job: StoredJob): void {
     this.sql.exec(
       `UPDATE jobs SET status = ?, attempt = ?, runner_id = ?, lease_token = ?, lease_expires_at = ?, leased_at = ?,
-         cancelled = ?, affinity = ?, affinity_until = ?, session_id = ?, branch = ?, head_sha = ?, updated_at = ?
+         cancelled = ?, confirmed = ?, affinity = ?, affinity_until = ?, session_id = ?, branch = ?, head_sha = ?,
+         updated_at = ?
        WHERE id = ?`,
       job.status,
       job.attempt,
@@ -231,6 +239,7 @@ export class JobStore {
       job.leaseExpiresAt,
       job.leasedAt,
       Number(job.cancelled),
+      Number(job.confirmed),
       job.affinity,
       job.affinityUntil,
       job.sessionId,
@@ -261,6 +270,24 @@ export class JobStore {
   }
 }
 
+/** Columns added after the table was first created: objects created before them gain them here. */
+const ADDED_COLUMNS: Record<string, string> = {
+  // Leases held when this column came are treated as confirmed: their runners heartbeat already.
+  confirmed: "INTEGER NOT NULL DEFAULT 1",
+};
+
+function addColumns(sql: SqlStorage): void {
+  const have = new Set(
+    sql
+      .exec<{ name: string }>("PRAGMA table_info(jobs)")
+      .toArray()
+      .map((c) => c.name),
+  );
+  for (const [name, type] of Object.entries(ADDED_COLUMNS)) {
+    if (!have.has(name)) sql.exec(`ALTER TABLE jobs ADD COLUMN ${name} ${type}`);
+  }
+}
+
 type Cell = Row[string] | undefined;
 const text = (value: Cell) => (value === null || value === undefined ? null : String(value));
 const int = (value: Cell) => (value === null || value === undefined ? null : Number(value));
@@ -280,6 +307,7 @@ function toJob(row: Row): StoredJob {
     leaseExpiresAt: int(row.lease_expires_at),
     leasedAt: int(row.leased_at),
     cancelled: row.cancelled === 1,
+    confirmed: row.confirmed !== 0,
     affinity: text(row.affinity),
     affinityUntil: Number(row.affinity_until),
     sessionId: text(row.session_id),

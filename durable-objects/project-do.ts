@@ -12,6 +12,7 @@ import {
   enqueueAffinity,
   expiredLeases,
   isSession,
+  leaseTerm,
   nextDeadline,
   selectJob,
 } from "../src/domain/job-queue.ts";
@@ -88,6 +89,7 @@ export class ProjectDO extends DurableObject<Env> {
         leaseExpiresAt: null,
         leasedAt: null,
         cancelled: false,
+        confirmed: false,
         ...enqueueAffinity(spec.kind, this.store.lastRunner(spec.issue.number), now, policy),
         sessionId: null,
         branch: null,
@@ -136,16 +138,21 @@ export class ProjectDO extends DurableObject<Env> {
     jobId: string,
     runnerId: string,
     leaseToken: string,
-  ): Promise<{ ok: true; leaseExpiresAt: number; cancelled: boolean } | LeaseRefusal> {
+  ): Promise<{ ok: true; leaseExpiresAt: number; leaseMs: number; cancelled: boolean } | LeaseRefusal> {
     const now = Date.now();
     const fenced = this.fence(jobId, runnerId, leaseToken, now);
     if (!fenced.ok) return fenced;
-    const { job, policy } = fenced;
-    if (job.status !== "leased") return refuse(409, `job ${jobId} is ${job.status}`);
-    const leaseExpiresAt = now + policy.leaseMs;
-    this.ctx.storage.transactionSync(() => this.store.save({ ...job, leaseExpiresAt, updatedAt: now }));
-    await this.scheduleAlarm();
-    return { ok: true, leaseExpiresAt, cancelled: job.cancelled };
+    const { policy, project } = fenced;
+    if (fenced.job.status !== "leased") return refuse(409, `job ${jobId} is ${fenced.job.status}`);
+    const leaseMs = leaseTerm(true, policy);
+    const leaseExpiresAt = now + leaseMs;
+    const job = this.ctx.storage.transactionSync(() => {
+      const job = { ...this.confirm(project, fenced.job, now), leaseExpiresAt, updatedAt: now };
+      this.store.save(job);
+      return job;
+    });
+    await this.deliverSoon();
+    return { ok: true, leaseExpiresAt, leaseMs, cancelled: job.cancelled };
   }
 
   /** What the runner reports while the job runs; accepted under the job's current or finishing lease. */
@@ -161,6 +168,7 @@ export class ProjectDO extends DurableObject<Env> {
     const { project } = fenced;
     let job = fenced.job;
     this.ctx.storage.transactionSync(() => {
+      if (job.status === "leased") job = this.confirm(project, job, now);
       for (const event of events) {
         switch (event.kind) {
           case "session":
@@ -217,9 +225,10 @@ export class ProjectDO extends DurableObject<Env> {
     const now = Date.now();
     const fenced = this.fence(jobId, runnerId, request.leaseToken, now);
     if (!fenced.ok) return fenced;
-    const { job, project } = fenced;
-    if (job.status !== "leased") return { ok: true };
+    const { project } = fenced;
+    if (fenced.job.status !== "leased") return { ok: true };
     this.ctx.storage.transactionSync(() => {
+      const job = this.confirm(project, fenced.job, now);
       const done: StoredJob = { ...job, status: job.cancelled ? "cancelled" : "done", updatedAt: now };
       this.store.save(done);
       this.recordJob(project, done, now);
@@ -249,11 +258,13 @@ export class ProjectDO extends DurableObject<Env> {
     const now = Date.now();
     const fenced = this.fence(jobId, runnerId, request.leaseToken, now);
     if (!fenced.ok) return fenced;
-    const { job, project, policy } = fenced;
-    if (job.status !== "leased") return { ok: true };
+    const { project, policy } = fenced;
+    if (fenced.job.status !== "leased") return { ok: true };
     // Short enough that the attempt count after it survives the reason's limit.
     const cause = `runner failed: ${request.error.slice(0, MAX_REASON / 2)}`;
     this.ctx.storage.transactionSync(() => {
+      // Reported by its runner: the attempt began, even if no heartbeat said so.
+      const job = this.confirm(project, fenced.job, now);
       if (request.retryable) this.loseLease(project, job, cause, now, policy);
       else this.end(project, job, job.cancelled ? null : cause, now);
     });
@@ -346,7 +357,9 @@ export class ProjectDO extends DurableObject<Env> {
       const job = this.select(runnerId, holding, now);
       if (!meta || !job) return null;
       const leaseToken = randomToken("lease_", 16);
-      const leaseExpiresAt = now + meta.policy.leaseMs;
+      // Short until the runner confirms it: nobody may have received this answer.
+      const leaseMs = leaseTerm(false, meta.policy);
+      const leaseExpiresAt = now + leaseMs;
       const leased: StoredJob = {
         ...job,
         status: "leased",
@@ -354,17 +367,11 @@ export class ProjectDO extends DurableObject<Env> {
         leaseToken,
         leaseExpiresAt,
         leasedAt: now,
+        confirmed: false,
         updatedAt: now,
       };
       this.store.save(leased);
       this.recordJob(meta.project, leased, now);
-      if (isSession(job.kind)) {
-        this.recordIssueEvent(meta.project, job, `job:${job.id}:${job.attempt}:dispatched`, now, {
-          type: "dispatched",
-          jobId: job.id,
-          runnerId,
-        });
-      }
       // The budget is what the issue has left now, not when the job was enqueued.
       const budget = sessionBudget(this.store.issueSpend(job.number), meta.policy.budget);
       // A re-leased job resumes the session its earlier attempt started, wherever that attempt ran.
@@ -373,8 +380,27 @@ export class ProjectDO extends DurableObject<Env> {
         job: { ...job.spec, budget, sessionId, id: job.id, attempt: job.attempt },
         leaseToken,
         leaseExpiresAt,
+        leaseMs,
       };
     });
+  }
+
+  /**
+   * The job's runner spoke under its lease: the attempt has begun. Its issue hears `dispatched` now, not at
+   * the lease, so a lease nobody received never starts the issue's session. Inside a transaction; the caller
+   * saves the job it returns.
+   */
+  private confirm(project: string, job: StoredJob, now: number): StoredJob {
+    if (job.confirmed) return job;
+    const runnerId = job.runnerId ?? "";
+    if (isSession(job.kind)) {
+      this.recordIssueEvent(project, job, `job:${job.id}:${job.attempt}:dispatched`, now, {
+        type: "dispatched",
+        jobId: job.id,
+        runnerId,
+      });
+    }
+    return { ...job, confirmed: true };
   }
 
   /**

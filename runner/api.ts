@@ -181,13 +181,21 @@ export class RunnerApi {
  */
 export async function withRetries<T>(
   call: () => Promise<T>,
-  options: { attempts: number; signal?: AbortSignal; onRetry?: (error: unknown, delayMs: number) => void },
+  options: {
+    attempts: number;
+    signal?: AbortSignal;
+    onRetry?: (error: unknown, delayMs: number) => void;
+    /** Also retry an `UnauthorizedError`: a refusal that may pass for a token known to have worked. */
+    retryUnauthorized?: boolean;
+  },
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (error) {
-      if (attempt >= options.attempts || !isTransient(error) || options.signal?.aborted) throw error;
+      const retryable =
+        isTransient(error) || (options.retryUnauthorized && error instanceof UnauthorizedError);
+      if (attempt >= options.attempts || !retryable || options.signal?.aborted) throw error;
       const delay = backoffDelay(attempt, RETRY_BACKOFF);
       options.onRetry?.(error, delay);
       await sleep(delay, options.signal);

@@ -10,7 +10,7 @@ import type { Driver } from "./drivers/driver.ts";
 import { prepareAgentHome } from "./drivers/env.ts";
 import { DEFAULT_AUTHOR, PushRefusedError, PushRejectedError, type Workspace } from "./git/workspace.ts";
 import type { Holdings } from "./holdings.ts";
-import { LeaseKeeper } from "./lease.ts";
+import { FALLBACK_LEASE_MS, LeaseKeeper } from "./lease.ts";
 import type { Logger } from "./log.ts";
 import type { WorkDirLayout } from "./paths.ts";
 import type { Secrets } from "./redact.ts";
@@ -57,11 +57,17 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
     api: ctx.api,
     jobId: job.id,
     leaseToken,
-    leaseExpiresAt: claim.leaseExpiresAt,
+    leaseMs: claim.leaseMs ?? FALLBACK_LEASE_MS,
     log,
     onCancelled: () => stop("cancelled"),
     onLost: () => stop("lease_lost"),
   });
+
+  // A runner cut off from the Worker, or whose job went to another runner, must not push over its successor.
+  const beforePush = async () => {
+    if (!(await lease.confirm())) stop("lease_lost");
+    controller.signal.throwIfAborted();
+  };
 
   lease.start();
   shutdown.addEventListener("abort", onShutdown, { once: true });
@@ -69,7 +75,9 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
   try {
     log.info("job started");
     const outcome =
-      job.kind === "reap" ? await reap(ctx, job) : await session(ctx, job, reporter, log, controller.signal);
+      job.kind === "reap"
+        ? await reap(ctx, job)
+        : await session(ctx, job, { reporter, log, signal: controller.signal, beforePush });
     log.info("job done", { phase: outcome.phase, reason: outcome.reason });
     await reporter.complete(outcome);
   } catch (error) {
@@ -93,13 +101,16 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
   }
 }
 
-async function session(
-  ctx: JobContext,
-  job: Job,
-  reporter: Reporter,
-  log: Logger,
-  signal: AbortSignal,
-): Promise<ReportOutcome> {
+type SessionRun = {
+  reporter: Reporter;
+  log: Logger;
+  signal: AbortSignal;
+  /** Confirms the lease with the Worker; throws (the job aborted) when it is not ours any more. */
+  beforePush: () => Promise<void>;
+};
+
+async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<ReportOutcome> {
+  const { reporter, log, signal } = run;
   const { workspace } = ctx;
   const ref = { repoKey: job.repo.fullName, issueNumber: job.issue.number };
   await workspace.ensureMirror({ repoKey: ref.repoKey, remoteUrl: job.repo.cloneUrl });
@@ -171,6 +182,7 @@ async function session(
   if (collected.committedLeftovers) {
     log.info("committed what the session left uncommitted", { sha: collected.sha });
   }
+  await run.beforePush();
   const headSha = await workspace.push(ref, { branch: job.branch, lease: job.headSha });
   log.info("pushed", { branch: worktree.branch, headSha });
   await reporter.event({ kind: "pushed", branch: worktree.branch, headSha });

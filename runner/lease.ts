@@ -1,13 +1,27 @@
+import { performance } from "node:perf_hooks";
 import { LeaseLostError, type RunnerApi } from "./api.ts";
 import type { Logger } from "./log.ts";
+import { sleep } from "./sleep.ts";
 
 /** A failed heartbeat is retried sooner, but never in a tight loop. */
 const MIN_INTERVAL_MS = 100;
+/**
+ * The lease assumed when an older Worker states none as a duration: the least `jobs.leaseMs` a project may
+ * set, so the runner beats often enough and gives up no later than the Worker does.
+ */
+export const FALLBACK_LEASE_MS = 10_000;
+
+/** This host's monotonic clock: wall-clock steps (NTP, a wrong date) do not move it. */
+const monotonic = () => performance.now();
 
 /**
- * Keeps a job's lease: heartbeats at a third of the lease, so two can fail before it runs out. The lease is
- * measured as `leaseExpiresAt` (the Worker's clock) minus when the heartbeat left (this host's): a host clock
- * that is behind only makes heartbeats more frequent, and one up to twice a lease ahead still beats in time.
+ * Keeps a job's lease. The Worker states each lease as a duration (`leaseMs`, from its answer); the runner
+ * counts it on its own monotonic clock from when the heartbeat left (from the claim's arrival for the first),
+ * so the deadline it keeps is never later than the Worker's and no clock of another machine is read.
+ *
+ * The first heartbeat goes at once: it confirms the lease, which the Worker holds only briefly until then.
+ * After that, a heartbeat at a third of the lease, so two can fail before it runs out. When the local deadline
+ * passes without an answer (the Worker is out of reach) the lease counts as lost: `onLost`.
  */
 export class LeaseKeeper {
   readonly #api: RunnerApi;
@@ -16,15 +30,19 @@ export class LeaseKeeper {
   readonly #log: Logger;
   readonly #onCancelled: () => void;
   readonly #onLost: () => void;
-  #interval: number;
+  #leaseMs: number;
+  /** On the monotonic clock. */
+  #deadline: number;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
+  #lost = false;
 
   constructor(options: {
     api: RunnerApi;
     jobId: string;
     leaseToken: string;
-    leaseExpiresAt: number;
+    /** The lease as the claim's answer stated it, counted from now. */
+    leaseMs: number;
     log: Logger;
     onCancelled: () => void;
     onLost: () => void;
@@ -35,11 +53,13 @@ export class LeaseKeeper {
     this.#log = options.log;
     this.#onCancelled = options.onCancelled;
     this.#onLost = options.onLost;
-    this.#interval = thirdOf(options.leaseExpiresAt, Date.now());
+    this.#leaseMs = options.leaseMs;
+    this.#deadline = monotonic() + options.leaseMs;
   }
 
+  /** Heartbeats from now on, the first at once (it confirms the lease). */
   start(): void {
-    this.#schedule(this.#interval);
+    this.#schedule(0);
   }
 
   stop(): void {
@@ -47,37 +67,81 @@ export class LeaseKeeper {
     clearTimeout(this.#timer);
   }
 
+  /** The lease is ours as far as this host knows: not fenced, and its local deadline not passed. */
+  get held(): boolean {
+    return !this.#lost && monotonic() < this.#deadline;
+  }
+
+  /**
+   * Asks the Worker now whether the lease is still ours (before a push: a runner cut off from the Worker, or
+   * whose job went to another runner, must not push). Retries an unanswered heartbeat until the local deadline;
+   * false when the lease is fenced or that deadline passed first.
+   */
+  async confirm(): Promise<boolean> {
+    for (;;) {
+      if (!this.held) return false;
+      const answer = await this.#heartbeat();
+      if (answer === "held") return true;
+      if (answer === "lost") return false;
+      await sleep(Math.min(this.#leaseMs / 10, Math.max(0, this.#deadline - monotonic())) + 1);
+    }
+  }
+
   #schedule(delay: number): void {
-    if (!this.#stopped) this.#timer = setTimeout(() => void this.#beat(), Math.max(MIN_INTERVAL_MS, delay));
+    if (this.#stopped) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#beat(), Math.max(delay === 0 ? 0 : MIN_INTERVAL_MS, delay));
   }
 
   async #beat(): Promise<void> {
-    const sentAt = Date.now();
+    const sentAt = monotonic();
+    const answer = await this.#heartbeat();
+    if (this.#stopped || answer === "lost") return;
+    const interval = Math.max(MIN_INTERVAL_MS, this.#leaseMs / 3);
+    if (answer === "held") {
+      // Counted from when this heartbeat left, so a slow answer does not stretch the cadence.
+      this.#schedule(sentAt + interval - monotonic());
+      return;
+    }
+    const left = this.#deadline - monotonic();
+    if (left <= 0) {
+      this.#log.warn("lease lost: no heartbeat answered before its deadline", { leaseMs: this.#leaseMs });
+      this.#lose();
+      return;
+    }
+    this.#schedule(Math.min(interval / 3, left));
+  }
+
+  /** One heartbeat: `held` (deadline moved on), `lost` (fenced: `onLost` called) or `unanswered`. */
+  async #heartbeat(): Promise<"held" | "lost" | "unanswered"> {
+    const sentAt = monotonic();
     try {
-      const { leaseExpiresAt, cancelled } = await this.#api.heartbeat(this.#jobId, this.#leaseToken);
-      if (this.#stopped) return;
-      this.#log.debug("heartbeat", { leaseExpiresAt });
-      if (cancelled) {
+      const { leaseMs, cancelled } = await this.#api.heartbeat(this.#jobId, this.#leaseToken);
+      if (this.#lost) return "lost";
+      this.#leaseMs = leaseMs ?? FALLBACK_LEASE_MS;
+      this.#deadline = Math.max(this.#deadline, sentAt + this.#leaseMs);
+      this.#log.debug("heartbeat", { leaseMs: this.#leaseMs });
+      if (cancelled && !this.#stopped) {
         this.#log.info("the Worker cancelled the job");
         this.#onCancelled();
       }
-      // Counted from when this heartbeat left, so a slow answer does not stretch the cadence.
-      this.#interval = thirdOf(leaseExpiresAt, sentAt);
-      this.#schedule(sentAt + this.#interval - Date.now());
+      return "held";
     } catch (error) {
-      if (this.#stopped) return;
       if (error instanceof LeaseLostError) {
-        this.#log.warn("lease lost", { error });
-        this.stop();
-        this.#onLost();
-        return;
+        if (!this.#stopped) this.#log.warn("lease lost", { error });
+        this.#lose();
+        return "lost";
       }
-      this.#log.warn("heartbeat failed", { error });
-      this.#schedule(this.#interval / 3);
+      if (!this.#stopped) this.#log.warn("heartbeat failed", { error });
+      return "unanswered";
     }
   }
-}
 
-function thirdOf(leaseExpiresAt: number, from: number): number {
-  return Math.max(MIN_INTERVAL_MS, (leaseExpiresAt - from) / 3);
+  #lose(): void {
+    if (this.#lost) return;
+    this.#lost = true;
+    const stopped = this.#stopped;
+    this.stop();
+    if (!stopped) this.#onLost();
+  }
 }

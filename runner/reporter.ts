@@ -96,6 +96,9 @@ export class Reporter {
     try {
       await withRetries(call, {
         attempts: REPORT_ATTEMPTS,
+        // The token worked for the claim: a refusal now (the Worker failing to read its runners, a rotation
+        // racing this call) may pass, and giving up would throw the session's finished work away.
+        retryUnauthorized: true,
         onRetry: (error) => this.#warn(`${what} failed; retrying`, error),
       });
     } catch (error) {

@@ -76,8 +76,9 @@ export class Runner {
         if (signal.aborted) break;
         if (error instanceof UnauthorizedError) {
           this.#fatal ??= new Error(`the Worker refused the runner token (${error.message})`);
-          this.stop(true);
-          this.#claiming.abort();
+          // No new claims; running jobs get the grace period to finish and report (their reports retry a
+          // refusal), rather than throwing their work away.
+          if (!signal.aborted) this.stop();
           break;
         }
         failures++;

@@ -7,7 +7,13 @@ import type { JobKind } from "./lifecycle.ts";
 export type QueuePolicy = {
   /** Leased session jobs at once: the project's `parallel`. */
   parallel: number;
+  /** A confirmed lease's length: each heartbeat extends it by this much. */
   leaseMs: number;
+  /**
+   * A new lease's length until its runner confirms it (its first heartbeat): a runner that died while its
+   * claim was answered, or never got the answer, gives the job back this soon and costs it no attempt.
+   */
+  confirmMs: number;
   /** How long a job waits for its preferred runner before any runner may take it. */
   affinityGraceMs: number;
   /** Leases a job may lose (expiry or a retryable failure) before it fails. */
@@ -28,6 +34,8 @@ export type OpenJob = {
   affinity: string | null;
   affinityUntil: number;
   leaseExpiresAt: number | null;
+  /** Its runner confirmed the lease (heartbeat or report): the attempt has begun. */
+  confirmed: boolean;
   /** Cancelled while leased: the runner is told to stop, and the job still occupies its slot until it does. */
   cancelled: boolean;
 };
@@ -96,6 +104,10 @@ export function enqueueAffinity(
   return { affinity: lastRunner, affinityUntil: now + policy.affinityGraceMs };
 }
 
+/** How long a lease lasts from now: short until its runner confirms it, then the full lease. */
+export const leaseTerm = (confirmed: boolean, policy: Pick<QueuePolicy, "leaseMs" | "confirmMs">): number =>
+  confirmed ? policy.leaseMs : Math.min(policy.confirmMs, policy.leaseMs);
+
 export type LostLease =
   /** Back in the queue for another attempt, first for the same runner ("git is the checkpoint" after that). */
   | { action: "requeue"; attempt: number; affinity: string | null; affinityUntil: number }
@@ -105,16 +117,25 @@ export type LostLease =
 
 /**
  * A lease expired, its runner reported a retryable failure, or its runner was revoked (`cause` says which).
- * A revoked runner (`runnerGone`) never comes back for the job, so nobody waits for it.
+ * A revoked runner (`runnerGone`) never comes back for the job, so nobody waits for it. A lease its runner
+ * never confirmed started no attempt: the job goes back as it was, same attempt, same affinity.
  */
 export function afterLostLease(
-  job: Pick<OpenJob, "attempt" | "runnerId" | "cancelled">,
+  job: Pick<OpenJob, "attempt" | "runnerId" | "cancelled" | "confirmed" | "affinity" | "affinityUntil">,
   cause: string,
   now: number,
   policy: QueuePolicy,
   runnerGone = false,
 ): LostLease {
   if (job.cancelled) return { action: "cancel" };
+  if (!job.confirmed) {
+    return {
+      action: "requeue",
+      attempt: job.attempt,
+      affinity: job.affinity,
+      affinityUntil: job.affinityUntil,
+    };
+  }
   if (job.attempt >= policy.maxAttempts) {
     return { action: "fail", reason: `${cause} on attempt ${job.attempt} of ${policy.maxAttempts}` };
   }

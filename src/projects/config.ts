@@ -52,7 +52,7 @@ export const settingsSchema = z.object({
   maxTurnsPerSession: z.number().int().min(1).max(1_000).default(100),
   /** Per-project daily cap; dispatch pauses when today's spend reaches it. */
   dailyBudgetUsd: usd.default(100),
-  /** Runner jobs: lease length, how long a job waits for the runner holding its worktree, attempts. */
+  /** Runner jobs: lease length, how soon a new lease must be confirmed, how long a job waits for the runner holding its worktree, attempts. */
   jobs: z
     .object({
       leaseMs: z
@@ -61,6 +61,11 @@ export const settingsSchema = z.object({
         .min(10_000)
         .max(15 * 60_000)
         .default(60_000),
+      /**
+       * A new lease lasts this long until its runner's first heartbeat confirms it; one nobody confirmed
+       * (the runner died while its claim was answered) goes back to the queue and costs no attempt.
+       */
+      confirmMs: z.number().int().min(1_000).max(120_000).default(15_000),
       affinityGraceMs: z
         .number()
         .int()

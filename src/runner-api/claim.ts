@@ -1,7 +1,10 @@
 /**
  * A runner's claim across projects: claim from each ProjectDO in turn without waiting; if none has a job for
- * this runner, wait until one has and go round again. Only a call that hands back its lease takes one, so a
- * runner that hangs up mid-poll never leaves a job leased to nobody until its lease expires.
+ * this runner, wait until one has and go round again. Waiting leases nothing, and `hungUp` (the request's
+ * signal: the runner closed the connection, e.g. it was killed) is checked before every lease, so a runner
+ * gone mid-poll is not handed the next job. What is left (a hang-up while the answer is on its way) is a
+ * lease nobody confirms: the ProjectDO takes it back after `jobs.confirmMs`, at no cost to the job. All D1
+ * reads happen before any lease is taken.
  */
 import { drizzle } from "drizzle-orm/d1";
 import { projects } from "../db/schema.ts";
@@ -15,27 +18,36 @@ export async function claimAcross(
   holding: readonly string[],
   only: readonly string[] | undefined,
   waitMs: number,
+  hungUp?: AbortSignal,
 ): Promise<Claim | null> {
   const deadline = Date.now() + waitMs;
   const order = claimOrder(only ?? (await registeredProjects(env)), holding);
   for (;;) {
     for (const project of order) {
+      if (hungUp?.aborted) return null;
       const claim = await projectStub(env, project).claim(runnerId, holding, 0);
       if (claim) return claim;
     }
     const left = deadline - Date.now();
-    if (left <= 0) return null;
-    if (order.length === 0) {
-      // Nothing to wait on: hold the poll anyway, so an idle runner does not spin.
-      await new Promise((resolve) => setTimeout(resolve, left));
-      return null;
-    }
-    const woken = await Promise.race(
-      order.map((project) => projectStub(env, project).waitForJob(runnerId, holding, left)),
-    );
-    if (!woken) return null;
+    if (left <= 0 || hungUp?.aborted) return null;
+    // Nothing to wait on (no project): hold the poll anyway, so an idle runner does not spin.
+    const waits =
+      order.length === 0
+        ? [sleep(left).then(() => false)]
+        : order.map((project) => projectStub(env, project).waitForJob(runnerId, holding, left));
+    const woken = await Promise.race([...waits, ...(hungUp ? [abortOf(hungUp)] : [])]);
+    if (!woken || order.length === 0) return null;
   }
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Resolves false when `signal` aborts (never rejects). */
+const abortOf = (signal: AbortSignal) =>
+  new Promise<false>((resolve) => {
+    if (signal.aborted) resolve(false);
+    else signal.addEventListener("abort", () => resolve(false), { once: true });
+  });
 
 async function registeredProjects(env: Env): Promise<string[]> {
   const rows = await drizzle(env.DB).select({ id: projects.id }).from(projects);

@@ -88,14 +88,21 @@ export type Job = z.infer<typeof jobSchema>;
 export const claimResponse = z.object({
   job: jobSchema,
   leaseToken: z.string(),
-  /** Epoch ms. Heartbeat at a third of the lease. */
+  /** Epoch ms, the Worker's clock: for logs only; runners keep time with `leaseMs`. */
   leaseExpiresAt: z.number().int(),
+  /**
+   * How long the lease lasts from this answer. A new lease is short (`jobs.confirmMs`) until the runner's
+   * first heartbeat confirms it: heartbeat at once, then at a third of each `leaseMs`. Absent from older Workers.
+   */
+  leaseMs: z.number().int().positive().optional(),
 });
 export type Claim = z.infer<typeof claimResponse>;
 
 export const heartbeatRequest = z.object({ leaseToken: z.string() });
 export const heartbeatResponse = z.object({
   leaseExpiresAt: z.number().int(),
+  /** How long the lease lasts from this answer (the Worker's clock never meets the runner's). */
+  leaseMs: z.number().int().positive().optional(),
   /** The issue was abandoned: stop the session and report `fail` with `cancelled`. */
   cancelled: z.boolean(),
 });

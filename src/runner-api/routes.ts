@@ -65,7 +65,8 @@ runnerRoutes.post("/claim", async (c) => {
   const runner = c.var.runner;
   if (sandbox && sandbox !== runner.sandbox) await recordSandbox(c.env, runner.id, sandbox);
   const scope = claimScope(runner.projects, projects);
-  const claim = await claimAcross(c.env, runner.id, holding, scope, waitMs);
+  // The request's signal aborts when the runner hangs up (`enable_request_signal`): no lease for it then.
+  const claim = await claimAcross(c.env, runner.id, holding, scope, waitMs, c.req.raw.signal);
   return claim ? c.json(claim) : c.body(null, 204);
 });
 
@@ -76,7 +77,8 @@ runnerRoutes.post("/jobs/:id/heartbeat", async (c) => {
   if (job instanceof Response) return job;
   const result = await job.stub.heartbeat(job.id, c.var.runner.id, body.data.leaseToken);
   if (!result.ok) return jsonError(c, result.status, result.error);
-  return c.json({ leaseExpiresAt: result.leaseExpiresAt, cancelled: result.cancelled });
+  const { leaseExpiresAt, leaseMs, cancelled } = result;
+  return c.json({ leaseExpiresAt, leaseMs, cancelled });
 });
 
 runnerRoutes.post("/jobs/:id/events", async (c) => {

@@ -4,6 +4,7 @@ import {
   type Claimant,
   enqueueAffinity,
   expiredLeases,
+  leaseTerm,
   nextDeadline,
   type OpenJob,
   type QueuePolicy,
@@ -11,7 +12,13 @@ import {
 } from "../../src/domain/job-queue.ts";
 import type { JobKind } from "../../src/domain/lifecycle.ts";
 
-const POLICY: QueuePolicy = { parallel: 2, leaseMs: 60_000, affinityGraceMs: 60_000, maxAttempts: 5 };
+const POLICY: QueuePolicy = {
+  parallel: 2,
+  leaseMs: 60_000,
+  confirmMs: 10_000,
+  affinityGraceMs: 60_000,
+  maxAttempts: 5,
+};
 const KINDS: JobKind[] = ["implement", "revise", "resume", "reap"];
 const NOW = 1_000_000;
 const ME = "runner-me";
@@ -33,13 +40,14 @@ function job(id: string, patch: Partial<Job> = {}): Job {
     affinity: null,
     affinityUntil: 0,
     leaseExpiresAt: null,
+    confirmed: false,
     cancelled: false,
     ...patch,
   };
 }
 
 const leased = (id: string, patch: Partial<Job> = {}) =>
-  job(id, { status: "leased", runnerId: OTHER, leaseExpiresAt: NOW + 30_000, ...patch });
+  job(id, { status: "leased", runnerId: OTHER, leaseExpiresAt: NOW + 30_000, confirmed: true, ...patch });
 
 const claimant = (holding: number[] = []): Claimant => ({ runnerId: ME, holding: new Set(holding) });
 
@@ -202,9 +210,10 @@ describe("enqueue affinity", () => {
 
 describe("a lost lease", () => {
   const attempts = Array.from({ length: POLICY.maxAttempts }, (_, i) => i + 1);
+  const lost = { runnerId: ME, cancelled: false, confirmed: true, affinity: null, affinityUntil: 0 };
 
   it.each(attempts)("attempt %i", (attempt) => {
-    const outcome = afterLostLease({ attempt, runnerId: ME, cancelled: false }, "lease expired", NOW, POLICY);
+    const outcome = afterLostLease({ ...lost, attempt }, "lease expired", NOW, POLICY);
     if (attempt < POLICY.maxAttempts) {
       expect(outcome).toEqual({
         action: "requeue",
@@ -218,9 +227,26 @@ describe("a lost lease", () => {
   });
 
   it.each(attempts)("cancelled, attempt %i → cancel", (attempt) => {
-    expect(afterLostLease({ attempt, runnerId: ME, cancelled: true }, "x", NOW, POLICY)).toEqual({
+    expect(afterLostLease({ ...lost, attempt, cancelled: true }, "x", NOW, POLICY)).toEqual({
       action: "cancel",
     });
+  });
+
+  // Nobody confirmed the lease (its runner died while the claim was answered): no attempt began.
+  it.each(attempts)("never confirmed, attempt %i → back as it was, same attempt and affinity", (attempt) => {
+    const unconfirmed = { ...lost, attempt, confirmed: false, affinity: OTHER, affinityUntil: NOW + 5 };
+    expect(afterLostLease(unconfirmed, "lease expired", NOW, POLICY)).toEqual({
+      action: "requeue",
+      attempt,
+      affinity: OTHER,
+      affinityUntil: NOW + 5,
+    });
+  });
+
+  it("a new lease lasts the confirmation window, a confirmed one the full lease", () => {
+    expect(leaseTerm(false, POLICY)).toBe(POLICY.confirmMs);
+    expect(leaseTerm(true, POLICY)).toBe(POLICY.leaseMs);
+    expect(leaseTerm(false, { leaseMs: 5_000, confirmMs: 10_000 })).toBe(5_000);
   });
 });
 

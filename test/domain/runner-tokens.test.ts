@@ -57,9 +57,16 @@ describe("claimScope", () => {
 });
 
 describe("afterLostLease for a revoked runner", () => {
-  const policy = { parallel: 1, leaseMs: 60_000, affinityGraceMs: 60_000, maxAttempts: 5 };
+  const policy = { parallel: 1, leaseMs: 60_000, confirmMs: 15_000, affinityGraceMs: 60_000, maxAttempts: 5 };
   it("requeues without waiting for the runner that will not come back", () => {
-    const job = { attempt: 1, runnerId: "gone", cancelled: false };
+    const job = {
+      attempt: 1,
+      runnerId: "gone",
+      cancelled: false,
+      confirmed: true,
+      affinity: null,
+      affinityUntil: 0,
+    };
     expect(afterLostLease(job, "runner revoked", NOW, policy, true)).toEqual({
       action: "requeue",
       attempt: 2,

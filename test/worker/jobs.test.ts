@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { RECORD_DELAY_MS } from "../../durable-objects/project-do.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
+import { claimAcross } from "../../src/runner-api/claim.ts";
 import {
   call,
   cancelJobs,
@@ -75,6 +76,10 @@ describe("end to end", () => {
       // The project's sandbox settings: no registry reachable, no repository Claude settings.
       sandbox: { allowedDomains: [], projectSettings: false },
     });
+    // The issue hears of the session once its runner confirms the lease, not at the claim.
+    await drain(project);
+    expect(await issue.view()).toMatchObject({ state: "queued" });
+    await heartbeat(runner, claimed);
     await drain(project);
     const running = await issue.view();
     expect(running).toMatchObject({ state: "running", iteration: 1 });
@@ -270,6 +275,50 @@ describe("leases and fencing", () => {
   });
 });
 
+describe("unconfirmed leases", () => {
+  it("a lease nobody confirmed (its answer lost, its runner dead) goes back soon at no attempt's cost", async () => {
+    const {
+      project,
+      runners: [a, b],
+    } = await setup("unconfirmed", { jobs: { confirmMs: 5_000 } });
+    if (!a || !b) throw new Error("no runners");
+    const issue = await triaged(project, 1);
+    const lost = taken(await claim(a, [project]));
+    // Short until confirmed, and said as a duration: the runner's clock never meets the Worker's.
+    expect(lost.leaseMs).toBe(5_000);
+    await pastDeadline(project, lost.job.id, "lease_expires_at");
+    expect(await job(project, lost.job.id)).toMatchObject({ status: "queued", attempt: 1, affinity: null });
+    await drain(project);
+    // The issue never heard of a session that never ran.
+    expect((await issue.view())?.history.some((h) => h.event === "dispatched")).toBe(false);
+
+    const kept = taken(await claim(b, [project]));
+    expect(kept.job).toMatchObject({ id: lost.job.id, attempt: 1 });
+    expect((await heartbeat(b, kept)).leaseMs).toBe(60_000);
+    await drain(project);
+    expect(await issue.view()).toMatchObject({ state: "running" });
+    // A confirmed lease that is then lost does cost an attempt.
+    await pastDeadline(project, kept.job.id, "lease_expires_at");
+    expect(await job(project, kept.job.id)).toMatchObject({ status: "queued", attempt: 2 });
+  });
+
+  it("a runner that hung up while its claim waited is not handed the job that comes next", async () => {
+    const {
+      project,
+      runners: [runner],
+    } = await setup("hangup", {}, 1);
+    if (!runner) throw new Error("no runner");
+    const hangUp = new AbortController();
+    const waiting = claimAcross(env, runner.runnerId, [], [project], 5_000, hangUp.signal);
+    await sleep(200);
+    hangUp.abort();
+    await implement(project, 1);
+    expect(await waiting).toBeNull();
+    const [queued] = await jobsOf(project);
+    expect(queued).toMatchObject({ status: "queued", attempt: 1, runnerId: null });
+  });
+});
+
 describe("lease expiry", () => {
   it("requeues with attempt + 1 for the same runner, fencing off the old lease", async () => {
     const {
@@ -279,6 +328,7 @@ describe("lease expiry", () => {
     if (!a || !b) throw new Error("no runners");
     const issue = await triaged(project, 1);
     const first = taken(await claim(a, [project]));
+    await heartbeat(a, first);
     await pastDeadline(project, first.job.id, "lease_expires_at");
     expect(await job(project, first.job.id)).toMatchObject({
       status: "queued",
@@ -295,6 +345,7 @@ describe("lease expiry", () => {
     const second = taken(await claim(a, [project]));
     expect(second.job).toMatchObject({ id: first.job.id, attempt: 2 });
     expect(second.leaseToken).not.toBe(first.leaseToken);
+    await heartbeat(a, second);
 
     await drain(project);
     const view = await issue.view();
@@ -316,6 +367,7 @@ describe("lease expiry", () => {
     for (const attempt of [1, 2]) {
       const claimed = taken(await claim(runner, [project]));
       expect(claimed.job.attempt).toBe(attempt);
+      await heartbeat(runner, claimed);
       await pastDeadline(project, claimed.job.id, "lease_expires_at");
     }
     const [failed] = await jobsOf(project);

@@ -8,6 +8,7 @@ import {
   call,
   claim,
   enqueue,
+  heartbeat,
   issueView,
   jobsOf,
   newRunner,
@@ -52,6 +53,8 @@ describe("revocation", () => {
     const [revoked, other] = runners as [Runner, Runner];
     await implementJob(project, 1);
     const claimed = taken(await claim(revoked, [project]));
+    // Confirmed: the attempt began, so losing it costs one.
+    await heartbeat(revoked, claimed);
 
     expect((await revoke(revoked.runnerId)).status).toBe(204);
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Script, ScriptedDriver } from "../../../runner/drivers/scripted.ts";
 import { git } from "../../../runner/git/exec.ts";
 import { runJob } from "../../../runner/job.ts";
@@ -187,6 +187,78 @@ describe("the lease", () => {
     expect(gaps[Math.floor(gaps.length / 2)]).toBeLessThan(250);
     expect(worker.outcome("job-1")).toMatchObject({ kind: "complete" });
   });
+
+  // The runner's wall clock is set wrong; its monotonic clock (and the Worker's) are not.
+  it.each([
+    ["5 minutes behind", -5 * 60_000],
+    ["5 minutes ahead", 5 * 60_000],
+  ])("keeps its lease with normal heartbeat spacing when its clock is %s", async (_, skewMs) => {
+    worker.leaseMs = 600;
+    const realNow = Date.now.bind(Date);
+    vi.spyOn(Date, "now").mockImplementation(() => realNow() + skewMs);
+    try {
+      const ctx = await context({ implement: [{ sleep: 1_500 }, { phase: "done" }] });
+      await run(ctx, { id: "job-1" });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    const beats = worker.callsOf("heartbeat", "job-1").map((c) => c.at);
+    const gaps = beats
+      .slice(1)
+      .map((at, i) => at - (beats[i] ?? 0))
+      .sort((a, b) => a - b);
+    expect(beats.length).toBeGreaterThanOrEqual(6);
+    expect(gaps[Math.floor(gaps.length / 2)]).toBeGreaterThan(170);
+    expect(gaps[Math.floor(gaps.length / 2)]).toBeLessThan(250);
+    expect(worker.outcome("job-1")).toMatchObject({ kind: "complete" });
+  });
+
+  it("confirms its lease at once, not a third of a lease later", async () => {
+    worker.leaseMs = 30_000;
+    const ctx = await context({ implement: [{ phase: "done" }] });
+    await run(ctx, { id: "job-1" });
+    // A 30 s lease would have its first routine heartbeat at 10 s: this one is the confirmation.
+    const jobCalls = worker.calls.filter((c) => c.jobId === "job-1").map((c) => c.route);
+    expect(jobCalls.indexOf("heartbeat")).toBeGreaterThanOrEqual(0);
+    expect(jobCalls.indexOf("heartbeat")).toBeLessThan(jobCalls.indexOf("complete"));
+  });
+
+  it("cut off from the Worker, does not push: its lease is not confirmed before the push", async () => {
+    worker.leaseMs = 600;
+    const ctx = await context({
+      implement: [
+        { sleep: 300 },
+        { write: "late.txt", content: "late\n" },
+        { run: 'git add late.txt && git commit -qm "Late work"' },
+        { phase: "awaiting_ci" },
+      ],
+    });
+    const claim = await claimJob(ctx, { id: "job-1" });
+    const job = runJob(ctx, claim, new AbortController().signal);
+    await worker.waitFor(() => worker.callsOf("heartbeat", "job-1").some((c) => c.status === 200));
+    worker.unreachable = true;
+    await job;
+
+    expect(await upstream.sha("conveyor/7")).toBeUndefined();
+    expect(worker.outcomes).toEqual([]);
+  });
+
+  it("a Worker that refuses the runner's token for a while still gets the session's outcome", async () => {
+    const ctx = await context({ implement: [{ sleep: 300 }, { phase: "escalate", reason: "need a human" }] });
+    const claim = await claimJob(ctx, { id: "job-1" });
+    const job = runJob(ctx, claim, new AbortController().signal);
+    await worker.waitFor(() => worker.callsOf("heartbeat", "job-1").some((c) => c.status === 200));
+    worker.refusingTokens = true;
+    await worker.waitFor(() => worker.calls.some((c) => c.jobId === "job-1" && c.status === 401));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    worker.refusingTokens = false;
+    await job;
+
+    expect(worker.outcome("job-1")).toMatchObject({
+      kind: "complete",
+      body: { phase: "escalate", reason: "need a human" },
+    });
+  }, 20_000);
 
   it("stops the session when the Worker cancels the job and reports a fail that is not retried", async () => {
     worker.leaseMs = 600;

@@ -30,6 +30,12 @@ export type Outcome =
 
 type Lease = { token: string; expiresAt: number; job: Job };
 
+/**
+ * The Worker's clock, taken before any test fakes this process's `Date`: a test that sets the runner's clock
+ * wrong must not move the Worker's with it (they are different machines).
+ */
+const workerNow = Date.now.bind(Date);
+
 const JOB_ROUTE = /^\/runner\/v1\/jobs\/([^/]+)\/(heartbeat|events|complete|fail)$/;
 
 /**
@@ -47,6 +53,10 @@ export class FakeWorker {
   /** Claim requests whose connection is still open: a killed runner's polls close with its sockets. */
   openPolls = 0;
   leaseMs: number;
+  /** Cut off: every request's connection is dropped unanswered, as by a network partition. */
+  unreachable = false;
+  /** Every authenticated call is refused 401, as while the Worker cannot read its runners (then recovers). */
+  refusingTokens = false;
   #url = "";
   #server = createServer((req, res) => void this.#handle(req, res));
   #queue: Job[] = [];
@@ -112,11 +122,11 @@ export class FakeWorker {
   }
 
   async waitFor<T>(probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = workerNow() + timeoutMs;
     for (;;) {
       const value = probe();
       if (value !== undefined && value !== false) return value;
-      if (Date.now() > deadline) throw new Error(`fake worker: timed out waiting (${probe.toString()})`);
+      if (workerNow() > deadline) throw new Error(`fake worker: timed out waiting (${probe.toString()})`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -138,10 +148,15 @@ export class FakeWorker {
       route,
       body,
       status: 0,
-      at: Date.now(),
+      at: workerNow(),
       ...(match ? { jobId: decodeURIComponent(match[1] ?? "") } : {}),
     };
     this.calls.push(call);
+    if (this.unreachable) {
+      call.status = -1;
+      req.socket.destroy();
+      return;
+    }
     const answer = (status: number, value?: unknown) => {
       call.status = status;
       if (value === undefined) res.writeHead(status).end();
@@ -149,7 +164,7 @@ export class FakeWorker {
     };
     if (req.method !== "POST") return answer(405, { error: "POST only" });
     if (route === "register") return answer(...this.#register(body));
-    if (!this.tokens.has(req.headers.authorization?.replace(/^Bearer /, "") ?? "")) {
+    if (this.refusingTokens || !this.tokens.has(req.headers.authorization?.replace(/^Bearer /, "") ?? "")) {
       return answer(401, { error: "unknown runner token" });
     }
     if (route === "claim") {
@@ -180,17 +195,21 @@ export class FakeWorker {
   async #claim(body: unknown, gone: () => boolean): Promise<[number, unknown?]> {
     const request = this.#parse(claimRequest, body, "claim");
     if (!request) return [400, { error: "bad claim request" }];
-    const deadline = Date.now() + request.waitMs;
+    const deadline = workerNow() + request.waitMs;
     for (;;) {
       if (gone()) return [204];
       this.#requeueExpired();
       const job = this.#queue.shift();
       if (job) {
-        const lease = { token: `lease-${randomUUID()}`, expiresAt: Date.now() + this.leaseMs, job };
+        const lease = { token: `lease-${randomUUID()}`, expiresAt: workerNow() + this.leaseMs, job };
         this.#leases.set(job.id, lease);
-        return [200, claimResponse.parse({ job, leaseToken: lease.token, leaseExpiresAt: lease.expiresAt })];
+        const leaseMs = this.leaseMs;
+        return [
+          200,
+          claimResponse.parse({ job, leaseToken: lease.token, leaseExpiresAt: lease.expiresAt, leaseMs }),
+        ];
       }
-      const left = deadline - Date.now();
+      const left = deadline - workerNow();
       if (left <= 0 || !this.#server.listening) return [204];
       await new Promise<void>((resolve) => {
         this.#wakeUp.push(resolve);
@@ -201,7 +220,7 @@ export class FakeWorker {
 
   #requeueExpired(): void {
     for (const [jobId, lease] of this.#leases) {
-      if (lease.expiresAt > Date.now()) continue;
+      if (lease.expiresAt > workerNow()) continue;
       this.#leases.delete(jobId);
       this.#queue.push({ ...lease.job, attempt: lease.job.attempt + 1 });
     }
@@ -221,10 +240,14 @@ export class FakeWorker {
     if (!lease || lease.token !== request.leaseToken) return [409, { error: "not your lease" }];
     switch (route) {
       case "heartbeat":
-        lease.expiresAt = Date.now() + this.leaseMs;
+        lease.expiresAt = workerNow() + this.leaseMs;
         return [
           200,
-          heartbeatResponse.parse({ leaseExpiresAt: lease.expiresAt, cancelled: this.#cancelled.has(jobId) }),
+          heartbeatResponse.parse({
+            leaseExpiresAt: lease.expiresAt,
+            leaseMs: this.leaseMs,
+            cancelled: this.#cancelled.has(jobId),
+          }),
         ];
       case "events": {
         const list = this.events.get(jobId) ?? [];
