@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { createInterface } from "node:readline/promises";
 import {
   DEPLOY_DIR,
@@ -22,7 +22,8 @@ import {
 } from "./deploy/plan.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const dir = join(ROOT, DEPLOY_DIR);
+/** CONVEYOR_DEPLOY_DIR moves the generated files (the test keeps them out of the checkout). */
+const dir = process.env.CONVEYOR_DEPLOY_DIR ?? join(ROOT, DEPLOY_DIR);
 const configFile = join(dir, "wrangler.toml");
 
 type Result = { code: number; stdout: string; stderr: string };
@@ -68,7 +69,7 @@ async function secretValue(name: SecretName): Promise<string | undefined> {
     const file = join(dir, spec.keep);
     await writeFile(file, `${value}\n`, { mode: 0o600 });
     await chmod(file, 0o600);
-    say(`${name}: generated, kept in ${join(DEPLOY_DIR, spec.keep)} (mode 0600; store it safely)`);
+    say(`${name}: generated, kept in ${relative(ROOT, file)} (mode 0600; store it safely)`);
     return value;
   }
   if (process.env[name]) return process.env[name];
@@ -108,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
 
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await writeFile(configFile, deployConfig(toml, id, ROOT, dir));
-  say(`wrote ${join(DEPLOY_DIR, "wrangler.toml")}`);
+  say(`wrote ${relative(ROOT, configFile)}`);
 
   // Before the code that reads the new tables: the running version keeps working on the migrated schema.
   await must(["d1", "migrations", "apply", database, "--remote", "-c", configFile]);

@@ -1,7 +1,7 @@
 /** npm run deploy: its plan, the config it generates, and that config's steps in wrangler's local mode. */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -53,6 +53,115 @@ describe("npm run deploy -- --dry-run", () => {
     expect(lines.slice(1)).toHaveLength(order.length);
     for (const [i, pattern] of order.entries()) expect(lines[i + 1]).toMatch(pattern);
     expect(await readFile(join(ROOT, "wrangler.toml"), "utf8")).toBe(before);
+  });
+});
+
+describe("npm run deploy against a stand-in for wrangler's remote commands", () => {
+  const STAND_IN = new URL("../../support/wrangler/", import.meta.url).pathname;
+  let account = "";
+  let out = "";
+
+  type Call = { command: string; args: string[]; stdin: string };
+  const calls = async (): Promise<Call[]> =>
+    (await readFile(join(account, "calls.jsonl"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+  const commands = async () => (await calls()).map((c) => c.command);
+
+  function deploy(): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", "scripts/deploy.ts"],
+        {
+          cwd: ROOT,
+          env: {
+            ...OFFLINE,
+            PATH: `${STAND_IN}:${process.env.PATH}`,
+            WRANGLER_STAND_IN: account,
+            CONVEYOR_DEPLOY_DIR: out,
+            ANTHROPIC_API_KEY: "sk-ant-test-key",
+          },
+        },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  beforeAll(async () => {
+    account = join(dir, "account");
+    out = join(dir, "generated");
+    await mkdir(account);
+  });
+
+  it("takes a fresh account to a running Worker: database, config, migrations, deploy, secrets on stdin, URL", async () => {
+    const run1 = await deploy();
+    expect(run1, run1.stderr).toMatchObject({ code: 0 });
+    expect(await commands()).toEqual([
+      "whoami",
+      "d1 list",
+      "d1 create conveyor",
+      "d1 list",
+      "d1 migrations apply",
+      "deploy",
+      "secret list",
+      "secret put CONVEYOR_ADMIN_TOKEN",
+      "secret put CONVEYOR_SECRETS_KEY",
+      "secret put ANTHROPIC_API_KEY",
+    ]);
+    const all = await calls();
+    expect(all.find((c) => c.args.includes("migrations"))?.args).toEqual(
+      expect.arrayContaining(["--remote", "-c", join(out, "wrangler.toml")]),
+    );
+    const config = await readFile(join(out, "wrangler.toml"), "utf8");
+    expect(config).toContain(`database_id = "${ID}"`);
+    // The secrets went in on stdin; none is on any command line.
+    const state = JSON.parse(await readFile(join(account, "state.json"), "utf8"));
+    const admin = (await readFile(join(out, "admin-token"), "utf8")).trim();
+    const key = (await readFile(join(out, "secrets-key"), "utf8")).trim();
+    expect(state.secrets).toEqual({
+      CONVEYOR_ADMIN_TOKEN: admin,
+      CONVEYOR_SECRETS_KEY: key,
+      ANTHROPIC_API_KEY: "sk-ant-test-key",
+    });
+    expect(admin).toMatch(/^[0-9a-f]{64}$/);
+    expect(Buffer.from(key, "base64")).toHaveLength(32);
+    for (const secret of Object.values(state.secrets) as string[]) {
+      for (const call of all) expect(call.args.join(" ")).not.toContain(secret);
+      expect(run1.stdout + run1.stderr).not.toContain(secret);
+    }
+    expect((await stat(join(out, "admin-token"))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(out, "secrets-key"))).mode & 0o777).toBe(0o600);
+    expect(run1.stdout.trimEnd().split("\n").at(-1)).toBe(
+      "deploy: the Worker runs at https://conveyor.ada.workers.dev (dashboard: https://conveyor.ada.workers.dev/dashboard)",
+    );
+  });
+
+  it("upgrades in place: the same database, migrations before the deploy, the secrets kept", async () => {
+    const before = JSON.parse(await readFile(join(account, "state.json"), "utf8")).secrets;
+    const seen = (await calls()).length;
+    const run2 = await deploy();
+    expect(run2, run2.stderr).toMatchObject({ code: 0 });
+    expect((await commands()).slice(seen)).toEqual([
+      "whoami",
+      "d1 list",
+      "d1 migrations apply",
+      "deploy",
+      "secret list",
+    ]);
+    expect(run2.stdout).toContain("CONVEYOR_SECRETS_KEY: already set, kept");
+    expect(JSON.parse(await readFile(join(account, "state.json"), "utf8")).secrets).toEqual(before);
+  });
+
+  it("stops at once when wrangler is not logged in", async () => {
+    const state = JSON.parse(await readFile(join(account, "state.json"), "utf8"));
+    await writeFile(join(account, "state.json"), JSON.stringify({ ...state, loggedIn: false }));
+    const seen = (await calls()).length;
+    const run3 = await deploy();
+    expect(run3.code).toBe(1);
+    expect(run3.stdout).toContain("not logged in to Cloudflare: run npx wrangler login");
+    expect((await commands()).slice(seen)).toEqual(["whoami"]);
   });
 });
 
