@@ -5,6 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -104,5 +105,32 @@ describe("the packed package", () => {
   it("the runner's --help runs from the package", async () => {
     const { stdout } = await run("npx", ["--offline", "conveyor-runner", "--help"], { cwd: app, env: bare });
     expect(stdout).toMatch(/^usage: conveyor-runner /);
+  });
+
+  // The compiled sandbox starts its init (init.js beside it, with dist/package.json saying it is a module)
+  // inside bubblewrap, where only those files of the package are visible.
+  it.skipIf(!existsSync("/usr/bin/bwrap"))("the packaged sandbox runs a command in bubblewrap", async () => {
+    const script = join(app, "sandbox-check.mjs");
+    await writeFile(
+      script,
+      `import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Sandbox } from "conveyor/dist/runner/sandbox/session-sandbox.js";
+const worktree = mkdtempSync(join(tmpdir(), "conveyor-pack-sandbox-"));
+const sandbox = new Sandbox({ mode: "bubblewrap", model: {}, secretFiles: [] });
+const session = await sandbox.open({ worktree, writable: [], readOnly: [] }, { budgetUsd: 1, allowedDomains: [] });
+const child = session.spawn("/bin/sh", ["-c", "echo inside as pid $$"], { env: { PATH: "/usr/bin:/bin" } });
+let out = "";
+child.stdout.on("data", (chunk) => { out += chunk; });
+child.stderr.on("data", (chunk) => process.stderr.write(chunk));
+const code = await new Promise((resolve) => child.on("close", resolve));
+await session.close();
+process.stdout.write(code + " " + out);
+`,
+    );
+    const { stdout } = await run(join(app, "node_modules/.bin/node"), [script], { cwd: app, env: bare });
+    // Its own PID namespace: the shell is one of the first few processes there.
+    expect(stdout).toMatch(/^0 inside as pid \d\n$/);
   });
 });
