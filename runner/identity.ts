@@ -3,8 +3,9 @@ import { z } from "zod";
 import { type RunnerApi, withRetries } from "./api.ts";
 import type { Logger } from "./log.ts";
 
-// Strict: a config file (workerUrl, registrationToken, …) must never pass for an identity.
-const identitySchema = z.strictObject({ runnerId: z.string(), token: z.string().min(1) });
+const identitySchema = z.object({ runnerId: z.string(), token: z.string().min(1) });
+// Under the old name, only exactly an identity moves: a config (workerUrl, registrationToken, …) never does.
+const legacyIdentitySchema = identitySchema.strict();
 export type RunnerIdentity = z.infer<typeof identitySchema>;
 
 /** With the retry backoff, about a minute for a Worker that is not up yet. */
@@ -67,7 +68,7 @@ export async function storeIdentity(file: string, identity: RunnerIdentity): Pro
 export async function migrateIdentity(legacy: string, file: string): Promise<boolean> {
   if ((await readText(file)) !== undefined) return false;
   const text = await readText(legacy);
-  if (text === undefined || !identitySchema.safeParse(parseJson(text)).success) return false;
+  if (text === undefined || !legacyIdentitySchema.safeParse(parseJson(text)).success) return false;
   await rename(legacy, file);
   return true;
 }
