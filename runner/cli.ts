@@ -71,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
     const identity = await ensureIdentity({
       api,
       file: layout.identityFile,
+      legacyFile: layout.legacyIdentityFile,
       runnerToken: config.runnerToken,
       registrationToken: config.registrationToken,
       name: config.name,

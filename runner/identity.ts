@@ -4,6 +4,8 @@ import { type RunnerApi, withRetries } from "./api.ts";
 import type { Logger } from "./log.ts";
 
 const identitySchema = z.object({ runnerId: z.string(), token: z.string().min(1) });
+// Under the old name, only exactly an identity moves: a config (workerUrl, registrationToken, …) never does.
+const legacyIdentitySchema = identitySchema.strict();
 export type RunnerIdentity = z.infer<typeof identitySchema>;
 
 /** With the retry backoff, about a minute for a Worker that is not up yet. */
@@ -16,6 +18,8 @@ const REGISTER_ATTEMPTS = 8;
 export async function ensureIdentity(options: {
   api: RunnerApi;
   file: string;
+  /** The identity file's old name, moved to `file` when it holds an identity and `file` does not exist. */
+  legacyFile?: string;
   runnerToken?: string;
   registrationToken?: string;
   name: string;
@@ -25,6 +29,8 @@ export async function ensureIdentity(options: {
   const { api, file, log } = options;
   if (options.runnerToken) return { runnerId: "", token: options.runnerToken };
 
+  if (options.legacyFile && (await migrateIdentity(options.legacyFile, file)))
+    log.info("moved the runner identity to its own name", { from: options.legacyFile, file });
   const stored = await readIdentity(file);
   if (stored) {
     log.info("using the stored runner token", { runnerId: stored.runnerId, file });
@@ -55,17 +61,37 @@ export async function storeIdentity(file: string, identity: RunnerIdentity): Pro
   await rename(partial, file);
 }
 
-async function readIdentity(file: string): Promise<RunnerIdentity | undefined> {
-  let text: string;
+/**
+ * Moves an identity from `legacy` to `file`, only when `file` is absent and `legacy` holds exactly an identity
+ * (`runnerId`, `token`): anything else there, a config above all, stays where it is, untouched.
+ */
+export async function migrateIdentity(legacy: string, file: string): Promise<boolean> {
+  if ((await readText(file)) !== undefined) return false;
+  const text = await readText(legacy);
+  if (text === undefined || !legacyIdentitySchema.safeParse(parseJson(text)).success) return false;
+  await rename(legacy, file);
+  return true;
+}
+
+async function readText(file: string): Promise<string | undefined> {
   try {
-    text = await readFile(file, "utf8");
+    return await readFile(file, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
   }
+}
+
+async function readIdentity(file: string): Promise<RunnerIdentity | undefined> {
+  const text = await readText(file);
+  if (text === undefined) return undefined;
   const parsed = identitySchema.safeParse(parseJson(text));
+  // The runner alone writes this file; a damaged one means registering again (the old runner is then
+  // revoked with `conveyor runner revoke`).
   if (!parsed.success)
-    throw new Error(`${file} does not hold a runner identity; remove it to register again`);
+    throw new Error(
+      `${file} is damaged (not a runner id and token); remove it and start with a new registrationToken`,
+    );
   return parsed.data;
 }
 

@@ -11,8 +11,16 @@ export class WorkDirLayout {
     this.root = root;
   }
 
-  /** The runner id and token from the one-time registration (mode 0600). */
+  /**
+   * The runner id and token from the one-time registration (mode 0600), under a name no one gives a config
+   * file: the old `runner.json` collided with the config many operators keep beside the work dir.
+   */
   get identityFile(): string {
+    return join(this.root, ".conveyor-runner-identity.json");
+  }
+
+  /** Where runners before 0.2 kept the identity; moved to `identityFile` when it really is one. */
+  get legacyIdentityFile(): string {
     return join(this.root, "runner.json");
   }
 

@@ -13,8 +13,14 @@ import { DEFAULT_MODEL_BASE_URL, ModelProxy } from "./model-proxy.ts";
 /** Ports inside the sandbox's own network namespace: no other process of the host can hold them. */
 const MODEL_PORT = 41_001;
 const EGRESS_PORT = 41_002;
-const INIT = fileURLToPath(new URL("./init.ts", import.meta.url));
-/** Node decides how to load init.ts from the nearest package.json: the runner's own. */
+/** init.ts beside this file in the repository, init.js in the package's compiled dist/. */
+const INIT = fileURLToPath(
+  new URL(`./init${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url),
+);
+/**
+ * Node decides how to load init from the nearest package.json: the repository's own, or in the package
+ * dist/package.json (`"type": "module"`, written by the build) — two directories up either way.
+ */
 const PACKAGE_JSON = fileURLToPath(new URL("../../package.json", import.meta.url));
 
 export type SandboxMode = "bubblewrap" | "none";

@@ -129,7 +129,9 @@ it("takes an issue through a Claude session to CI, and a red CI back through the
     revision.map(() => first.sessionId),
   );
 
-  const { token } = JSON.parse(await readFile(join(root, "work", "runner.json"), "utf8")) as {
+  const { token } = JSON.parse(
+    await readFile(join(root, "work", ".conveyor-runner-identity.json"), "utf8"),
+  ) as {
     token: string;
   };
   for (const line of runner.lines) {

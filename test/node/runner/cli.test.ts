@@ -97,7 +97,7 @@ describe("conveyor-runner as a process", { timeout: 30_000 }, () => {
       body: { phase: "awaiting_ci", headSha: await upstream.sha("conveyor/7") },
     });
     expect(worker.callsOf("register")).toHaveLength(1);
-    expect((await stat(join(root, "work", "runner.json"))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(root, "work", ".conveyor-runner-identity.json"))).mode & 0o777).toBe(0o600);
     expect(gitServer.requests.some((r) => r.url.includes("git-receive-pack"))).toBe(true);
 
     await kill(runner);

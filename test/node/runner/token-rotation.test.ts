@@ -45,7 +45,7 @@ beforeAll(async () => {
     git: { username: "conveyor-bot", token: GIT_TOKEN },
     claimWaitMs: 1_000,
   });
-  identityFile = join(root, "work", "runner.json");
+  identityFile = join(root, "work", ".conveyor-runner-identity.json");
   runner = startRunner(config);
 }, 90_000);
 
