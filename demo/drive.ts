@@ -104,12 +104,7 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
  * After the scenario, while the services stay up: every further edge (an issue labelled by hand, a retry from
  * the dashboard) is shown as it happens, until `signal` ends it.
  */
-export async function follow(
-  demo: Demo,
-  run: ScenarioRun,
-  print: (line: string) => void,
-  signal: AbortSignal,
-) {
+export async function follow(run: ScenarioRun, print: (line: string) => void, signal: AbortSignal) {
   while (!signal.aborted) {
     for (const edge of run.nextEdges()) print(describe(edge, run.startedAt));
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
