@@ -46,6 +46,7 @@ const schemas = {
     answers: z.array(z.union([z.object({ report: z.unknown() }), z.object({ text: z.string() })])),
   }),
   pull: z.object({ repo: z.string(), number: z.number() }),
+  apiCalls: z.object({ repo: z.string() }),
   slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
 };
 
@@ -98,6 +99,7 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       return { ok: true };
     },
     requests: async () => model.requests.length,
+    "api-calls": async (body) => forge.apiCalls(schemas.apiCalls.parse(body).repo),
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
