@@ -25,6 +25,7 @@ import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
 import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./job-store.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
+import { type CycleOutcome, Reconciliation } from "./reconciliation.ts";
 
 const D1_BATCH = 50;
 /**
@@ -54,6 +55,7 @@ export type JobSummary = Omit<StoredJob, "seq" | "key" | "spec" | "leaseToken">;
 export class ProjectDO extends DurableObject<Env> {
   private readonly store: JobStore;
   private readonly outbox: Outbox;
+  private readonly reconciliation: Reconciliation;
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
@@ -62,6 +64,7 @@ export class ProjectDO extends DurableObject<Env> {
     super(ctx, env);
     this.store = new JobStore(ctx.storage.sql);
     this.outbox = new Outbox(ctx.storage.sql);
+    this.reconciliation = new Reconciliation(ctx.storage.sql);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
     ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
@@ -313,11 +316,28 @@ export class ProjectDO extends DurableObject<Env> {
     await this.scheduleAlarm();
   }
 
+  /** The cron's call: the project's reconciliation has a cycle scheduled; returns when it is due. */
+  async armReconciliation(project: string): Promise<number> {
+    const nextAt = this.reconciliation.arm(project, Date.now());
+    await this.scheduleAlarm();
+    return nextAt;
+  }
+
+  /** Runs a reconciliation cycle now (operators, tests, benchmarks), then keeps to the period. */
+  async reconcileNow(project: string): Promise<CycleOutcome | null> {
+    this.reconciliation.arm(project, Date.now());
+    const outcome = await this.reconciliation.runIfDue(this.env, Date.now(), true);
+    await this.scheduleAlarm();
+    return outcome;
+  }
+
   override async alarm(): Promise<void> {
     this.expireLeases(Date.now());
     // A grace period may have ended: waiting claims look again.
     this.wake();
     await this.flush();
+    // Never throws: a failing forge reschedules its own cycle.
+    await this.reconciliation.runIfDue(this.env, Date.now());
     await this.scheduleAlarm();
   }
 
@@ -527,6 +547,7 @@ export class ProjectDO extends DurableObject<Env> {
     await armAlarm(this.ctx.storage, [
       outboxAlarm(this.outbox.nextAt(Object.values(CHANNELS)), floor),
       nextDeadline(this.store.deadlineFields(), Date.now()),
+      this.reconciliation.nextAt(),
     ]);
   }
 

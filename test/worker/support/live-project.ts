@@ -28,11 +28,6 @@ export async function liveProject(
   const loop = await loopProject(name, settings);
   const project = await loadProject(env, loop.project);
   if (!project) throw new Error("not registered");
-  const { sha } = await control<{ sha: string }>("push", {
-    repo: loop.repo,
-    branch: "conveyor/ci",
-    files: { "ci.txt": "head\n" },
-  });
   await loop.forge.ensureLabels(["backlog", "in-progress"]);
   const created = { deps: [] as number[], blocked: [] as number[], inFlight: [] as number[] };
   for (let i = 0; i < deps; i++) {
@@ -56,6 +51,16 @@ export async function liveProject(
     await mirrorIssue(env, loop.project, toMirrored(project, await loop.forge.getIssue(number)));
   }
   const awaiting = created.inFlight.slice(0, awaitingCi);
+  // Each waits on its own branch's head, as a session's push leaves it.
+  const heads = new Map<number, string>();
+  for (const number of awaiting) {
+    const pushed = await control<{ sha: string }>("push", {
+      repo: loop.repo,
+      branch: `conveyor/${number}`,
+      files: { "work.txt": `${number}\n` },
+    });
+    heads.set(number, pushed.sha);
+  }
   const now = Date.now();
   const row = (number: number, state: string, headSha: string | null) =>
     env.DB.prepare(
@@ -65,7 +70,7 @@ export async function liveProject(
   await env.DB.batch([
     ...created.blocked.map((n) => row(n, "blocked", null)),
     ...created.inFlight.map((n) =>
-      awaiting.includes(n) ? row(n, "awaiting_ci", sha) : row(n, "awaiting_review", null),
+      heads.has(n) ? row(n, "awaiting_ci", heads.get(n) ?? null) : row(n, "awaiting_review", null),
     ),
   ]);
   return { ...loop, ...created, awaitingCi: awaiting };
