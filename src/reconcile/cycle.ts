@@ -83,8 +83,12 @@ export async function reconcileCycle(
     const author = issues.find((item) => item.number === issue.number)?.author ?? "";
     await reconcileIssue(context, issue, states.get(issue.number), author);
   }
+  // Forges stamp comments in whole seconds: the second the issue escalated in counts.
   const escalatedSince = (entry: LiveIssue) =>
-    Math.max(entry.updatedAt, cursor.since === null ? now - FIRST_LOOK_BACK_MS : Date.parse(cursor.since));
+    Math.max(
+      Math.floor(entry.updatedAt / 1000) * 1000,
+      cursor.since === null ? now - FIRST_LOOK_BACK_MS : Date.parse(cursor.since),
+    );
   const changedNumbers = new Set(items.map((item) => item.number));
   for (const entry of live) {
     if (entry.state !== "escalated") continue;
