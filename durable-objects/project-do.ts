@@ -336,8 +336,10 @@ export class ProjectDO extends DurableObject<Env> {
     // A grace period may have ended: waiting claims look again.
     this.wake();
     await this.flush();
-    // Never throws: a failing forge reschedules its own cycle.
-    await this.reconciliation.runIfDue(this.env, Date.now());
+    // In the background: a slow forge holds neither this alarm nor the outbox's next one. Never throws: a
+    // failing forge reschedules its own cycle.
+    const cycle = this.reconciliation.runIfDue(this.env, Date.now());
+    this.ctx.waitUntil(cycle.then(() => this.scheduleAlarm()));
     await this.scheduleAlarm();
   }
 

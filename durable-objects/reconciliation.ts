@@ -71,8 +71,11 @@ export class Reconciliation {
   /** Runs a cycle when one is due (or `force`d); one at a time, a caller during a run joins it. */
   runIfDue(env: Env, now: number, force = false): Promise<CycleOutcome | null> {
     const row = this.state();
+    if (this.running) return this.running;
     if (!row || (!force && (row.next_at === null || row.next_at > now))) return Promise.resolve(null);
-    this.running ??= this.run(env, row, now).finally(() => {
+    // Claimed before the cycle starts: an object evicted mid-cycle runs it again then, not in a loop now.
+    this.sql.exec("UPDATE reconcile_state SET next_at = ? WHERE id = 1", now + RETRY_MS);
+    this.running = this.run(env, row, now).finally(() => {
       this.running = null;
     });
     return this.running;

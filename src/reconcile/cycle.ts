@@ -104,8 +104,7 @@ export async function reconcileCycle(
     if (owner) await reconcilePull(context, owner, pull.number);
   }
   for (const entry of live) {
-    if (entry.state === "awaiting_ci" && entry.headSha)
-      await reconcileCi(context, entry.number, entry.headSha);
+    if (entry.state === "awaiting_ci") await reconcileCi(context, entry);
   }
   return { report, cursor: next };
 }
@@ -199,10 +198,14 @@ async function reconcilePull(
 }
 
 /** The lost CI webhook: the verdict read back from the forge, as the webhook route reads it. */
-async function reconcileCi({ env, project, cause, forge, report }: Context, number: number, sha: string) {
-  const result = await readCi(env, project, forge, number, sha);
+async function reconcileCi({ env, project, cause, forge, report }: Context, entry: LiveIssue) {
+  const { number, headSha } = entry;
+  if (!headSha) return;
+  const result = await readCi(env, project, forge, number, headSha);
   if (!result) return;
-  await sendEvent(env, project, number, `cron:ci:${number}:${sha}`, cause, result);
+  // The wait's own time in the id: a revise that pushed no new commit waits on the same sha again.
+  const id = `cron:ci:${number}:${headSha}:${entry.updatedAt}`;
+  await sendEvent(env, project, number, id, cause, result);
   report.ci++;
 }
 
