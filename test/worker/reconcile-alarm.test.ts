@@ -99,6 +99,26 @@ describe("reconciliation on each project's alarm", () => {
   });
 });
 
+describe("the forge's rate limit", () => {
+  it("keeps the reserve for effects: with 10 % left the next cycle waits for the window's reset", async () => {
+    const loop = await loopProject("budget-low");
+    const login = await loop.forge.getAuthenticatedUser();
+    await cycle(loop);
+    const next = await projectStub(env, loop.project).armReconciliation(loop.project);
+    expect(next).toBeLessThanOrEqual(Date.now() + 60_000);
+    try {
+      await control("rate-limit", { login, used: 4_500 });
+      await cycle(loop);
+      const later = await projectStub(env, loop.project).armReconciliation(loop.project);
+      // The stand-in's window resets at the next full hour; the cycle after that, not one period on.
+      const reset = Math.ceil(Date.now() / 3_600_000) * 3_600_000;
+      expect(later).toBeGreaterThanOrEqual(reset);
+    } finally {
+      await control("rate-limit", { login, used: 0 });
+    }
+  });
+});
+
 describe("lost webhooks recovered within one cycle", () => {
   it("labeled backlog and a closed dependency, with quiet cycles around them", async () => {
     const loop = await loopProject("lost-issues");

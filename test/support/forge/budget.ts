@@ -35,6 +35,11 @@ export class ApiBudget {
     return { ...reply, headers };
   }
 
+  /** Sets what `user` has spent of this window (tests of a client that paces itself). */
+  spend(user: string, used: number): void {
+    this.byUser.set(user, used);
+  }
+
   /** Requests about one repository (`owner/name`, any case) since the forge started. */
   callsFor(repo: string): ApiCalls {
     return { ...this.calls(repo.toLowerCase()) };
@@ -56,6 +61,8 @@ export class ApiBudget {
       "X-RateLimit-Limit": String(RATE_LIMIT),
       "X-RateLimit-Remaining": String(Math.max(0, RATE_LIMIT - used)),
       "X-RateLimit-Used": String(used),
+      // GitHub's window: an hour, reset at an epoch second. The stand-in's never resets; it names the next hour.
+      "X-RateLimit-Reset": String(Math.ceil(Date.now() / 3_600_000) * 3_600),
     };
   }
 }

@@ -63,6 +63,8 @@ export interface LocalForge {
   deliveries(): readonly Delivery[];
   /** API requests about `repo`: charged to the rate limit, and answered 304 (free). */
   apiCalls(repo: string): ApiCalls;
+  /** Sets how much of its rate limit `login` has used: what the next answers' `X-RateLimit-*` report. */
+  spendRateLimit(login: string, used: number): void;
   /** Re-sends a delivery's exact body under a new delivery id; resolves once answered. */
   redeliver(deliveryId: string): Promise<Delivery>;
   ciRuns(): readonly CiRun[];
@@ -170,6 +172,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     },
     deliveries: () => store.state.deliveries,
     apiCalls: (repo) => forge?.budget.callsFor(repo) ?? { charged: 0, notModified: 0 },
+    spendRateLimit: (login, used) => forge?.budget.spend(login, used),
     redeliver: (deliveryId) => hooks.redeliver(deliveryId),
     ciRuns: () => store.state.ciRuns,
     slowMergeAnswers(repo, ms) {

@@ -47,6 +47,7 @@ const schemas = {
   }),
   pull: z.object({ repo: z.string(), number: z.number() }),
   apiCalls: z.object({ repo: z.string() }),
+  rateLimit: z.object({ login: z.string(), used: z.number().int().min(0) }),
   slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
 };
 
@@ -100,6 +101,11 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
     },
     requests: async () => model.requests.length,
     "api-calls": async (body) => forge.apiCalls(schemas.apiCalls.parse(body).repo),
+    "rate-limit": async (body) => {
+      const { login, used } = schemas.rateLimit.parse(body);
+      forge.spendRateLimit(login, used);
+      return { ok: true };
+    },
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
