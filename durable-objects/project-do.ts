@@ -316,9 +316,13 @@ export class ProjectDO extends DurableObject<Env> {
     await this.scheduleAlarm();
   }
 
-  /** The cron's call: the project's reconciliation has a cycle scheduled; returns when it is due. */
-  async armReconciliation(project: string): Promise<number> {
-    const nextAt = this.reconciliation.arm(project, Date.now());
+  /**
+   * The cron's and the registration's call: the project's reconciliation has a cycle scheduled (the first
+   * after `delayMs` when none is); returns when it is due.
+   */
+  async armReconciliation(project: string, delayMs = 0): Promise<number> {
+    const now = Date.now();
+    const nextAt = this.reconciliation.arm(project, now, now + delayMs);
     await this.scheduleAlarm();
     return nextAt;
   }

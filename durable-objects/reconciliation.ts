@@ -47,8 +47,11 @@ export class Reconciliation {
     sql.exec(SCHEMA);
   }
 
-  /** Makes sure a cycle is scheduled for `project`; returns when it is due. Cheap: no forge, no D1. */
-  arm(project: string, now: number): number {
+  /**
+   * Makes sure a cycle is scheduled for `project` (at `firstAt` when none is); returns when it is due. Cheap:
+   * no forge, no D1.
+   */
+  arm(project: string, now: number, firstAt = now): number {
     const row = this.state();
     if (row && row.project !== project)
       throw new Error(`reconciliation of ${project} sent to ${row.project}`);
@@ -57,10 +60,10 @@ export class Reconciliation {
       `INSERT INTO reconcile_state (id, project, next_at, cursor) VALUES (1, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET next_at = excluded.next_at`,
       project,
-      now,
+      firstAt,
       JSON.stringify(START),
     );
-    return now;
+    return firstAt;
   }
 
   /** When the alarm must next wake for a cycle; null when none is armed. */
@@ -68,11 +71,18 @@ export class Reconciliation {
     return this.state()?.next_at ?? null;
   }
 
-  /** Runs a cycle when one is due (or `force`d); one at a time, a caller during a run joins it. */
-  runIfDue(env: Env, now: number, force = false): Promise<CycleOutcome | null> {
+  /**
+   * Runs a cycle when one is due, or when `force`d; one at a time. A due check during a run joins it; a forced
+   * one waits for it and runs its own, which sees everything up to the moment it was asked for.
+   */
+  async runIfDue(env: Env, now: number, force = false): Promise<CycleOutcome | null> {
+    if (this.running) {
+      if (!force) return this.running;
+      await this.running;
+      return this.runIfDue(env, Date.now(), force);
+    }
     const row = this.state();
-    if (this.running) return this.running;
-    if (!row || (!force && (row.next_at === null || row.next_at > now))) return Promise.resolve(null);
+    if (!row || (!force && (row.next_at === null || row.next_at > now))) return null;
     // Claimed before the cycle starts: an object evicted mid-cycle runs it again then, not in a loop now.
     this.sql.exec("UPDATE reconcile_state SET next_at = ? WHERE id = 1", now + RETRY_MS);
     this.running = this.run(env, row, now).finally(() => {

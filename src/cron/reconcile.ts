@@ -4,6 +4,8 @@
  * (durable-objects/reconciliation.ts), so a slow or failing forge holds up only its own project, and this
  * invocation costs one call per project, whatever the projects hold.
  */
+
+import { armingTurn } from "../domain/reconciliation.ts";
 import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";
 import { projectStub } from "../project-stub.ts";
@@ -11,8 +13,8 @@ import { listProjects } from "../projects/store.ts";
 
 export type ArmReport = { project: string; nextAt?: number; error?: string };
 
-export async function armReconciliation(env: Env): Promise<ArmReport[]> {
-  const projects = await listProjects(env);
+export async function armReconciliation(env: Env, now = Date.now()): Promise<ArmReport[]> {
+  const projects = armingTurn(await listProjects(env), Math.floor(now / 60_000));
   return Promise.all(
     projects.map(async ({ id }): Promise<ArmReport> => {
       try {

@@ -81,3 +81,17 @@ export function budgetFrom(headers: Headers, now: number): Budget | null {
   const resetAt = Number.isFinite(reset) && reset > 0 ? reset * 1000 : now + 60 * 60_000;
   return { limit, remaining, resetAt };
 }
+
+/**
+ * At most this many projects per cron invocation, well under the platform's subrequest limit (1 000). Alarms
+ * are durable and registration arms its project's, so the cron is a net: past this many, each invocation arms
+ * the next window in turn and every project is looked at within a few minutes.
+ */
+export const MAX_ARMS_PER_INVOCATION = 500;
+
+/** The `turn`-th invocation's share of `all`: everything when it fits, else the next window, wrapping round. */
+export function armingTurn<T>(all: readonly T[], turn: number, size = MAX_ARMS_PER_INVOCATION): T[] {
+  if (all.length <= size) return [...all];
+  const start = (turn * size) % all.length;
+  return [...all.slice(start, start + size), ...all.slice(0, Math.max(0, start + size - all.length))];
+}

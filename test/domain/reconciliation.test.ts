@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  armingTurn,
   budgetFrom,
   type Cursor,
   changesSince,
@@ -85,5 +86,21 @@ describe("budgetFrom", () => {
 
   it("is null when the forge sends none", () => {
     expect(budgetFrom(new Headers(), 0)).toBeNull();
+  });
+});
+
+describe("armingTurn", () => {
+  const ids = Array.from({ length: 7 }, (_, i) => i);
+
+  it("takes every project when they fit", () => {
+    expect(armingTurn(ids, 12, 10)).toEqual(ids);
+  });
+
+  it("takes the next window each turn, wrapping, so every project comes round", () => {
+    expect(armingTurn(ids, 0, 3)).toEqual([0, 1, 2]);
+    expect(armingTurn(ids, 1, 3)).toEqual([3, 4, 5]);
+    expect(armingTurn(ids, 2, 3)).toEqual([6, 0, 1]);
+    const seen = new Set([0, 1, 2, 3].flatMap((turn) => armingTurn(ids, turn, 3)));
+    expect(seen.size).toBe(ids.length);
   });
 });
