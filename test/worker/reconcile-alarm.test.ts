@@ -127,6 +127,35 @@ describe("the forge's rate limit", () => {
   });
 });
 
+/** An issue escalated after its first session, quiet on the forge, and a maintainer with write access. */
+async function escalated(name: string) {
+  const loop = await loopProject(name);
+  const { number } = await firstPush(loop, { "src/a.ts": "export {};\n" });
+  await until(loop, number, (v) => v.state === "awaiting_review");
+  await issueStub(env, loop.project, number).apply({
+    id: `escalate-${number}`,
+    project: loop.project,
+    number,
+    cause: { kind: "system", id: "test" },
+    event: { type: "review_failed", reason: "the critic was unreachable" },
+  });
+  await until(loop, number, (v) => v.state === "escalated" && v.outbox.length === 0);
+  expect(await quietCalls(loop, [number])).toBeLessThanOrEqual(2);
+
+  const { token } = await control<{ token: string }>("user", {
+    repo: loop.repo,
+    login: "maintainer",
+    level: "write",
+  });
+  const maintainer = createForgeClient({
+    forge: "forgejo",
+    apiUrl: services.forgeApiUrl,
+    repo: loop.repo,
+    token,
+  });
+  return { loop, number, maintainer };
+}
+
 describe("lost webhooks recovered within one cycle", () => {
   it("labeled backlog and a closed dependency, with quiet cycles around them", async () => {
     const loop = await loopProject("lost-issues");
@@ -175,30 +204,7 @@ describe("lost webhooks recovered within one cycle", () => {
   });
 
   it("`/conveyor retry` on an escalated issue; the late real webhook changes nothing", async () => {
-    const loop = await loopProject("lost-retry");
-    const { number } = await firstPush(loop, { "src/a.ts": "export {};\n" });
-    await until(loop, number, (v) => v.state === "awaiting_review");
-    await issueStub(env, loop.project, number).apply({
-      id: `escalate-${number}`,
-      project: loop.project,
-      number,
-      cause: { kind: "system", id: "test" },
-      event: { type: "review_failed", reason: "the critic was unreachable" },
-    });
-    await until(loop, number, (v) => v.state === "escalated" && v.outbox.length === 0);
-    expect(await quietCalls(loop, [number])).toBeLessThanOrEqual(2);
-
-    const { token } = await control<{ token: string }>("user", {
-      repo: loop.repo,
-      login: "maintainer",
-      level: "write",
-    });
-    const maintainer = createForgeClient({
-      forge: "forgejo",
-      apiUrl: services.forgeApiUrl,
-      repo: loop.repo,
-      token,
-    });
+    const { loop, number, maintainer } = await escalated("lost-retry");
     await maintainer.comment(number, "/conveyor retry");
     expect(await cycle(loop)).toMatchObject({ comments: 1 });
     const retried = await view(loop, number);
@@ -213,5 +219,16 @@ describe("lost webhooks recovered within one cycle", () => {
     expect(after?.state).toBe("queued");
     expect(applied(after?.history)).toEqual(applied(retried?.history));
     expect(after?.history.at(-1)).toMatchObject({ event: "retry", outcome: "rejected" });
+  });
+
+  it("a maintainer's reply to an escalated issue resumes its session", async () => {
+    const { loop, number, maintainer } = await escalated("lost-reply");
+    await maintainer.comment(number, "Use the v2 endpoint; v1 is gone.");
+    expect(await cycle(loop)).toMatchObject({ comments: 1 });
+    expect(await view(loop, number)).toMatchObject({
+      state: "revising",
+      iteration: 2,
+      sessionId: `sess-${number}`,
+    });
   });
 });
