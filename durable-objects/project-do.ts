@@ -2,7 +2,8 @@
  * One Durable Object per project: its job queue. Jobs come in from IssueDO effects (idempotent by effect
  * key), go out to runners on fenced leases, and come back as lifecycle events for their issues. Every state
  * change is written with the records it causes (issue events, D1 rows) in one synchronous transaction, and
- * delivered from the outbox by the object's single alarm, which also expires leases and ends grace periods.
+ * delivered from the outbox by the object's single alarm, which also expires leases and ends grace periods,
+ * and starts the project's reconciliation cycles (./reconciliation.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import { randomToken } from "../src/crypto/tokens.ts";

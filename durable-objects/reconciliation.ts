@@ -92,7 +92,11 @@ export class Reconciliation {
   }
 
   private async run(env: Env, row: StateRow, now: number): Promise<CycleOutcome | null> {
-    const project = await loadProject(env, row.project).catch(() => undefined);
+    let loadError: unknown;
+    const project = await loadProject(env, row.project).catch((error: unknown) => {
+      loadError = error;
+      return undefined;
+    });
     if (project === null) {
       // Deleted: nothing more to reconcile, and nothing keeps the alarm for it.
       this.sql.exec("DELETE FROM reconcile_state");
@@ -110,7 +114,7 @@ export class Reconciliation {
     let outcome: CycleOutcome;
     let next: number;
     try {
-      if (!project) throw new Error("project could not be loaded");
+      if (!project) throw new Error(`project could not be loaded: ${errorMessage(loadError)}`);
       const forges = lazyForges(env, project, { conditional: this.etags(now), observe });
       const cursor = JSON.parse(row.cursor) as Cursor;
       const done = await reconcileCycle(env, project, cursor, forges, now);
