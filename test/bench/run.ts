@@ -5,6 +5,7 @@ import { benchClaimLatency } from "./claim.ts";
 import { benchDashboard } from "./dashboard.ts";
 import { benchIngest } from "./ingest.ts";
 import { benchJobStart } from "./job-start.ts";
+import { benchLabelToSessionStart } from "./label-to-session.ts";
 import { benchReconciliation } from "./reconcile.ts";
 import { benchSandboxStart } from "./sandbox-start.ts";
 
@@ -27,3 +28,5 @@ await benchSandboxStart();
 await benchDashboard();
 // Worker-side, in workerd: reconciliation's forge calls, 100 projects at once, the cron's subrequests.
 await benchReconciliation();
+// The whole factory (forge, Worker, runner, sandbox, stand-in model): a label to the session's first request.
+await benchLabelToSessionStart();
