@@ -39,7 +39,11 @@ export default defineConfig(async () => {
             // Review-loop tests wait for real CI runs and the outbox's backoff.
             testTimeout: 30_000,
             globalSetup: ["test/worker/global-setup.ts"],
-            include: ["test/worker/**/*.test.ts"],
+            // `npm run bench` adds the Worker-side benchmarks (test/bench/reconcile.ts sets CONVEYOR_BENCH).
+            include: [
+              "test/worker/**/*.test.ts",
+              ...(process.env.CONVEYOR_BENCH ? ["test/worker/bench/*.bench-test.ts"] : []),
+            ],
             setupFiles: ["test/worker/setup.ts"],
           },
         },

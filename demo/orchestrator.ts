@@ -4,6 +4,7 @@
  * runner. `stop()` ends them in reverse order.
  */
 import { join } from "node:path";
+import type { Script } from "../test/support/model/script.ts";
 import { type ModelStandIn, startModelStandIn } from "../test/support/model/server.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../test/support/worker.ts";
 import { LocalD1 } from "./local-d1.ts";
@@ -29,14 +30,22 @@ export type Demo = {
   stop(): Promise<void>;
 };
 
-export async function startDemo(options: { dataDir: string; model: ModelChoice }): Promise<Demo> {
+/** `script`: the stand-in's script (the demo's by default); benchmarks bring their own. */
+export async function startDemo(options: {
+  dataDir: string;
+  model: ModelChoice;
+  script?: Script;
+}): Promise<Demo> {
   const { dataDir } = options;
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const step of stops.reverse()) await step();
   };
   try {
-    const model = options.model.kind === "stand-in" ? await startModelStandIn({ script: DEMO_SCRIPT }) : null;
+    const model =
+      options.model.kind === "stand-in"
+        ? await startModelStandIn({ script: options.script ?? DEMO_SCRIPT })
+        : null;
     if (model) stops.push(() => model.close());
     const anthropic =
       options.model.kind === "stand-in"

@@ -2,7 +2,8 @@
  * One Durable Object per project: its job queue. Jobs come in from IssueDO effects (idempotent by effect
  * key), go out to runners on fenced leases, and come back as lifecycle events for their issues. Every state
  * change is written with the records it causes (issue events, D1 rows) in one synchronous transaction, and
- * delivered from the outbox by the object's single alarm, which also expires leases and ends grace periods.
+ * delivered from the outbox by the object's single alarm, which also expires leases and ends grace periods,
+ * and starts the project's reconciliation cycles (./reconciliation.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import { randomToken } from "../src/crypto/tokens.ts";
@@ -26,6 +27,7 @@ import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
 import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./job-store.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
+import { type CycleOutcome, Reconciliation } from "./reconciliation.ts";
 
 const D1_BATCH = 50;
 /**
@@ -55,6 +57,7 @@ export type JobSummary = Omit<StoredJob, "seq" | "key" | "spec" | "leaseToken">;
 export class ProjectDO extends DurableObject<Env> {
   private readonly store: JobStore;
   private readonly outbox: Outbox;
+  private readonly reconciliation: Reconciliation;
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
@@ -63,6 +66,7 @@ export class ProjectDO extends DurableObject<Env> {
     super(ctx, env);
     this.store = new JobStore(ctx.storage.sql);
     this.outbox = new Outbox(ctx.storage.sql);
+    this.reconciliation = new Reconciliation(ctx.storage.sql);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
     ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
@@ -324,11 +328,34 @@ export class ProjectDO extends DurableObject<Env> {
     await this.scheduleAlarm();
   }
 
+  /**
+   * The cron's and the registration's call: the project's reconciliation has a cycle scheduled (the first
+   * after `delayMs` when none is); returns when it is due.
+   */
+  async armReconciliation(project: string, delayMs = 0): Promise<number> {
+    const now = Date.now();
+    const nextAt = this.reconciliation.arm(project, now, now + delayMs);
+    await this.scheduleAlarm();
+    return nextAt;
+  }
+
+  /** Runs a reconciliation cycle now (operators, tests, benchmarks), then keeps to the period. */
+  async reconcileNow(project: string): Promise<CycleOutcome | null> {
+    this.reconciliation.arm(project, Date.now());
+    const outcome = await this.reconciliation.runIfDue(this.env, Date.now(), true);
+    await this.scheduleAlarm();
+    return outcome;
+  }
+
   override async alarm(): Promise<void> {
     this.expireLeases(Date.now());
     // A grace period may have ended: waiting claims look again.
     this.wake();
     await this.flush();
+    // In the background: a slow forge holds neither this alarm nor the outbox's next one. Never throws: a
+    // failing forge reschedules its own cycle.
+    const cycle = this.reconciliation.runIfDue(this.env, Date.now());
+    this.ctx.waitUntil(cycle.then(() => this.scheduleAlarm()));
     await this.scheduleAlarm();
   }
 
@@ -553,6 +580,7 @@ export class ProjectDO extends DurableObject<Env> {
     await armAlarm(this.ctx.storage, [
       outboxAlarm(this.outbox.nextAt(Object.values(CHANNELS)), floor),
       nextDeadline(this.store.deadlineFields(), Date.now()),
+      this.reconciliation.nextAt(),
     ]);
   }
 

@@ -6,7 +6,7 @@ import { projectSetupRoutes } from "./api/project-setup.ts";
 import { projectRoutes } from "./api/projects.ts";
 import { runnerAdminRoutes } from "./api/runners.ts";
 import { statusRoutes } from "./api/status.ts";
-import { reconcileAll } from "./cron/reconcile.ts";
+import { armReconciliation } from "./cron/reconcile.ts";
 import { dashboardRoutes } from "./dashboard/routes.tsx";
 import type { Env } from "./env.ts";
 import { hookRoutes } from "./hooks/routes.ts";
@@ -42,8 +42,10 @@ export default {
   fetch: app.fetch,
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(
-      reconcileAll(env).then((reports) => {
-        for (const report of reports) console.log(JSON.stringify({ msg: "reconciled", ...report }));
+      armReconciliation(env).then((reports) => {
+        for (const report of reports) {
+          if (report.error) console.error(JSON.stringify({ msg: "reconciliation not armed", ...report }));
+        }
       }),
     );
   },

@@ -1,5 +1,5 @@
 /** What a forge event means for Conveyor: mirror updates and lifecycle events. No decisions here. */
-import { type Brief, type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
+import { type Brief, type LifecycleEvent, type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
 import { isConveyorPull, issueFromBranch } from "../domain/pull-requests.ts";
 import { needsWriter, queuer } from "../domain/queueing.ts";
 import type { Env } from "../env.ts";
@@ -151,14 +151,20 @@ async function routePullRequest(
     number,
     `${key}:pr:${number}`,
     cause,
-    // An opened pull request's number reaches the issue even when the answer to Conveyor's own create was lost.
-    opened
-      ? { type: "pr_opened", ...ref }
-      : pull.merged
-        ? { type: "merge_confirmed", sha: pull.headSha, ...ref }
-        : { type: "pr_closed", ...ref },
+    pullRequestLifecycle(opened, pull, ref),
   );
   return { kind: "routed", events: 1 };
+}
+
+/** What a pull request's opening or closing means for its issue (webhooks and reconciliation alike). */
+export function pullRequestLifecycle(
+  opened: boolean,
+  pull: { merged: boolean; headSha: string },
+  ref: { number: number; byConveyor: boolean },
+): LifecycleEvent {
+  // An opened pull request's number reaches the issue even when the answer to Conveyor's own create was lost.
+  if (opened) return { type: "pr_opened", ...ref };
+  return pull.merged ? { type: "merge_confirmed", sha: pull.headSha, ...ref } : { type: "pr_closed", ...ref };
 }
 
 /** Most issue events only update the mirror: no lifecycle event can follow from them. */

@@ -76,6 +76,17 @@ export const settingsSchema = z.object({
       maxAttempts: z.number().int().min(1).max(20).default(5),
     })
     .prefault({}),
+  /** How often the project's Durable Object compares the forge with what Conveyor knows (lost webhooks). */
+  reconcile: z
+    .object({
+      periodMs: z
+        .number()
+        .int()
+        .min(10_000)
+        .max(60 * 60_000)
+        .default(60_000),
+    })
+    .prefault({}),
   /** Changes to these paths (globs) wait for a human's approval instead of merging. */
   protectedPaths: z
     .array(z.string().min(1).max(200))

@@ -90,6 +90,38 @@ export async function mirrorIssue(
   return { state: row?.state ?? undefined, seen: row?.seen ?? undefined };
 }
 
+/**
+ * Writes many issues in one batch (one D1 round trip, one transaction) and reads back each one's lifecycle
+ * state: reconciliation's changes of one cycle.
+ */
+export async function mirrorIssues(
+  env: Env,
+  projectId: string,
+  mirrored: readonly MirroredIssue[],
+  now = Date.now(),
+): Promise<Map<number, string | undefined>> {
+  if (mirrored.length === 0) return new Map();
+  const statements = mirrored.flatMap((issue) => {
+    const values: MirrorValues = {
+      projectId,
+      ...issue,
+      labels: JSON.stringify(issue.labels),
+      dependsOn: JSON.stringify(issue.dependsOn),
+      now,
+      deliveryId: null,
+      contentKey: null,
+    };
+    return [LOOKUP(env.DB, values), UPSERT_ISSUE(env.DB, values)];
+  });
+  const results = await env.DB.batch(statements);
+  return new Map(
+    mirrored.map((issue, i) => {
+      const [row] = rowsOf<{ state: string | null }>(results[i * 2] as D1Result);
+      return [issue.number, row?.state ?? undefined];
+    }),
+  );
+}
+
 export async function setMirroredState(
   env: Env,
   projectId: string,

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { importSecretsKey, open, seal } from "../crypto/secrets.ts";
 import { projects } from "../db/schema.ts";
 import type { Env } from "../env.ts";
-import { createForgeClient, type ForgeClient } from "../forge/client/index.ts";
+import { createForgeClient, type ForgeClient, type ForgeClientOptions } from "../forge/client/index.ts";
 import { defaultCloneUrl, type ProjectRegistration, type ProjectSettings, settingsSchema } from "./config.ts";
 
 export type Project = {
@@ -122,22 +122,45 @@ async function openSecrets(env: Env, id: string, sealed: string): Promise<Projec
 }
 
 /** A client for the project's repository, or `repo` on the same forge with the project's token. */
-export async function forgeClientFor(env: Env, project: Project, repo = project.repo): Promise<ForgeClient> {
+export async function forgeClientFor(
+  env: Env,
+  project: Project,
+  repo = project.repo,
+  transport: ForgeTransport = {},
+): Promise<ForgeClient> {
   const secrets = await loadSecrets(env, project.id);
   if (!secrets) throw new Error(`project ${project.id} is not registered`);
-  return clientOf(project, secrets, repo);
+  return clientOf(project, secrets, repo, transport);
 }
 
-export const clientOf = (project: Project, secrets: ProjectSecrets, repo = project.repo): ForgeClient =>
-  createForgeClient({ forge: project.forge, apiUrl: project.apiUrl, repo, token: secrets.forgeToken });
+/** What a caller may add to a client's requests: conditional reads, a meter on the answers. */
+export type ForgeTransport = Pick<ForgeClientOptions, "conditional" | "observe">;
+
+export const clientOf = (
+  project: Project,
+  secrets: ProjectSecrets,
+  repo = project.repo,
+  transport: ForgeTransport = {},
+): ForgeClient =>
+  createForgeClient({
+    forge: project.forge,
+    apiUrl: project.apiUrl,
+    repo,
+    token: secrets.forgeToken,
+    ...transport,
+  });
 
 /** Lazily created clients, so a path that needs no forge call opens no secret. */
-export function lazyForges(env: Env, project: Project): (repo?: string) => Promise<ForgeClient> {
+export function lazyForges(
+  env: Env,
+  project: Project,
+  transport: ForgeTransport = {},
+): (repo?: string) => Promise<ForgeClient> {
   const clients = new Map<string, Promise<ForgeClient>>();
   return (repo = project.repo) => {
     let client = clients.get(repo);
     if (!client) {
-      client = forgeClientFor(env, project, repo);
+      client = forgeClientFor(env, project, repo, transport);
       clients.set(repo, client);
     }
     return client;

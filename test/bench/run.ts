@@ -5,6 +5,8 @@ import { benchClaimLatency } from "./claim.ts";
 import { benchDashboard } from "./dashboard.ts";
 import { benchIngest } from "./ingest.ts";
 import { benchJobStart } from "./job-start.ts";
+import { benchLabelToSessionStart } from "./label-to-session.ts";
+import { benchReconciliation } from "./reconcile.ts";
 import { benchSandboxStart } from "./sandbox-start.ts";
 
 // Local D1 and Durable Objects on a memory-backed filesystem where the machine has one: this VM's virtual
@@ -24,3 +26,7 @@ await benchJobStart();
 await benchSandboxStart();
 // Starts its own Worker, seeded with 10 000 issues.
 await benchDashboard();
+// Worker-side, in workerd: reconciliation's forge calls, 100 projects at once, the cron's subrequests.
+await benchReconciliation();
+// The whole factory (forge, Worker, runner, sandbox, stand-in model): a label to the session's first request.
+await benchLabelToSessionStart();

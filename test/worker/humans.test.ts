@@ -6,28 +6,9 @@ import { reviewOnce } from "../../src/forge/comment-once.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { claim, newRunner, taken } from "./support/jobs.ts";
 import { control, firstPush, type Loop, loopProject, send, services, until } from "./support/review.ts";
-import { deliver, pretty } from "./support/webhooks.ts";
+import { COMMENT, commentDelivery, commentPayload, deliver, pretty } from "./support/webhooks.ts";
 
-const comments = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issue_comment.created.json"] ?? "{}");
 const issues = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
-
-const COMMENT = { forge: "forgejo", event: { grouped: "issue_comment", type: "issue_comment" } } as const;
-
-/** An issue comment's payload as the forge sends it. */
-function commentPayload(loop: Loop, number: number, author: string, body: string) {
-  const user = { ...comments.comment.user, login: author, username: author };
-  return pretty({
-    ...comments,
-    issue: { ...comments.issue, number, pull_request: null },
-    comment: { ...comments.comment, id: Math.floor(Math.random() * 1e9), body, user },
-    repository: { ...comments.repository, full_name: loop.repo },
-    sender: user,
-  });
-}
-
-/** An issue comment as the forge delivers it. */
-const commentDelivery = (loop: Loop, number: number, author: string, body: string) =>
-  deliver(loop.project, COMMENT, commentPayload(loop, number, author, body));
 
 const forgeAs = (loop: Loop, token: string) =>
   createForgeClient({ forge: "forgejo", apiUrl: services.forgeApiUrl, repo: loop.repo, token });

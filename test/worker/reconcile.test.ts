@@ -1,16 +1,13 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { reconcileProject } from "../../src/cron/reconcile.ts";
 import { issueStub } from "../../src/issue-stub.ts";
-import { loadProject } from "../../src/projects/store.ts";
+import { cycle } from "./support/reconcile.ts";
 import { type Loop, loopProject } from "./support/review.ts";
 
-/** A cron run for this project alone (the shared test database holds other tests' projects too). */
+/** One reconciliation cycle of this project's Durable Object, reduced to what these tests compare. */
 async function cron(loop: Loop) {
-  const project = await loadProject(env, loop.project);
-  if (!project) throw new Error("not registered");
-  const report = await reconcileProject(env, project);
-  return { dispatched: report.dispatched, regated: report.regated, settled: report.settled };
+  const { dispatched, regated, settled } = await cycle(loop);
+  return { dispatched, regated, settled };
 }
 
 const view = (loop: Loop, number: number) => issueStub(env, loop.project, number).view();

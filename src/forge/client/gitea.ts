@@ -30,6 +30,8 @@ const REVIEW_EVENTS: Record<ReviewEvent, string> = {
 export class GiteaClient extends RepoClient {
   readonly forge: "gitea" | "forgejo";
   protected readonly issuesOnly = { type: "issues" };
+  // Gitea's repository issue list has no sort; reconciliation orders the page itself.
+  protected readonly byUpdate = {};
   protected readonly branchHead = giteaBranch;
   // Gitea pages its whole file list (X-Total-Count); it names no cap.
   protected readonly maxListedFiles = Number.POSITIVE_INFINITY;

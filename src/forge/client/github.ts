@@ -14,6 +14,7 @@ export class GitHubClient extends RepoClient {
   readonly forge = "github";
   // GitHub's issue list has no such filter; pull requests are dropped after listing.
   protected readonly issuesOnly = {};
+  protected readonly byUpdate = { sort: "updated", direction: "asc" };
   protected readonly branchHead = githubBranch;
   // "Responses include a maximum of 3000 files" (REST API, list pull request files).
   protected readonly maxListedFiles = 3000;

@@ -12,6 +12,21 @@ import { isRateLimited, requestedWaitMs } from "./rate-limit.ts";
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
+/** A GET's last answer, kept to ask again with `If-None-Match`: the ETag, the body and its page headers. */
+export type CachedAnswer = { etag: string; body: string; link: string | null; total: string | null };
+
+/**
+ * Where conditional requests keep their answers (by URL). A GET whose URL has one is sent with
+ * `If-None-Match`; a `304 Not Modified` (free on GitHub's rate limit) is answered from it.
+ */
+export interface ConditionalCache {
+  get(url: string): CachedAnswer | undefined;
+  put(url: string, answer: CachedAnswer): void;
+}
+
+/** What each answer said, for a caller that meters its forge budget. */
+export type ForgeAnswer = { method: HttpMethod; status: number; headers: Headers };
+
 export interface HttpClientOptions {
   /** Names the forge in error messages. */
   forge: string;
@@ -35,6 +50,9 @@ export interface HttpClientOptions {
   maxWaitMs?: number;
   /** Per attempt. */
   timeoutMs?: number;
+  conditional?: ConditionalCache;
+  /** Told of every answer (304s included) before it is read. */
+  observe?: (answer: ForgeAnswer) => void;
 }
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -144,13 +162,18 @@ export class ForgeHttp {
       const last = attempt >= this.maxAttempts;
       let response: Response;
       try {
-        response = await this.fetch(url, this.init(request));
+        response = await this.fetch(url, this.init(request, url));
       } catch (cause) {
         const message = `${describe(info)} failed: ${this.oneLine(errorText(cause))}`;
         const error = new ForgeNetworkError(info, message, { cause });
         if (!idempotent || last) throw error;
         await this.sleep(backoffDelay(attempt, this.backoff, this.random));
         continue;
+      }
+      this.options.observe?.({ method: request.method, status: response.status, headers: response.headers });
+      if (request.method === "GET" && this.options.conditional) {
+        const answered = await this.conditionally(url, response);
+        if (answered) return { response: answered, info };
       }
       if (response.ok) return { response, info };
 
@@ -177,11 +200,32 @@ export class ForgeHttp {
     }
   }
 
-  private init(request: HttpRequest): RequestInit {
+  /** A 304 answered from the cache; a 200 with an ETag kept for next time. Null: not a conditional answer. */
+  private async conditionally(url: string, response: Response): Promise<Response | null> {
+    const cache = this.options.conditional;
+    if (!cache) return null;
+    const cached = cache.get(url);
+    if (response.status === 304 && cached) return replay(cached);
+    const etag = response.headers.get("etag");
+    if (response.status !== 200 || !etag) return null;
+    const body = await response.text();
+    const answer = {
+      etag,
+      body,
+      link: response.headers.get("link"),
+      total: response.headers.get("x-total-count"),
+    };
+    cache.put(url, answer);
+    return replay(answer);
+  }
+
+  private init(request: HttpRequest, url: string): RequestInit {
+    const cached = request.method === "GET" ? this.options.conditional?.get(url) : undefined;
     const headers: Record<string, string> = {
       ...this.options.headers,
       Accept: request.accept ?? this.options.accept ?? "application/json",
       Authorization: this.options.authorization,
+      ...(cached && { "If-None-Match": cached.etag }),
     };
     const init: RequestInit = {
       method: request.method,
@@ -267,6 +311,13 @@ function errorText(cause: unknown): string {
   // undici hides the useful part ("ECONNREFUSED", "other side closed") in `cause`.
   const inner = cause.cause instanceof Error ? ` (${cause.cause.message})` : "";
   return `${cause.name}: ${cause.message}${inner}`;
+}
+
+function replay(answer: CachedAnswer): Response {
+  const headers = new Headers({ etag: answer.etag });
+  if (answer.link !== null) headers.set("link", answer.link);
+  if (answer.total !== null) headers.set("x-total-count", answer.total);
+  return new Response(answer.body, { status: 200, headers });
 }
 
 async function discard(response: Response): Promise<void> {

@@ -2,7 +2,17 @@ import type { HttpClientOptions } from "./http.ts";
 import type { ForgeKind } from "./types.ts";
 
 /** The HTTP layer's knobs pass through unchanged. */
-type HttpKnobs = "fetch" | "sleep" | "now" | "random" | "backoff" | "maxAttempts" | "maxWaitMs" | "timeoutMs";
+type HttpKnobs =
+  | "fetch"
+  | "sleep"
+  | "now"
+  | "random"
+  | "backoff"
+  | "maxAttempts"
+  | "maxWaitMs"
+  | "timeoutMs"
+  | "conditional"
+  | "observe";
 
 export interface ForgeClientOptions extends Pick<HttpClientOptions, HttpKnobs> {
   forge: ForgeKind;
@@ -32,7 +42,8 @@ export function transportOptions(
   options: ForgeClientOptions,
   forge: { authorization: string; accept?: string; headers?: Record<string, string> },
 ): HttpClientOptions {
-  const { fetch, sleep, now, random, backoff, maxAttempts, maxWaitMs, timeoutMs } = options;
+  const { fetch, sleep, now, random, backoff, maxAttempts, maxWaitMs, timeoutMs, conditional, observe } =
+    options;
   return {
     forge: options.forge,
     baseUrl: options.apiUrl,
@@ -48,5 +59,7 @@ export function transportOptions(
     maxAttempts,
     maxWaitMs,
     timeoutMs,
+    conditional,
+    observe,
   };
 }

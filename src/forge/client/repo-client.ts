@@ -14,6 +14,7 @@ import {
   pullRequest,
   repoLabel,
   review,
+  updatedIssue,
   withId,
   withNumber,
 } from "./schemas.ts";
@@ -38,6 +39,7 @@ import type {
   PullRequestFiles,
   PullRequestUpdate,
   PullReview,
+  UpdatedIssue,
 } from "./types.ts";
 
 /**
@@ -70,6 +72,8 @@ export abstract class RepoClient implements ForgeClient {
   protected abstract reviewBody(review: NewReview): unknown;
   protected abstract labelBody(label: NormalizedLabel): unknown;
   protected abstract webhookBody(hook: NewWebhook): unknown;
+  /** How the forge sorts a listing by update time, oldest first, where it can. */
+  protected abstract readonly byUpdate: Record<string, string>;
   /** Extra filters for listing issues without pull requests, where the forge has one. */
   protected abstract readonly issuesOnly: Record<string, string>;
   /** The forge's Branch object, read for its head commit. */
@@ -110,6 +114,11 @@ export abstract class RepoClient implements ForgeClient {
     return issues.filter(
       (item) => !item.isPullRequest && item.labels.some((name) => name.toLowerCase() === wanted),
     );
+  }
+
+  listUpdatedSince(since: string | null): Promise<UpdatedIssue[]> {
+    const query = { state: "all", ...this.byUpdate, ...(since !== null && { since }) };
+    return this.listAll(`${this.repo}/issues`, query, updatedIssue);
   }
 
   async comment(number: number, body: string): Promise<{ id: number }> {

@@ -15,6 +15,7 @@ import type {
   IssueComment,
   PullRequest,
   PullReview,
+  UpdatedIssue,
 } from "./types.ts";
 
 export const login = z.object({ login: z.string() });
@@ -28,27 +29,34 @@ export const repoLabel = z.object({ id: z.number(), name: z.string() });
 // GitHub's description allows plain names in an issue's labels; Gitea may send null for none.
 const issueLabels = z.array(z.union([z.string(), z.object({ name: z.string() })])).nullish();
 
-export const issue = z
-  .object({
-    number: z.number(),
-    title: z.string(),
-    body: z.string().nullish(),
-    state: openOrClosed,
-    labels: issueLabels,
-    user: login.nullish(),
-    // Set exactly when the issue is a pull request: absent on GitHub, null on Gitea otherwise.
-    pull_request: z.object({}).nullish(),
-  })
+const issueFields = z.object({
+  number: z.number(),
+  title: z.string(),
+  body: z.string().nullish(),
+  state: openOrClosed,
+  labels: issueLabels,
+  user: login.nullish(),
+  // Set exactly when the issue is a pull request: absent on GitHub, null on Gitea otherwise.
+  pull_request: z.object({}).nullish(),
+});
+
+const toIssue = (raw: z.output<typeof issueFields>): Issue => ({
+  number: raw.number,
+  title: raw.title,
+  body: raw.body ?? "",
+  state: raw.state,
+  labels: (raw.labels ?? []).map((label) => (typeof label === "string" ? label : label.name)),
+  author: raw.user?.login ?? "",
+  isPullRequest: raw.pull_request != null,
+});
+
+export const issue = issueFields.transform(toIssue);
+
+/** An issue or pull request in a listing by update time. */
+export const updatedIssue = issueFields
+  .extend({ updated_at: z.string(), comments: z.number().nullish() })
   .transform(
-    (raw): Issue => ({
-      number: raw.number,
-      title: raw.title,
-      body: raw.body ?? "",
-      state: raw.state,
-      labels: (raw.labels ?? []).map((label) => (typeof label === "string" ? label : label.name)),
-      author: raw.user?.login ?? "",
-      isPullRequest: raw.pull_request != null,
-    }),
+    (raw): UpdatedIssue => ({ ...toIssue(raw), updatedAt: raw.updated_at, comments: raw.comments ?? 0 }),
   );
 
 export const comment = z

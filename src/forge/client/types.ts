@@ -15,6 +15,9 @@ export interface Issue {
   isPullRequest: boolean;
 }
 
+/** An issue or pull request with the forge's time of its last change (ISO 8601, as sent) and its comment count. */
+export type UpdatedIssue = Issue & { updatedAt: string; comments: number };
+
 export interface IssueComment {
   id: number;
   body: string;
@@ -187,6 +190,11 @@ export interface ForgeClient {
   listComments(number: number): Promise<IssueComment[]>;
   /** Every page; issues only (pull requests are left out). */
   listIssuesByLabel(label: string, state?: IssueState | "all"): Promise<Issue[]>;
+  /**
+   * Every page of the issues and pull requests (open or closed) updated at or after `since` (all without it):
+   * a comment, a label, a close or a merge each count as an update.
+   */
+  listUpdatedSince(since: string | null): Promise<UpdatedIssue[]>;
   /** Labels missing from the repository are created (as GitHub itself does). */
   addLabels(number: number, names: string[]): Promise<void>;
   /** Idempotent: removing a label that is not on the issue (or not in the repository) succeeds. */

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { CachedAnswer } from "../../../src/forge/client/http.ts";
 import { ForgeHttpError, GitHubClient } from "../../../src/forge/client/index.ts";
 import { empty, FakeForge, json } from "./fake-forge.ts";
 import {
@@ -138,6 +139,44 @@ describe("GitHub client", () => {
         body: undefined,
       })),
     );
+  });
+
+  it("listUpdatedSince asks for issues and pull requests by update, oldest first, conditionally", async () => {
+    const store = new Map<string, CachedAnswer>();
+    const conditional = {
+      get: (url: string) => store.get(url),
+      put: (url: string, a: CachedAnswer) => store.set(url, a),
+    };
+    const statuses: number[] = [];
+    const { client: conditionalClient } = makeClient("github", forge.apiUrl, {
+      conditional,
+      observe: ({ status }) => statuses.push(status),
+    });
+    const etag = { etag: 'W/"listing-1"' };
+    forge.on("GET", `${R}/issues`, json(200, [githubIssue(1), githubIssue(2, { pull: true })], etag), {
+      status: 304,
+      headers: etag,
+    });
+    const since = "2026-11-25T10:00:00Z";
+    const first = await conditionalClient.listUpdatedSince(since);
+    const again = await conditionalClient.listUpdatedSince(since);
+
+    expect(first.map((i) => [i.number, i.isPullRequest, i.comments])).toEqual([
+      [1, false, 0],
+      [2, true, 0],
+    ]);
+    expect(again).toEqual(first);
+    expect(statuses).toEqual([200, 304]);
+    expect(forge.requests[0]?.query).toEqual({
+      state: "all",
+      sort: "updated",
+      direction: "asc",
+      since,
+      per_page: "100",
+      page: "1",
+    });
+    expect(forge.requests[0]?.headers["if-none-match"]).toBeUndefined();
+    expect(forge.requests[1]?.headers["if-none-match"]).toBe('W/"listing-1"');
   });
 
   it("listIssuesByLabel stops after one page without a Link header", async () => {

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { ApiBudget } from "./budget.ts";
 import type { Ci } from "./ci/runner.ts";
 import type { KeyedLock } from "./lock.ts";
 import type { Render } from "./render.ts";
@@ -17,6 +18,8 @@ export interface Forge {
   reposDir: string;
   /** Per repository (`owner/name`, lowercased): how long a merge's answer waits after the merge is done. */
   slowMerges: Map<string, number>;
+  /** ETags, 304s and what each request costs. */
+  budget: ApiBudget;
 }
 
 export function gitDir(reposDir: string, repo: Repo): string {

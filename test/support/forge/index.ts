@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
+import { ApiBudget, type ApiCalls } from "./budget.ts";
 import { Ci } from "./ci/runner.ts";
 import { type Forge, gitDir } from "./forge.ts";
 import { branchHeads } from "./git/refs.ts";
@@ -60,6 +61,10 @@ export interface LocalForge {
   cloneUrl(repo: string, token: string): string;
   /** Every webhook delivery so far, oldest first (`status` null and no `error`: not answered yet). */
   deliveries(): readonly Delivery[];
+  /** API requests about `repo`: charged to the rate limit, and answered 304 (free). */
+  apiCalls(repo: string): ApiCalls;
+  /** Sets how much of its rate limit `login` has used: what the next answers' `X-RateLimit-*` report. */
+  spendRateLimit(login: string, used: number): void;
   /** Re-sends a delivery's exact body under a new delivery id; resolves once answered. */
   redeliver(deliveryId: string): Promise<Delivery>;
   ciRuns(): readonly CiRun[];
@@ -109,7 +114,16 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     logsDir,
   });
   const hooks = new Deliverer(store, options.webhookTimeoutMs ?? 5_000);
-  forge = { store, render, hooks, ci, locks: new KeyedLock(), reposDir, slowMerges: new Map() };
+  forge = {
+    store,
+    render,
+    hooks,
+    ci,
+    locks: new KeyedLock(),
+    reposDir,
+    slowMerges: new Map(),
+    budget: new ApiBudget(),
+  };
   ci.recover();
   store.save();
 
@@ -157,6 +171,8 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
       return url.toString();
     },
     deliveries: () => store.state.deliveries,
+    apiCalls: (repo) => forge?.budget.callsFor(repo) ?? { charged: 0, notModified: 0 },
+    spendRateLimit: (login, used) => forge?.budget.spend(login, used),
     redeliver: (deliveryId) => hooks.redeliver(deliveryId),
     ciRuns: () => store.state.ciRuns,
     slowMergeAnswers(repo, ms) {

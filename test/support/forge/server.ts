@@ -82,7 +82,16 @@ async function handleApi(forge: Forge, req: IncomingMessage, res: ServerResponse
     reply = await route.handle(ctx);
   }
   if (method !== "GET") forge.store.save();
-  send(res, reply);
+  const repoName = route.scope === "repo" ? `${found.params.owner}/${found.params.repo}` : undefined;
+  send(
+    res,
+    forge.budget.answer(reply, {
+      method,
+      ifNoneMatch: req.headers["if-none-match"],
+      user: ctx.doer.login,
+      repo: repoName,
+    }),
+  );
 }
 
 /**

@@ -46,6 +46,8 @@ const schemas = {
     answers: z.array(z.union([z.object({ report: z.unknown() }), z.object({ text: z.string() })])),
   }),
   pull: z.object({ repo: z.string(), number: z.number() }),
+  apiCalls: z.object({ repo: z.string() }),
+  rateLimit: z.object({ login: z.string(), used: z.number().int().min(0) }),
   slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
 };
 
@@ -98,6 +100,12 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       return { ok: true };
     },
     requests: async () => model.requests.length,
+    "api-calls": async (body) => forge.apiCalls(schemas.apiCalls.parse(body).repo),
+    "rate-limit": async (body) => {
+      const { login, used } = schemas.rateLimit.parse(body);
+      forge.spendRateLimit(login, used);
+      return { ok: true };
+    },
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {

@@ -27,20 +27,25 @@ export const RED_CI = "echo '1 test failed: parser.test.ts'\nexit 1\n";
 export type Loop = { project: string; repo: string; forge: ForgeClient; settings: ProjectSettings };
 
 /** A repository on the local forge and a project for it, registered through the operator API. */
-export async function loopProject(name: string, settings: object = {}): Promise<Loop> {
+export async function loopProject(
+  name: string,
+  settings: object = {},
+  kind: "forgejo" | "gitea" = "forgejo",
+): Promise<Loop> {
   const project = freshProject(name);
   const { fullName } = await control<{ fullName: string }>("repo", {
     name: project,
     files: { "README.md": "# demo\n", "ci.sh": GREEN_CI },
   });
-  await registerProject(project, "forgejo", fullName, {
+  // As "gitea", the same local forge is trusted to send CI webhooks: the Worker does not poll CI.
+  await registerProject(project, kind, fullName, {
     apiUrl: services.forgeApiUrl,
     forgeToken: services.conveyorToken,
     ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*" },
     ...settings,
   });
   const forge = createForgeClient({
-    forge: "forgejo",
+    forge: kind,
     apiUrl: services.forgeApiUrl,
     repo: fullName,
     token: services.conveyorToken,

@@ -87,3 +87,30 @@ export const fixtureBytes = (path: string) => {
 };
 
 export const pretty = (value: unknown) => new TextEncoder().encode(JSON.stringify(value, null, 2));
+
+const comments = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issue_comment.created.json"] ?? "{}");
+
+export const COMMENT = {
+  forge: "forgejo",
+  event: { grouped: "issue_comment", type: "issue_comment" },
+} as const;
+
+/** An issue comment's payload as the forge sends it. */
+export function commentPayload(loop: { repo: string }, number: number, author: string, body: string) {
+  const user = { ...comments.comment.user, login: author, username: author };
+  return pretty({
+    ...comments,
+    issue: { ...comments.issue, number, pull_request: null },
+    comment: { ...comments.comment, id: Math.floor(Math.random() * 1e9), body, user },
+    repository: { ...comments.repository, full_name: loop.repo },
+    sender: user,
+  });
+}
+
+/** An issue comment as the forge delivers it. */
+export const commentDelivery = (
+  loop: { project: string; repo: string },
+  number: number,
+  author: string,
+  body: string,
+) => deliver(loop.project, COMMENT, commentPayload(loop, number, author, body));

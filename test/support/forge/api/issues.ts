@@ -22,18 +22,22 @@ const editIssueOption = z.object({
 /**
  * `state` (default open), `type` (issues / pulls), `labels` (comma-separated names; an issue must carry all
  * of them; names the repository does not have are dropped, and with none left the filter is gone, as on
- * Gitea), newest first, paginated.
+ * Gitea), `since` (RFC 3339: updated at or after it), newest first, paginated.
  */
 export function listIssues(ctx: RepoContext): Reply {
   const { repo, query, forge } = ctx;
   const state = query.get("state") ?? "open";
   const type = query.get("type");
   const names = (query.get("labels") ?? "").split(",").filter(Boolean);
+  const since = query.get("since");
+  const sinceMs = since ? Date.parse(since) : Number.NaN;
+  if (since && Number.isNaN(sinceMs)) throw new ApiError(422, "since: invalid time");
   const labelIds = repo.labels.filter((label) => names.includes(label.name)).map((label) => label.id);
   const matches = repo.issues
     .filter((issue) => state === "all" || issue.state === state)
     .filter((issue) => (type === "issues" ? !issue.pull : type === "pulls" ? issue.pull !== null : true))
     .filter((issue) => labelIds.every((id) => issue.labelIds.includes(id)))
+    .filter((issue) => Number.isNaN(sinceMs) || Date.parse(issue.updatedAt) >= sinceMs)
     .sort((a, b) => b.index - a.index);
   const page = paginate(ctx, matches);
   return json(

@@ -1,0 +1,240 @@
+/**
+ * One reconciliation cycle of one project, run by its ProjectDO's alarm: whatever a lost webhook failed to
+ * tell Conveyor, the forge's own state tells it here, so a lost delivery delays work by at most one cycle.
+ *
+ * Forge reads grow with what changed, not with what is live: one listing of the issues and pull requests
+ * updated since the last cycle (conditional: unchanged, it is a free 304), then reads only for the changed
+ * ones, plus the CI of issues awaiting it (conditional too). Every lifecycle event goes out under an id
+ * derived from what it reconciles, so a second cycle over the same state changes nothing, and the lifecycle
+ * refuses the late real webhook's copy of a transition it already took.
+ */
+
+import { readCi } from "../ci/gate.ts";
+import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
+import { type Cursor, changesSince } from "../domain/reconciliation.ts";
+import type { Env } from "../env.ts";
+import type { ForgeClient, UpdatedIssue } from "../forge/client/index.ts";
+import { canCommand, routeComment } from "../hooks/route-comment.ts";
+import { pullRequestLifecycle } from "../hooks/route-event.ts";
+import { issueStub } from "../issue-stub.ts";
+import { regateDependents, triage, wantsWork } from "../projects/dispatch.ts";
+import { type Forges, gateFor, toMirrored } from "../projects/gate.ts";
+import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
+import { type MirroredIssue, mirrorIssues } from "../projects/mirror.ts";
+import type { Project } from "../projects/store.ts";
+import { type LiveIssue, liveIssues } from "./live.ts";
+
+export type CycleReport = {
+  project: string;
+  /** Issues and pull requests the listing showed changed. */
+  changed: number;
+  dispatched: number;
+  regated: number;
+  settled: number;
+  pulls: number;
+  ci: number;
+  comments: number;
+};
+
+/** The first cycle looks this far back (and at the whole open backlog); later ones start where it ended. */
+export const FIRST_LOOK_BACK_MS = 24 * 60 * 60_000;
+
+export async function reconcileCycle(
+  env: Env,
+  project: Project,
+  cursor: Cursor,
+  forges: Forges,
+  now = Date.now(),
+): Promise<{ report: CycleReport; cursor: Cursor }> {
+  const forge = await forges();
+  const cause: Cause = { kind: "cron", id: new Date(now).toISOString() };
+  const start =
+    cursor.since === null ? { since: new Date(now - FIRST_LOOK_BACK_MS).toISOString(), seen: {} } : cursor;
+  const listed = await forge.listUpdatedSince(start.since);
+  const { changed, next } = changesSince(start, listed.map(listedItem));
+  const byNumber = new Map(listed.map((item) => [item.number, item]));
+  const items = changed.flatMap((n) => byNumber.get(n) ?? []);
+  if (cursor.since === null) {
+    // Labelled before Conveyor watched: the open backlog, once.
+    const known = new Set(items.map((item) => item.number));
+    const backlog = await forge.listIssuesByLabel(project.settings.labels.backlog, "open");
+    items.push(
+      ...backlog.filter((i) => !known.has(i.number)).map((i) => ({ ...i, updatedAt: "", comments: 0 })),
+    );
+  }
+
+  const report: CycleReport = {
+    project: project.id,
+    changed: changed.length,
+    dispatched: 0,
+    regated: 0,
+    settled: 0,
+    pulls: 0,
+    ci: 0,
+    comments: 0,
+  };
+  const live = await liveIssues(env, project.id);
+  const issues = items.filter((item) => !item.isPullRequest);
+  const mirrored = issues.map((item) => toMirrored(project, item));
+  // One D1 batch for the cycle's mirror writes, reading back every lifecycle state with them.
+  const states = await mirrorIssues(env, project.id, mirrored, now);
+  const context = { env, project, cause, forges, forge, report };
+  for (const issue of mirrored) {
+    const author = issues.find((item) => item.number === issue.number)?.author ?? "";
+    await reconcileIssue(context, issue, states.get(issue.number), author);
+  }
+  // Forges stamp comments in whole seconds: the second the issue escalated in counts.
+  const escalatedSince = (entry: LiveIssue) =>
+    Math.max(
+      Math.floor(entry.updatedAt / 1000) * 1000,
+      cursor.since === null ? now - FIRST_LOOK_BACK_MS : Date.parse(cursor.since),
+    );
+  const changedNumbers = new Set(items.map((item) => item.number));
+  for (const entry of live) {
+    if (entry.state !== "escalated") continue;
+    // Only the threads the listing says changed: a comment updates its issue or pull request.
+    const threads = [
+      { number: entry.number, isPullRequest: false },
+      ...(entry.prNumber === null ? [] : [{ number: entry.prNumber, isPullRequest: true }]),
+    ].filter((thread) => changedNumbers.has(thread.number));
+    if (threads.length > 0) await readReplies(context, threads, escalatedSince(entry));
+  }
+  for (const pull of items.filter((item) => item.isPullRequest && item.state === "closed")) {
+    const owner = live.find((entry) => entry.prNumber === pull.number);
+    if (owner) await reconcilePull(context, owner, pull.number);
+  }
+  for (const entry of live) {
+    if (entry.state === "awaiting_ci") await reconcileCi(context, entry);
+  }
+  return { report, cursor: next };
+}
+
+type Context = {
+  env: Env;
+  project: Project;
+  cause: Cause;
+  forges: Forges;
+  forge: ForgeClient;
+  report: CycleReport;
+};
+
+/** Part of the fingerprint: what a change of an issue can change (the comment count catches a reply). */
+const listedItem = (item: UpdatedIssue) => ({
+  number: item.number,
+  updatedAt: item.updatedAt,
+  fingerprint: JSON.stringify([item.state, [...item.labels].sort(), item.title, item.body, item.comments]),
+});
+
+/** The lost `labeled`, `closed` and `edited` webhooks of one changed issue. */
+async function reconcileIssue(
+  context: Context,
+  issue: MirroredIssue,
+  state: string | undefined,
+  author: string,
+) {
+  const { env, project, cause, forges, forge, report } = context;
+  const live = state !== undefined && !TERMINAL_STATES.includes(state as State);
+  if (issue.state === "closed") {
+    if (live) {
+      await sendEvent(env, project, issue.number, `cron:closed:${issue.number}`, cause, {
+        type: "issue_closed",
+      });
+      report.settled++;
+    }
+    // A closed dependency frees the issues waiting on it.
+    report.regated += await regateDependents(
+      env,
+      project,
+      issue.number,
+      `cron:closed:${issue.number}`,
+      cause,
+      forges,
+    );
+    return;
+  }
+  if (state === undefined) {
+    // Who added the label is not in the listing: only a writer's own issue is queued here; anyone else's
+    // waits for the labelled webhook, whose sender is known.
+    if (!wantsWork(project, issue)) return;
+    const brief = (await canCommand(forge, author))
+      ? { title: issue.title, body: issue.body, by: author }
+      : undefined;
+    const id = `cron:triage:${issue.number}`;
+    if (await triage(env, project, issue, state, id, cause, forges, undefined, brief)) report.dispatched++;
+  } else if (state === "blocked" && (await regateIfChanged(context, issue))) {
+    report.regated++;
+  }
+}
+
+/** Re-gates a blocked issue whose gate moved; the id names the DO's last edge, so a rerun is a duplicate. */
+async function regateIfChanged(
+  { env, project, cause, forges }: Context,
+  issue: MirroredIssue,
+): Promise<boolean> {
+  if (!wantsWork(project, issue)) return false;
+  const view = await issueStub(env, project.id, issue.number).view();
+  if (!view) return false;
+  const gate = await gateFor(env, project, issue, forges);
+  const inCycle = view.reason?.startsWith("dependency cycle") ?? false;
+  if (gate.blockers.join(",") === view.blockers.join(",") && Boolean(gate.cycle) === inCycle) return false;
+  const id = `cron:regate:${issue.number}:${view.history.at(-1)?.seq ?? 0}`;
+  await sendEvent(env, project, issue.number, id, cause, { type: "triage", ...gate });
+  return true;
+}
+
+/** The lost `pull_request closed` (or merged) webhook of a live issue's own pull request. */
+async function reconcilePull(
+  { env, project, cause, forge, report }: Context,
+  owner: LiveIssue,
+  number: number,
+) {
+  const pull = await forge.getPullRequest(number);
+  if (pull.state !== "closed") return;
+  // The index names it as the issue's own pull request: the one Conveyor opened for it.
+  const event = pullRequestLifecycle(false, pull, { number, byConveyor: true });
+  const id = `cron:pr:${number}:${pull.merged ? "merged" : "closed"}:pr:${owner.number}`;
+  await sendEvent(env, project, owner.number, id, cause, event);
+  report.pulls++;
+}
+
+/** The lost CI webhook: the verdict read back from the forge, as the webhook route reads it. */
+async function reconcileCi({ env, project, cause, forge, report }: Context, entry: LiveIssue) {
+  const { number, headSha } = entry;
+  if (!headSha) return;
+  const result = await readCi(env, project, forge, number, headSha);
+  if (!result) return;
+  // The wait's own time in the id: a revise that pushed no new commit waits on the same sha again.
+  const id = `cron:ci:${number}:${headSha}:${entry.updatedAt}`;
+  await sendEvent(env, project, number, id, cause, result);
+  report.ci++;
+}
+
+/** Lost comments on an escalated issue (and its pull request): `/conveyor retry`, a maintainer's reply. */
+async function readReplies(
+  context: Context,
+  threads: { number: number; isPullRequest: boolean }[],
+  since: number,
+) {
+  const { env, project, cause, forge, report } = context;
+  for (const thread of threads) {
+    for (const comment of await forge.listComments(thread.number)) {
+      if (Date.parse(comment.createdAt) < since) continue;
+      const event = {
+        type: "comment" as const,
+        action: "created" as const,
+        forge: project.forge,
+        repository: project.repo,
+        sender: comment.author,
+        comment: {
+          issueNumber: thread.number,
+          isPullRequest: thread.isPullRequest,
+          commentId: comment.id,
+          body: comment.body,
+          author: comment.author,
+        },
+      };
+      const routed = await routeComment(env, project, event, `cron:comment:${comment.id}`, cause);
+      if (routed.kind === "routed") report.comments++;
+    }
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * A project with many live issues, as reconciliation finds it in steady state: open dependencies on the forge,
+ * backlog issues blocked on them, and issues in flight (some waiting for CI on a real commit). The forge holds
+ * the issues; D1 holds the mirror and the lifecycle index, as webhooks and IssueDO flushes would have left them.
+ */
+import { env } from "cloudflare:test";
+import { toMirrored } from "../../../src/projects/gate.ts";
+import { mirrorIssue } from "../../../src/projects/mirror.ts";
+import { loadProject } from "../../../src/projects/store.ts";
+import { control, type Loop, loopProject } from "./review.ts";
+
+export type LiveProject = Loop & {
+  deps: number[];
+  blocked: number[];
+  inFlight: number[];
+  awaitingCi: number[];
+};
+
+/** Counts of the forge requests made about the loop's repository: charged, and answered 304. */
+export const apiCalls = (loop: Loop) =>
+  control<{ charged: number; notModified: number }>("api-calls", { repo: loop.repo });
+
+export async function liveProject(
+  name: string,
+  { deps = 100, inFlight = 100, awaitingCi = 20 } = {},
+  settings: object = {},
+): Promise<LiveProject> {
+  const loop = await loopProject(name, settings);
+  const project = await loadProject(env, loop.project);
+  if (!project) throw new Error("not registered");
+  await loop.forge.ensureLabels(["backlog", "in-progress"]);
+  const created = { deps: [] as number[], blocked: [] as number[], inFlight: [] as number[] };
+  for (let i = 0; i < deps; i++) {
+    created.deps.push(
+      (await loop.forge.createIssue({ title: `Dependency ${i}`, body: "", labels: [] })).number,
+    );
+  }
+  for (const dep of created.deps) {
+    const body = `## Depends on\n- #${dep}\n`;
+    created.blocked.push(
+      (await loop.forge.createIssue({ title: `After ${dep}`, body, labels: ["backlog"] })).number,
+    );
+  }
+  for (let i = 0; i < inFlight; i++) {
+    const labels = ["in-progress"];
+    created.inFlight.push(
+      (await loop.forge.createIssue({ title: `In flight ${i}`, body: "", labels })).number,
+    );
+  }
+  for (const number of [...created.deps, ...created.blocked, ...created.inFlight]) {
+    await mirrorIssue(env, loop.project, toMirrored(project, await loop.forge.getIssue(number)));
+  }
+  const awaiting = created.inFlight.slice(0, awaitingCi);
+  // Each waits on its own branch's head, as a session's push leaves it.
+  const heads = new Map<number, string>();
+  for (const number of awaiting) {
+    const pushed = await control<{ sha: string }>("push", {
+      repo: loop.repo,
+      branch: `conveyor/${number}`,
+      files: { "work.txt": `${number}\n` },
+    });
+    heads.set(number, pushed.sha);
+  }
+  const now = Date.now();
+  const row = (number: number, state: string, headSha: string | null) =>
+    env.DB.prepare(
+      `INSERT INTO issues (project_id, number, state, iteration, seq, head_sha, updated_at)
+       VALUES (?, ?, ?, 1, 1, ?, ?)`,
+    ).bind(loop.project, number, state, headSha, now);
+  await env.DB.batch([
+    ...created.blocked.map((n) => row(n, "blocked", null)),
+    ...created.inFlight.map((n) =>
+      heads.has(n) ? row(n, "awaiting_ci", heads.get(n) ?? null) : row(n, "awaiting_review", null),
+    ),
+  ]);
+  return { ...loop, ...created, awaitingCi: awaiting };
+}
