@@ -240,6 +240,8 @@ export class ProjectDO extends DurableObject<Env> {
         this.recordIssueEvent(project, job, `job:${job.id}:complete`, now, {
           type: "phase",
           phase: request.phase,
+          jobId: job.id,
+          attempt: job.attempt,
           ...(request.reason !== undefined && { reason: request.reason }),
           ...(sessionId && { sessionId }),
           ...(branch && { branch }),
@@ -398,6 +400,7 @@ export class ProjectDO extends DurableObject<Env> {
         type: "dispatched",
         jobId: job.id,
         runnerId,
+        attempt: job.attempt,
       });
     }
     return { ...job, confirmed: true };
@@ -467,6 +470,8 @@ export class ProjectDO extends DurableObject<Env> {
       this.recordIssueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
         phase: "failed",
+        jobId: job.id,
+        attempt: job.attempt,
         reason: reason.slice(0, MAX_REASON),
       });
     }

@@ -21,10 +21,17 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     brief: z.object({ title: text(1_000), body: text(65_536), by: actor }).optional(),
   }),
   z.object({ type: z.literal("dependencies"), ...gateFindings }),
-  z.object({ type: z.literal("dispatched"), jobId: z.string().min(1), runnerId: z.string().min(1) }),
+  z.object({
+    type: z.literal("dispatched"),
+    jobId: z.string().min(1),
+    runnerId: z.string().min(1),
+    attempt: z.number().int().min(1).optional(),
+  }),
   z.object({
     type: z.literal("phase"),
     phase: z.enum(PHASES),
+    jobId: z.string().min(1).optional(),
+    attempt: z.number().int().min(1).optional(),
     reason: text(2_000).optional(),
     sessionId: z.string().min(1).optional(),
     branch: z.string().min(1).optional(),
