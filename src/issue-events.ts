@@ -1,5 +1,6 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
+import { MAX_CI_EXCERPT_CHARS } from "./domain/ci-verdict.ts";
 import { type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
 import { projectIdSchema } from "./projects/config.ts";
 
@@ -45,7 +46,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     type: z.literal("ci"),
     result: z.enum(["green", "red"]),
     headSha: z.string().min(1),
-    excerpt: text(20_000).optional(),
+    excerpt: text(MAX_CI_EXCERPT_CHARS).optional(),
   }),
   z.object({
     type: z.literal("head_mismatch"),
