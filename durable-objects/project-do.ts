@@ -146,12 +146,15 @@ export class ProjectDO extends DurableObject<Env> {
     if (fenced.job.status !== "leased") return refuse(409, `job ${jobId} is ${fenced.job.status}`);
     const leaseMs = leaseTerm(true, policy);
     const leaseExpiresAt = now + leaseMs;
+    const confirming = !fenced.job.confirmed;
     const job = this.ctx.storage.transactionSync(() => {
       const job = { ...this.confirm(project, fenced.job, now), leaseExpiresAt, updatedAt: now };
       this.store.save(job);
       return job;
     });
-    await this.deliverSoon();
+    // The first heartbeat wrote the issue's `dispatched`: out now. Later ones only move the deadline.
+    if (confirming) await this.deliverSoon();
+    else await this.scheduleAlarm();
     return { ok: true, leaseExpiresAt, leaseMs, cancelled: job.cancelled };
   }
 
