@@ -4,13 +4,8 @@
  * single alarm, which it shares with the lifecycle's timers.
  */
 import { DurableObject } from "cloudflare:workers";
-import {
-  type Brief,
-  type Effect,
-  type LifecycleEvent,
-  timerFor,
-  transition,
-} from "../src/domain/lifecycle.ts";
+import { type Brief, type Effect, type LifecycleEvent, transition } from "../src/domain/lifecycle.ts";
+import { timerAfter } from "../src/domain/timers.ts";
 import type { Env } from "../src/env.ts";
 import { type EventEnvelope, envelopeSchema } from "../src/issue-events.ts";
 import { type ActivityItem, activityItemSchema } from "../src/runner-api/contract.ts";
@@ -222,8 +217,12 @@ export class IssueDO extends DurableObject<Env> {
 
     if (outcome.ok) {
       row.context = outcome.next;
-      const kind = timerFor(outcome.next.state);
-      this.store.replaceTimer(kind ? { kind, dueAt: now + row.timeouts[kind], armedSeq: seq } : null);
+      const current = this.store.timers()[0] ?? null;
+      const to = outcome.next.state;
+      const { timeouts } = row;
+      this.store.replaceTimer(
+        timerAfter({ from, to, event: envelope.event.type, current, now, seq, timeouts }),
+      );
       for (const [index, effect] of outcome.effects.entries()) {
         const key = `${row.project}#${row.number}:${seq}:${index}`;
         this.outbox.enqueue(effectChannel(effect.kind), { key, effect }, now);

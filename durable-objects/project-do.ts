@@ -150,12 +150,15 @@ export class ProjectDO extends DurableObject<Env> {
     if (fenced.job.status !== "leased") return refuse(409, `job ${jobId} is ${fenced.job.status}`);
     const leaseMs = leaseTerm(true, policy);
     const leaseExpiresAt = now + leaseMs;
+    const confirming = !fenced.job.confirmed;
     const job = this.ctx.storage.transactionSync(() => {
       const job = { ...this.confirm(project, fenced.job, now), leaseExpiresAt, updatedAt: now };
       this.store.save(job);
       return job;
     });
-    await this.deliverSoon();
+    // The first heartbeat wrote the issue's `dispatched`: out now. Later ones only move the deadline.
+    if (confirming) await this.deliverSoon();
+    else await this.scheduleAlarm();
     return { ok: true, leaseExpiresAt, leaseMs, cancelled: job.cancelled };
   }
 
@@ -244,6 +247,8 @@ export class ProjectDO extends DurableObject<Env> {
         this.recordIssueEvent(project, job, `job:${job.id}:complete`, now, {
           type: "phase",
           phase: request.phase,
+          jobId: job.id,
+          attempt: job.attempt,
           ...(request.reason !== undefined && { reason: request.reason }),
           ...(sessionId && { sessionId }),
           ...(branch && { branch }),
@@ -425,6 +430,7 @@ export class ProjectDO extends DurableObject<Env> {
         type: "dispatched",
         jobId: job.id,
         runnerId,
+        attempt: job.attempt,
       });
     }
     return { ...job, confirmed: true };
@@ -494,6 +500,8 @@ export class ProjectDO extends DurableObject<Env> {
       this.recordIssueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
         phase: "failed",
+        jobId: job.id,
+        attempt: job.attempt,
         reason: reason.slice(0, MAX_REASON),
       });
     }

@@ -1,5 +1,6 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
+import { MAX_CI_EXCERPT_CHARS } from "./domain/ci-verdict.ts";
 import { type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
 import { projectIdSchema } from "./projects/config.ts";
 
@@ -21,10 +22,17 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     brief: z.object({ title: text(1_000), body: text(65_536), by: actor }).optional(),
   }),
   z.object({ type: z.literal("dependencies"), ...gateFindings }),
-  z.object({ type: z.literal("dispatched"), jobId: z.string().min(1), runnerId: z.string().min(1) }),
+  z.object({
+    type: z.literal("dispatched"),
+    jobId: z.string().min(1),
+    runnerId: z.string().min(1),
+    attempt: z.number().int().min(1).optional(),
+  }),
   z.object({
     type: z.literal("phase"),
     phase: z.enum(PHASES),
+    jobId: z.string().min(1).optional(),
+    attempt: z.number().int().min(1).optional(),
     reason: text(2_000).optional(),
     sessionId: z.string().min(1).optional(),
     branch: z.string().min(1).optional(),
@@ -38,7 +46,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     type: z.literal("ci"),
     result: z.enum(["green", "red"]),
     headSha: z.string().min(1),
-    excerpt: text(20_000).optional(),
+    excerpt: text(MAX_CI_EXCERPT_CHARS).optional(),
   }),
   z.object({
     type: z.literal("head_mismatch"),

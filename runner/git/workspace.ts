@@ -47,7 +47,12 @@ export type WorkspaceOptions = {
   credential?: GitCredential;
   author?: Author;
   worktreeGit?: WorktreeGit;
+  /** Deadline of each fetch and push (default `REMOTE_TIMEOUT_MS`): a stalled forge frees the slot. */
+  remoteTimeoutMs?: number;
 };
+
+/** A fetch or push that takes longer has stalled: ten minutes is far beyond any healthy transfer here. */
+export const REMOTE_TIMEOUT_MS = 10 * 60_000;
 
 export type RepoRef = { repoKey: string };
 export type IssueRef = { repoKey: string; issueNumber: number };
@@ -113,8 +118,10 @@ export class Workspace {
   readonly #remoteUrls = new Map<string, string>();
   readonly #queues = new Map<string, Promise<void>>();
   readonly #worktreeGit: WorktreeGit;
+  readonly #remoteTimeoutMs: number;
 
   constructor(options: WorkspaceOptions) {
+    this.#remoteTimeoutMs = options.remoteTimeoutMs ?? REMOTE_TIMEOUT_MS;
     mkdirSync(options.workDir, { recursive: true });
     // Paths bound into sandboxes and written into alternates files are compared resolved.
     this.workDir = realpathSync(options.workDir);
@@ -367,15 +374,17 @@ export class Workspace {
     // An empty helper clears the list: the private repository has none, and none is ever taken from elsewhere.
     const config = ["-c", "credential.helper="];
     const env = { GIT_ALLOW_PROTOCOL: allowedProtocols(remoteUrl) };
-    if (this.#credential === undefined) return run(gitDir, [...config, ...args], env);
+    const timeoutMs = this.#remoteTimeoutMs;
+    if (this.#credential === undefined) return run(gitDir, [...config, ...args], env, timeoutMs);
     const { protocol, host } = new URL(remoteUrl);
     config.push("-c", `credential.${protocol}//${host}.helper=${CREDENTIAL_HELPER}`);
     const { username, token } = this.#credential;
-    return run(gitDir, [...config, ...args], {
-      ...env,
-      CONVEYOR_GIT_USERNAME: username,
-      CONVEYOR_GIT_TOKEN: token,
-    });
+    return run(
+      gitDir,
+      [...config, ...args],
+      { ...env, CONVEYOR_GIT_USERNAME: username, CONVEYOR_GIT_TOKEN: token },
+      timeoutMs,
+    );
   }
 
   #checkRemoteUrl(remoteUrl: string): void {
@@ -422,8 +431,8 @@ function slug(repoKey: string): string {
   return `${owner}__${repo}`;
 }
 
-function run(cwd: string, args: string[], env?: Record<string, string>): Promise<string> {
-  return git([...NO_HOOKS, ...args], { cwd, env });
+function run(cwd: string, args: string[], env?: Record<string, string>, timeoutMs?: number): Promise<string> {
+  return git([...NO_HOOKS, ...args], { cwd, env, ...(timeoutMs !== undefined && { timeoutMs }) });
 }
 
 /** The remote refused the update (not a fast-forward, or a stale lease), as opposed to failing. */

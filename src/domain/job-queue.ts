@@ -129,6 +129,9 @@ export function afterLostLease(
 ): LostLease {
   if (job.cancelled) return { action: "cancel" };
   if (!job.confirmed) {
+    // Nobody waits for a revoked runner, even where the job was waiting for it before this lease.
+    const waitsForGone = runnerGone && job.affinity === job.runnerId;
+    if (waitsForGone) return { action: "requeue", attempt: job.attempt, affinity: null, affinityUntil: 0 };
     return {
       action: "requeue",
       attempt: job.attempt,

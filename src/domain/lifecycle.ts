@@ -45,12 +45,17 @@ export type LifecycleEvent =
   | ({ type: "triage"; brief?: Brief } & GateFindings)
   /** The issue's dependencies changed (body edited, a dependency closed). */
   | ({ type: "dependencies" } & GateFindings)
-  /** A runner claimed the issue's job. */
-  | { type: "dispatched"; jobId: string; runnerId: string }
-  /** A session ended a phase (phase file), or ended without one (dry_exit). */
+  /** A runner claimed the issue's job (and confirmed its lease): attempt `attempt` of job `jobId`. */
+  | { type: "dispatched"; jobId: string; runnerId: string; attempt?: number }
+  /**
+   * A session ended a phase (phase file), or ended without one (dry_exit). `jobId`/`attempt`: the job run
+   * that reports it; absent only in events queued before jobs said so.
+   */
   | {
       type: "phase";
       phase: Phase;
+      jobId?: string;
+      attempt?: number;
       reason?: string;
       sessionId?: string;
       branch?: string;
@@ -174,7 +179,17 @@ export type IssueContext = {
   brief: Brief | null;
   /** The last session's account of its work, for the pull request's description. */
   summary: string | null;
+  /**
+   * The job run last dispatched for the issue: only its phase may end the session. `NOT_DISPATCHED` while a
+   * continuation waits for its job; null when unknown (contexts stored before this was kept).
+   */
+  job: JobRun | null;
 };
+
+export type JobRun = { id: string; attempt: number };
+
+/** A continuation's session has begun no job yet: no job's phase is its phase. */
+export const NOT_DISPATCHED: JobRun = { id: "", attempt: 0 };
 
 export const INITIAL_CONTEXT: IssueContext = {
   state: "new",
@@ -190,6 +205,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   reason: null,
   brief: null,
   summary: null,
+  job: null,
 };
 
 export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
@@ -208,6 +224,8 @@ const accept = (next: IssueContext, effects: Effect[] = []): Outcome => ({ ok: t
 const reject = (reason: string): Outcome => ({ ok: false, reason });
 const enter = (ctx: IssueContext, state: State, patch: Partial<IssueContext> = {}): IssueContext => ({
   ...ctx,
+  // A new continuation: the job that ran the last session is not this one's.
+  ...(state === "revising" && ctx.state !== "revising" && { job: NOT_DISPATCHED }),
   ...patch,
   state,
 });
@@ -399,9 +417,29 @@ const timeoutRule = (timer: TimerKind, reason: string, to: "escalated" | "abando
 });
 
 /** A session's phase signal, shared by the implement (running) and continuation (revising) sessions. */
+/**
+ * Why a phase is not the current session's, if it is not: it names a job run other than the one last
+ * dispatched (a stale job's completion, delivered after a newer session began).
+ */
+function stalePhase(ctx: IssueContext, e: EventOf<"phase">): string | null {
+  if (e.jobId === undefined || ctx.job === null) return null;
+  const current = ctx.job;
+  if (e.jobId === current.id && (e.attempt === undefined || e.attempt === current.attempt)) return null;
+  const from = `job ${e.jobId}${e.attempt === undefined ? "" : ` attempt ${e.attempt}`}`;
+  const now =
+    current.attempt === NOT_DISPATCHED.attempt
+      ? "the current session has no job dispatched yet"
+      : `job ${current.id} attempt ${current.attempt} runs the current session`;
+  return `stale: the phase of ${from}, but ${now}`;
+}
+
+const dispatchedRun = (e: EventOf<"dispatched">): JobRun => ({ id: e.jobId, attempt: e.attempt ?? 1 });
+
 const sessionPhase: Rule<"phase"> = {
   to: ["awaiting_ci", "escalated"],
   apply: (ctx, e) => {
+    const stale = stalePhase(ctx, e);
+    if (stale) return reject(stale);
     const session = {
       sessionId: e.sessionId ?? ctx.sessionId,
       branch: e.branch ?? ctx.branch,
@@ -450,7 +488,7 @@ const sessionPhase: Rule<"phase"> = {
 /** A job re-claimed after its lease expired: same session, new runner; recorded, nothing else changes. */
 const redispatched = (state: "running" | "revising"): Rule<"dispatched"> => ({
   to: [state],
-  apply: (ctx) => accept(enter(ctx, state)),
+  apply: (ctx, e) => accept(enter(ctx, state, { job: dispatchedRun(e) })),
 });
 
 const retry: Rule<"retry"> = {
@@ -500,8 +538,8 @@ const TABLE: { [S in State]: StateRules } = {
     dependencies: regateQueued,
     dispatched: {
       to: ["running"],
-      apply: (ctx) =>
-        accept(enter(ctx, "running", { iteration: ctx.iteration + 1 }), [
+      apply: (ctx, e) =>
+        accept(enter(ctx, "running", { iteration: ctx.iteration + 1, job: dispatchedRun(e) }), [
           { kind: "labels", add: ["in_progress"], remove: ["backlog"] },
         ]),
     },

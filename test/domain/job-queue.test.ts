@@ -243,6 +243,16 @@ describe("a lost lease", () => {
     });
   });
 
+  it("never confirmed by a runner since revoked → no wait for it, still no attempt spent", () => {
+    const unconfirmed = { ...lost, attempt: 2, confirmed: false, affinity: ME, affinityUntil: NOW + 5 };
+    expect(afterLostLease(unconfirmed, "runner revoked", NOW, POLICY, true)).toEqual({
+      action: "requeue",
+      attempt: 2,
+      affinity: null,
+      affinityUntil: 0,
+    });
+  });
+
   it("a new lease lasts the confirmation window, a confirmed one the full lease", () => {
     expect(leaseTerm(false, POLICY)).toBe(POLICY.confirmMs);
     expect(leaseTerm(true, POLICY)).toBe(POLICY.leaseMs);

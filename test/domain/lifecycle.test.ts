@@ -333,6 +333,43 @@ describe("sessions", () => {
       ]);
     },
   );
+  describe("a phase names the job run that reports it", () => {
+    const phase = (jobId: string, attempt: number) =>
+      ({ type: "phase", phase: "awaiting_ci", headSha: "s1", jobId, attempt }) as const;
+    const dispatched = (jobId: string, attempt: number) =>
+      ({ type: "dispatched", jobId, runnerId: "r", attempt }) as const;
+
+    it("the running job's phase ends the session; another job's or attempt's is stale", () => {
+      const running = expectAccepted(transition(at("queued"), dispatched("job-a", 2))).next;
+      expect(running.job).toEqual({ id: "job-a", attempt: 2 });
+      expect(expectAccepted(transition(running, phase("job-a", 2))).next.state).toBe("awaiting_ci");
+      expect(expectRejected(transition(running, phase("job-b", 1)))).toBe(
+        "stale: the phase of job job-b attempt 1, but job job-a attempt 2 runs the current session",
+      );
+      expect(expectRejected(transition(running, phase("job-a", 1)))).toMatch(/^stale: /);
+    });
+
+    it("a new continuation rejects the last session's job until its own is dispatched", () => {
+      const running = expectAccepted(transition(at("queued"), dispatched("job-a", 1))).next;
+      const waiting = expectAccepted(transition(running, phase("job-a", 1))).next;
+      const red = { type: "ci", result: "red", headSha: "s1", excerpt: "boom" } as const;
+      const revising = expectAccepted(transition(waiting, red)).next;
+      expect(revising.state).toBe("revising");
+      // The implement job's completion, delivered again late, is not the revise session's.
+      expect(expectRejected(transition(revising, phase("job-a", 1)))).toBe(
+        "stale: the phase of job job-a attempt 1, but the current session has no job dispatched yet",
+      );
+      const revise = expectAccepted(transition(revising, dispatched("job-b", 1))).next;
+      expect(expectRejected(transition(revise, phase("job-a", 1)))).toMatch(/^stale: /);
+      expect(expectAccepted(transition(revise, phase("job-b", 1))).next.state).toBe("awaiting_ci");
+    });
+
+    it("a phase that names no job (queued before phases did) is taken as before", () => {
+      const running = expectAccepted(transition(at("queued"), dispatched("job-a", 1))).next;
+      const legacy = { type: "phase", phase: "awaiting_ci", headSha: "s1" } as const;
+      expect(expectAccepted(transition(running, legacy)).next.state).toBe("awaiting_ci");
+    });
+  });
 
   it("only running and revising hold a slot", () => {
     expect(STATES.filter(holdsSlot)).toEqual(["running", "revising"]);

@@ -65,7 +65,12 @@ export const PATHS: { [S in State]: LifecycleEvent[] } = {
   running: started,
   awaiting_ci: pushed,
   awaiting_review: reviewing,
-  revising: [...pushed, { type: "ci", result: "red", headSha: HEAD }],
+  // A continuation at work: its job dispatched (its session's timer runs from then).
+  revising: [
+    ...pushed,
+    { type: "ci", result: "red", headSha: HEAD },
+    { type: "dispatched", jobId: "job-2", runnerId: "runner-1", attempt: 1 },
+  ],
   awaiting_approval: [
     ...reviewing,
     {

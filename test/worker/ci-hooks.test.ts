@@ -1,8 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_CI_EXCERPT_CHARS } from "../../src/domain/ci-verdict.ts";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
-import { claim, newRunner, taken } from "./support/jobs.ts";
+import { claimResponse } from "../../src/runner-api/contract.ts";
+import { call, claim, newRunner, taken } from "./support/jobs.ts";
 import { control, type Loop, loopProject, services } from "./support/review.ts";
 import { deliver, fixtureBytes, freshProject, pretty, registerProject } from "./support/webhooks.ts";
 
@@ -95,6 +97,29 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
     expect(revise.job.instructions).toBe(
       "test: failure — 2 tests failed: parser.test.ts\ncircleci-app: failure — check suite",
     );
+  });
+
+  it("a red result with 200 kB of check output: a bounded excerpt, a 2xx, and a revise job the runner parses", async () => {
+    const gh = await github("gh-long-output");
+    const { project, repo, circle } = gh;
+    const sha = (
+      await control<{ sha: string }>("push", { repo, branch: "conveyor/5", files: { "c.txt": "c" } })
+    ).sha;
+    const issue = await awaitingCi(project, 5, sha);
+    for (let i = 0; i < 10; i++) {
+      const output = { title: `suite ${i} failed`, summary: "z".repeat(20_000) };
+      await checkRun(repo, circle, sha, { name: `test-${i}`, conclusion: "failure", output });
+    }
+    const red = await hook(gh, "check_run", "github/check_run.completed.failure.json", sha);
+    expect(red.ok).toBe(true);
+    expect(await red.json()).toEqual({ accepted: true, events: 1 });
+    expect(await issue.view()).toMatchObject({ state: "revising" });
+    await issue.drain();
+    const res = await call(await newRunner("gh-long"), "claim", { waitMs: 0, projects: [project] });
+    const revise = claimResponse.parse(await res.json());
+    expect(revise.job.kind).toBe("revise");
+    expect(revise.job.instructions?.length).toBeLessThanOrEqual(MAX_CI_EXCERPT_CHARS);
+    expect(revise.job.instructions).toMatch(/^test-\d: failure — suite \d failed: z+/);
   });
 
   it("review waits until every suite is green", async () => {

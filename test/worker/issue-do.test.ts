@@ -257,6 +257,22 @@ describe("IssueDO timeouts fire from its alarm", () => {
     expect((await d1Transitions(project, 1)).at(-1)).toMatchObject({ event: "timeout", to_state: to });
   });
 
+  it("a continuation's session timer starts when its job is dispatched; a redispatch does not extend it", async () => {
+    const project = freshProject("timer-dispatch");
+    const waiting = PATHS.revising.filter((e) => e.type !== "dispatched" || e.jobId !== "job-2");
+    const stub = await drive(project, 1, waiting);
+    // Revising, its job not dispatched yet (a paused daily budget): no session timer runs.
+    expect(await stub.view()).toMatchObject({ state: "revising", timers: [] });
+
+    const dispatched = { type: "dispatched", jobId: "job-2", runnerId: "runner-1", attempt: 1 } as const;
+    await stub.apply(envelope(project, 1, dispatched, "dispatch-1"));
+    const [armed] = (await stub.view())?.timers ?? [];
+    expect(armed?.kind).toBe("session");
+    const redispatched = { ...dispatched, runnerId: "runner-2", attempt: 2 } as const;
+    await stub.apply(envelope(project, 1, redispatched, "dispatch-2"));
+    expect((await stub.view())?.timers).toEqual([armed]);
+  });
+
   it("uses the project's timeouts", async () => {
     const project = freshProject("timeouts");
     const timeouts = { session: 1_000, ci: 2_000, review: 3_000, escalation: 4_000 };

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitError, git } from "../../../runner/git/exec.ts";
 import { PushRefusedError, PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
+import { running } from "../runner/support/processes.ts";
 import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "./support.ts";
 
 const USERNAME = "conveyor-bot";
@@ -276,6 +277,24 @@ describe("push", () => {
     // Pushing again without new work is a no-op, not an error.
     expect(await ws.push({ repoKey: REPO, issueNumber: 7 })).toBe(sha);
   });
+
+  it("gives up on a forge that stalls mid-push at the deadline, killing git and its helpers", async () => {
+    const ws = new Workspace({
+      workDir: join(root, "work"),
+      credential: { username: USERNAME, token: TOKEN },
+      remoteTimeoutMs: 1_500,
+    });
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "stalled.txt"), "never lands\n");
+    await commit(ws, "work");
+    server.stallPushes = true;
+
+    const error = await ws.push({ repoKey: REPO, issueNumber: 7 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GitError);
+    expect((error as GitError).message).toContain("timed out after 1500 ms");
+    expect(running(`remote-http.*${remoteUrl}`)).toBe(false);
+    expect(await upstream.sha("conveyor/7")).toBeUndefined();
+  }, 20_000);
 
   it("refuses to overwrite work someone else pushed", async () => {
     const first = workspace("first");
