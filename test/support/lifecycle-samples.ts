@@ -44,6 +44,12 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, reason: "USD 5.00 of 5.00" };
     case "reply":
       return { type, thread: 7, text: "@bob only users with write access can command Conveyor." };
+    case "effect_failed":
+      return {
+        type,
+        effect: "labels",
+        error: "forgejo: POST /repos/o/r/issues/7/labels returned 403: forbidden",
+      };
   }
 }
 

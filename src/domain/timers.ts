@@ -1,0 +1,44 @@
+/**
+ * Which timers an edge of the lifecycle arms. Every waiting state has a way out in bounded time: entering a
+ * state arms its timers afresh; an edge that stays in the state keeps the running ones (a redispatch or a
+ * linked pull request does not extend a deadline), and a timer that fired without moving the state (the
+ * escalation's reminder) is armed again for its next round.
+ */
+import type { LifecycleEvent, State, TimerKind } from "./lifecycle.ts";
+
+export type Timeouts = { [K in TimerKind]: number };
+
+export type Timer = { kind: TimerKind; dueAt: number; armedSeq: number };
+
+/** The timers that run while an issue is in a state. */
+export function timersFor(state: State): TimerKind[] {
+  switch (state) {
+    case "running":
+    case "revising":
+      return ["session"];
+    case "awaiting_ci":
+      return ["ci"];
+    case "awaiting_review":
+      return ["review"];
+    case "awaiting_approval":
+      return ["approval"];
+    case "merging":
+      return ["merge"];
+    case "escalated":
+      return ["escalation", "renotify"];
+    default:
+      return [];
+  }
+}
+
+export type Edge = { from: State; to: State; event: LifecycleEvent; seq: number; now: number };
+
+/** The timers after an applied edge, given those still running before it. */
+export function armTimers(edge: Edge, running: readonly Timer[], timeouts: Timeouts): Timer[] {
+  const arm = (kind: TimerKind): Timer => ({ kind, dueAt: edge.now + timeouts[kind], armedSeq: edge.seq });
+  if (edge.from !== edge.to) return timersFor(edge.to).map(arm);
+  const { event } = edge;
+  const fired = event.type === "timeout" && timersFor(edge.to).includes(event.timer) ? event.timer : null;
+  const kept = running.filter((t) => t.kind !== fired);
+  return fired ? [...kept, arm(fired)] : [...kept];
+}
