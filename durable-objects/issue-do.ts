@@ -29,6 +29,7 @@ import {
 } from "./effects.ts";
 import { type HistoryEntry, type IssueRow, IssueStore, type Timer } from "./issue-store.ts";
 import { Outbox, type OutboxStats } from "./outbox.ts";
+import { Retention, retentionMs } from "./retention.ts";
 import { SessionActivity, type StoredActivity } from "./session-activity.ts";
 import { SingleFlight } from "./single-flight.ts";
 import { acceptWatcher, notifyWatchers } from "./watchers.ts";
@@ -77,6 +78,7 @@ export class IssueDO extends DurableObject<Env> {
   private readonly store: IssueStore;
   private readonly outbox: Outbox;
   private readonly deadLetters: DeadLetters;
+  private readonly retention: Retention;
   private readonly activity: SessionActivity;
   private readonly d1 = new SingleFlight(() => this.flushD1());
   /** One delivery run per effect lane: a lane stuck on a slow forge never holds back another. */
@@ -90,6 +92,7 @@ export class IssueDO extends DurableObject<Env> {
     this.store = new IssueStore(ctx.storage.sql);
     this.outbox = new Outbox(ctx.storage.sql);
     this.deadLetters = new DeadLetters(ctx.storage.sql);
+    this.retention = new Retention(ctx.storage.sql);
     this.activity = new SessionActivity(ctx.storage.sql);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms delivery. An object without
     // an issue row has recorded nothing (outbox rows and timers are written with it): nothing to re-arm.
@@ -202,6 +205,8 @@ export class IssueDO extends DurableObject<Env> {
         });
         if (!recorded.duplicate) notifyWatchers(this.ctx, { seq: recorded.seq, state: recorded.state });
       }
+      const keep = retentionMs(row.limits.retentionDays);
+      this.ctx.storage.transactionSync(() => this.retention.prune(now, keep));
     }
     await this.flush();
     await this.scheduleAlarm();
@@ -327,8 +332,10 @@ export class IssueDO extends DurableObject<Env> {
 
   /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */
   private async scheduleAlarm(floor?: number): Promise<void> {
+    const row = this.store.issue();
     await armAlarm(this.ctx.storage, [
       this.store.timers()[0]?.dueAt,
+      row ? this.retention.nextDue(retentionMs(row.limits.retentionDays)) : null,
       outboxAlarm(this.outbox.nextAt(["d1", ...deliveredEffectChannels()]), floor),
     ]);
   }

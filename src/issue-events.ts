@@ -75,6 +75,7 @@ export const limitsSchema = z.object({
   maxCiFixes: z.number().int().min(0).max(20),
   maxCriticIterations: z.number().int().min(1).max(20),
   maxEffectAttempts: z.number().int().min(1).max(100).optional(),
+  retentionDays: z.number().int().min(1).max(3650).optional(),
 });
 
 /** Milliseconds per timer; a kind left out keeps what the DO has (its default at first). */

@@ -10,7 +10,7 @@ export type FailureKind = "permanent" | "transient";
 /** What a failure looks like from outside: a forge error carries the HTTP status it was answered with. */
 export type FailureShape = { status?: number; message: string; reason?: string };
 
-const PERMANENT = new Set([400, 401, 403, 404, 405, 410, 422]);
+const PERMANENT = new Set([403, 404, 410, 422]);
 
 export function classifyFailure(failure: FailureShape): FailureKind {
   const { status } = failure;

@@ -169,7 +169,11 @@ export type Limits = {
   maxCriticIterations: number;
   /** Attempts an effect gets before it goes to the dead letter (not read by the table; the IssueDO applies it). */
   maxEffectAttempts?: number;
+  /** Days the issue's history is kept (not read by the table; the IssueDO prunes by it). */
+  retentionDays?: number;
 };
+
+export const DEFAULT_RETENTION_DAYS = 90;
 
 export const DEFAULT_MAX_EFFECT_ATTEMPTS = 25;
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { BudgetLimits } from "../domain/budget.ts";
 import {
   DEFAULT_MAX_EFFECT_ATTEMPTS,
+  DEFAULT_RETENTION_DAYS,
   DEFAULT_TIMEOUTS_MS,
   TIMERS,
   type TimerKind,
@@ -100,7 +101,7 @@ export const settingsSchema = z.object({
     )
     .prefault({}),
   /** Deliveries, transitions and issue history older than this many days are pruned. */
-  retentionDays: z.number().int().min(1).max(3650).default(90),
+  retentionDays: z.number().int().min(1).max(3650).default(DEFAULT_RETENTION_DAYS),
   /** Changes to these paths (globs) wait for a human's approval instead of merging. */
   protectedPaths: z
     .array(z.string().min(1).max(200))

@@ -19,14 +19,14 @@ export async function sendEvent(
   event: LifecycleEvent,
   delivery?: EventEnvelope["delivery"],
 ) {
-  const { maxCiFixes, maxCriticIterations, effects, timeouts } = project.settings;
+  const { maxCiFixes, maxCriticIterations, effects, timeouts, retentionDays } = project.settings;
   const result = await issueStub(env, project.id, number).apply({
     id,
     project: project.id,
     number,
     cause,
     event,
-    limits: { maxCiFixes, maxCriticIterations, maxEffectAttempts: effects.maxAttempts },
+    limits: { maxCiFixes, maxCriticIterations, maxEffectAttempts: effects.maxAttempts, retentionDays },
     timeouts,
     ...(delivery && { delivery }),
   });

@@ -14,7 +14,8 @@ describe("classifyFailure", () => {
     expect(classifyFailure(failureOf(new ForgeHttpError(info, status, reason)))).toBe("permanent");
   });
 
-  it.each([500, 502, 503, 409])("a %i is transient", (status) => {
+  // 401: a token being rotated, or not yet set up; retried (bounded) rather than given up at once.
+  it.each([500, 502, 503, 409, 401])("a %i is transient", (status) => {
     expect(classifyFailure(failureOf(new ForgeHttpError(info, status, "try again")))).toBe("transient");
   });
 
