@@ -5,7 +5,6 @@ import {
   DEFAULT_MAX_EFFECT_ATTEMPTS,
   DEFAULT_RETENTION_DAYS,
   DEFAULT_TIMEOUTS_MS,
-  TIMERS,
   type TimerKind,
 } from "../domain/lifecycle.ts";
 import { DEFAULT_PROTECTED_PATHS } from "../domain/protected-paths.ts";
@@ -94,11 +93,15 @@ export const settingsSchema = z.object({
    * is abandoned, saying so) and the interval at which an escalation reminds its humans.
    */
   timeouts: z
-    .object(
-      Object.fromEntries(TIMERS.map((kind) => [kind, duration.default(DEFAULT_TIMEOUTS_MS[kind])])) as {
-        [K in TimerKind]: z.ZodDefault<typeof duration>;
-      },
-    )
+    .object({
+      session: duration.default(DEFAULT_TIMEOUTS_MS.session),
+      ci: duration.default(DEFAULT_TIMEOUTS_MS.ci),
+      review: duration.default(DEFAULT_TIMEOUTS_MS.review),
+      approval: duration.default(DEFAULT_TIMEOUTS_MS.approval),
+      merge: duration.default(DEFAULT_TIMEOUTS_MS.merge),
+      escalation: duration.default(DEFAULT_TIMEOUTS_MS.escalation),
+      renotify: duration.default(DEFAULT_TIMEOUTS_MS.renotify),
+    } satisfies { [K in TimerKind]: z.ZodType })
     .prefault({}),
   /** Deliveries, transitions and issue history older than this many days are pruned. */
   retentionDays: z.number().int().min(1).max(3650).default(DEFAULT_RETENTION_DAYS),
