@@ -10,6 +10,7 @@ import type { TimerKind } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { sendEvent } from "../../src/projects/lifecycle-client.ts";
 import { loadProject } from "../../src/projects/store.ts";
+import { page, sessionCookie } from "./dashboard-support.ts";
 import {
   control,
   critic,
@@ -54,6 +55,12 @@ describe("an effect the forge refuses for good", () => {
     expect(posted).toContainEqual(expect.stringContaining("the comment after it"));
     expect(posted).toContainEqual(expect.stringContaining("Conveyor gave up on an action (comment)"));
     expect((await loop.forge.getIssue(number)).labels).toContain(loop.settings.labels.needsHuman);
+
+    // The issue page says what Conveyor gave up on, and why.
+    const res = await page(`/dashboard/projects/${loop.project}/issues/${number}`, await sessionCookie());
+    const html = await res.text();
+    expect(html).toContain("gave up on comment");
+    expect(html).toContain("issue does not exist");
   });
 });
 
