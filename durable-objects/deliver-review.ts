@@ -21,7 +21,10 @@ import type { Deliverers, EffectContext } from "./effects.ts";
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
 
 /** Thrown while CI runs: the outbox retries with backoff, which is the polling schedule. */
-export class CiPending extends Error {}
+export class CiPending extends Error {
+  /** Not a failure: polled again with backoff for as long as the CI timer lets the issue wait. */
+  readonly waiting = true;
+}
 
 export const REVIEW_DELIVERERS: Deliverers = {
   watch_ci: async (_effect, ctx) => {

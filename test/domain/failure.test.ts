@@ -50,6 +50,18 @@ describe("classifyFailure", () => {
   });
 });
 
+describe("a poll's not-yet", () => {
+  class Pending extends Error {
+    readonly waiting = true;
+  }
+
+  it("is waiting, never given up on however long it takes", () => {
+    const kind = classifyFailure(failureOf(new Pending("CI pending for abc")));
+    expect(kind).toBe("waiting");
+    expect(deadLetters(kind, 1_000, 25)).toBe(false);
+  });
+});
+
 describe("deadLetters", () => {
   it("a permanent failure at its first attempt", () => {
     expect(deadLetters("permanent", 1, 25)).toBe(true);

@@ -177,3 +177,29 @@ describe("an escalation nobody answers", () => {
     );
   });
 });
+
+describe("a poll that is not answered yet", () => {
+  it("is no failure: watching CI that still runs never goes to the dead letter", async () => {
+    // One attempt only: any real failure would be given up on at once.
+    const loop = await loopProject("ci-wait", { effects: { maxAttempts: 1 } });
+    const project = await loadProject(env, loop.project);
+    if (!project) throw new Error("not registered");
+    const { number } = await loop.forge.createIssue({ title: "Slow CI", body: "x", labels: ["backlog"] });
+    const sha = await push(loop, number, { "ci.sh": "sleep 8\n" });
+    const cause = { kind: "operator" as const, id: "test" };
+    await sendEvent(env, project, number, "w1", cause, { type: "triage", blockers: [] });
+    await sendEvent(env, project, number, "w2", cause, { type: "dispatched", jobId: "j", runnerId: "r" });
+    await sendEvent(env, project, number, "w3", cause, {
+      type: "phase",
+      phase: "awaiting_ci",
+      headSha: sha,
+      branch: `conveyor/${number}`,
+    });
+
+    const polled = await until(loop, number, (v) =>
+      v.outbox.some((o) => o.channel === "effect:watch_ci" && o.attempts >= 1),
+    );
+    expect(polled.state).toBe("awaiting_ci");
+    expect(polled.deadLetters).toEqual([]);
+  });
+});
