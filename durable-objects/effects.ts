@@ -47,6 +47,8 @@ export const LANES = {
     "close_issue",
   ],
   dependents: ["notify_dependents"],
+  // The merge timer's check must not wait behind a merge the forge lane is stuck on.
+  merge_check: ["check_merge"],
   ci: ["watch_ci"],
 } as const satisfies Record<string, readonly Effect["kind"][]>;
 

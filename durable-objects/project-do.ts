@@ -319,6 +319,14 @@ export class ProjectDO extends DurableObject<Env> {
     return this.store.recent(limit).map(({ seq: _, key: _k, spec: _s, leaseToken: _t, ...job }) => job);
   }
 
+  /**
+   * What an issue's sessions have cost, as recorded with each usage report: the dashboard's D1 rows are
+   * written from the same records, and may not have landed yet when an escalation is written.
+   */
+  issueSpendUsd(number: number): number {
+    return this.store.issueSpend(number).usd;
+  }
+
   /** Whether sessions are being dispatched, and today's spend. */
   dispatchStatus(): { paused: string | null; spentTodayUsd: number } {
     const meta = this.store.meta();

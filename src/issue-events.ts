@@ -73,6 +73,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("timeout"), timer: z.enum(TIMERS) }),
   z.object({ type: z.literal("budget_exceeded"), reason: text(2_000) }),
   z.object({ type: z.literal("reply"), thread: z.number().int().positive(), text: text(2_000) }),
+  z.object({ type: z.literal("effect_failed"), effect: text(100), error: text(2_000) }),
 ]) satisfies z.ZodType<LifecycleEvent>;
 
 export const CAUSE_KINDS = ["delivery", "job", "cron", "operator", "timer", "system"] as const;
@@ -81,14 +82,12 @@ export type CauseKind = (typeof CAUSE_KINDS)[number];
 export const limitsSchema = z.object({
   maxCiFixes: z.number().int().min(0).max(20),
   maxCriticIterations: z.number().int().min(1).max(20),
+  maxEffectAttempts: z.number().int().min(1).max(100).optional(),
+  retentionDays: z.number().int().min(1).max(3650).optional(),
 });
 
-export const timeoutsSchema = z.object({
-  session: z.number().int().positive(),
-  ci: z.number().int().positive(),
-  review: z.number().int().positive(),
-  escalation: z.number().int().positive(),
-});
+/** Milliseconds per timer; a kind left out keeps what the DO has (its default at first). */
+export const timeoutsSchema = z.partialRecord(z.enum(TIMERS), z.number().int().positive());
 
 /** One event for one issue, with the id it is deduplicated by and what caused it. */
 export const envelopeSchema = z.object({

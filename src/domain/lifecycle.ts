@@ -32,7 +32,11 @@ export function holdsSlot(state: State): boolean {
 export const PHASES = [...FILE_PHASES, "dry_exit"] as const;
 export type Phase = (typeof PHASES)[number];
 
-export const TIMERS = ["session", "ci", "review", "escalation"] as const;
+/**
+ * `approval`: how long a merge waits for a human's approval; `merge`: how long `merging` waits before asking
+ * the forge whether the pull request got merged; `renotify`: how often an escalation reminds its humans.
+ */
+export const TIMERS = ["session", "ci", "review", "approval", "merge", "escalation", "renotify"] as const;
 export type TimerKind = (typeof TIMERS)[number];
 
 export type Verdict = "APPROVE" | "REQUEST_CHANGES" | "BLOCK";
@@ -88,7 +92,12 @@ export type LifecycleEvent =
   | { type: "timeout"; timer: TimerKind }
   | { type: "budget_exceeded"; reason: string }
   /** An answer to someone on the forge (a refused command) on `thread`: posted once, nothing else changes. */
-  | { type: "reply"; thread: number; text: string };
+  | { type: "reply"; thread: number; text: string }
+  /**
+   * An effect was given up on (refused for good, or failing after the project's `effects.maxAttempts`): it
+   * sits in the dead letter with its last error, and a human must look.
+   */
+  | { type: "effect_failed"; effect: string; error: string };
 export type EventType = LifecycleEvent["type"];
 
 /**
@@ -127,6 +136,7 @@ export const EVENT_TYPES = [
   "timeout",
   "budget_exceeded",
   "reply",
+  "effect_failed",
 ] as const satisfies readonly EventType[];
 
 /** Label roles; the project maps them to its own label names. */
@@ -138,7 +148,8 @@ export type Effect =
   | { kind: "enqueue_job"; job: JobKind; reason?: string; detail?: string }
   | { kind: "cancel_jobs" }
   | { kind: "labels"; add: LabelRole[]; remove: LabelRole[] }
-  | { kind: "notify_human"; reason: string }
+  /** `reminder`: the escalation is still unanswered (the `renotify` timer). */
+  | { kind: "notify_human"; reason: string; reminder?: true }
   /** On the issue, or on `thread` (a pull request of it) where the comment answers one there. */
   | { kind: "comment"; body: string; thread?: number }
   | { kind: "open_pull_request" }
@@ -150,13 +161,26 @@ export type Effect =
   | { kind: "merge" }
   /** Read whether the issue's pull request is merged, once the merge ahead of it has its answer. */
   | { kind: "check_merged" }
+  /**
+   * The merge timer ran out: read whether the pull request is merged (merge_confirmed) or not (merge_failed).
+   * In its own lane, so a merge stuck in the forge lane cannot hold it back.
+   */
+  | { kind: "check_merge" }
   | { kind: "close_issue" }
   | { kind: "notify_dependents" };
 
 export type Limits = {
   maxCiFixes: number;
   maxCriticIterations: number;
+  /** Attempts an effect gets before it goes to the dead letter (not read by the table; the IssueDO applies it). */
+  maxEffectAttempts?: number;
+  /** Days the issue's history is kept (not read by the table; the IssueDO prunes by it). */
+  retentionDays?: number;
 };
+
+export const DEFAULT_RETENTION_DAYS = 90;
+
+export const DEFAULT_MAX_EFFECT_ATTEMPTS = 25;
 
 export const DEFAULT_LIMITS: Limits = { maxCiFixes: 3, maxCriticIterations: 3 };
 
@@ -634,6 +658,7 @@ const TABLE: { [S in State]: StateRules } = {
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
+    timeout: timeoutRule("approval", "no human approved the merge in time", "escalated"),
   },
   merging: {
     pr_opened: prOpened("merging"),
@@ -643,6 +668,14 @@ const TABLE: { [S in State]: StateRules } = {
       apply: (ctx, e) => escalate(ctx, `merge failed: ${e.reason}`),
     },
     review: { to: [], apply: () => reject("already merging: the approval was acted on") },
+    // The merge's answer is overdue: ask the forge (check_merge answers merge_confirmed or merge_failed).
+    timeout: {
+      to: ["merging"],
+      apply: (ctx, e) =>
+        e.timer === "merge"
+          ? accept(ctx, [{ kind: "check_merge" }])
+          : reject(`the ${e.timer} timer does not run in state ${ctx.state}`),
+    },
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
     issue_closed: {
@@ -669,7 +702,22 @@ const TABLE: { [S in State]: StateRules } = {
     retry,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
-    timeout: timeoutRule("escalation", "no human answered within the escalation window", "abandoned"),
+    timeout: {
+      to: ["escalated", "abandoned"],
+      apply: (ctx, e) => {
+        const reason = ctx.reason ?? "no reason recorded";
+        if (e.timer === "renotify") return accept(ctx, [{ kind: "notify_human", reason, reminder: true }]);
+        if (e.timer !== "escalation")
+          return reject(`the ${e.timer} timer does not run in state ${ctx.state}`);
+        // Said on the issue before it is let go: an expiry is never silent.
+        return abandon(ctx, "no human answered within the escalation window", [
+          {
+            kind: "comment",
+            body: `No human answered this escalation in time (${reason}). Conveyor abandons the issue; comment \`/conveyor retry\` to start it again.`,
+          },
+        ]);
+      },
+    },
   },
   merged: {},
   abandoned: {
@@ -710,28 +758,35 @@ export function edges(): { from: State; event: EventType; to: State }[] {
   );
 }
 
-const ruleFor = (state: State, event: EventType) => (event === "reply" ? reply(state) : TABLE[state][event]);
+/**
+ * A dead-lettered effect: a human must look. An issue already waiting for one (or finished) records it with
+ * the refusal as its reason; the failed effect may be the very comment that would have told them.
+ */
+const effectFailed = (state: State): Rule<"effect_failed"> =>
+  state === "escalated" || TERMINAL_STATES.includes(state)
+    ? { to: [], apply: (_ctx, e) => reject(`${e.effect} failed for good: ${e.error}`) }
+    : {
+        to: ["escalated"],
+        apply: (ctx, e) =>
+          escalate(
+            ctx,
+            `Conveyor gave up on an action (${e.effect}): ${e.error}`,
+            holdsSlot(state) ? [{ kind: "cancel_jobs" }] : [],
+          ),
+      };
 
-/** The timer that runs while an issue is in a state, if any. */
-export function timerFor(state: State): TimerKind | null {
-  switch (state) {
-    case "running":
-    case "revising":
-      return "session";
-    case "awaiting_ci":
-      return "ci";
-    case "awaiting_review":
-      return "review";
-    case "escalated":
-      return "escalation";
-    default:
-      return null;
-  }
-}
+const ruleFor = (state: State, event: EventType) =>
+  event === "reply" ? reply(state) : event === "effect_failed" ? effectFailed(state) : TABLE[state][event];
 
+const HOUR = 60 * 60_000;
+
+/** The phase protocol's waits where it names one (review 3 h, re-notify 6 h, escalation 24 h). */
 export const DEFAULT_TIMEOUTS_MS: { [K in TimerKind]: number } = {
-  session: 2 * 60 * 60_000,
-  ci: 60 * 60_000,
-  review: 30 * 60_000,
-  escalation: 24 * 60 * 60_000,
+  session: 2 * HOUR,
+  ci: HOUR,
+  review: 3 * HOUR,
+  approval: 72 * HOUR,
+  merge: HOUR / 2,
+  escalation: 24 * HOUR,
+  renotify: 6 * HOUR,
 };

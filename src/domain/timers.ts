@@ -1,35 +1,52 @@
 /**
- * Which lifecycle timer runs after a transition, and until when. Pure; the IssueDO stores what it returns.
+ * Which timers an edge of the lifecycle arms. Every waiting state has a way out in bounded time: entering a
+ * state arms its timers afresh; an edge that stays in the state keeps the running ones (a redispatch or a
+ * linked pull request does not extend a deadline), and a timer that fired without moving the state (the
+ * escalation's reminder) is armed again for its next round. The session's wall-clock limit counts from when
+ * its job is dispatched: a continuation waiting for its job (a paused daily budget) has not started, and a
+ * redispatch (a lost lease, another runner) does not restart it.
  */
-import { type EventType, type State, type TimerKind, timerFor } from "./lifecycle.ts";
+import type { LifecycleEvent, State, TimerKind } from "./lifecycle.ts";
 
-export type ArmedTimer = { kind: TimerKind; dueAt: number; armedSeq: number };
+export type Timeouts = { [K in TimerKind]: number };
 
-export type TimerStep = {
-  from: State;
-  to: State;
-  /** The event the transition applied. */
-  event: EventType;
-  /** The timer running before it, if any. */
-  current: ArmedTimer | null;
-  now: number;
-  /** The transition's sequence number: what names the timer's expiry event. */
-  seq: number;
-  timeouts: { [K in TimerKind]: number };
-};
+export type Timer = { kind: TimerKind; dueAt: number; armedSeq: number };
 
-/**
- * The timer after a transition: each state's own, armed when the state is entered. The session's wall-clock
- * limit is the exception: it counts from when the session's job is dispatched (a continuation waiting for a
- * paused daily budget has not started), and a redispatch (a lost lease, another runner) or anything else
- * that happens during the session does not restart it.
- */
-export function timerAfter(step: TimerStep): ArmedTimer | null {
-  const { from, to, event, current, now, seq, timeouts } = step;
-  const kind = timerFor(to);
-  if (kind === null) return null;
-  const armed = { kind, dueAt: now + timeouts[kind], armedSeq: seq };
-  if (kind !== "session") return armed;
-  if (from === to && current?.kind === "session") return current;
-  return event === "dispatched" ? armed : null;
+/** The timers that run while an issue is in a state. */
+export function timersFor(state: State): TimerKind[] {
+  switch (state) {
+    case "running":
+    case "revising":
+      return ["session"];
+    case "awaiting_ci":
+      return ["ci"];
+    case "awaiting_review":
+      return ["review"];
+    case "awaiting_approval":
+      return ["approval"];
+    case "merging":
+      return ["merge"];
+    case "escalated":
+      return ["escalation", "renotify"];
+    default:
+      return [];
+  }
+}
+
+export type Edge = { from: State; to: State; event: LifecycleEvent; seq: number; now: number };
+
+/** The timers after an applied edge, given those still running before it. */
+export function armTimers(edge: Edge, running: readonly Timer[], timeouts: Timeouts): Timer[] {
+  const arm = (kind: TimerKind): Timer => ({ kind, dueAt: edge.now + timeouts[kind], armedSeq: edge.seq });
+  const { event } = edge;
+  const kinds = timersFor(edge.to);
+  if (edge.from !== edge.to) {
+    return kinds.filter((kind) => kind !== "session" || event.type === "dispatched").map(arm);
+  }
+  const fired = event.type === "timeout" && kinds.includes(event.timer) ? event.timer : null;
+  const kept = running.filter((t) => t.kind !== fired);
+  if (fired) return [...kept, arm(fired)];
+  const sessionStarts =
+    event.type === "dispatched" && kinds.includes("session") && !kept.some((t) => t.kind === "session");
+  return sessionStarts ? [...kept, arm("session")] : kept;
 }

@@ -19,14 +19,15 @@ export async function sendEvent(
   event: LifecycleEvent,
   delivery?: EventEnvelope["delivery"],
 ) {
-  const { maxCiFixes, maxCriticIterations } = project.settings;
+  const { maxCiFixes, maxCriticIterations, effects, timeouts, retentionDays } = project.settings;
   const result = await issueStub(env, project.id, number).apply({
     id,
     project: project.id,
     number,
     cause,
     event,
-    limits: { maxCiFixes, maxCriticIterations },
+    limits: { maxCiFixes, maxCriticIterations, maxEffectAttempts: effects.maxAttempts, retentionDays },
+    timeouts,
     ...(delivery && { delivery }),
   });
   if (result.outcome === "invalid") throw new Error(`lifecycle event refused: ${result.reason}`);

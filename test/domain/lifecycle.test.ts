@@ -11,11 +11,12 @@ import {
   type Outcome,
   STATES,
   type State,
+  TERMINAL_STATES,
   TIMERS,
-  timerFor,
   transition,
 } from "../../src/domain/lifecycle.ts";
 import { lifecycleDoc } from "../../src/domain/lifecycle-diagram.ts";
+import { timersFor } from "../../src/domain/timers.ts";
 import { HEAD, PATHS, sample } from "../support/lifecycle-samples.ts";
 
 const PR_STATES: readonly State[] = [
@@ -103,6 +104,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     pr_closed: "abandoned",
     abandon: "abandoned",
     issue_closed: "abandoned",
+    timeout: "escalated",
   },
   merging: {
     pr_opened: "merging",
@@ -111,6 +113,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     pr_closed: "abandoned",
     abandon: "abandoned",
     issue_closed: "merging",
+    timeout: "merging",
   },
   escalated: {
     pr_opened: "escalated",
@@ -126,9 +129,14 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   abandoned: { retry: "queued" },
 });
 
+/** A reply is taken everywhere; a dead-lettered effect escalates every issue not already with a human or done. */
 function withReplies(table: { [S in State]: Partial<Record<EventType, State>> }) {
+  const escalates = (state: State) => state !== "escalated" && !TERMINAL_STATES.includes(state);
   return Object.fromEntries(
-    STATES.map((state) => [state, { ...table[state], reply: state }]),
+    STATES.map((state) => [
+      state,
+      { ...table[state], reply: state, ...(escalates(state) && { effect_failed: "escalated" }) },
+    ]),
   ) as typeof table;
 }
 
@@ -690,29 +698,78 @@ describe("head checks", () => {
 
 describe("timeouts", () => {
   it("each waiting state has its own timer", () => {
-    expect(STATES.map((s) => [s, timerFor(s)]).filter(([, t]) => t)).toEqual([
-      ["running", "session"],
-      ["awaiting_ci", "ci"],
-      ["awaiting_review", "review"],
-      ["revising", "session"],
-      ["escalated", "escalation"],
+    expect(STATES.map((s) => [s, timersFor(s)]).filter(([, t]) => (t ?? []).length > 0)).toEqual([
+      ["running", ["session"]],
+      ["awaiting_ci", ["ci"]],
+      ["awaiting_review", ["review"]],
+      ["revising", ["session"]],
+      ["awaiting_approval", ["approval"]],
+      ["merging", ["merge"]],
+      ["escalated", ["escalation", "renotify"]],
     ]);
   });
 
   it.each(
     STATES.flatMap((state) =>
-      TIMERS.filter((t) => t !== timerFor(state)).map((timer) => [state, timer] as const),
+      TIMERS.filter((t) => !timersFor(state).includes(t)).map((timer) => [state, timer] as const),
     ),
   )("in %s the %s timer is rejected", (state, timer) => {
     expect(transition(at(state), { type: "timeout", timer }).ok).toBe(false);
   });
 
-  it("an unanswered escalation is abandoned after its window", () => {
-    const { next } = expectAccepted(transition(at("escalated"), { type: "timeout", timer: "escalation" }));
+  it("an unanswered escalation is abandoned after its window, saying so on the issue", () => {
+    const ctx = at("escalated", { reason: "CI did not report in time" });
+    const { next, effects } = expectAccepted(transition(ctx, { type: "timeout", timer: "escalation" }));
     expect(next).toMatchObject({
       state: "abandoned",
       reason: "no human answered within the escalation window",
     });
+    const comment = effects.find((e) => e.kind === "comment");
+    expect(comment).toMatchObject({ body: expect.stringContaining("CI did not report in time") });
+    expect(comment).toMatchObject({ body: expect.stringContaining("abandons") });
+  });
+
+  it("an escalation reminds its humans, staying escalated", () => {
+    const ctx = at("escalated", { reason: "CI did not report in time" });
+    const { next, effects } = expectAccepted(transition(ctx, { type: "timeout", timer: "renotify" }));
+    expect(next).toEqual(ctx);
+    expect(effects).toEqual([{ kind: "notify_human", reason: "CI did not report in time", reminder: true }]);
+  });
+
+  it("an overdue merge asks the forge, in its own effect", () => {
+    const { next, effects } = expectAccepted(transition(at("merging"), { type: "timeout", timer: "merge" }));
+    expect(next.state).toBe("merging");
+    expect(effects).toEqual([{ kind: "check_merge" }]);
+  });
+
+  it("an unapproved merge escalates after the approval window", () => {
+    const { next } = expectAccepted(
+      transition(at("awaiting_approval"), { type: "timeout", timer: "approval" }),
+    );
+    expect(next).toMatchObject({ state: "escalated", reason: "no human approved the merge in time" });
+  });
+});
+
+describe("a dead-lettered effect", () => {
+  const failed = { type: "effect_failed", effect: "labels", error: "returned 403: forbidden" } as const;
+
+  it("escalates with the refusal as its reason", () => {
+    const { next, effects } = expectAccepted(transition(at("awaiting_ci"), failed));
+    expect(next).toMatchObject({
+      state: "escalated",
+      reason: "Conveyor gave up on an action (labels): returned 403: forbidden",
+    });
+    expect(effects).toContainEqual({ kind: "notify_human", reason: next.reason });
+  });
+
+  it("stops the session of an issue at work", () => {
+    expect(expectAccepted(transition(at("running"), failed)).effects[0]).toEqual({ kind: "cancel_jobs" });
+  });
+
+  it.each(["escalated", "merged", "abandoned"] as const)("is recorded, not acted on, in %s", (state) => {
+    expect(expectRejected(transition(at(state), failed))).toBe(
+      "labels failed for good: returned 403: forbidden",
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 /** Representative lifecycle events and the event paths that lead to each state, shared by the table tests. */
 import type { EventType, LifecycleEvent, State } from "../../src/domain/lifecycle.ts";
-import { timerFor } from "../../src/domain/lifecycle.ts";
+import { timersFor } from "../../src/domain/timers.ts";
 
 export const HEAD = "abc1234";
 
@@ -39,11 +39,17 @@ export function sample(type: EventType, state: State): LifecycleEvent {
     case "retry":
       return { type, by: "alice" };
     case "timeout":
-      return { type, timer: timerFor(state) ?? "session" };
+      return { type, timer: timersFor(state)[0] ?? "session" };
     case "budget_exceeded":
       return { type, reason: "USD 5.00 of 5.00" };
     case "reply":
       return { type, thread: 7, text: "@bob only users with write access can command Conveyor." };
+    case "effect_failed":
+      return {
+        type,
+        effect: "labels",
+        error: "forgejo: POST /repos/o/r/issues/7/labels returned 403: forbidden",
+      };
   }
 }
 

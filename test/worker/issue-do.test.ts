@@ -155,11 +155,10 @@ describe("IssueDO durability", () => {
     const stub = await drive(project, 1, PATHS.awaiting_review);
     await stub.drain();
     const failing = await stub.view();
-    expect(failing?.outbox.find((o) => o.channel === "d1")).toMatchObject({
-      pending: 4,
-      attempts: 1,
-      lastError: expect.stringContaining("injected failure"),
-    });
+    // At least the drain's attempt failed; the safety-net alarm may have tried again on a loaded machine.
+    const d1 = failing?.outbox.find((o) => o.channel === "d1");
+    expect(d1).toMatchObject({ pending: 4, lastError: expect.stringContaining("injected failure") });
+    expect(d1?.attempts).toBeGreaterThanOrEqual(1);
     // The batch is one transaction: not even the transitions rows landed.
     expect(await d1Transitions(project, 1)).toEqual([]);
 
@@ -227,6 +226,7 @@ describe("IssueDO timeouts fire from its alarm", () => {
     ["revising", "session", "escalated", "session exceeded its wall-clock limit"],
     ["awaiting_ci", "ci", "escalated", "CI did not report in time"],
     ["awaiting_review", "review", "escalated", "the review did not arrive in time"],
+    ["awaiting_approval", "approval", "escalated", "no human approved the merge in time"],
     ["escalated", "escalation", "abandoned", "no human answered within the escalation window"],
   ];
 
@@ -235,8 +235,7 @@ describe("IssueDO timeouts fire from its alarm", () => {
     const stub = await drive(project, 1, PATHS[state]);
     await stub.drain();
     const armed = (await stub.view())?.timers;
-    expect(armed).toHaveLength(1);
-    expect(armed?.[0]?.kind).toBe(timer);
+    expect(armed?.map((t) => t.kind)).toContain(timer);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     // Nothing is due yet: the alarm ran but the timer stays.
     expect((await stub.view())?.state).toBe(state);

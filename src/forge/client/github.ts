@@ -47,6 +47,12 @@ export class GitHubClient extends RepoClient {
     }
   }
 
+  // GitHub filters by `owner:branch` (the owner of the repository the head lives in) and base.
+  protected override pullsFrom(branch: string, base: string): Record<string, string> {
+    const owner = decodeURIComponent(this.repo.split("/")[2] ?? "");
+    return { head: `${owner}:${branch}`, base };
+  }
+
   getPullRequestDiff(number: number): Promise<string> {
     const path = `${this.repo}/pulls/${number}`;
     return this.http.text({ method: "GET", path, accept: "application/vnd.github.diff" });

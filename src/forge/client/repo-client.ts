@@ -159,6 +159,22 @@ export abstract class RepoClient implements ForgeClient {
     return pull;
   }
 
+  async findOpenPullRequest(branch: string, base: string): Promise<PullRequest | null> {
+    const query = { state: "open", ...this.pullsFrom(branch, base) };
+    const pulls = await this.listAll(`${this.repo}/pulls`, query, pullRequest);
+    // The filter narrows where the forge has one; the match is always checked here. Same-repository heads
+    // only: a fork's branch of the same name is not Conveyor's.
+    const found = pulls.find((pull) => pull.headRef === branch && pull.baseRef === base);
+    if (!found) return null;
+    const { url: _url, ...pull } = found;
+    return pull;
+  }
+
+  /** The list query that narrows open pull requests to one head and base, where the forge has one. */
+  protected pullsFrom(_branch: string, _base: string): Record<string, string> {
+    return {};
+  }
+
   async listPullRequestFiles(number: number): Promise<PullRequestFiles> {
     const files = await this.listAll(`${this.repo}/pulls/${number}/files`, {}, changedFile);
     return { files, complete: files.length < this.maxListedFiles };

@@ -203,6 +203,8 @@ export interface ForgeClient {
   createPullRequest(pull: NewPullRequest): Promise<CreatedPullRequest>;
   updatePullRequest(number: number, update: PullRequestUpdate): Promise<void>;
   getPullRequest(number: number): Promise<PullRequest>;
+  /** The open pull request from `branch` of this repository into `base`, if there is one. */
+  findOpenPullRequest(branch: string, base: string): Promise<PullRequest | null>;
   getPullRequestDiff(number: number): Promise<string>;
   /** Every page of the pull request's changed files. */
   listPullRequestFiles(number: number): Promise<PullRequestFiles>;

@@ -46,7 +46,9 @@ export async function pushFiles(options: {
     }
     await git("add", "--all");
     for (const path of options.executable ?? []) await git("update-index", "--chmod=+x", "--", path);
-    await git("commit", "--quiet", "-m", options.message);
+    // No files: the branch is pushed where it starts, without a commit of its own.
+    const changed = Object.keys(options.files).length > 0 || (options.executable ?? []).length > 0;
+    if (changed) await git("commit", "--quiet", "-m", options.message);
     await git("push", "--quiet", "origin", `HEAD:refs/heads/${options.branch}`);
     return (await git("rev-parse", "HEAD")).stdout.trim();
   } finally {

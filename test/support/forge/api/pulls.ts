@@ -61,7 +61,8 @@ export async function createPullRequest(ctx: RepoContext): Promise<Reply> {
   const headSha = repo.branches[headBranch];
   const baseSha = repo.branches[input.base];
   if (!headSha || !baseSha) throw notFound();
-  if (headBranch === input.base) {
+  // As GitHub's "No commits between" and Gitea's check: a head with nothing the base lacks is refused.
+  if (headBranch === input.base || headSha === baseSha) {
     throw new ApiError(422, "Invalid PullRequest: There are no changes between the head and the base");
   }
   const existing = repo.issues.find(
