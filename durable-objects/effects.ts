@@ -45,6 +45,7 @@ export const LANES = {
     "merge",
     "check_merged",
     "close_issue",
+    "delete_branch",
   ],
   dependents: ["notify_dependents"],
   ci: ["watch_ci"],

@@ -8,6 +8,7 @@ import {
   type Brief,
   type Effect,
   type LifecycleEvent,
+  retainsWorktree,
   timerFor,
   transition,
 } from "../src/domain/lifecycle.ts";
@@ -223,7 +224,15 @@ export class IssueDO extends DurableObject<Env> {
     if (outcome.ok) {
       row.context = outcome.next;
       const kind = timerFor(outcome.next.state);
+      // The state's timer restarts with every applied event; a kept worktree's retention runs on from when
+      // it started, whatever happens meanwhile, until the worktree is reaped or in use again.
+      const retention = this.store.timers().find((t) => t.kind === "retention");
       this.store.replaceTimer(kind ? { kind, dueAt: now + row.timeouts[kind], armedSeq: seq } : null);
+      if (retainsWorktree(outcome.next)) {
+        this.store.addTimer(
+          retention ?? { kind: "retention", dueAt: now + row.timeouts.retention, armedSeq: seq },
+        );
+      }
       for (const [index, effect] of outcome.effects.entries()) {
         const key = `${row.project}#${row.number}:${seq}:${index}`;
         this.outbox.enqueue(effectChannel(effect.kind), { key, effect }, now);

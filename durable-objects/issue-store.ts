@@ -83,7 +83,8 @@ export class IssueStore {
       number: Number(row.number),
       context: { ...INITIAL_CONTEXT, ...JSON.parse(String(row.context)) },
       limits: JSON.parse(String(row.limits)),
-      timeouts: JSON.parse(String(row.timeouts)),
+      // Rows written before a timer existed take its default.
+      timeouts: { ...DEFAULT_TIMEOUTS_MS, ...JSON.parse(String(row.timeouts)) },
       seq: Number(row.seq),
     };
   }
@@ -150,6 +151,16 @@ export class IssueStore {
 
   deleteTimer(kind: TimerKind): void {
     this.sql.exec("DELETE FROM timers WHERE kind = ?", kind);
+  }
+
+  /** Arms one timer beside the others (replacing one of the same kind). */
+  addTimer(timer: Timer): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO timers (kind, due_at, armed_seq) VALUES (?, ?, ?)",
+      timer.kind,
+      timer.dueAt,
+      timer.armedSeq,
+    );
   }
 
   replaceTimer(timer: Timer | null): void {

@@ -1,6 +1,6 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
-import { type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
+import { DEFAULT_TIMEOUTS_MS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
 import { projectIdSchema } from "./projects/config.ts";
 
 const refs = z.array(z.string().min(1).max(200)).max(200);
@@ -80,6 +80,7 @@ export const timeoutsSchema = z.object({
   ci: z.number().int().positive(),
   review: z.number().int().positive(),
   escalation: z.number().int().positive(),
+  retention: z.number().int().positive().default(DEFAULT_TIMEOUTS_MS.retention),
 });
 
 /** One event for one issue, with the id it is deduplicated by and what caused it. */

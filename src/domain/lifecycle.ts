@@ -32,7 +32,11 @@ export function holdsSlot(state: State): boolean {
 export const PHASES = [...FILE_PHASES, "dry_exit"] as const;
 export type Phase = (typeof PHASES)[number];
 
-export const TIMERS = ["session", "ci", "review", "escalation"] as const;
+/**
+ * `retention` runs beside the state's own timer: how long the worktree of an issue waiting for a human (or
+ * abandoned with nobody answering) is kept on its runner before a reap job removes it.
+ */
+export const TIMERS = ["session", "ci", "review", "escalation", "retention"] as const;
 export type TimerKind = (typeof TIMERS)[number];
 
 export type Verdict = "APPROVE" | "REQUEST_CHANGES" | "BLOCK";
@@ -146,6 +150,8 @@ export type Effect =
   /** Read whether the issue's pull request is merged, once the merge ahead of it has its answer. */
   | { kind: "check_merged" }
   | { kind: "close_issue" }
+  /** Deletes the merged `conveyor/<n>` on the forge, unless the project keeps branches. */
+  | { kind: "delete_branch" }
   | { kind: "notify_dependents" };
 
 export type Limits = {
@@ -174,6 +180,11 @@ export type IssueContext = {
   brief: Brief | null;
   /** The last session's account of its work, for the pull request's description. */
   summary: string | null;
+  /**
+   * The issue stopped for a human and its runner keeps the worktree for them until the retention timer
+   * ends (then a reap job removes it; the pushed branch stays, so a retry starts from it).
+   */
+  worktreeKept: boolean;
 };
 
 export const INITIAL_CONTEXT: IssueContext = {
@@ -190,6 +201,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   reason: null,
   brief: null,
   summary: null,
+  worktreeKept: false,
 };
 
 export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
@@ -289,21 +301,25 @@ const escalate = (
   extra: Effect[] = [],
   labels: LabelRole[] = ["needs_human"],
 ): Outcome =>
-  accept(enter(ctx, "escalated", { reason }), [
+  accept(enter(ctx, "escalated", { reason, worktreeKept: true }), [
     ...extra,
     { kind: "labels", add: labels, remove: ["in_progress"] },
     { kind: "notify_human", reason },
   ]);
 
+const REAP: Effect = { kind: "enqueue_job", job: "reap" };
+
+/** Ended by a human's decision (abandon, a closed issue or pull request): the runner's worktree goes. */
 const abandon = (ctx: IssueContext, reason: string, extra: Effect[] = []): Outcome =>
-  accept(enter(ctx, "abandoned", { reason }), [
+  accept(enter(ctx, "abandoned", { reason, worktreeKept: false }), [
     ...extra,
     { kind: "labels", add: [], remove: ["in_progress", "blocked"] },
+    REAP,
   ]);
 
 /** A cap or a BLOCK verdict: abandoned, and a human is told why. The worktree is kept for them. */
 const abandonForHuman = (ctx: IssueContext, reason: string): Outcome =>
-  accept(enter(ctx, "abandoned", { reason }), [
+  accept(enter(ctx, "abandoned", { reason, worktreeKept: true }), [
     { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
     { kind: "notify_human", reason },
   ]);
@@ -357,7 +373,8 @@ const MERGED_EFFECTS: Effect[] = [
   { kind: "cancel_jobs" },
   { kind: "close_issue" },
   { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
-  { kind: "enqueue_job", job: "reap" },
+  REAP,
+  { kind: "delete_branch" },
   { kind: "notify_dependents" },
 ];
 
@@ -367,9 +384,8 @@ const mergeConfirmed: Rule<"merge_confirmed"> = {
     if (!ctx.prOpened) return reject("no pull request is open for this issue");
     const foreign = notTheIssues(ctx, e);
     if (foreign) return reject(foreign);
-    return accept(enter(ctx, "merged", { reason: null, headSha: e.sha ?? ctx.headSha, prNumber: e.number }), [
-      ...MERGED_EFFECTS,
-    ]);
+    const merged = { reason: null, headSha: e.sha ?? ctx.headSha, prNumber: e.number, worktreeKept: false };
+    return accept(enter(ctx, "merged", merged), [...MERGED_EFFECTS]);
   },
 };
 
@@ -392,11 +408,33 @@ const timeoutRule = (timer: TimerKind, reason: string, to: "escalated" | "abando
   to: [to],
   apply: (ctx, e) => {
     if (e.timer !== timer) return reject(`the ${e.timer} timer does not run in state ${ctx.state}`);
-    return to === "escalated"
-      ? escalate(ctx, reason, timer === "session" ? [{ kind: "cancel_jobs" }] : [])
-      : abandon(ctx, reason);
+    if (to === "escalated")
+      return escalate(ctx, reason, timer === "session" ? [{ kind: "cancel_jobs" }] : []);
+    // Nobody answered: the worktree stays for the rest of its retention period, like an escalation's.
+    return accept(enter(ctx, "abandoned", { reason }), [
+      { kind: "labels", add: [], remove: ["in_progress", "blocked"] },
+    ]);
   },
 });
+
+/** The retention period of a kept worktree ended: a reap job removes it; nothing else changes. */
+const retentionOver = (ctx: IssueContext): Outcome => {
+  if (!ctx.worktreeKept) return reject("no worktree is kept for this issue");
+  return accept({ ...ctx, worktreeKept: false }, [{ ...REAP, reason: "retention" }]);
+};
+
+/** The retention timer of a worktree kept in `state`, beside the state's own timer if it has one. */
+const keptWorktreeTimeout = (state: "escalated" | "abandoned", own?: Rule<"timeout">): Rule<"timeout"> => ({
+  to: [...(own?.to ?? []), state],
+  apply: (ctx, e, limits) => {
+    if (e.timer === "retention") return retentionOver(ctx);
+    return own ? own.apply(ctx, e, limits) : reject(`the ${e.timer} timer does not run in state ${state}`);
+  },
+});
+
+/** Whether the issue's retention timer runs: its worktree is kept for a human (see `worktreeKept`). */
+export const retainsWorktree = (ctx: IssueContext): boolean =>
+  ctx.worktreeKept && (ctx.state === "escalated" || ctx.state === "abandoned");
 
 /** A session's phase signal, shared by the implement (running) and continuation (revising) sessions. */
 const sessionPhase: Rule<"phase"> = {
@@ -457,8 +495,9 @@ const retry: Rule<"retry"> = {
   to: GATE_TARGETS,
   apply: (ctx) =>
     gate(
-      // A retry starts a fresh implement session; the pushed branch and its pull request stay.
-      { ...ctx, ciFixes: 0, criticRounds: 0, sessionId: null },
+      // A retry starts a fresh implement session; the pushed branch and its pull request stay, and the
+      // worktree is the session's again.
+      { ...ctx, ciFixes: 0, criticRounds: 0, sessionId: null, worktreeKept: false },
       { blockers: ctx.blockers },
       [{ kind: "labels", add: [], remove: ["needs_human"] }, ...QUEUE],
       [{ kind: "labels", add: ["blocked"], remove: ["needs_human"] }],
@@ -620,10 +659,13 @@ const TABLE: { [S in State]: StateRules } = {
       to: ["revising"],
       apply: (ctx, e) => {
         if (!ctx.sessionId && !ctx.branch) return reject("no session to resume: use retry");
-        return accept(enter(ctx, "revising", { iteration: ctx.iteration + 1, reason: null }), [
-          { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
-          { kind: "enqueue_job", job: "resume", reason: "human", detail: `${e.author}: ${e.text}` },
-        ]);
+        return accept(
+          enter(ctx, "revising", { iteration: ctx.iteration + 1, reason: null, worktreeKept: false }),
+          [
+            { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
+            { kind: "enqueue_job", job: "resume", reason: "human", detail: `${e.author}: ${e.text}` },
+          ],
+        );
       },
     },
     merge_confirmed: mergeConfirmed,
@@ -631,11 +673,15 @@ const TABLE: { [S in State]: StateRules } = {
     retry,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
-    timeout: timeoutRule("escalation", "no human answered within the escalation window", "abandoned"),
+    timeout: keptWorktreeTimeout(
+      "escalated",
+      timeoutRule("escalation", "no human answered within the escalation window", "abandoned"),
+    ),
   },
   merged: {},
   abandoned: {
     retry,
+    timeout: keptWorktreeTimeout("abandoned"),
   },
 };
 
@@ -696,4 +742,5 @@ export const DEFAULT_TIMEOUTS_MS: { [K in TimerKind]: number } = {
   ci: 60 * 60_000,
   review: 30 * 60_000,
   escalation: 24 * 60 * 60_000,
+  retention: 7 * 24 * 60 * 60_000,
 };

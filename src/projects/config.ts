@@ -71,6 +71,18 @@ export const settingsSchema = z.object({
       maxAttempts: z.number().int().min(1).max(20).default(5),
     })
     .prefault({}),
+  /** Keep `conveyor/<n>` on the forge after its pull request merged (deleted by default). */
+  keepBranches: z.boolean().default(false),
+  /**
+   * How long a runner keeps the worktree of an issue waiting for a human (escalated, or abandoned with nobody
+   * answering) before a reap job removes it; the pushed branch stays for a retry.
+   */
+  worktreeRetentionMs: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(365 * 24 * 60 * 60_000)
+    .default(7 * 24 * 60 * 60_000),
   /** Changes to these paths (globs) wait for a human's approval instead of merging. */
   protectedPaths: z
     .array(z.string().min(1).max(200))

@@ -2,7 +2,7 @@
  * Sends lifecycle events to an issue's Durable Object with the project's current caps. With `delivery`, the
  * webhook delivery this event finishes is recorded by the DO, in D1 with the event's edge.
  */
-import type { LifecycleEvent } from "../domain/lifecycle.ts";
+import { DEFAULT_TIMEOUTS_MS, type LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { CauseKind, EventEnvelope } from "../issue-events.ts";
 import { issueStub } from "../issue-stub.ts";
@@ -19,7 +19,7 @@ export async function sendEvent(
   event: LifecycleEvent,
   delivery?: EventEnvelope["delivery"],
 ) {
-  const { maxCiFixes, maxCriticIterations } = project.settings;
+  const { maxCiFixes, maxCriticIterations, worktreeRetentionMs } = project.settings;
   const result = await issueStub(env, project.id, number).apply({
     id,
     project: project.id,
@@ -27,6 +27,7 @@ export async function sendEvent(
     cause,
     event,
     limits: { maxCiFixes, maxCriticIterations },
+    timeouts: { ...DEFAULT_TIMEOUTS_MS, retention: worktreeRetentionMs },
     ...(delivery && { delivery }),
   });
   if (result.outcome === "invalid") throw new Error(`lifecycle event refused: ${result.reason}`);

@@ -8,9 +8,12 @@ import {
   holdsSlot,
   INITIAL_CONTEXT,
   type IssueContext,
+  type LifecycleEvent,
   type Outcome,
+  retainsWorktree,
   STATES,
   type State,
+  TERMINAL_STATES,
   TIMERS,
   timerFor,
   transition,
@@ -464,6 +467,96 @@ describe("critic", () => {
   });
 });
 
+describe("worktree hygiene", () => {
+  const OURS = { number: 42, byConveyor: true };
+  const REAP = { kind: "enqueue_job", job: "reap" };
+  const retention = { type: "timeout", timer: "retention" } as const;
+
+  it.each(STATES.filter((s) => !TERMINAL_STATES.includes(s) && s !== "new"))(
+    "an operator's abandon from %s reaps the worktree at once",
+    (state) => {
+      const { next, effects } = expectAccepted(transition(at(state), { type: "abandon", by: "alice" }));
+      expect(next).toMatchObject({ state: "abandoned", worktreeKept: false });
+      expect(effects).toContainEqual(REAP);
+      expect(retainsWorktree(next)).toBe(false);
+    },
+  );
+
+  it.each([
+    ["issue_closed", { type: "issue_closed" }],
+    ["pr_closed", { type: "pr_closed", ...OURS }],
+  ] as const)("%s reaps the worktree at once", (_name, event) => {
+    const { next, effects } = expectAccepted(transition(at("awaiting_ci", { prNumber: 42 }), event));
+    expect(next.state).toBe("abandoned");
+    expect(effects).toContainEqual(REAP);
+  });
+
+  it("a merge reaps the worktree, kept or not", () => {
+    const { next, effects } = expectAccepted(
+      transition(at("escalated", { prNumber: 42, worktreeKept: true }), { type: "merge_confirmed", ...OURS }),
+    );
+    expect(next).toMatchObject({ state: "merged", worktreeKept: false });
+    expect(effects).toContainEqual(REAP);
+  });
+
+  it.each<[string, State, LifecycleEvent]>([
+    ["a session's escalation", "running", { type: "phase", phase: "escalate", reason: "which API?" }],
+    ["a CI timeout", "awaiting_ci", { type: "timeout", timer: "ci" }],
+    ["a failed merge", "merging", { type: "merge_failed", reason: "conflict" }],
+    ["a BLOCK verdict", "awaiting_review", { type: "review", verdict: "BLOCK", summary: "unsafe" }],
+  ])("%s keeps the worktree for a human and starts its retention", (_name, state, event) => {
+    const { next, effects } = expectAccepted(transition(at(state), event));
+    expect(next.worktreeKept).toBe(true);
+    expect(retainsWorktree(next)).toBe(true);
+    expect(effects).not.toContainEqual(REAP);
+  });
+
+  it("an unanswered escalation is abandoned with its worktree still kept until the retention ends", () => {
+    const escalated = at("escalated", { worktreeKept: true });
+    const { next, effects } = expectAccepted(transition(escalated, { type: "timeout", timer: "escalation" }));
+    expect(next).toMatchObject({ state: "abandoned", worktreeKept: true });
+    expect(effects).not.toContainEqual(REAP);
+    expect(retainsWorktree(next)).toBe(true);
+  });
+
+  it.each(["escalated", "abandoned"] as const)(
+    "the end of the retention in %s reaps the worktree and changes nothing else",
+    (state) => {
+      const kept = at(state, { worktreeKept: true, reason: "waiting" });
+      const { next, effects } = expectAccepted(transition(kept, retention));
+      expect(next).toEqual({ ...kept, worktreeKept: false });
+      expect(effects).toEqual([{ ...REAP, reason: "retention" }]);
+      expect(retainsWorktree(next)).toBe(false);
+      // Once reaped, a late second timeout finds nothing to do.
+      expect(expectRejected(transition(next, retention))).toBe("no worktree is kept for this issue");
+    },
+  );
+
+  it.each(STATES.filter((s) => s !== "escalated" && s !== "abandoned"))(
+    "no retention runs in %s",
+    (state) => {
+      expect(retainsWorktree(at(state, { worktreeKept: true }))).toBe(false);
+      expectRejected(transition(at(state, { worktreeKept: true }), retention));
+    },
+  );
+
+  it("an abandoned issue runs no timer but the retention", () => {
+    expect(expectRejected(transition(at("abandoned"), { type: "timeout", timer: "escalation" }))).toBe(
+      "the escalation timer does not run in state abandoned",
+    );
+  });
+
+  it.each<[string, State, LifecycleEvent]>([
+    ["a human's reply", "escalated", { type: "human_reply", author: "alice", text: "use v2" }],
+    ["a retry", "escalated", { type: "retry", by: "alice" }],
+    ["a retry of an abandoned issue", "abandoned", { type: "retry", by: "alice" }],
+  ])("%s gives the kept worktree back to a session: the retention stops", (_name, state, event) => {
+    const { next } = expectAccepted(transition(at(state, { worktreeKept: true }), event));
+    expect(next.worktreeKept).toBe(false);
+    expect(retainsWorktree(next)).toBe(false);
+  });
+});
+
 const OURS = { number: 42, byConveyor: true };
 const FORK = { number: 43, byConveyor: false };
 
@@ -516,7 +609,7 @@ describe("pull request number", () => {
 });
 
 describe("merge", () => {
-  it("a confirmed merge closes the issue, clears labels, reaps and wakes dependents", () => {
+  it("a confirmed merge closes the issue, clears labels, reaps, deletes the branch and wakes dependents", () => {
     const { next, effects } = expectAccepted(
       transition(at("merging"), { type: "merge_confirmed", sha: "m1", ...OURS }),
     );
@@ -526,6 +619,7 @@ describe("merge", () => {
       { kind: "close_issue" },
       { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
       { kind: "enqueue_job", job: "reap" },
+      { kind: "delete_branch" },
       { kind: "notify_dependents" },
     ]);
   });

@@ -31,6 +31,9 @@ export class GiteaClient extends RepoClient {
   readonly forge: "gitea" | "forgejo";
   protected readonly issuesOnly = { type: "issues" };
   protected readonly branchHead = giteaBranch;
+  protected branchDeletePath(encodedBranch: string): string {
+    return `${this.repo}/branches/${encodedBranch}`;
+  }
   // Gitea pages its whole file list (X-Total-Count); it names no cap.
   protected readonly maxListedFiles = Number.POSITIVE_INFINITY;
 

@@ -15,6 +15,9 @@ export class GitHubClient extends RepoClient {
   // GitHub's issue list has no such filter; pull requests are dropped after listing.
   protected readonly issuesOnly = {};
   protected readonly branchHead = githubBranch;
+  protected branchDeletePath(encodedBranch: string): string {
+    return `${this.repo}/git/refs/heads/${encodedBranch}`;
+  }
   // "Responses include a maximum of 3000 files" (REST API, list pull request files).
   protected readonly maxListedFiles = 3000;
 

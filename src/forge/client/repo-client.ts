@@ -74,6 +74,8 @@ export abstract class RepoClient implements ForgeClient {
   protected abstract readonly issuesOnly: Record<string, string>;
   /** The forge's Branch object, read for its head commit. */
   protected abstract readonly branchHead: z.ZodType<string>;
+  /** Where a branch is deleted: GitHub deletes its ref, Gitea and Forgejo the branch. */
+  protected abstract branchDeletePath(encodedBranch: string): string;
 
   /** Gitea and Forgejo have commit statuses only (Actions post statuses too); GitHub adds its checks. */
   async getCiReport(sha: string): Promise<CiReport> {
@@ -81,13 +83,21 @@ export abstract class RepoClient implements ForgeClient {
   }
 
   async getBranchHead(branch: string): Promise<string | null> {
-    // Both forges take a branch's slashes as they are (`branches/conveyor/7`).
-    const path = `${this.repo}/branches/${branch.split("/").map(encodeURIComponent).join("/")}`;
+    const path = `${this.repo}/branches/${encodeBranch(branch)}`;
     try {
       return await this.http.json({ method: "GET", path }, this.branchHead);
     } catch (error) {
       if (hasStatus(error, 404)) return null;
       throw error;
+    }
+  }
+
+  async deleteBranch(branch: string): Promise<void> {
+    try {
+      await this.http.send({ method: "DELETE", path: this.branchDeletePath(encodeBranch(branch)) });
+    } catch (error) {
+      // Gone already (a retry, the forge's own delete-on-merge): GitHub answers 422, Gitea 404.
+      if (!hasStatus(error, 404, 422)) throw error;
     }
   }
 
@@ -242,3 +252,6 @@ export abstract class RepoClient implements ForgeClient {
     });
   }
 }
+
+/** Both forges take a branch's slashes as they are (`branches/conveyor/7`). */
+const encodeBranch = (branch: string) => branch.split("/").map(encodeURIComponent).join("/");

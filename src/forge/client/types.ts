@@ -203,6 +203,8 @@ export interface ForgeClient {
   getCiReport(sha: string): Promise<CiReport>;
   /** The commit a branch points at; null when the branch does not exist. */
   getBranchHead(branch: string): Promise<string | null>;
+  /** Idempotent: deleting a branch that is gone succeeds. */
+  deleteBranch(branch: string): Promise<void>;
   mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult>;
   closeIssue(number: number): Promise<void>;
   createIssue(issue: NewIssue): Promise<{ number: number }>;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ForgeClient, ForgeHttpError } from "../../../src/forge/client/index.ts";
+import { createForgeClient, type ForgeClient, ForgeHttpError } from "../../../src/forge/client/index.ts";
 import type { LocalForge } from "../../support/forge/index.ts";
 import { api, apiGet, Checkout, clientFor, startForge } from "./harness.ts";
 
@@ -241,6 +241,31 @@ describe("the production Forgejo client against the local forge", () => {
       merged: true,
     });
   });
+
+  it.each(["forgejo", "github"] as const)(
+    "deleteBranch (%s paths) removes a merged branch; deleting it again succeeds; the default branch stays",
+    async (kind) => {
+      const client = createForgeClient({
+        forge: kind,
+        apiUrl: forge.apiUrl,
+        repo: REPO,
+        token: conveyorToken,
+        maxAttempts: 1,
+      });
+      const pull = await openPull(`conveyor/gone-${kind}`, { [`gone-${kind}.txt`]: "x\n" });
+      await conveyor.mergePullRequest(pull.number, { method: "merge" });
+      expect(await conveyor.getBranchHead(`conveyor/gone-${kind}`)).toBe(pull.headSha);
+
+      await client.deleteBranch(`conveyor/gone-${kind}`);
+      expect(await conveyor.getBranchHead(`conveyor/gone-${kind}`)).toBeNull();
+      await checkout.run("fetch", "--quiet", "--prune", "origin");
+      expect(await checkout.run("branch", "--remotes", "--list", `origin/conveyor/gone-${kind}`)).toBe("");
+      await client.deleteBranch(`conveyor/gone-${kind}`);
+
+      await expect(client.deleteBranch("main")).rejects.toBeInstanceOf(ForgeHttpError);
+      expect(await conveyor.getBranchHead("main")).toMatch(/^[0-9a-f]{40}$/);
+    },
+  );
 
   it("squash and rebase merges", async () => {
     const squash = await openPull("squash-me", { "squash.txt": "s\n" });

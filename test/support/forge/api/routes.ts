@@ -1,4 +1,4 @@
-import { getBranch } from "./branches.ts";
+import { deleteBranch, getBranch } from "./branches.ts";
 import {
   createCheckRun,
   createCheckSuite,
@@ -76,6 +76,9 @@ export const ROUTES: Route[] = [
   repoRoute("POST", "/statuses/{sha}", createCommitStatus),
   repoRoute("GET", "/commits/{ref}/status", combinedStatus),
   repoRoute("GET", "/branches/{branch}", getBranch),
+  repoRoute("DELETE", "/branches/{branch}", deleteBranch),
+  // GitHub deletes a branch as its ref.
+  repoRoute("DELETE", "/git/refs/heads/{branch}", deleteBranch),
 
   // GitHub's checks, which Forgejo lacks: for GitHub projects pointed at the local forge.
   repoRoute("POST", "/check-runs", createCheckRun),
