@@ -1,6 +1,12 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
-import { DEFAULT_TIMEOUTS_MS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_TIMEOUTS_MS,
+  type LifecycleEvent,
+  PHASES,
+  TIMERS,
+} from "./domain/lifecycle.ts";
 import { projectIdSchema } from "./projects/config.ts";
 
 const refs = z.array(z.string().min(1).max(200)).max(200);
@@ -53,6 +59,8 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     needsHumanApproval: text(2_000).min(1).optional(),
   }),
   z.object({ type: z.literal("review_failed"), reason: text(2_000) }),
+  z.object({ type: z.literal("branch_updated"), headSha: z.string().min(1).max(64) }),
+  z.object({ type: z.literal("conflict"), files: z.array(z.string().min(1).max(1_000)).max(200) }),
   z.object({ type: z.literal("pr_opened"), ...pullRef }),
   z.object({ type: z.literal("merge_confirmed"), sha: z.string().min(1).optional(), ...pullRef }),
   z.object({ type: z.literal("merge_failed"), reason: text(2_000) }),
@@ -73,6 +81,7 @@ export type CauseKind = (typeof CAUSE_KINDS)[number];
 export const limitsSchema = z.object({
   maxCiFixes: z.number().int().min(0).max(20),
   maxCriticIterations: z.number().int().min(1).max(20),
+  maxUpdates: z.number().int().min(0).max(20).default(DEFAULT_LIMITS.maxUpdates),
 });
 
 export const timeoutsSchema = z.object({

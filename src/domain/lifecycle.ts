@@ -67,6 +67,13 @@ export type LifecycleEvent =
   | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
   /** `needsHumanApproval`: why the merge waits for a human (protected paths, an unreadable file list). */
   | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: string }
+  /**
+   * The forge merged the base into the pull request's head (its update-branch API) before the review or the
+   * merge: `headSha` is the new head, which needs CI and a verdict of its own.
+   */
+  | { type: "branch_updated"; headSha: string }
+  /** The pull request conflicts with the base; `files`: the conflicting paths, where known. */
+  | { type: "conflict"; files: string[] }
   /** The critic gave no valid report, even when asked again: a human looks, it is never read as APPROVE. */
   | { type: "review_failed"; reason: string }
   /** A pull request for the issue's branch exists on the forge with this number. */
@@ -114,6 +121,8 @@ export const EVENT_TYPES = [
   "head_mismatch",
   "review",
   "review_failed",
+  "branch_updated",
+  "conflict",
   "pr_opened",
   "merge_confirmed",
   "merge_failed",
@@ -131,7 +140,7 @@ export const EVENT_TYPES = [
 /** Label roles; the project maps them to its own label names. */
 export type LabelRole = "backlog" | "in_progress" | "blocked" | "needs_human" | "underspecified";
 
-export type JobKind = "implement" | "revise" | "resume" | "reap";
+export type JobKind = "implement" | "revise" | "resume" | "update" | "reap";
 
 export type Effect =
   | { kind: "enqueue_job"; job: JobKind; reason?: string; detail?: string }
@@ -157,9 +166,11 @@ export type Effect =
 export type Limits = {
   maxCiFixes: number;
   maxCriticIterations: number;
+  /** Updates from the base (by the forge or by a conflict-resolving session) before escalating. */
+  maxUpdates: number;
 };
 
-export const DEFAULT_LIMITS: Limits = { maxCiFixes: 3, maxCriticIterations: 3 };
+export const DEFAULT_LIMITS: Limits = { maxCiFixes: 3, maxCriticIterations: 3, maxUpdates: 3 };
 
 /** What the lifecycle remembers of an issue besides its state. */
 export type IssueContext = {
@@ -168,6 +179,8 @@ export type IssueContext = {
   iteration: number;
   ciFixes: number;
   criticRounds: number;
+  /** Updates from the base so far (see `maxUpdates`). */
+  updates: number;
   blockers: string[];
   sessionId: string | null;
   branch: string | null;
@@ -192,6 +205,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   iteration: 0,
   ciFixes: 0,
   criticRounds: 0,
+  updates: 0,
   blockers: [],
   sessionId: null,
   branch: null,
@@ -522,6 +536,59 @@ const reply = (state: State): Rule<"reply"> => ({
   apply: (ctx, e) => accept(ctx, [{ kind: "comment", body: e.text, thread: e.thread }]),
 });
 
+/**
+ * Staying current with the base before the review and before the merge (src/domain/stay-current.ts). The
+ * critic's approval is bound to the head sha it reviewed: every new head, a forge's base-only update
+ * included, goes through CI and the critic again. Each update counts against `maxUpdates`.
+ */
+function updateCap(ctx: IssueContext, limits: Limits, what: string): Outcome | null {
+  if (ctx.updates < limits.maxUpdates) return null;
+  return escalate(
+    ctx,
+    `${what} after ${ctx.updates} updates from the base (max_updates ${limits.maxUpdates})`,
+  );
+}
+
+const conflictNames = (files: string[]) =>
+  files.length > 0 ? files.map((f) => `\`${f}\``).join(", ") : "the forge did not name the files";
+
+const branchUpdated: Rule<"branch_updated"> = {
+  to: ["awaiting_ci", "escalated"],
+  apply: (ctx, e, limits) => {
+    if (e.headSha === ctx.headSha) return reject(`no change: ${e.headSha} is already the head`);
+    return (
+      updateCap(ctx, limits, "the pull request is still behind its base") ??
+      accept(enter(ctx, "awaiting_ci", { headSha: e.headSha, updates: ctx.updates + 1, reason: null }), [
+        { kind: "watch_ci" },
+      ])
+    );
+  },
+};
+
+const conflict: Rule<"conflict"> = {
+  to: ["revising", "escalated"],
+  apply: (ctx, e, limits) => {
+    const files = conflictNames(e.files);
+    if (!ctx.sessionId && !ctx.branch)
+      return escalate(ctx, `the pull request conflicts with its base: ${files}`);
+    return (
+      updateCap(ctx, limits, `the pull request conflicts with its base (${files})`) ??
+      accept(
+        enter(ctx, "revising", { updates: ctx.updates + 1, iteration: ctx.iteration + 1, reason: null }),
+        [
+          { kind: "labels", add: ["in_progress"], remove: [] },
+          {
+            kind: "enqueue_job",
+            job: "update",
+            reason: "conflict",
+            ...(e.files.length > 0 ? { detail: e.files.join("\n") } : {}),
+          },
+        ],
+      )
+    );
+  },
+};
+
 // --- the table ----------------------------------------------------------------------------------------------
 
 const TABLE: { [S in State]: StateRules } = {
@@ -612,6 +679,8 @@ const TABLE: { [S in State]: StateRules } = {
       to: ["escalated"],
       apply: (ctx, e) => escalate(ctx, `the critic failed: ${e.reason}`),
     },
+    branch_updated: branchUpdated,
+    conflict,
     head_mismatch: headMismatch,
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
@@ -638,6 +707,8 @@ const TABLE: { [S in State]: StateRules } = {
   },
   merging: {
     pr_opened: prOpened("merging"),
+    branch_updated: branchUpdated,
+    conflict,
     merge_confirmed: mergeConfirmed,
     merge_failed: {
       to: ["escalated"],

@@ -46,6 +46,8 @@ export const settingsSchema = z.object({
   parallel: z.number().int().min(1).max(100).default(2),
   maxCiFixes: z.number().int().min(0).max(20).default(3),
   maxCriticIterations: z.number().int().min(1).max(20).default(3),
+  /** Updates from the base (the forge's, or a session resolving a conflict) before escalating. */
+  maxUpdates: z.number().int().min(0).max(20).default(3),
   /** Per-issue budgets, carried across iterations, never reset. */
   issueBudgetUsd: usd.default(10),
   issueTurnBudget: z.number().int().min(1).max(100_000).default(500),

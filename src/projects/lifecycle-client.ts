@@ -19,14 +19,14 @@ export async function sendEvent(
   event: LifecycleEvent,
   delivery?: EventEnvelope["delivery"],
 ) {
-  const { maxCiFixes, maxCriticIterations, worktreeRetentionMs } = project.settings;
+  const { maxCiFixes, maxCriticIterations, maxUpdates, worktreeRetentionMs } = project.settings;
   const result = await issueStub(env, project.id, number).apply({
     id,
     project: project.id,
     number,
     cause,
     event,
-    limits: { maxCiFixes, maxCriticIterations },
+    limits: { maxCiFixes, maxCriticIterations, maxUpdates },
     timeouts: { ...DEFAULT_TIMEOUTS_MS, retention: worktreeRetentionMs },
     ...(delivery && { delivery }),
   });

@@ -16,7 +16,7 @@ import { PHASES } from "../domain/lifecycle.ts";
 import { projectIdSchema, sessionSandboxSchema } from "../projects/config.ts";
 import { SANDBOX_KINDS } from "./sandbox.ts";
 
-export const JOB_KINDS = ["implement", "revise", "resume", "reap"] as const;
+export const JOB_KINDS = ["implement", "revise", "resume", "update", "reap"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 const sha = z.string().regex(/^[0-9a-f]{7,64}$/);

@@ -79,6 +79,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   awaiting_review: {
     pr_opened: "awaiting_review",
     review: "merging",
+    branch_updated: "awaiting_ci",
+    conflict: "revising",
     review_failed: "escalated",
     head_mismatch: "escalated",
     merge_confirmed: "merged",
@@ -109,6 +111,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   },
   merging: {
     pr_opened: "merging",
+    branch_updated: "awaiting_ci",
+    conflict: "revising",
     merge_confirmed: "merged",
     merge_failed: "escalated",
     pr_closed: "abandoned",
@@ -554,6 +558,93 @@ describe("worktree hygiene", () => {
     const { next } = expectAccepted(transition(at(state, { worktreeKept: true }), event));
     expect(next.worktreeKept).toBe(false);
     expect(retainsWorktree(next)).toBe(false);
+  });
+});
+
+describe("staying current with the base", () => {
+  const LIMITS = { ...DEFAULT_LIMITS, maxUpdates: 2 };
+
+  it.each(["awaiting_review", "merging"] as const)(
+    "in %s, a forge's update of the branch sends the new head through CI (and the critic) again",
+    (state) => {
+      const { next, effects } = expectAccepted(
+        transition(at(state), { type: "branch_updated", headSha: "new1" }, LIMITS),
+      );
+      expect(next).toMatchObject({ state: "awaiting_ci", headSha: "new1", updates: 1, reason: null });
+      expect(effects).toEqual([{ kind: "watch_ci" }]);
+      // Its green CI asks the critic again: the approval was bound to the old head.
+      const green = expectAccepted(
+        transition(next, { type: "ci", result: "green", headSha: "new1" }, LIMITS),
+      );
+      expect(green.next.state).toBe("awaiting_review");
+      expect(green.effects).toEqual([{ kind: "request_review" }]);
+    },
+  );
+
+  it("an update that names the head already recorded changes nothing", () => {
+    expect(expectRejected(transition(at("merging"), { type: "branch_updated", headSha: HEAD }, LIMITS))).toBe(
+      `no change: ${HEAD} is already the head`,
+    );
+  });
+
+  it.each(["awaiting_review", "merging"] as const)(
+    "in %s, a conflict resumes the issue's session with an update job naming the files",
+    (state) => {
+      const { next, effects } = expectAccepted(
+        transition(at(state), { type: "conflict", files: ["src/a.ts", "README.md"] }, LIMITS),
+      );
+      expect(next).toMatchObject({ state: "revising", updates: 1, iteration: 2 });
+      expect(effects).toEqual([
+        { kind: "labels", add: ["in_progress"], remove: [] },
+        { kind: "enqueue_job", job: "update", reason: "conflict", detail: "src/a.ts\nREADME.md" },
+      ]);
+    },
+  );
+
+  it("a conflict the forge names no files of still resumes the session", () => {
+    const { effects } = expectAccepted(transition(at("merging"), { type: "conflict", files: [] }, LIMITS));
+    expect(effects).toContainEqual({ kind: "enqueue_job", job: "update", reason: "conflict" });
+  });
+
+  it("a conflict without a session to resume escalates", () => {
+    const { next } = expectAccepted(
+      transition(
+        at("merging", { sessionId: null, branch: null }),
+        { type: "conflict", files: ["a"] },
+        LIMITS,
+      ),
+    );
+    expect(next).toMatchObject({
+      state: "escalated",
+      reason: "the pull request conflicts with its base: `a`",
+    });
+  });
+
+  it("after maxUpdates updates the next one escalates, naming the conflicting files", () => {
+    const spent = at("merging", { updates: 2 });
+    const { next, effects } = expectAccepted(
+      transition(spent, { type: "conflict", files: ["src/a.ts", "src/b.ts"] }, LIMITS),
+    );
+    const reason =
+      "the pull request conflicts with its base (`src/a.ts`, `src/b.ts`) after 2 updates from the base (max_updates 2)";
+    expect(next).toMatchObject({ state: "escalated", reason, updates: 2 });
+    expect(effects).toContainEqual({ kind: "notify_human", reason });
+    const behind = expectAccepted(transition(spent, { type: "branch_updated", headSha: "new9" }, LIMITS));
+    expect(behind.next).toMatchObject({
+      state: "escalated",
+      reason: "the pull request is still behind its base after 2 updates from the base (max_updates 2)",
+    });
+  });
+
+  it("the update job's session ends like any: its push goes through CI and the critic", () => {
+    const resolving = expectAccepted(
+      transition(at("merging"), { type: "conflict", files: ["a"] }, LIMITS),
+    ).next;
+    const pushed = expectAccepted(
+      transition(resolving, { type: "phase", phase: "awaiting_ci", headSha: "merged1" }, LIMITS),
+    );
+    expect(pushed.next).toMatchObject({ state: "awaiting_ci", headSha: "merged1", updates: 1 });
+    expect(pushed.effects).toContainEqual({ kind: "watch_ci" });
   });
 });
 

@@ -68,7 +68,11 @@ export async function send(loop: Loop, number: number, event: LifecycleEvent) {
     cause: { kind: "system", id: "test" },
     event,
     // What the hook route and cron send along from the project's settings.
-    limits: { maxCiFixes: loop.settings.maxCiFixes, maxCriticIterations: loop.settings.maxCriticIterations },
+    limits: {
+      maxCiFixes: loop.settings.maxCiFixes,
+      maxCriticIterations: loop.settings.maxCriticIterations,
+      maxUpdates: loop.settings.maxUpdates,
+    },
   });
   expect(result.outcome, "reason" in result ? (result.reason ?? "") : "").toBe("applied");
 }
