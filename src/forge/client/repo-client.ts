@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Mergeability } from "../../domain/stay-current.ts";
 import { hasStatus } from "./errors.ts";
 import type { ForgeHttp, HttpRequest } from "./http.ts";
 import { ensureRepoLabels, type LabelStore, type NormalizedLabel, type RepoLabel } from "./labels.ts";
@@ -10,7 +11,9 @@ import {
   comment,
   issue,
   login,
+  type PullMergeState,
   permission,
+  pullMergeState,
   pullRequest,
   repoLabel,
   review,
@@ -74,6 +77,8 @@ export abstract class RepoClient implements ForgeClient {
   protected abstract readonly issuesOnly: Record<string, string>;
   /** The forge's Branch object, read for its head commit. */
   protected abstract readonly branchHead: z.ZodType<string>;
+  abstract updateBranch(number: number, expectedHeadSha: string): Promise<"updated" | "conflict">;
+  protected abstract mergeabilityOf(pull: PullMergeState): Mergeability;
   /** Where a branch is deleted: GitHub deletes its ref, Gitea and Forgejo the branch. */
   protected abstract branchDeletePath(encodedBranch: string): string;
 
@@ -90,6 +95,11 @@ export abstract class RepoClient implements ForgeClient {
       if (hasStatus(error, 404)) return null;
       throw error;
     }
+  }
+
+  async getMergeability(number: number): Promise<Mergeability> {
+    const path = `${this.repo}/pulls/${number}`;
+    return this.mergeabilityOf(await this.http.json({ method: "GET", path }, pullMergeState));
   }
 
   async deleteBranch(branch: string): Promise<void> {

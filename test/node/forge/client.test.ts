@@ -312,6 +312,32 @@ describe("the production Forgejo client against the local forge", () => {
     });
   });
 
+  it("getMergeability and updateBranch: a pull request behind is updated by a merge of the base; a conflict is named", async () => {
+    await checkout.reset("main");
+    await checkout.commitAndPush("main", { "stay/lines.txt": "a\nb\nc\n" });
+    const behind = await openPull("stay-behind", { "stay/other.txt": "x\n" });
+    const conflicting = await openPull("stay-conflict", { "stay/lines.txt": "a\nmine\nc\n" });
+    expect(await conveyor.getMergeability(behind.number)).toEqual({ kind: "current" });
+
+    await checkout.reset("main");
+    const base = await checkout.commitAndPush("main", { "stay/lines.txt": "a\ntheirs\nc\n" });
+    expect(await conveyor.getMergeability(behind.number)).toEqual({ kind: "behind" });
+    expect(await conveyor.getMergeability(conflicting.number)).toEqual({ kind: "conflict", files: [] });
+
+    expect(await conveyor.updateBranch(behind.number, behind.headSha)).toBe("updated");
+    const updated = await conveyor.getPullRequest(behind.number);
+    expect(updated.headSha).not.toBe(behind.headSha);
+    await checkout.run("fetch", "--quiet", "origin");
+    expect((await checkout.run("log", "-1", "--format=%P", updated.headSha)).trim().split(" ")).toEqual([
+      behind.headSha,
+      base,
+    ]);
+    expect(await conveyor.getMergeability(behind.number)).toEqual({ kind: "current" });
+
+    expect(await conveyor.updateBranch(conflicting.number, conflicting.headSha)).toBe("conflict");
+    expect((await conveyor.getPullRequest(conflicting.number)).headSha).toBe(conflicting.headSha);
+  });
+
   it("closeIssue", async () => {
     const { number } = await conveyor.createIssue({ title: "Done", body: "", labels: [] });
 

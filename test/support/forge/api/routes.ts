@@ -30,6 +30,7 @@ import {
   merge,
   pullDiff,
   pullFiles,
+  updateBranch,
 } from "./pulls.ts";
 import { getCurrentUser, getPermission, getRepo, putCollaborator } from "./repos.ts";
 import { listReviews, submitReview } from "./reviews.ts";
@@ -69,6 +70,7 @@ export const ROUTES: Route[] = [
   repoRoute("GET", "/pulls/{index}/files", pullFiles),
   repoRoute("GET", "/pulls/{index}/merge", isMerged),
   repoRoute("POST", "/pulls/{index}/merge", merge),
+  repoRoute("POST", "/pulls/{index}/update", updateBranch),
   repoRoute("GET", "/pulls/{index}/reviews", listReviews),
   repoRoute("POST", "/pulls/{index}/reviews", submitReview),
 
