@@ -60,6 +60,8 @@ export type IssueSummary = {
   prNumber: number | null;
   ciFixes: number;
   criticRounds: number;
+  /** Updates from the base so far (the forge's, or a session's conflict resolution). */
+  updates: number;
   blockers: string[];
   /** The issue's text as a writer queued it (null before a triage that carried it). */
   brief: Brief | null;
@@ -158,6 +160,7 @@ export class IssueDO extends DurableObject<Env> {
       prNumber: c.prNumber,
       ciFixes: c.ciFixes,
       criticRounds: c.criticRounds,
+      updates: c.updates,
       blockers: c.blockers,
       brief: c.brief,
       summary: c.summary,

@@ -53,8 +53,15 @@ export const push = (
   loop: Loop,
   number: number,
   files: Record<string, string>,
-  { executable = [], branch = `conveyor/${number}` }: { executable?: string[]; branch?: string } = {},
-) => control<{ sha: string }>("push", { repo: loop.repo, branch, files, executable }).then((r) => r.sha);
+  {
+    executable = [],
+    branch = `conveyor/${number}`,
+    mergeBase = false,
+  }: { executable?: string[]; branch?: string; mergeBase?: boolean } = {},
+) =>
+  control<{ sha: string }>("push", { repo: loop.repo, branch, files, executable, mergeBase }).then(
+    (r) => r.sha,
+  );
 
 export const critic = (loop: Loop, number: number, answers: unknown[]) =>
   control("critic", { key: `${loop.repo}#${number}`, answers });
