@@ -10,14 +10,17 @@ export class GitError extends Error {
   readonly args: readonly string[];
   readonly exitCode: number | null;
   readonly stderr: string;
+  /** What it wrote before failing: some commands answer through their exit code (`merge-tree`: 1, conflicts). */
+  readonly stdout: string;
 
-  constructor(args: readonly string[], exitCode: number | null, stderr: string) {
+  constructor(args: readonly string[], exitCode: number | null, stderr: string, stdout = "") {
     const detail = redact(stderr.trim());
     super(`${describe(args)} failed (exit ${exitCode ?? "none"})${detail ? `: ${detail}` : ""}`);
     this.name = "GitError";
     this.args = args;
     this.exitCode = exitCode;
     this.stderr = redact(stderr);
+    this.stdout = stdout;
   }
 }
 
@@ -68,7 +71,7 @@ export function git(args: readonly string[], options: GitOptions = {}): Promise<
         const exitCode = typeof error.code === "number" ? error.code : null;
         // Without an exit code git never ran; a missing cwd also shows up as "spawn git ENOENT".
         const detail = exitCode === null ? `${error.message} (cwd: ${options.cwd ?? process.cwd()})` : stderr;
-        reject(new GitError(args, exitCode, detail));
+        reject(new GitError(args, exitCode, detail, stdout));
       },
     );
   });
