@@ -25,8 +25,14 @@ const issueNumber = "n=$(git branch --show-current | cut -d/ -f2)";
 /** Each session, whatever its issue: the overlapping pair rewrites line 2, the other pair adds its own file. */
 const SCRIPT = {
   implement: [
+    // Long enough for both sessions of a pair to be at work before either pushes: both start from one base.
+    { sleep: 2_000 },
+    // A repository marked so: the session finds its issue too vague, says so and stops.
     {
-      run: `${issueNumber}; if [ -f shared.txt ]; then printf 'one\\nissue %s\\nthree\\n' "$n" > shared.txt; else printf '%s\\n' "$n" > "own-$n.txt"; fi; git add -A && git commit -qm "Work on #$n" && ${phase}`,
+      run: `if [ -f vague ]; then printf 'PHASE:needs_human\\nReason: underspecified: which greeting?\\n' > "$CONVEYOR_PHASE_FILE"; fi`,
+    },
+    {
+      run: `[ -f vague ] || { ${issueNumber}; if [ -f shared.txt ]; then printf 'one\\nissue %s\\nthree\\n' "$n" > shared.txt; else printf '%s\\n' "$n" > "own-$n.txt"; fi; git add -A && git commit -qm "Work on #$n" && ${phase}; }`,
     },
   ],
   // Both sides' intent kept on the line: theirs from the base, then this issue's.
@@ -39,6 +45,7 @@ const SCRIPT = {
 
 type View = {
   state: string;
+  reason: string | null;
   headSha: string | null;
   prNumber: number | null;
   updates: number;
@@ -71,7 +78,7 @@ const client = (repo: string, who = people.conveyor): ForgeClient =>
   });
 
 /** A repository and a project for it with `parallel: 2`, its labels and its webhook. */
-async function project(name: string, files: Record<string, string>) {
+async function project(name: string, files: Record<string, string>, settings: object = {}) {
   const repo = await forge.createRepo({
     owner: "acme",
     name,
@@ -89,6 +96,7 @@ async function project(name: string, files: Record<string, string>) {
     forgeToken: people.conveyor?.token,
     ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*" },
     parallel: 2,
+    ...settings,
   });
   const conveyor = client(name);
   await conveyor.ensureLabels(Object.values(settingsSchema.parse({}).labels));
@@ -138,6 +146,7 @@ const worktrees = async () => {
 let overlapping: View[] = [];
 let separate: View[] = [];
 let pairs: { overlap: number[]; apart: number[] };
+let vague: { number: number; view: View };
 
 beforeAll(async () => {
   root = await tempDir("converge-e2e");
@@ -154,6 +163,8 @@ beforeAll(async () => {
   });
   await project("overlap", { "shared.txt": LINES });
   await project("apart", { "README.md": "# apart\n" });
+  // Kept for a second only: the retention of an escalated issue's worktree, made short.
+  await project("vague", { vague: "" }, { worktreeRetentionMs: 1_000 });
   const { token } = (await operator("POST", "/api/v1/runners/tokens", {})) as { token: string };
   const scriptFile = join(root, "script.json");
   await writeFile(scriptFile, JSON.stringify(SCRIPT));
@@ -168,7 +179,7 @@ beforeAll(async () => {
       driver: "scripted",
       script: scriptFile,
       git: { username: "conveyor-runner", token: people["conveyor-runner"]?.token },
-      concurrency: 4,
+      concurrency: 8,
       claimWaitMs: 2_000,
       shutdownGraceMs: 2_000,
       unsafeNoSandbox: true,
@@ -177,10 +188,19 @@ beforeAll(async () => {
   );
   runner = startRunner(configFile);
   pairs = { overlap: await queuePair("overlap"), apart: await queuePair("apart") };
-  [overlapping, separate] = await Promise.all([
+  const filed = await client("vague", people.maintainer).createIssue({
+    title: "Greet",
+    body: "Greet.",
+    labels: [],
+  });
+  await client("vague", people.maintainer).addLabels(filed.number, ["backlog"]);
+  let vagueViews: View[];
+  [overlapping, separate, vagueViews] = await Promise.all([
     untilEnded("overlap", pairs.overlap),
     untilEnded("apart", pairs.apart),
+    untilEnded("vague", [filed.number]),
   ]);
+  vague = { number: filed.number, view: vagueViews[0] as View };
 }, 240_000);
 
 afterAll(async () => {
@@ -249,7 +269,21 @@ describe("parallel work converges on the local forge", () => {
     for (const n of pairs.apart) expect(files[`own-${n}.txt`]).toBe(`${n}\n`);
   });
 
-  it("deletes the merged branches and reaps every worktree", async () => {
+  it("labels an issue the session found too vague, posts why, opens no pull request", async () => {
+    expect(vague.view).toMatchObject({
+      state: "escalated",
+      prNumber: null,
+      reason: "the session judged the issue underspecified: which greeting?",
+    });
+    const forgeIssue = () => client("vague").getIssue(vague.number);
+    for (let i = 0; i < 60 && !(await forgeIssue()).labels.includes("underspecified"); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect((await forgeIssue()).labels).toEqual(expect.arrayContaining(["underspecified", "needs-human"]));
+    expect(await client("vague").getBranchHead(`conveyor/${vague.number}`)).toBeNull();
+  }, 60_000);
+
+  it("deletes the merged branches and reaps every worktree, the escalated one's after its retention", async () => {
     for (const [name, numbers] of Object.entries(pairs)) {
       for (const n of numbers) {
         for (let i = 0; i < 60 && (await client(name).getBranchHead(`conveyor/${n}`)) !== null; i++) {
@@ -260,5 +294,5 @@ describe("parallel work converges on the local forge", () => {
     }
     for (let i = 0; i < 60 && (await worktrees()) > 0; i++) await new Promise((r) => setTimeout(r, 500));
     expect(await worktrees()).toBe(0);
-  });
+  }, 90_000);
 });
