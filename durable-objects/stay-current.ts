@@ -7,6 +7,10 @@ import type { LifecycleEvent } from "../src/domain/lifecycle.ts";
 import { type Mergeability, stayCurrent } from "../src/domain/stay-current.ts";
 import type { ForgeClient } from "../src/forge/client/index.ts";
 
+/** GitHub's update-branch answers 202 and moves the head shortly after: read it this often, this long. */
+const UPDATE_READS = 20;
+const UPDATE_READ_INTERVAL_MS = 500;
+
 /** Thrown while the forge computes mergeability or the updated head: the outbox retries with backoff. */
 export class MergeabilityPending extends Error {}
 
@@ -26,10 +30,14 @@ export async function keepCurrent(
       return { type: "conflict", files: step.files };
     case "update_branch": {
       if ((await forge.updateBranch(pr, headSha)) === "conflict") return { type: "conflict", files: [] };
-      // Gitea and Forgejo update at once; GitHub a moment later: ask again until the new head shows.
-      const updated = (await forge.getPullRequest(pr)).headSha;
-      if (updated === headSha) throw new MergeabilityPending(`waiting for the updated head of #${pr}`);
-      return { type: "branch_updated", headSha: updated };
+      // Gitea and Forgejo update at once; GitHub a moment later. Waited for here, in this attempt: a later
+      // attempt would find the branch moved and could not tell the forge's update from someone's push.
+      for (let read = 0; read < UPDATE_READS; read++) {
+        const updated = (await forge.getPullRequest(pr)).headSha;
+        if (updated !== headSha) return { type: "branch_updated", headSha: updated };
+        await new Promise((resolve) => setTimeout(resolve, UPDATE_READ_INTERVAL_MS));
+      }
+      throw new MergeabilityPending(`the updated head of #${pr} did not show in time`);
     }
   }
 }
