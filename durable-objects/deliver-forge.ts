@@ -129,6 +129,12 @@ export const FORGE_DELIVERERS: Deliverers = {
     await forge.closeIssue(ctx.issue.number);
     return undefined;
   },
+  delete_branch: async (_effect, ctx) => {
+    const { project, forge } = await forgeOf(ctx);
+    if (project.settings.keepBranches) return undefined;
+    await forge.deleteBranch(issueBranch(ctx.issue.number));
+    return undefined;
+  },
   notify_dependents: async (_effect, ctx) => {
     const project = await loadProject(ctx.env, ctx.issue.project);
     if (!project) throw new Error(`project ${ctx.issue.project} is not registered`);

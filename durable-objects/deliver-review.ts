@@ -17,6 +17,7 @@ import { mirroredIssues } from "../src/projects/mirror.ts";
 import type { Project } from "../src/projects/store.ts";
 import { forgeOf, posterOf } from "./deliver-forge.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
+import { keepCurrent } from "./stay-current.ts";
 
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
 
@@ -49,6 +50,9 @@ export const REVIEW_DELIVERERS: Deliverers = {
     // The critic reviews the commit CI passed, and only while the branch is still there.
     const moved = issue.headSha && (await checkHead(forge, issue.number, issue.headSha));
     if (moved) return moved;
+    // A head behind or in conflict with the base is brought up to date first; the critic reviews that one.
+    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha));
+    if (stale) return stale;
     const apiKey = env.ANTHROPIC_API_KEY;
     if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
     const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
@@ -95,6 +99,11 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const { issue } = ctx;
     if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
     const { forge } = await forgeOf(ctx);
+    // The base may have moved since the review: up to date first, and the new head is reviewed again.
+    if (issue.state === "merging" && issue.headSha) {
+      const stale = await keepCurrent(forge, issue.prNumber, issue.headSha);
+      if (stale) return stale;
+    }
     const result = await forge.mergePullRequest(issue.prNumber, {
       method: "merge",
       ...(issue.headSha && { sha: issue.headSha }),

@@ -45,6 +45,7 @@ export const LANES = {
     "merge",
     "check_merged",
     "close_issue",
+    "delete_branch",
   ],
   dependents: ["notify_dependents"],
   // The merge timer's check must not wait behind a merge the forge lane is stuck on.

@@ -10,6 +10,7 @@ import {
   DEFAULT_MAX_EFFECT_ATTEMPTS,
   type Effect,
   type LifecycleEvent,
+  retainsWorktree,
   transition,
 } from "../src/domain/lifecycle.ts";
 import { armTimers } from "../src/domain/timers.ts";
@@ -66,6 +67,8 @@ export type IssueSummary = {
   prNumber: number | null;
   ciFixes: number;
   criticRounds: number;
+  /** Updates from the base so far (the forge's, or a session's conflict resolution). */
+  updates: number;
   blockers: string[];
   /** The issue's text as a writer queued it (null before a triage that carried it). */
   brief: Brief | null;
@@ -169,6 +172,7 @@ export class IssueDO extends DurableObject<Env> {
       prNumber: c.prNumber,
       ciFixes: c.ciFixes,
       criticRounds: c.criticRounds,
+      updates: c.updates,
       blockers: c.blockers,
       brief: c.brief,
       summary: c.summary,
@@ -239,7 +243,14 @@ export class IssueDO extends DurableObject<Env> {
 
     if (outcome.ok) {
       row.context = outcome.next;
-      const edge = { from, to: outcome.next.state, event: envelope.event, seq, now };
+      const edge = {
+        from,
+        to: outcome.next.state,
+        event: envelope.event,
+        seq,
+        now,
+        keepsWorktree: retainsWorktree(outcome.next),
+      };
       this.store.replaceTimers(armTimers(edge, this.store.timers(), row.timeouts));
       for (const [index, effect] of outcome.effects.entries()) {
         const key = `${row.project}#${row.number}:${seq}:${index}`;

@@ -1,7 +1,7 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
 import { MAX_CI_EXCERPT_CHARS } from "./domain/ci-verdict.ts";
-import { type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
+import { DEFAULT_LIMITS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
 import { projectIdSchema } from "./projects/config.ts";
 
 const refs = z.array(z.string().min(1).max(200)).max(200);
@@ -61,6 +61,8 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     needsHumanApproval: text(2_000).min(1).optional(),
   }),
   z.object({ type: z.literal("review_failed"), reason: text(2_000) }),
+  z.object({ type: z.literal("branch_updated"), headSha: z.string().min(1).max(64) }),
+  z.object({ type: z.literal("conflict"), files: z.array(z.string().min(1).max(1_000)).max(200) }),
   z.object({ type: z.literal("pr_opened"), ...pullRef }),
   z.object({ type: z.literal("merge_confirmed"), sha: z.string().min(1).optional(), ...pullRef }),
   z.object({ type: z.literal("merge_failed"), reason: text(2_000) }),
@@ -82,6 +84,7 @@ export type CauseKind = (typeof CAUSE_KINDS)[number];
 export const limitsSchema = z.object({
   maxCiFixes: z.number().int().min(0).max(20),
   maxCriticIterations: z.number().int().min(1).max(20),
+  maxUpdates: z.number().int().min(0).max(20).default(DEFAULT_LIMITS.maxUpdates),
   maxEffectAttempts: z.number().int().min(1).max(100).optional(),
   retentionDays: z.number().int().min(1).max(3650).optional(),
 });

@@ -15,14 +15,17 @@ export class GitError extends Error {
   readonly args: readonly string[];
   readonly exitCode: number | null;
   readonly stderr: string;
+  /** What it wrote before failing: some commands answer through their exit code (`merge-tree`: 1, conflicts). */
+  readonly stdout: string;
 
-  constructor(args: readonly string[], exitCode: number | null, stderr: string) {
+  constructor(args: readonly string[], exitCode: number | null, stderr: string, stdout = "") {
     const detail = redact(stderr.trim());
     super(`${describe(args)} failed (exit ${exitCode ?? "none"})${detail ? `: ${detail}` : ""}`);
     this.name = "GitError";
     this.args = args;
     this.exitCode = exitCode;
     this.stderr = redact(stderr);
+    this.stdout = stdout;
   }
 }
 
@@ -96,7 +99,7 @@ export function git(args: readonly string[], options: GitOptions = {}): Promise<
       if (failure !== null)
         return reject(new GitError(args, null, `${failure}${errors ? `: ${errors}` : ""}`));
       if (code === 0) return resolve(Buffer.concat(stdout).toString("utf8"));
-      reject(new GitError(args, code, errors));
+      reject(new GitError(args, code, errors, Buffer.concat(stdout).toString("utf8")));
     });
   });
 }

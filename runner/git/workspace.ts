@@ -185,6 +185,13 @@ export class Workspace {
         (remote === undefined || local === remote || (await isAncestor(mirror, remote, local)));
 
       if (isStandaloneRepository(path) && (localIsCurrent || remote === undefined)) {
+        // The base as just fetched, for a session that merges it (an update job); in the agent's repository,
+        // so through WorktreeGit. Its objects are the private repository's, which the worktree borrows.
+        await this.#worktreeGit(
+          { worktree: path, readOnly: [this.objectsPath(repoKey)], writable: [] },
+          [...IN_WORKTREE, "update-ref", `refs/remotes/origin/${baseBranch}`, base],
+          HERMETIC_GIT_ENV,
+        );
         return { path, branch, from: "existing" };
       }
       await rm(path, { recursive: true, force: true });
@@ -326,6 +333,31 @@ export class Workspace {
         await run(mirror, ["branch", "--quiet", "-D", branch]);
       }
     });
+  }
+
+  /**
+   * Where the issue's branch (as the private repository has it) conflicts with the base as last fetched, and
+   * what landed on the base since the branch left it (subjects, newest first, at most `maxLanded`): what an
+   * update job's session is told. Empty `files` when the two merge cleanly.
+   */
+  async conflictWithBase(
+    { repoKey, issueNumber }: IssueRef,
+    baseBranch: string,
+    maxLanded = 20,
+  ): Promise<{ files: string[]; landed: string[] }> {
+    const mirror = this.mirrorPath(repoKey);
+    const branch = `refs/heads/${branchName(issueNumber)}`;
+    const base = `refs/remotes/origin/${baseBranch}`;
+    let files: string[] = [];
+    try {
+      await run(mirror, ["merge-tree", "--write-tree", "--name-only", "--no-messages", branch, base]);
+    } catch (error) {
+      // Exit 1: conflicts. The output is the tree, then the conflicted paths, one a line.
+      if (!(error instanceof GitError) || error.exitCode !== 1) throw error;
+      files = [...new Set(error.stdout.split("\n").slice(1).filter(Boolean))];
+    }
+    const log = await run(mirror, ["log", `--max-count=${maxLanded}`, "--format=%s", `${branch}..${base}`]);
+    return { files, landed: log.split("\n").filter(Boolean) };
   }
 
   /**

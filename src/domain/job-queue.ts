@@ -50,7 +50,7 @@ export type Claimant = {
 export const isSession = (kind: JobKind) => kind !== "reap";
 
 /** Continuations first (their session's prompt cache is warm), then cleanup, then fresh work. */
-const RANK: Record<JobKind, number> = { revise: 0, resume: 0, reap: 1, implement: 2 };
+const RANK: Record<JobKind, number> = { revise: 0, resume: 0, update: 0, reap: 1, implement: 2 };
 
 const prefers = (job: OpenJob, claimant: Claimant) =>
   job.affinity === claimant.runnerId || claimant.holding.has(job.number);

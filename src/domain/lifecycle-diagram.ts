@@ -33,5 +33,32 @@ export function lifecycleDoc(): string {
     lifecycleMermaid().trimEnd(),
     "```",
     "",
+    ...STAYING_CURRENT,
   ].join("\n");
 }
+
+/** The rules behind the `branch_updated` and `conflict` edges, which the diagram cannot say. */
+const STAYING_CURRENT = [
+  "## Staying current with the base",
+  "",
+  "Before the critic reviews (`request_review`) and again before merging (`merge`), Conveyor reads the pull",
+  "request's mergeable state from the forge (GitHub: `mergeable` and `mergeable_state`; Gitea and Forgejo:",
+  "`mergeable` and whether `merge_base` is still the base branch's head) and decides",
+  "(`src/domain/stay-current.ts`):",
+  "",
+  "- **current**: the review or the merge goes ahead;",
+  "- **behind, no conflict**: the forge merges the base into the head (GitHub `PUT .../update-branch`, Gitea",
+  "  and Forgejo `POST .../pulls/{n}/update`): `branch_updated` with the new head, back to `awaiting_ci`;",
+  "- **in conflict**: `conflict`, and an `update` job resumes the issue's session with the conflicting files",
+  "  and what landed on the base meanwhile; the session merges the base, resolves, commits, and its push goes",
+  "  through CI and the critic like any;",
+  "- **unknown** (the forge is still computing): asked again with the outbox's backoff.",
+  "",
+  "Every update counts against `maxUpdates` (default 3); the next one escalates, naming the conflicting files.",
+  "",
+  "**The critic's approval is bound to the head sha it reviewed.** Every new head gets CI and a new verdict,",
+  "a base-only update by the forge included: the change's own diff may be unchanged, but what it now runs",
+  "against is not, and a branch that moved is never merged on a verdict about another commit. The cost is one",
+  "more critic call per update.",
+  "",
+];

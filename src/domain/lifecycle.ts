@@ -34,9 +34,20 @@ export type Phase = (typeof PHASES)[number];
 
 /**
  * `approval`: how long a merge waits for a human's approval; `merge`: how long `merging` waits before asking
- * the forge whether the pull request got merged; `renotify`: how often an escalation reminds its humans.
+ * the forge whether the pull request got merged; `renotify`: how often an escalation reminds its humans;
+ * `retention` runs beside the state's own timer: how long the worktree of an issue waiting for a human (or
+ * abandoned with nobody answering) is kept on its runner before a reap job removes it.
  */
-export const TIMERS = ["session", "ci", "review", "approval", "merge", "escalation", "renotify"] as const;
+export const TIMERS = [
+  "session",
+  "ci",
+  "review",
+  "approval",
+  "merge",
+  "escalation",
+  "renotify",
+  "retention",
+] as const;
 export type TimerKind = (typeof TIMERS)[number];
 
 export type Verdict = "APPROVE" | "REQUEST_CHANGES" | "BLOCK";
@@ -72,6 +83,13 @@ export type LifecycleEvent =
   | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
   /** `needsHumanApproval`: why the merge waits for a human (protected paths, an unreadable file list). */
   | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: string }
+  /**
+   * The forge merged the base into the pull request's head (its update-branch API) before the review or the
+   * merge: `headSha` is the new head, which needs CI and a verdict of its own.
+   */
+  | { type: "branch_updated"; headSha: string }
+  /** The pull request conflicts with the base; `files`: the conflicting paths, where known. */
+  | { type: "conflict"; files: string[] }
   /** The critic gave no valid report, even when asked again: a human looks, it is never read as APPROVE. */
   | { type: "review_failed"; reason: string }
   /** A pull request for the issue's branch exists on the forge with this number. */
@@ -124,6 +142,8 @@ export const EVENT_TYPES = [
   "head_mismatch",
   "review",
   "review_failed",
+  "branch_updated",
+  "conflict",
   "pr_opened",
   "merge_confirmed",
   "merge_failed",
@@ -142,7 +162,7 @@ export const EVENT_TYPES = [
 /** Label roles; the project maps them to its own label names. */
 export type LabelRole = "backlog" | "in_progress" | "blocked" | "needs_human" | "underspecified";
 
-export type JobKind = "implement" | "revise" | "resume" | "reap";
+export type JobKind = "implement" | "revise" | "resume" | "update" | "reap";
 
 export type Effect =
   | { kind: "enqueue_job"; job: JobKind; reason?: string; detail?: string }
@@ -167,6 +187,8 @@ export type Effect =
    */
   | { kind: "check_merge" }
   | { kind: "close_issue" }
+  /** Deletes the merged `conveyor/<n>` on the forge, unless the project keeps branches. */
+  | { kind: "delete_branch" }
   | { kind: "notify_dependents" };
 
 export type Limits = {
@@ -176,13 +198,15 @@ export type Limits = {
   maxEffectAttempts?: number;
   /** Days the issue's history is kept (not read by the table; the IssueDO prunes by it). */
   retentionDays?: number;
+  /** Updates from the base (by the forge or by a conflict-resolving session) before escalating. */
+  maxUpdates: number;
 };
 
 export const DEFAULT_RETENTION_DAYS = 90;
 
 export const DEFAULT_MAX_EFFECT_ATTEMPTS = 25;
 
-export const DEFAULT_LIMITS: Limits = { maxCiFixes: 3, maxCriticIterations: 3 };
+export const DEFAULT_LIMITS: Limits = { maxCiFixes: 3, maxCriticIterations: 3, maxUpdates: 3 };
 
 /** What the lifecycle remembers of an issue besides its state. */
 export type IssueContext = {
@@ -191,6 +215,8 @@ export type IssueContext = {
   iteration: number;
   ciFixes: number;
   criticRounds: number;
+  /** Updates from the base so far (see `maxUpdates`). */
+  updates: number;
   blockers: string[];
   sessionId: string | null;
   branch: string | null;
@@ -208,6 +234,11 @@ export type IssueContext = {
    * continuation waits for its job; null when unknown (contexts stored before this was kept).
    */
   job: JobRun | null;
+  /**
+   * The issue stopped for a human and its runner keeps the worktree for them until the retention timer
+   * ends (then a reap job removes it; the pushed branch stays, so a retry starts from it).
+   */
+  worktreeKept: boolean;
 };
 
 export type JobRun = { id: string; attempt: number };
@@ -220,6 +251,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   iteration: 0,
   ciFixes: 0,
   criticRounds: 0,
+  updates: 0,
   blockers: [],
   sessionId: null,
   branch: null,
@@ -230,6 +262,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   brief: null,
   summary: null,
   job: null,
+  worktreeKept: false,
 };
 
 export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
@@ -331,21 +364,25 @@ const escalate = (
   extra: Effect[] = [],
   labels: LabelRole[] = ["needs_human"],
 ): Outcome =>
-  accept(enter(ctx, "escalated", { reason }), [
+  accept(enter(ctx, "escalated", { reason, worktreeKept: true }), [
     ...extra,
     { kind: "labels", add: labels, remove: ["in_progress"] },
     { kind: "notify_human", reason },
   ]);
 
+const REAP: Effect = { kind: "enqueue_job", job: "reap" };
+
+/** Ended by a human's decision (abandon, a closed issue or pull request): the runner's worktree goes. */
 const abandon = (ctx: IssueContext, reason: string, extra: Effect[] = []): Outcome =>
-  accept(enter(ctx, "abandoned", { reason }), [
+  accept(enter(ctx, "abandoned", { reason, worktreeKept: false }), [
     ...extra,
     { kind: "labels", add: [], remove: ["in_progress", "blocked"] },
+    REAP,
   ]);
 
 /** A cap or a BLOCK verdict: abandoned, and a human is told why. The worktree is kept for them. */
 const abandonForHuman = (ctx: IssueContext, reason: string): Outcome =>
-  accept(enter(ctx, "abandoned", { reason }), [
+  accept(enter(ctx, "abandoned", { reason, worktreeKept: true }), [
     { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
     { kind: "notify_human", reason },
   ]);
@@ -399,7 +436,8 @@ const MERGED_EFFECTS: Effect[] = [
   { kind: "cancel_jobs" },
   { kind: "close_issue" },
   { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
-  { kind: "enqueue_job", job: "reap" },
+  REAP,
+  { kind: "delete_branch" },
   { kind: "notify_dependents" },
 ];
 
@@ -409,9 +447,8 @@ const mergeConfirmed: Rule<"merge_confirmed"> = {
     if (!ctx.prOpened) return reject("no pull request is open for this issue");
     const foreign = notTheIssues(ctx, e);
     if (foreign) return reject(foreign);
-    return accept(enter(ctx, "merged", { reason: null, headSha: e.sha ?? ctx.headSha, prNumber: e.number }), [
-      ...MERGED_EFFECTS,
-    ]);
+    const merged = { reason: null, headSha: e.sha ?? ctx.headSha, prNumber: e.number, worktreeKept: false };
+    return accept(enter(ctx, "merged", merged), [...MERGED_EFFECTS]);
   },
 };
 
@@ -434,11 +471,33 @@ const timeoutRule = (timer: TimerKind, reason: string, to: "escalated" | "abando
   to: [to],
   apply: (ctx, e) => {
     if (e.timer !== timer) return reject(`the ${e.timer} timer does not run in state ${ctx.state}`);
-    return to === "escalated"
-      ? escalate(ctx, reason, timer === "session" ? [{ kind: "cancel_jobs" }] : [])
-      : abandon(ctx, reason);
+    if (to === "escalated")
+      return escalate(ctx, reason, timer === "session" ? [{ kind: "cancel_jobs" }] : []);
+    // Nobody answered: the worktree stays for the rest of its retention period, like an escalation's.
+    return accept(enter(ctx, "abandoned", { reason }), [
+      { kind: "labels", add: [], remove: ["in_progress", "blocked"] },
+    ]);
   },
 });
+
+/** The retention period of a kept worktree ended: a reap job removes it; nothing else changes. */
+const retentionOver = (ctx: IssueContext): Outcome => {
+  if (!ctx.worktreeKept) return reject("no worktree is kept for this issue");
+  return accept({ ...ctx, worktreeKept: false }, [{ ...REAP, reason: "retention" }]);
+};
+
+/** The retention timer of a worktree kept in `state`, beside the state's own timer if it has one. */
+const keptWorktreeTimeout = (state: "escalated" | "abandoned", own?: Rule<"timeout">): Rule<"timeout"> => ({
+  to: [...(own?.to ?? []), state],
+  apply: (ctx, e, limits) => {
+    if (e.timer === "retention") return retentionOver(ctx);
+    return own ? own.apply(ctx, e, limits) : reject(`the ${e.timer} timer does not run in state ${state}`);
+  },
+});
+
+/** Whether the issue's retention timer runs: its worktree is kept for a human (see `worktreeKept`). */
+export const retainsWorktree = (ctx: IssueContext): boolean =>
+  ctx.worktreeKept && (ctx.state === "escalated" || ctx.state === "abandoned");
 
 /** A session's phase signal, shared by the implement (running) and continuation (revising) sessions. */
 /**
@@ -519,8 +578,9 @@ const retry: Rule<"retry"> = {
   to: GATE_TARGETS,
   apply: (ctx) =>
     gate(
-      // A retry starts a fresh implement session; the pushed branch and its pull request stay.
-      { ...ctx, ciFixes: 0, criticRounds: 0, sessionId: null },
+      // A retry starts a fresh implement session; the pushed branch and its pull request stay, and the
+      // worktree is the session's again.
+      { ...ctx, ciFixes: 0, criticRounds: 0, sessionId: null, worktreeKept: false },
       { blockers: ctx.blockers },
       [{ kind: "labels", add: [], remove: ["needs_human"] }, ...QUEUE],
       [{ kind: "labels", add: ["blocked"], remove: ["needs_human"] }],
@@ -544,6 +604,59 @@ const reply = (state: State): Rule<"reply"> => ({
   to: [state],
   apply: (ctx, e) => accept(ctx, [{ kind: "comment", body: e.text, thread: e.thread }]),
 });
+
+/**
+ * Staying current with the base before the review and before the merge (src/domain/stay-current.ts). The
+ * critic's approval is bound to the head sha it reviewed: every new head, a forge's base-only update
+ * included, goes through CI and the critic again. Each update counts against `maxUpdates`.
+ */
+function updateCap(ctx: IssueContext, limits: Limits, what: string): Outcome | null {
+  if (ctx.updates < limits.maxUpdates) return null;
+  return escalate(
+    ctx,
+    `${what} after ${ctx.updates} updates from the base (max_updates ${limits.maxUpdates})`,
+  );
+}
+
+const conflictNames = (files: string[]) =>
+  files.length > 0 ? files.map((f) => `\`${f}\``).join(", ") : "the forge did not name the files";
+
+const branchUpdated: Rule<"branch_updated"> = {
+  to: ["awaiting_ci", "escalated"],
+  apply: (ctx, e, limits) => {
+    if (e.headSha === ctx.headSha) return reject(`no change: ${e.headSha} is already the head`);
+    return (
+      updateCap(ctx, limits, "the pull request is still behind its base") ??
+      accept(enter(ctx, "awaiting_ci", { headSha: e.headSha, updates: ctx.updates + 1, reason: null }), [
+        { kind: "watch_ci" },
+      ])
+    );
+  },
+};
+
+const conflict: Rule<"conflict"> = {
+  to: ["revising", "escalated"],
+  apply: (ctx, e, limits) => {
+    const files = conflictNames(e.files);
+    if (!ctx.sessionId && !ctx.branch)
+      return escalate(ctx, `the pull request conflicts with its base: ${files}`);
+    return (
+      updateCap(ctx, limits, `the pull request conflicts with its base (${files})`) ??
+      accept(
+        enter(ctx, "revising", { updates: ctx.updates + 1, iteration: ctx.iteration + 1, reason: null }),
+        [
+          { kind: "labels", add: ["in_progress"], remove: [] },
+          {
+            kind: "enqueue_job",
+            job: "update",
+            reason: "conflict",
+            ...(e.files.length > 0 ? { detail: e.files.join("\n") } : {}),
+          },
+        ],
+      )
+    );
+  },
+};
 
 // --- the table ----------------------------------------------------------------------------------------------
 
@@ -635,6 +748,8 @@ const TABLE: { [S in State]: StateRules } = {
       to: ["escalated"],
       apply: (ctx, e) => escalate(ctx, `the critic failed: ${e.reason}`),
     },
+    branch_updated: branchUpdated,
+    conflict,
     head_mismatch: headMismatch,
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
@@ -662,6 +777,8 @@ const TABLE: { [S in State]: StateRules } = {
   },
   merging: {
     pr_opened: prOpened("merging"),
+    branch_updated: branchUpdated,
+    conflict,
     merge_confirmed: mergeConfirmed,
     merge_failed: {
       to: ["escalated"],
@@ -691,10 +808,13 @@ const TABLE: { [S in State]: StateRules } = {
       to: ["revising"],
       apply: (ctx, e) => {
         if (!ctx.sessionId && !ctx.branch) return reject("no session to resume: use retry");
-        return accept(enter(ctx, "revising", { iteration: ctx.iteration + 1, reason: null }), [
-          { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
-          { kind: "enqueue_job", job: "resume", reason: "human", detail: `${e.author}: ${e.text}` },
-        ]);
+        return accept(
+          enter(ctx, "revising", { iteration: ctx.iteration + 1, reason: null, worktreeKept: false }),
+          [
+            { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
+            { kind: "enqueue_job", job: "resume", reason: "human", detail: `${e.author}: ${e.text}` },
+          ],
+        );
       },
     },
     merge_confirmed: mergeConfirmed,
@@ -702,7 +822,7 @@ const TABLE: { [S in State]: StateRules } = {
     retry,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
-    timeout: {
+    timeout: keptWorktreeTimeout("escalated", {
       to: ["escalated", "abandoned"],
       apply: (ctx, e) => {
         const reason = ctx.reason ?? "no reason recorded";
@@ -717,11 +837,12 @@ const TABLE: { [S in State]: StateRules } = {
           },
         ]);
       },
-    },
+    }),
   },
   merged: {},
   abandoned: {
     retry,
+    timeout: keptWorktreeTimeout("abandoned"),
   },
 };
 
@@ -789,4 +910,5 @@ export const DEFAULT_TIMEOUTS_MS: { [K in TimerKind]: number } = {
   merge: HOUR / 2,
   escalation: 24 * HOUR,
   renotify: 6 * HOUR,
+  retention: 7 * 24 * HOUR,
 };

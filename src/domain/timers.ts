@@ -33,10 +33,36 @@ export function timersFor(state: State): TimerKind[] {
   }
 }
 
-export type Edge = { from: State; to: State; event: LifecycleEvent; seq: number; now: number };
+export type Edge = {
+  from: State;
+  to: State;
+  event: LifecycleEvent;
+  seq: number;
+  now: number;
+  /** The issue's worktree is kept for a human after the edge (`retainsWorktree`). */
+  keepsWorktree?: boolean;
+};
 
-/** The timers after an applied edge, given those still running before it. */
+/**
+ * The timers after an applied edge, given those still running before it. The retention of a kept worktree
+ * runs beside the state's timers from when it started, whatever happens meanwhile, until the worktree is
+ * reaped or in use again.
+ */
 export function armTimers(edge: Edge, running: readonly Timer[], timeouts: Timeouts): Timer[] {
+  const own = stateTimers(
+    edge,
+    running.filter((t) => t.kind !== "retention"),
+    timeouts,
+  );
+  if (!edge.keepsWorktree) return own;
+  const retention = running.find((t) => t.kind === "retention");
+  return [
+    ...own,
+    retention ?? { kind: "retention", dueAt: edge.now + timeouts.retention, armedSeq: edge.seq },
+  ];
+}
+
+function stateTimers(edge: Edge, running: readonly Timer[], timeouts: Timeouts): Timer[] {
   const arm = (kind: TimerKind): Timer => ({ kind, dueAt: edge.now + timeouts[kind], armedSeq: edge.seq });
   const { event } = edge;
   const kinds = timersFor(edge.to);

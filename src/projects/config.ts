@@ -58,6 +58,8 @@ export const settingsSchema = z.object({
   parallel: z.number().int().min(1).max(100).default(2),
   maxCiFixes: z.number().int().min(0).max(20).default(3),
   maxCriticIterations: z.number().int().min(1).max(20).default(3),
+  /** Updates from the base (the forge's, or a session resolving a conflict) before escalating. */
+  maxUpdates: z.number().int().min(0).max(20).default(3),
   /** Per-issue budgets, carried across iterations, never reset. */
   issueBudgetUsd: usd.default(10),
   issueTurnBudget: z.number().int().min(1).max(100_000).default(500),
@@ -117,10 +119,19 @@ export const settingsSchema = z.object({
       merge: duration.default(DEFAULT_TIMEOUTS_MS.merge),
       escalation: duration.default(DEFAULT_TIMEOUTS_MS.escalation),
       renotify: duration.default(DEFAULT_TIMEOUTS_MS.renotify),
+      // A second and up: a kept worktree may go as soon as the operator likes.
+      retention: z
+        .number()
+        .int()
+        .min(1_000)
+        .max(365 * 24 * 60 * 60_000)
+        .default(DEFAULT_TIMEOUTS_MS.retention),
     } satisfies { [K in TimerKind]: z.ZodType })
     .prefault({}),
   /** Deliveries, transitions and issue history older than this many days are pruned. */
   retentionDays: z.number().int().min(1).max(3650).default(DEFAULT_RETENTION_DAYS),
+  /** Keep `conveyor/<n>` on the forge after its pull request merged (deleted by default). */
+  keepBranches: z.boolean().default(false),
   /** Changes to these paths (globs) wait for a human's approval instead of merging. */
   protectedPaths: z
     .array(z.string().min(1).max(200))

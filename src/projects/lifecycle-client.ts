@@ -19,14 +19,20 @@ export async function sendEvent(
   event: LifecycleEvent,
   delivery?: EventEnvelope["delivery"],
 ) {
-  const { maxCiFixes, maxCriticIterations, effects, timeouts, retentionDays } = project.settings;
+  const { maxCiFixes, maxCriticIterations, maxUpdates, effects, timeouts, retentionDays } = project.settings;
   const result = await issueStub(env, project.id, number).apply({
     id,
     project: project.id,
     number,
     cause,
     event,
-    limits: { maxCiFixes, maxCriticIterations, maxEffectAttempts: effects.maxAttempts, retentionDays },
+    limits: {
+      maxCiFixes,
+      maxCriticIterations,
+      maxUpdates,
+      maxEffectAttempts: effects.maxAttempts,
+      retentionDays,
+    },
     timeouts,
     ...(delivery && { delivery }),
   });

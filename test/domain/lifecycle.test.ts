@@ -8,7 +8,9 @@ import {
   holdsSlot,
   INITIAL_CONTEXT,
   type IssueContext,
+  type LifecycleEvent,
   type Outcome,
+  retainsWorktree,
   STATES,
   type State,
   TERMINAL_STATES,
@@ -77,6 +79,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   awaiting_review: {
     pr_opened: "awaiting_review",
     review: "merging",
+    branch_updated: "awaiting_ci",
+    conflict: "revising",
     review_failed: "escalated",
     head_mismatch: "escalated",
     merge_confirmed: "merged",
@@ -108,6 +112,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   },
   merging: {
     pr_opened: "merging",
+    branch_updated: "awaiting_ci",
+    conflict: "revising",
     merge_confirmed: "merged",
     merge_failed: "escalated",
     pr_closed: "abandoned",
@@ -509,6 +515,183 @@ describe("critic", () => {
   });
 });
 
+describe("worktree hygiene", () => {
+  const OURS = { number: 42, byConveyor: true };
+  const REAP = { kind: "enqueue_job", job: "reap" };
+  const retention = { type: "timeout", timer: "retention" } as const;
+
+  it.each(STATES.filter((s) => !TERMINAL_STATES.includes(s) && s !== "new"))(
+    "an operator's abandon from %s reaps the worktree at once",
+    (state) => {
+      const { next, effects } = expectAccepted(transition(at(state), { type: "abandon", by: "alice" }));
+      expect(next).toMatchObject({ state: "abandoned", worktreeKept: false });
+      expect(effects).toContainEqual(REAP);
+      expect(retainsWorktree(next)).toBe(false);
+    },
+  );
+
+  it.each([
+    ["issue_closed", { type: "issue_closed" }],
+    ["pr_closed", { type: "pr_closed", ...OURS }],
+  ] as const)("%s reaps the worktree at once", (_name, event) => {
+    const { next, effects } = expectAccepted(transition(at("awaiting_ci", { prNumber: 42 }), event));
+    expect(next.state).toBe("abandoned");
+    expect(effects).toContainEqual(REAP);
+  });
+
+  it("a merge reaps the worktree, kept or not", () => {
+    const { next, effects } = expectAccepted(
+      transition(at("escalated", { prNumber: 42, worktreeKept: true }), { type: "merge_confirmed", ...OURS }),
+    );
+    expect(next).toMatchObject({ state: "merged", worktreeKept: false });
+    expect(effects).toContainEqual(REAP);
+  });
+
+  it.each<[string, State, LifecycleEvent]>([
+    ["a session's escalation", "running", { type: "phase", phase: "escalate", reason: "which API?" }],
+    ["a CI timeout", "awaiting_ci", { type: "timeout", timer: "ci" }],
+    ["a failed merge", "merging", { type: "merge_failed", reason: "conflict" }],
+    ["a BLOCK verdict", "awaiting_review", { type: "review", verdict: "BLOCK", summary: "unsafe" }],
+  ])("%s keeps the worktree for a human and starts its retention", (_name, state, event) => {
+    const { next, effects } = expectAccepted(transition(at(state), event));
+    expect(next.worktreeKept).toBe(true);
+    expect(retainsWorktree(next)).toBe(true);
+    expect(effects).not.toContainEqual(REAP);
+  });
+
+  it("an unanswered escalation is abandoned with its worktree still kept until the retention ends", () => {
+    const escalated = at("escalated", { worktreeKept: true });
+    const { next, effects } = expectAccepted(transition(escalated, { type: "timeout", timer: "escalation" }));
+    expect(next).toMatchObject({ state: "abandoned", worktreeKept: true });
+    expect(effects).not.toContainEqual(REAP);
+    expect(retainsWorktree(next)).toBe(true);
+  });
+
+  it.each(["escalated", "abandoned"] as const)(
+    "the end of the retention in %s reaps the worktree and changes nothing else",
+    (state) => {
+      const kept = at(state, { worktreeKept: true, reason: "waiting" });
+      const { next, effects } = expectAccepted(transition(kept, retention));
+      expect(next).toEqual({ ...kept, worktreeKept: false });
+      expect(effects).toEqual([{ ...REAP, reason: "retention" }]);
+      expect(retainsWorktree(next)).toBe(false);
+      // Once reaped, a late second timeout finds nothing to do.
+      expect(expectRejected(transition(next, retention))).toBe("no worktree is kept for this issue");
+    },
+  );
+
+  it.each(STATES.filter((s) => s !== "escalated" && s !== "abandoned"))(
+    "no retention runs in %s",
+    (state) => {
+      expect(retainsWorktree(at(state, { worktreeKept: true }))).toBe(false);
+      expectRejected(transition(at(state, { worktreeKept: true }), retention));
+    },
+  );
+
+  it("an abandoned issue runs no timer but the retention", () => {
+    expect(expectRejected(transition(at("abandoned"), { type: "timeout", timer: "escalation" }))).toBe(
+      "the escalation timer does not run in state abandoned",
+    );
+  });
+
+  it.each<[string, State, LifecycleEvent]>([
+    ["a human's reply", "escalated", { type: "human_reply", author: "alice", text: "use v2" }],
+    ["a retry", "escalated", { type: "retry", by: "alice" }],
+    ["a retry of an abandoned issue", "abandoned", { type: "retry", by: "alice" }],
+  ])("%s gives the kept worktree back to a session: the retention stops", (_name, state, event) => {
+    const { next } = expectAccepted(transition(at(state, { worktreeKept: true }), event));
+    expect(next.worktreeKept).toBe(false);
+    expect(retainsWorktree(next)).toBe(false);
+  });
+});
+
+describe("staying current with the base", () => {
+  const LIMITS = { ...DEFAULT_LIMITS, maxUpdates: 2 };
+
+  it.each(["awaiting_review", "merging"] as const)(
+    "in %s, a forge's update of the branch sends the new head through CI (and the critic) again",
+    (state) => {
+      const { next, effects } = expectAccepted(
+        transition(at(state), { type: "branch_updated", headSha: "new1" }, LIMITS),
+      );
+      expect(next).toMatchObject({ state: "awaiting_ci", headSha: "new1", updates: 1, reason: null });
+      expect(effects).toEqual([{ kind: "watch_ci" }]);
+      // Its green CI asks the critic again: the approval was bound to the old head.
+      const green = expectAccepted(
+        transition(next, { type: "ci", result: "green", headSha: "new1" }, LIMITS),
+      );
+      expect(green.next.state).toBe("awaiting_review");
+      expect(green.effects).toEqual([{ kind: "request_review" }]);
+    },
+  );
+
+  it("an update that names the head already recorded changes nothing", () => {
+    expect(expectRejected(transition(at("merging"), { type: "branch_updated", headSha: HEAD }, LIMITS))).toBe(
+      `no change: ${HEAD} is already the head`,
+    );
+  });
+
+  it.each(["awaiting_review", "merging"] as const)(
+    "in %s, a conflict resumes the issue's session with an update job naming the files",
+    (state) => {
+      const { next, effects } = expectAccepted(
+        transition(at(state), { type: "conflict", files: ["src/a.ts", "README.md"] }, LIMITS),
+      );
+      expect(next).toMatchObject({ state: "revising", updates: 1, iteration: 2 });
+      expect(effects).toEqual([
+        { kind: "labels", add: ["in_progress"], remove: [] },
+        { kind: "enqueue_job", job: "update", reason: "conflict", detail: "src/a.ts\nREADME.md" },
+      ]);
+    },
+  );
+
+  it("a conflict the forge names no files of still resumes the session", () => {
+    const { effects } = expectAccepted(transition(at("merging"), { type: "conflict", files: [] }, LIMITS));
+    expect(effects).toContainEqual({ kind: "enqueue_job", job: "update", reason: "conflict" });
+  });
+
+  it("a conflict without a session to resume escalates", () => {
+    const { next } = expectAccepted(
+      transition(
+        at("merging", { sessionId: null, branch: null }),
+        { type: "conflict", files: ["a"] },
+        LIMITS,
+      ),
+    );
+    expect(next).toMatchObject({
+      state: "escalated",
+      reason: "the pull request conflicts with its base: `a`",
+    });
+  });
+
+  it("after maxUpdates updates the next one escalates, naming the conflicting files", () => {
+    const spent = at("merging", { updates: 2 });
+    const { next, effects } = expectAccepted(
+      transition(spent, { type: "conflict", files: ["src/a.ts", "src/b.ts"] }, LIMITS),
+    );
+    const reason =
+      "the pull request conflicts with its base (`src/a.ts`, `src/b.ts`) after 2 updates from the base (max_updates 2)";
+    expect(next).toMatchObject({ state: "escalated", reason, updates: 2 });
+    expect(effects).toContainEqual({ kind: "notify_human", reason });
+    const behind = expectAccepted(transition(spent, { type: "branch_updated", headSha: "new9" }, LIMITS));
+    expect(behind.next).toMatchObject({
+      state: "escalated",
+      reason: "the pull request is still behind its base after 2 updates from the base (max_updates 2)",
+    });
+  });
+
+  it("the update job's session ends like any: its push goes through CI and the critic", () => {
+    const resolving = expectAccepted(
+      transition(at("merging"), { type: "conflict", files: ["a"] }, LIMITS),
+    ).next;
+    const pushed = expectAccepted(
+      transition(resolving, { type: "phase", phase: "awaiting_ci", headSha: "merged1" }, LIMITS),
+    );
+    expect(pushed.next).toMatchObject({ state: "awaiting_ci", headSha: "merged1", updates: 1 });
+    expect(pushed.effects).toContainEqual({ kind: "watch_ci" });
+  });
+});
+
 const OURS = { number: 42, byConveyor: true };
 const FORK = { number: 43, byConveyor: false };
 
@@ -561,7 +744,7 @@ describe("pull request number", () => {
 });
 
 describe("merge", () => {
-  it("a confirmed merge closes the issue, clears labels, reaps and wakes dependents", () => {
+  it("a confirmed merge closes the issue, clears labels, reaps, deletes the branch and wakes dependents", () => {
     const { next, effects } = expectAccepted(
       transition(at("merging"), { type: "merge_confirmed", sha: "m1", ...OURS }),
     );
@@ -571,6 +754,7 @@ describe("merge", () => {
       { kind: "close_issue" },
       { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
       { kind: "enqueue_job", job: "reap" },
+      { kind: "delete_branch" },
       { kind: "notify_dependents" },
     ]);
   });

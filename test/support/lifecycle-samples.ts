@@ -22,6 +22,10 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, verdict: "APPROVE", summary: "looks right" };
     case "review_failed":
       return { type, reason: "no report" };
+    case "branch_updated":
+      return { type, headSha: "bbb7777" };
+    case "conflict":
+      return { type, files: ["src/a.txt"] };
     case "pr_opened":
       return { type, number: 42, byConveyor: true };
     case "merge_confirmed":

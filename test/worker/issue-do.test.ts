@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { OUTBOX_BACKOFF } from "../../durable-objects/outbox.ts";
 import { backoffDelay } from "../../src/domain/backoff.ts";
 import {
+  DEFAULT_TIMEOUTS_MS,
   EVENT_TYPES,
   INITIAL_CONTEXT,
   type LifecycleEvent,
@@ -272,9 +273,43 @@ describe("IssueDO timeouts fire from its alarm", () => {
     expect((await stub.view())?.timers).toEqual([armed]);
   });
 
+  it("reaps an escalated issue's worktree when its retention ends, and runs no second retention", async () => {
+    const project = freshProject("retention");
+    const timeouts = { session: 1_000, ci: 2_000, review: 3_000, escalation: 60_000, retention: 5_000 };
+    const stub = await drive(project, 1, PATHS.escalated, { timeouts });
+    const escalatedAt = (await stub.view())?.history.at(-1)?.at ?? 0;
+    const relative = async () =>
+      new Map((await stub.view())?.timers.map((t) => [t.kind, t.dueAt - escalatedAt]));
+    expect(await relative()).toEqual(
+      new Map([
+        ["retention", 5_000],
+        ["escalation", 60_000],
+        ["renotify", DEFAULT_TIMEOUTS_MS.renotify],
+      ]),
+    );
+    // A reply meanwhile restarts the state's timer, never the retention.
+    const reply: LifecycleEvent = { type: "reply", thread: 1, text: "noted" };
+    await stub.apply(envelope(project, 1, reply, "reply-1"));
+    expect((await stub.view())?.timers.find((t) => t.kind === "retention")?.dueAt).toBe(escalatedAt + 5_000);
+
+    const jobsLane = async () =>
+      (await stub.view())?.outbox.find((o) => o.channel === "effect:enqueue_job")?.pending ?? 0;
+    const enqueuedBefore = await jobsLane();
+    await runInDurableObject(stub, (_instance, s) => {
+      s.storage.sql.exec("UPDATE timers SET due_at = 0 WHERE kind = 'retention'");
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const view = await stub.view();
+    expect(view?.state).toBe("escalated");
+    expect(view?.history.at(-1)).toMatchObject({ event: "timeout", outcome: "applied", to: "escalated" });
+    expect(view?.timers.map((t) => t.kind).sort()).toEqual(["escalation", "renotify"]);
+    // The reap job waits in the jobs lane (this project is not registered, so it is not delivered here).
+    expect(await jobsLane()).toBe(enqueuedBefore + 1);
+  });
+
   it("uses the project's timeouts", async () => {
     const project = freshProject("timeouts");
-    const timeouts = { session: 1_000, ci: 2_000, review: 3_000, escalation: 4_000 };
+    const timeouts = { session: 1_000, ci: 2_000, review: 3_000, escalation: 4_000, retention: 5_000 };
     const stub = await drive(project, 1, PATHS.awaiting_ci, { timeouts });
     const [timer] = (await stub.view())?.timers ?? [];
     const at = (await stub.view())?.history.at(-1)?.at ?? 0;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Mergeability } from "../../domain/stay-current.ts";
 import { hasStatus } from "./errors.ts";
 import type { ForgeHttp, HttpRequest } from "./http.ts";
 import { ensureRepoLabels, type LabelStore, type NormalizedLabel, type RepoLabel } from "./labels.ts";
@@ -10,7 +11,9 @@ import {
   comment,
   issue,
   login,
+  type PullMergeState,
   permission,
+  pullMergeState,
   pullRequest,
   repoLabel,
   review,
@@ -78,6 +81,10 @@ export abstract class RepoClient implements ForgeClient {
   protected abstract readonly issuesOnly: Record<string, string>;
   /** The forge's Branch object, read for its head commit. */
   protected abstract readonly branchHead: z.ZodType<string>;
+  abstract updateBranch(number: number, expectedHeadSha: string): Promise<"updated" | "conflict">;
+  protected abstract mergeabilityOf(pull: PullMergeState): Mergeability;
+  /** Where a branch is deleted: GitHub deletes its ref, Gitea and Forgejo the branch. */
+  protected abstract branchDeletePath(encodedBranch: string): string;
 
   /** Gitea and Forgejo have commit statuses only (Actions post statuses too); GitHub adds its checks. */
   async getCiReport(sha: string): Promise<CiReport> {
@@ -85,13 +92,26 @@ export abstract class RepoClient implements ForgeClient {
   }
 
   async getBranchHead(branch: string): Promise<string | null> {
-    // Both forges take a branch's slashes as they are (`branches/conveyor/7`).
-    const path = `${this.repo}/branches/${branch.split("/").map(encodeURIComponent).join("/")}`;
+    const path = `${this.repo}/branches/${encodeBranch(branch)}`;
     try {
       return await this.http.json({ method: "GET", path }, this.branchHead);
     } catch (error) {
       if (hasStatus(error, 404)) return null;
       throw error;
+    }
+  }
+
+  async getMergeability(number: number): Promise<Mergeability> {
+    const path = `${this.repo}/pulls/${number}`;
+    return this.mergeabilityOf(await this.http.json({ method: "GET", path }, pullMergeState));
+  }
+
+  async deleteBranch(branch: string): Promise<void> {
+    try {
+      await this.http.send({ method: "DELETE", path: this.branchDeletePath(encodeBranch(branch)) });
+    } catch (error) {
+      // Gone already (a retry, the forge's own delete-on-merge): GitHub answers 422, Gitea 404.
+      if (!hasStatus(error, 404, 422)) throw error;
     }
   }
 
@@ -267,3 +287,6 @@ export abstract class RepoClient implements ForgeClient {
     });
   }
 }
+
+/** Both forges take a branch's slashes as they are (`branches/conveyor/7`). */
+const encodeBranch = (branch: string) => branch.split("/").map(encodeURIComponent).join("/");

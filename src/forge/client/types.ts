@@ -1,4 +1,5 @@
 /** Forge-neutral shapes returned by every forge client. Numbers are issue / pull request numbers. */
+import type { Mergeability } from "../../domain/stay-current.ts";
 
 export type ForgeKind = "forgejo" | "gitea" | "github";
 
@@ -213,6 +214,15 @@ export interface ForgeClient {
   getCiReport(sha: string): Promise<CiReport>;
   /** The commit a branch points at; null when the branch does not exist. */
   getBranchHead(branch: string): Promise<string | null>;
+  /** The pull request's standing against its base (src/domain/stay-current.ts). */
+  getMergeability(number: number): Promise<Mergeability>;
+  /**
+   * Merges the base into the pull request's head on the forge, if the head is still `expectedHeadSha`:
+   * `conflict` when the forge cannot. GitHub does it asynchronously: the new head shows up a moment later.
+   */
+  updateBranch(number: number, expectedHeadSha: string): Promise<"updated" | "conflict">;
+  /** Idempotent: deleting a branch that is gone succeeds. */
+  deleteBranch(branch: string): Promise<void>;
   mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult>;
   closeIssue(number: number): Promise<void>;
   createIssue(issue: NewIssue): Promise<{ number: number }>;

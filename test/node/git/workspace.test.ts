@@ -446,6 +446,31 @@ describe("push", () => {
   });
 });
 
+describe("an update from the base", () => {
+  it("refreshes the base an existing worktree sees, and names the files in conflict and what landed", async () => {
+    await upstream.commit({ "src/shared.txt": "one\ntwo\nthree\n" }, "add shared");
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "src/shared.txt"), "one\nmine\nthree\n");
+    await writeFile(join(wt.path, "mine.txt"), "m\n");
+    await commit(ws, "my change");
+    expect(await ws.conflictWithBase({ repoKey: REPO, issueNumber: 7 }, "main")).toEqual({
+      files: [],
+      landed: [],
+    });
+
+    await upstream.commit({ "src/shared.txt": "one\ntheirs\nthree\n" }, "their change to shared");
+    const landed = await upstream.commit({ "src/other.txt": "o\n" }, "their other change");
+    const again = await prepare(ws);
+    expect(again.from).toBe("existing");
+    expect(await inWorktree(wt.path, ["rev-parse", "refs/remotes/origin/main"])).toBe(landed);
+    expect(await ws.conflictWithBase({ repoKey: REPO, issueNumber: 7 }, "main")).toEqual({
+      files: ["src/shared.txt"],
+      landed: ["their other change", "their change to shared"],
+    });
+  });
+});
+
 describe("reap", () => {
   it("removes the worktree and the local branch, and can repeat", async () => {
     const ws = workspace();
