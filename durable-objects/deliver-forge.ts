@@ -9,12 +9,12 @@ import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
 import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
 import { pullRequestBody } from "../src/forge/pull-request-body.ts";
+import { projectStub } from "../src/project-stub.ts";
 import { conveyorAccount } from "../src/projects/account.ts";
 import { regateDependents } from "../src/projects/dispatch.ts";
 import { mirroredIssues, setMirroredState } from "../src/projects/mirror.ts";
 import { pullRequestStory } from "../src/projects/pull-request-story.ts";
 import { clientOf, lazyForges, loadProject, loadRegistered, type Project } from "../src/projects/store.ts";
-import { issueCostUsd } from "../src/usage/cost.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
 
 export async function forgeOf(ctx: EffectContext): Promise<{ project: Project; forge: ForgeClient }> {
@@ -42,7 +42,9 @@ const labelName = (project: Project, role: LabelRole) => project.settings.labels
 
 async function escalationText(ctx: EffectContext, effect: Extract<Effect, { kind: "notify_human" }>) {
   const { issue } = ctx;
-  const cost = await issueCostUsd(ctx.env, issue.project, issue.number);
+  // From the ProjectDO's own record of every usage report: the D1 copy the dashboard reads can lag the report
+  // that just escalated the issue (a spent budget) by a moment.
+  const cost = await projectStub(ctx.env, issue.project).issueSpendUsd(issue.number);
   return [
     effect.reminder
       ? `**Conveyor still needs a human.** Nobody has answered yet: ${effect.reason}`

@@ -467,16 +467,11 @@ const budgetExceeded: Rule<"budget_exceeded"> = {
   apply: (ctx, e) => escalate(ctx, `budget exceeded: ${e.reason}`, [{ kind: "cancel_jobs" }]),
 };
 
-const timeoutRule = (timer: TimerKind, reason: string, to: "escalated" | "abandoned"): Rule<"timeout"> => ({
-  to: [to],
+const timeoutRule = (timer: TimerKind, reason: string): Rule<"timeout"> => ({
+  to: ["escalated"],
   apply: (ctx, e) => {
     if (e.timer !== timer) return reject(`the ${e.timer} timer does not run in state ${ctx.state}`);
-    if (to === "escalated")
-      return escalate(ctx, reason, timer === "session" ? [{ kind: "cancel_jobs" }] : []);
-    // Nobody answered: the worktree stays for the rest of its retention period, like an escalation's.
-    return accept(enter(ctx, "abandoned", { reason }), [
-      { kind: "labels", add: [], remove: ["in_progress", "blocked"] },
-    ]);
+    return escalate(ctx, reason, timer === "session" ? [{ kind: "cancel_jobs" }] : []);
   },
 });
 
@@ -595,7 +590,7 @@ const sessionRules = (state: "running" | "revising"): StateRules => ({
   pr_closed: prClosedByHuman,
   abandon: operatorAbandon,
   issue_closed: closedByHuman,
-  timeout: timeoutRule("session", "session exceeded its wall-clock limit", "escalated"),
+  timeout: timeoutRule("session", "session exceeded its wall-clock limit"),
   budget_exceeded: budgetExceeded,
 });
 
@@ -710,7 +705,7 @@ const TABLE: { [S in State]: StateRules } = {
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
-    timeout: timeoutRule("ci", "CI did not report in time", "escalated"),
+    timeout: timeoutRule("ci", "CI did not report in time"),
     budget_exceeded: budgetExceeded,
   },
   awaiting_review: {
@@ -755,7 +750,7 @@ const TABLE: { [S in State]: StateRules } = {
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
-    timeout: timeoutRule("review", "the review did not arrive in time", "escalated"),
+    timeout: timeoutRule("review", "the review did not arrive in time"),
     budget_exceeded: budgetExceeded,
   },
   revising: { pr_opened: prOpened("revising"), ...sessionRules("revising") },
@@ -773,7 +768,7 @@ const TABLE: { [S in State]: StateRules } = {
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
-    timeout: timeoutRule("approval", "no human approved the merge in time", "escalated"),
+    timeout: timeoutRule("approval", "no human approved the merge in time"),
   },
   merging: {
     pr_opened: prOpened("merging"),
@@ -829,12 +824,14 @@ const TABLE: { [S in State]: StateRules } = {
         if (e.timer === "renotify") return accept(ctx, [{ kind: "notify_human", reason, reminder: true }]);
         if (e.timer !== "escalation")
           return reject(`the ${e.timer} timer does not run in state ${ctx.state}`);
-        // Said on the issue before it is let go: an expiry is never silent.
-        return abandon(ctx, "no human answered within the escalation window", [
+        // Said on the issue before it is let go: an expiry is never silent. The worktree stays for the rest
+        // of its retention period.
+        return accept(enter(ctx, "abandoned", { reason: "no human answered within the escalation window" }), [
           {
             kind: "comment",
             body: `No human answered this escalation in time (${reason}). Conveyor abandons the issue; comment \`/conveyor retry\` to start it again.`,
           },
+          { kind: "labels", add: [], remove: ["in_progress", "blocked"] },
         ]);
       },
     }),

@@ -61,7 +61,9 @@ describe("per-issue budgets", () => {
         events: [usage(0.02, 3)],
       });
       await drain(project);
-      expect(await issueCostUsd(env, project, 1)).toBeCloseTo(0.02);
+      // What the escalation comment states: the ProjectDO's record, not D1's copy.
+      expect(await projectStub(env, project).issueSpendUsd(1)).toBeCloseTo(0.02);
+      expect(await issueCostUsd(env, project, 1)).toBe(0);
     } finally {
       await env.DB.exec(`DROP TRIGGER ${trigger}`);
     }

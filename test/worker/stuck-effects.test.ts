@@ -156,6 +156,8 @@ describe("an escalation nobody answers", () => {
     expect(escalated.timers.map((t) => [t.kind, t.dueAt - at])).toEqual([
       ["renotify", renotify],
       ["escalation", escalation],
+      // Its worktree is kept for a human meanwhile.
+      ["retention", 7 * 24 * 60 * 60_000],
     ]);
 
     await fire(loop, number, "renotify");

@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WorkDirLayout } from "../../../runner/paths.ts";
 import { bash, text } from "../../support/model/script.ts";
 import { type ModelStandIn, startModelStandIn } from "../../support/model/server.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
@@ -72,7 +73,7 @@ function attacks(scene: () => Scene) {
     {
       when: /Implement issue #2 /,
       steps: [
-        () => loot(`cat ${scene().workDir}/runner.json ${scene().configFile}`),
+        () => loot(`cat ${new WorkDirLayout(scene().workDir).identityFile} ${scene().configFile}`),
         loot("for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\\0' '\\n' < \"$f\"; echo; done"),
         loot("env"),
         () =>
@@ -205,7 +206,7 @@ async function agentView(scene: Scene): Promise<string> {
 }
 
 async function secrets(scene: Scene): Promise<Record<string, string>> {
-  const identity = JSON.parse(await readFile(join(scene.workDir, "runner.json"), "utf8")) as {
+  const identity = JSON.parse(await readFile(new WorkDirLayout(scene.workDir).identityFile, "utf8")) as {
     token: string;
   };
   return {
