@@ -6,8 +6,15 @@
  * and starts the project's reconciliation cycles (./reconciliation.ts).
  */
 import { DurableObject } from "cloudflare:workers";
+import type { AgentDefinition } from "../src/agents/definition.ts";
 import { randomToken } from "../src/crypto/tokens.ts";
-import { dailyCapReached, issueBudgetExceeded, sessionBudget, utcDay } from "../src/domain/budget.ts";
+import {
+  dailyCapReached,
+  issueBudgetExceeded,
+  type Spend,
+  sessionBudget,
+  utcDay,
+} from "../src/domain/budget.ts";
 import {
   afterLostLease,
   enqueueAffinity,
@@ -16,6 +23,7 @@ import {
   leaseTerm,
   nextDeadline,
   selectJob,
+  spendsBudget,
 } from "../src/domain/job-queue.ts";
 import type { LifecycleEvent } from "../src/domain/lifecycle.ts";
 import type { Env } from "../src/env.ts";
@@ -23,7 +31,9 @@ import type { EventEnvelope } from "../src/issue-events.ts";
 import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
+import { AGENT_CHANNELS, AgentRuns, type AgentRunView, type ApplyRow, type CheckRow } from "./agent-runs.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
+import { agentTargets, applyAgentOutput } from "./deliver-agent-outputs.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
 import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./job-store.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
@@ -40,7 +50,16 @@ export const RECORD_DELAY_MS = 1_000;
 const RETENTION_MS = 30 * 24 * 60 * 60_000;
 /** The envelope schema's limit for a phase reason. */
 const MAX_REASON = 2_000;
-const CHANNELS = { d1: "d1", issue: "issue" } as const;
+const CHANNELS = { d1: "d1", issue: "issue", ...AGENT_CHANNELS } as const;
+
+/** A run of one of the project's agents, queued as an `agent` job (src/agents/start.ts composes it). */
+export type AgentRunRequest = {
+  runId: string;
+  trigger: string;
+  outputs: AgentDefinition["outputs"];
+  spec: JobSpec & { agent: NonNullable<JobSpec["agent"]> };
+  policy: ProjectPolicy;
+};
 
 export type EnqueueRequest = {
   /** The IssueDO effect key: the same key enqueues once, however often it is delivered. */
@@ -58,6 +77,7 @@ export class ProjectDO extends DurableObject<Env> {
   private readonly store: JobStore;
   private readonly outbox: Outbox;
   private readonly reconciliation: Reconciliation;
+  private readonly agentRuns: AgentRuns;
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
@@ -67,47 +87,77 @@ export class ProjectDO extends DurableObject<Env> {
     this.store = new JobStore(ctx.storage.sql);
     this.outbox = new Outbox(ctx.storage.sql);
     this.reconciliation = new Reconciliation(ctx.storage.sql);
+    this.agentRuns = new AgentRuns(ctx.storage.sql, this.outbox);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
     ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
 
   async enqueue({ key, spec, policy }: EnqueueRequest): Promise<{ jobId: string; created: boolean }> {
     const now = Date.now();
-    const result = this.ctx.storage.transactionSync(() => {
-      const owner = this.store.meta()?.project;
-      if (owner && owner !== spec.project) throw new Error(`job for ${spec.project} sent to ${owner}`);
-      this.store.saveMeta(spec.project, policy);
-      const existing = this.store.byKey(key);
-      if (existing) return { jobId: existing.id, created: false };
-      this.store.prune(now - RETENTION_MS);
-      const job = this.store.insert({
-        id: newJobId(spec.project, spec.issue.number),
-        key,
-        number: spec.issue.number,
-        kind: spec.kind,
-        status: "queued",
-        attempt: 1,
-        spec,
-        runnerId: null,
-        leaseToken: null,
-        leaseExpiresAt: null,
-        leasedAt: null,
-        cancelled: false,
-        confirmed: false,
-        ...enqueueAffinity(spec.kind, this.store.lastRunner(spec.issue.number), now, policy),
-        sessionId: null,
-        branch: null,
-        headSha: null,
-        createdAt: now,
-        updatedAt: now,
-      });
-      this.recordJob(spec.project, job, now);
-      return { jobId: job.id, created: true };
-    });
+    const result = this.ctx.storage.transactionSync(() => this.insertJob(key, spec, policy, now));
     if (result.created) this.wake();
     // The job's record is delivered by the alarm, with the others of the next second.
     await this.scheduleAlarm();
     return result;
+  }
+
+  /** Queues an agent run: its job and its run record in one transaction; the same run id queues once. */
+  async startAgentRun(request: AgentRunRequest): Promise<{ runId: string; jobId: string }> {
+    const now = Date.now();
+    const { runId, spec } = request;
+    const result = this.ctx.storage.transactionSync(() => {
+      const queued = this.insertJob(`agent:${runId}`, spec, request.policy, now);
+      if (queued.created) {
+        const run = { id: runId, agent: spec.agent.name, jobId: queued.jobId, trigger: request.trigger };
+        this.agentRuns.queue({ ...run, outputs: request.outputs }, now);
+      }
+      return queued;
+    });
+    if (result.created) this.wake();
+    await this.scheduleAlarm();
+    return { runId, jobId: result.jobId };
+  }
+
+  /** An agent run as it stands, its cost from the project's spend. */
+  agentRun(runId: string): AgentRunView | null {
+    return this.agentRuns.view(runId);
+  }
+
+  /** Each agent's latest run. */
+  latestAgentRuns(): AgentRunView[] {
+    return this.agentRuns.latest();
+  }
+
+  private insertJob(key: string, spec: JobSpec, policy: ProjectPolicy, now: number) {
+    const owner = this.store.meta()?.project;
+    if (owner && owner !== spec.project) throw new Error(`job for ${spec.project} sent to ${owner}`);
+    this.store.saveMeta(spec.project, policy);
+    const existing = this.store.byKey(key);
+    if (existing) return { jobId: existing.id, created: false };
+    this.store.prune(now - RETENTION_MS);
+    const job = this.store.insert({
+      id: newJobId(spec.project, spec.issue.number),
+      key,
+      number: spec.issue.number,
+      kind: spec.kind,
+      status: "queued",
+      attempt: 1,
+      spec,
+      runnerId: null,
+      leaseToken: null,
+      leaseExpiresAt: null,
+      leasedAt: null,
+      cancelled: false,
+      confirmed: false,
+      ...enqueueAffinity(spec.kind, this.store.lastRunner(spec.issue.number), now, policy),
+      sessionId: null,
+      branch: null,
+      headSha: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    this.recordJob(spec.project, job, now);
+    return { jobId: job.id, created: true };
   }
 
   /** Leases the job `runnerId` should run next, waiting up to `waitMs` for one; null if none came. */
@@ -177,10 +227,15 @@ export class ProjectDO extends DurableObject<Env> {
         switch (event.kind) {
           case "session":
             job = { ...job, sessionId: event.sessionId };
-            this.recordD1(sessionRecord(project, job, runnerId, event, now), now);
+            if (isSession(job.kind)) this.recordD1(sessionRecord(project, job, runnerId, event, now), now);
             break;
           case "usage": {
             const record = usageRecord(project, job, event, now);
+            if (job.spec.agent) {
+              // An agent run is about no issue: it counts in the day's spend, and in its run's cost.
+              this.recordAgentSpend(job, record.row.id, event.usage, now);
+              break;
+            }
             this.recordD1(record, now);
             this.store.recordSpend(record.row.id, job.number, utcDay(now), event.usage);
             const over = issueBudgetExceeded(this.store.issueSpend(job.number), fenced.policy.budget);
@@ -236,6 +291,16 @@ export class ProjectDO extends DurableObject<Env> {
       const done: StoredJob = { ...job, status: job.cancelled ? "cancelled" : "done", updatedAt: now };
       this.store.save(done);
       this.recordJob(project, done, now);
+      if (job.spec.agent) {
+        const { runId } = job.spec.agent;
+        if (request.usage) {
+          const usageId = `${job.id}:${job.attempt}:${request.sessionId ?? job.sessionId ?? "agent"}`;
+          this.recordAgentSpend(job, usageId, request.usage, now);
+        }
+        if (job.cancelled) this.agentRuns.ended(runId, "cancelled", now);
+        else if (request.phase === "done") this.agentRuns.reported(runId, request.outputs ?? [], now);
+        else this.agentRuns.ended(runId, `the run ended ${request.phase}: ${request.reason ?? ""}`, now);
+      }
       if (!job.cancelled && isSession(job.kind)) {
         const sessionId = request.sessionId ?? job.sessionId;
         // The branch is the job's, never the runner's choice.
@@ -368,11 +433,11 @@ export class ProjectDO extends DurableObject<Env> {
     const held = new Set(
       holding.filter((ref) => ref.startsWith(prefix)).map((ref) => Number(ref.slice(prefix.length))),
     );
-    // Past the daily cap no session starts (work already leased finishes; reaps still run).
+    // Past the daily cap no session or agent run starts (work already leased finishes; reaps still run).
     const paused = dailyCapReached(this.store.daySpendUsd(utcDay(now)), meta.policy.budget) !== null;
     const open = this.store
       .open()
-      .filter((job) => !paused || job.status === "leased" || !isSession(job.kind));
+      .filter((job) => !paused || job.status === "leased" || !spendsBudget(job.kind));
     return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
   }
 
@@ -399,8 +464,11 @@ export class ProjectDO extends DurableObject<Env> {
       };
       this.store.save(leased);
       this.recordJob(meta.project, leased, now);
-      // The budget is what the issue has left now, not when the job was enqueued.
-      const budget = sessionBudget(this.store.issueSpend(job.number), meta.policy.budget);
+      if (job.spec.agent) this.agentRuns.running(job.spec.agent.runId, now);
+      // The budget is what the issue has left now, not when the job was enqueued; an agent run's is its own.
+      const budget = job.spec.agent
+        ? job.spec.budget
+        : sessionBudget(this.store.issueSpend(job.number), meta.policy.budget);
       // A re-leased job resumes the session its earlier attempt started, wherever that attempt ran.
       const sessionId = job.sessionId ?? job.spec.sessionId;
       return {
@@ -490,6 +558,7 @@ export class ProjectDO extends DurableObject<Env> {
     const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
     this.store.save(ended);
     this.recordJob(project, ended, now);
+    if (job.spec.agent) this.agentRuns.ended(job.spec.agent.runId, reason ?? "cancelled", now);
     if (reason !== null && isSession(job.kind)) {
       this.recordIssueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
@@ -515,6 +584,50 @@ export class ProjectDO extends DurableObject<Env> {
 
   private wake(): void {
     for (const waiter of [...this.waiters]) waiter();
+  }
+
+  // --- agent runs ------------------------------------------------------------------------------------------
+
+  /** Counts in the project's daily spend (a re-sent figure replaces the earlier one) and in the run's cost. */
+  private recordAgentSpend(job: StoredJob, usageId: string, spend: Spend, now: number): void {
+    if (!job.spec.agent) return;
+    this.store.recordSpend(usageId, job.number, utcDay(now), spend);
+    this.agentRuns.setCost(job.spec.agent.runId, this.store.jobSpendUsd(job.id));
+  }
+
+  /** Decides each completed run's outputs (reading their targets from the forge's mirror), then applies them. */
+  private async deliverAgentOutputs(project: string, horizon?: number): Promise<void> {
+    const { storage } = this.ctx;
+    await deliverInOrder(
+      storage,
+      this.outbox,
+      [CHANNELS.check],
+      1,
+      async (rows) => {
+        for (const row of rows) {
+          const { runId } = JSON.parse(row.payload) as CheckRow;
+          const targets = await agentTargets(this.env, project, this.agentRuns.targetsOf(runId));
+          storage.transactionSync(() => this.agentRuns.decide(runId, targets, Date.now()));
+        }
+      },
+      horizon,
+    );
+    await deliverInOrder(
+      storage,
+      this.outbox,
+      [CHANNELS.apply],
+      1,
+      async (rows) => {
+        for (const row of rows) {
+          const { runId, index } = JSON.parse(row.payload) as ApplyRow;
+          const output = this.agentRuns.accepted(runId, index);
+          if (!output) continue;
+          await applyAgentOutput(this.env, project, `agent:${runId}:${index}`, output);
+          storage.transactionSync(() => this.agentRuns.markApplied(runId, index, Date.now()));
+        }
+      },
+      horizon,
+    );
   }
 
   // --- outbox ------------------------------------------------------------------------------------------------
@@ -569,6 +682,8 @@ export class ProjectDO extends DurableObject<Env> {
         },
         horizon,
       );
+      const project = this.store.meta()?.project;
+      if (project) await this.deliverAgentOutputs(project, horizon);
     })().finally(() => {
       this.flushing = null;
     });

@@ -211,6 +211,11 @@ export interface ForgeClient {
   getCiReport(sha: string): Promise<CiReport>;
   /** The commit a branch points at; null when the branch does not exist. */
   getBranchHead(branch: string): Promise<string | null>;
+  /**
+   * The files directly in `dir` at `ref` (path → text), in path order; past the first `maxFiles` their paths
+   * only (empty text). A missing directory is an empty map.
+   */
+  readDirectory(dir: string, ref: string, maxFiles: number): Promise<Map<string, string>>;
   mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult>;
   closeIssue(number: number): Promise<void>;
   createIssue(issue: NewIssue): Promise<{ number: number }>;

@@ -7,6 +7,7 @@ import {
   updateCheckRun,
 } from "./checks.ts";
 import { createComment, listComments } from "./comments.ts";
+import { getContents } from "./contents.ts";
 import { createHook, deleteHook, listHooks } from "./hooks.ts";
 import { createIssue, editIssue, getIssue, listIssues } from "./issues.ts";
 import {
@@ -76,6 +77,7 @@ export const ROUTES: Route[] = [
   repoRoute("POST", "/statuses/{sha}", createCommitStatus),
   repoRoute("GET", "/commits/{ref}/status", combinedStatus),
   repoRoute("GET", "/branches/{branch}", getBranch),
+  repoRoute("GET", "/contents/{path}", getContents),
 
   // GitHub's checks, which Forgejo lacks: for GitHub projects pointed at the local forge.
   repoRoute("POST", "/check-runs", createCheckRun),

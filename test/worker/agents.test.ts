@@ -1,0 +1,173 @@
+/**
+ * Agent runs end to end in the Worker: the catalog read from the repository on the local forge, a manual run
+ * queued as an `agent` job, a runner's completion with requested outputs, the checks, and the accepted
+ * outputs applied on the forge exactly once.
+ */
+import { env, SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { projectStub } from "../../src/project-stub.ts";
+import { toMirrored } from "../../src/projects/gate.ts";
+import { mirrorIssue } from "../../src/projects/mirror.ts";
+import { loadProject } from "../../src/projects/store.ts";
+import { claim, complete, drain, newRunner, taken } from "./support/jobs.ts";
+import { control, type Loop, loopProject } from "./support/review.ts";
+import { OPERATOR } from "./support/webhooks.ts";
+
+const BASE = "https://conveyor.test/api/v1/projects";
+
+const api = (path: string, init: RequestInit = {}) =>
+  SELF.fetch(`${BASE}/${path}`, { ...init, headers: { ...OPERATOR, ...init.headers } });
+
+/** A repository agent that may comment twice and label `underspecified`. */
+const TRIAGER = `---
+description: Comments on issues, at most twice a run.
+schedule: "@weekly"
+outputs:
+  comment: { max: 2 }
+  add_labels: { max: 1, allowedLabels: [underspecified] }
+---
+Comment on the issues.
+`;
+
+const BROKEN = `---
+description: A misspelt constraint must not silently allow more.
+schedule: "@weekly"
+outputs:
+  comment: { maxx: 100 }
+---
+Comment.
+`;
+
+async function agentsProject(name: string): Promise<Loop & { issues: number[] }> {
+  const loop = await loopProject(name);
+  await control("push", {
+    repo: loop.repo,
+    branch: "main",
+    files: { ".conveyor/agents/triager.md": TRIAGER, ".conveyor/agents/broken.md": BROKEN },
+  });
+  const project = await loadProject(env, loop.project);
+  if (!project) throw new Error("not registered");
+  const issues: number[] = [];
+  for (const title of ["Add a <script> flag", "Export as CSV"]) {
+    const { number } = await loop.forge.createIssue({ title, body: "Please.", labels: [] });
+    await mirrorIssue(env, loop.project, toMirrored(project, await loop.forge.getIssue(number)));
+    issues.push(number);
+  }
+  return { ...loop, issues };
+}
+
+async function startRun(project: string, agent: string) {
+  const res = await api(`${project}/agents/${agent}/runs`, { method: "POST" });
+  expect(res.status, await res.clone().text()).toBe(202);
+  return ((await res.json()) as { runId: string }).runId;
+}
+
+const runOf = async (project: string, agent: string, id: string) => {
+  const res = await api(`${project}/agents/${agent}/runs/${id}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as {
+    status: string;
+    costUsd: number;
+    decisions: { status: string; reason?: string; applied?: boolean; output: { type: string } }[] | null;
+  };
+};
+
+const usage = {
+  inputTokens: 100,
+  outputTokens: 10,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  usd: 0.25,
+  turns: 3,
+};
+
+describe("agents", () => {
+  it("lists built-ins and repository agents, and reports a malformed definition without stopping the others", async () => {
+    const loop = await agentsProject("agents-list");
+    const res = await api(`${loop.project}/agents`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      agents: { name: string; source: string; enabled: boolean; schedule: string | null }[];
+      problems: { name: string; source: string; error: string }[];
+    };
+    expect(body.agents.map((a) => a.name)).toEqual(expect.arrayContaining(["gardener", "triager"]));
+    expect(body.agents.find((a) => a.name === "gardener")).toMatchObject({
+      source: "builtin",
+      schedule: "0 5 * * *",
+      enabled: true,
+    });
+    expect(body.agents.find((a) => a.name === "triager")?.source).toBe("repository");
+    expect(body.agents.some((a) => a.name === "broken")).toBe(false);
+    expect(body.problems).toEqual([
+      { name: "broken", source: "repository", error: expect.stringContaining("maxx") },
+    ]);
+    const refused = await api(`${loop.project}/agents/broken/runs`, { method: "POST" });
+    expect(refused.status).toBe(409);
+    expect((await api(`${loop.project}/agents/nobody/runs`, { method: "POST" })).status).toBe(404);
+  });
+
+  it("applies exactly `max` outputs once, rejects the rest and undeclared types with reasons, and counts the cost", async () => {
+    const loop = await agentsProject("agents-run");
+    const [first = 0, second = 0] = loop.issues;
+    const runId = await startRun(loop.project, "triager");
+    expect((await runOf(loop.project, "triager", runId)).status).toBe("queued");
+
+    const runner = await newRunner("agents-run-0");
+    const claimed = taken(await claim(runner, [loop.project]));
+    expect(claimed.job.kind).toBe("agent");
+    expect(claimed.job.agent).toMatchObject({ runId, name: "triager", outputs: ["comment", "add_labels"] });
+    // The issues' text reaches the prompt as data: escaped inside its tag.
+    expect(claimed.job.agent?.prompt).toContain("Add a &lt;script&gt; flag");
+    expect((await runOf(loop.project, "triager", runId)).status).toBe("running");
+
+    const outputs = [
+      { type: "comment", issue: first, body: "Which flag?" },
+      { type: "comment", issue: second, body: "Which columns?" },
+      { type: "comment", issue: first, body: "Over the cap." },
+      { type: "create_issue", title: "Not declared", body: "No." },
+      { type: "add_labels", issue: second, labels: ["underspecified"] },
+    ];
+    const done = { phase: "done", sessionId: "sess-agent", outputs, usage };
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    // Delivered twice (a lost answer): applied once.
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    await drain(loop.project);
+    await drain(loop.project);
+
+    const run = await runOf(loop.project, "triager", runId);
+    expect(run.status).toBe("done");
+    expect(run.costUsd).toBe(0.25);
+    expect(
+      run.decisions?.map((d) => [d.output.type, d.status, d.reason ?? null, d.applied ?? false]),
+    ).toEqual([
+      ["comment", "accepted", null, true],
+      ["comment", "accepted", null, true],
+      ["comment", "rejected", "over the cap: at most 2 comment per run", false],
+      ["create_issue", "rejected", "create_issue is not among this agent's outputs", false],
+      ["add_labels", "accepted", null, true],
+    ]);
+    const comments = [...(await loop.forge.listComments(first)), ...(await loop.forge.listComments(second))];
+    expect(comments.map((c) => c.body.split("\n")[0])).toEqual(["Which flag?", "Which columns?"]);
+    expect((await loop.forge.getIssue(second)).labels).toContain("underspecified");
+    expect((await projectStub(env, loop.project).dispatchStatus()).spentTodayUsd).toBe(0.25);
+
+    const list = (await (await api(`${loop.project}/agents`)).json()) as {
+      agents: { name: string; lastRun: { id: string } | null }[];
+    };
+    expect(list.agents.find((a) => a.name === "triager")?.lastRun?.id).toBe(runId);
+  });
+
+  it("an agent run holds no issue slot, and a failed run is recorded as failed", async () => {
+    const loop = await agentsProject("agents-fail");
+    const runId = await startRun(loop.project, "triager");
+    const runner = await newRunner("agents-fail-0");
+    const claimed = taken(await claim(runner, [loop.project]));
+    expect(claimed.job.issue.number).toBe(0);
+    const res = await complete(runner, claimed, { phase: "failed", reason: "the model refused" });
+    expect(res.status).toBe(204);
+    await drain(loop.project);
+    const run = await runOf(loop.project, "triager", runId);
+    expect(run.status).toBe("failed");
+    expect(run.decisions).toBeNull();
+  });
+});
