@@ -43,7 +43,7 @@ export class WorkDirLayout {
 
   /** One agent run's own HOME (no issue's): removed when the run ends. */
   agentRunHome(project: string, runId: string): string {
-    return join(this.root, "agent-runs", `${project}-${runId}`, "home");
+    return join(this.root, "agent-homes", `${project}-${runId}`, "home");
   }
 
   agentDir(project: string, issueNumber: number): string {

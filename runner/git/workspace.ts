@@ -194,7 +194,9 @@ export class Workspace {
 
   /** Where one agent run's worktree lives: its own, gone when the run ends. */
   agentWorktreePath(repoKey: string, runId: string): string {
-    return join(this.workDir, "agent-runs", slug(repoKey), slug(runId));
+    if (!NAME_PART.test(runId) || runId.startsWith("."))
+      throw new Error(`bad run id: ${JSON.stringify(runId)}`);
+    return join(this.workDir, "agent-runs", slug(repoKey), runId);
   }
 
   /**

@@ -64,7 +64,8 @@ export const issueRef = (project: string, number: number) => `${project}#${numbe
  * read-only tools its definition allows, and the safe outputs it may ask for (runner/agents/safe-outputs.ts).
  */
 export const agentRunSchema = z.object({
-  runId: z.string().min(1).max(100),
+  /** Names the run's worktree and HOME on the runner: no path separators, no dots. */
+  runId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/),
   name: z.string().min(1).max(40),
   prompt: z.string().min(1).max(400_000),
   tools: z.array(z.enum(AGENT_TOOLS)).max(AGENT_TOOLS.length),
