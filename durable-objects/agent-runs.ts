@@ -11,6 +11,7 @@ import {
   type RequestedOutput,
   type Targets,
 } from "../src/agents/outputs.ts";
+import type { JobSpec, ProjectPolicy } from "./job-store.ts";
 import type { Outbox } from "./outbox.ts";
 
 const SCHEMA = `
@@ -30,6 +31,15 @@ CREATE TABLE IF NOT EXISTS agent_runs (
 );
 CREATE INDEX IF NOT EXISTS agent_runs_by_agent ON agent_runs (agent, created_at);
 `;
+
+/** A run of one of the project's agents, queued as an `agent` job (src/agents/runs.ts composes it). */
+export type AgentRunRequest = {
+  runId: string;
+  trigger: string;
+  outputs: AgentDefinition["outputs"];
+  spec: JobSpec & { agent: NonNullable<JobSpec["agent"]> };
+  policy: ProjectPolicy;
+};
 
 export const AGENT_CHANNELS = { check: "agent-check", apply: "agent-apply" } as const;
 
@@ -214,12 +224,12 @@ export class AgentRuns {
       .map(toView);
   }
 
-  /** When `agent`'s latest run was queued; null if it never ran. */
-  lastQueuedAt(agent: string): number | null {
-    const row = this.sql
-      .exec<{ at: number | null }>("SELECT MAX(created_at) AS at FROM agent_runs WHERE agent = ?", agent)
-      .toArray()[0];
-    return row?.at ?? null;
+  /** Whether a run of `agent` still waits for a runner. */
+  waiting(agent: string): boolean {
+    return (
+      this.sql.exec("SELECT 1 FROM agent_runs WHERE agent = ? AND status = 'queued' LIMIT 1", agent).toArray()
+        .length > 0
+    );
   }
 
   private row(runId: string): Row | null {

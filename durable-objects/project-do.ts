@@ -6,7 +6,7 @@
  * and starts the project's reconciliation cycles (./reconciliation.ts).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { AgentDefinition } from "../src/agents/definition.ts";
+import { agentRunRequest } from "../src/agents/runs.ts";
 import { randomToken } from "../src/crypto/tokens.ts";
 import {
   dailyCapReached,
@@ -31,7 +31,15 @@ import type { EventEnvelope } from "../src/issue-events.ts";
 import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
-import { AGENT_CHANNELS, AgentRuns, type AgentRunView, type ApplyRow, type CheckRow } from "./agent-runs.ts";
+import {
+  AGENT_CHANNELS,
+  type AgentRunRequest,
+  AgentRuns,
+  type AgentRunView,
+  type ApplyRow,
+  type CheckRow,
+} from "./agent-runs.ts";
+import { AgentSchedules, type ScheduleCheck, type ScheduleHooks } from "./agent-schedules.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { agentTargets, applyAgentOutput } from "./deliver-agent-outputs.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
@@ -52,15 +60,6 @@ const RETENTION_MS = 30 * 24 * 60 * 60_000;
 const MAX_REASON = 2_000;
 const CHANNELS = { d1: "d1", issue: "issue", ...AGENT_CHANNELS } as const;
 
-/** A run of one of the project's agents, queued as an `agent` job (src/agents/start.ts composes it). */
-export type AgentRunRequest = {
-  runId: string;
-  trigger: string;
-  outputs: AgentDefinition["outputs"];
-  spec: JobSpec & { agent: NonNullable<JobSpec["agent"]> };
-  policy: ProjectPolicy;
-};
-
 export type EnqueueRequest = {
   /** The IssueDO effect key: the same key enqueues once, however often it is delivered. */
   key: string;
@@ -78,6 +77,7 @@ export class ProjectDO extends DurableObject<Env> {
   private readonly outbox: Outbox;
   private readonly reconciliation: Reconciliation;
   private readonly agentRuns: AgentRuns;
+  private readonly agentSchedules: AgentSchedules;
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
@@ -88,6 +88,7 @@ export class ProjectDO extends DurableObject<Env> {
     this.outbox = new Outbox(ctx.storage.sql);
     this.reconciliation = new Reconciliation(ctx.storage.sql);
     this.agentRuns = new AgentRuns(ctx.storage.sql, this.outbox);
+    this.agentSchedules = new AgentSchedules(ctx.storage.sql);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
     ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
@@ -400,8 +401,18 @@ export class ProjectDO extends DurableObject<Env> {
   async armReconciliation(project: string, delayMs = 0): Promise<number> {
     const now = Date.now();
     const nextAt = this.reconciliation.arm(project, now, now + delayMs);
+    // The agents' schedules ride on the same arming: the cron's call reaches every project.
+    this.agentSchedules.arm(project, now);
     await this.scheduleAlarm();
     return nextAt;
+  }
+
+  /** Checks the agents' schedules now (operators, tests), queueing the runs that are due. */
+  async checkAgentSchedules(project: string): Promise<ScheduleCheck | null> {
+    this.agentSchedules.arm(project, Date.now());
+    const outcome = await this.agentSchedules.runIfDue(this.env, Date.now(), this.scheduleHooks(), true);
+    await this.scheduleAlarm();
+    return outcome;
   }
 
   /** Runs a reconciliation cycle now (operators, tests, benchmarks), then keeps to the period. */
@@ -421,6 +432,9 @@ export class ProjectDO extends DurableObject<Env> {
     // failing forge reschedules its own cycle.
     const cycle = this.reconciliation.runIfDue(this.env, Date.now());
     this.ctx.waitUntil(cycle.then(() => this.scheduleAlarm()));
+    // Likewise the agents' schedules, which read the catalog from the forge. Never throws.
+    const schedules = this.agentSchedules.runIfDue(this.env, Date.now(), this.scheduleHooks());
+    this.ctx.waitUntil(schedules.then(() => this.scheduleAlarm()));
     await this.scheduleAlarm();
   }
 
@@ -588,6 +602,15 @@ export class ProjectDO extends DurableObject<Env> {
 
   // --- agent runs ------------------------------------------------------------------------------------------
 
+  private scheduleHooks(): ScheduleHooks {
+    return {
+      waiting: (agent) => this.agentRuns.waiting(agent),
+      queue: async (project, definition, trigger) => {
+        await this.startAgentRun(await agentRunRequest(this.env, project, definition, trigger));
+      },
+    };
+  }
+
   /** Counts in the project's daily spend (a re-sent figure replaces the earlier one) and in the run's cost. */
   private recordAgentSpend(job: StoredJob, usageId: string, spend: Spend, now: number): void {
     if (!job.spec.agent) return;
@@ -696,6 +719,7 @@ export class ProjectDO extends DurableObject<Env> {
       outboxAlarm(this.outbox.nextAt(Object.values(CHANNELS)), floor),
       nextDeadline(this.store.deadlineFields(), Date.now()),
       this.reconciliation.nextAt(),
+      this.agentSchedules.nextAt(),
     ]);
   }
 

@@ -2,6 +2,7 @@
  * The Worker's side of agent runs: the project's catalog (built-ins, as its repository changes them) and
  * queueing a run on the project's Durable Object with the prompt composed here.
  */
+import type { AgentRunRequest } from "../../durable-objects/agent-runs.ts";
 import { randomToken } from "../crypto/tokens.ts";
 import type { Env } from "../env.ts";
 import { projectStub } from "../project-stub.ts";
@@ -30,18 +31,18 @@ export async function loadCatalog(registered: Registered): Promise<Catalog> {
 
 export const newRunId = () => randomToken("run_", 12);
 
-/** Queues one run of `definition` for `project`; returns its id. */
-export async function queueAgentRun(
+/** What queues one run of `definition` for `project`: its job, with the prompt composed now. */
+export async function agentRunRequest(
   env: Env,
   project: Project,
   definition: AgentDefinition,
   trigger: string,
-): Promise<string> {
+): Promise<AgentRunRequest> {
   const { settings } = project;
   const issues = await openMirroredIssues(env, project.id, MAX_CONTEXT_ISSUES);
   const prompt = agentPrompt(definition, { project: project.id, repo: project.repo, trigger, issues });
   const runId = newRunId();
-  await projectStub(env, project.id).startAgentRun({
+  return {
     runId,
     trigger,
     outputs: definition.outputs,
@@ -67,6 +68,17 @@ export async function queueAgentRun(
       },
     },
     policy: { parallel: settings.parallel, ...settings.jobs, budget: budgetLimits(settings) },
-  });
-  return runId;
+  };
+}
+
+/** Queues one run of `definition` for `project` on its Durable Object; returns the run's id. */
+export async function queueAgentRun(
+  env: Env,
+  project: Project,
+  definition: AgentDefinition,
+  trigger: string,
+): Promise<string> {
+  const request = await agentRunRequest(env, project, definition, trigger);
+  await projectStub(env, project.id).startAgentRun(request);
+  return request.runId;
 }

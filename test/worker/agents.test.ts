@@ -3,7 +3,7 @@
  * queued as an `agent` job, a runner's completion with requested outputs, the checks, and the accepted
  * outputs applied on the forge exactly once.
  */
-import { env, SELF } from "cloudflare:test";
+import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { projectStub } from "../../src/project-stub.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
@@ -169,5 +169,35 @@ describe("agents", () => {
     const run = await runOf(loop.project, "triager", runId);
     expect(run.status).toBe("failed");
     expect(run.decisions).toBeNull();
+  });
+
+  it("a scheduled agent runs once however many of its times passed, and not again while that run waits", async () => {
+    const loop = await agentsProject("agents-schedule");
+    const stub = projectStub(env, loop.project);
+    // The first look starts each scheduled agent at its next time: nothing runs yet.
+    expect(await stub.checkAgentSchedules(loop.project)).toEqual({ queued: [] });
+    const list = (await (await api(`${loop.project}/agents`)).json()) as {
+      agents: { name: string; schedule: string | null; enabled: boolean }[];
+    };
+    const scheduled = list.agents.filter((a) => a.schedule && a.enabled).map((a) => a.name);
+    expect(scheduled).toEqual(expect.arrayContaining(["gardener", "triager"]));
+
+    // Their last runs long ago: every time since then passed unrun.
+    const longAgo = () =>
+      runInDurableObject(stub, (_instance, state) => {
+        state.storage.sql.exec("UPDATE agent_schedule SET last = 0");
+      });
+    await longAgo();
+    const due = await stub.checkAgentSchedules(loop.project);
+    expect(due && "queued" in due ? due.queued.sort() : due).toEqual([...scheduled].sort());
+    const jobs = await projectStub(env, loop.project).jobs();
+    expect(jobs.filter((job) => job.kind === "agent")).toHaveLength(scheduled.length);
+
+    // More times pass while no runner takes those runs: none more is queued.
+    await longAgo();
+    expect(await stub.checkAgentSchedules(loop.project)).toEqual({ queued: [] });
+    expect((await projectStub(env, loop.project).jobs()).filter((job) => job.kind === "agent")).toHaveLength(
+      scheduled.length,
+    );
   });
 });
