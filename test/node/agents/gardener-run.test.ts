@@ -1,8 +1,9 @@
 /**
- * A gardener run end to end: the operator asks for a run, the Worker (wrangler dev) queues it as an agent
+ * A gardener run end to end: the operator asks for a run with the CLI, the Worker (wrangler dev) queues it as an agent
  * job, the real runner runs the real Agent SDK binary in its sandbox against the scripted model stand-in, and
  * the outputs the gardener asks for land on the local forge, checked and applied once by the Worker.
  */
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import { PROJECT } from "../../../demo/scenario.ts";
 import { SAFE_OUTPUTS_SERVER } from "../../../runner/agents/safe-outputs.ts";
 import { text, use } from "../../support/model/script.ts";
 
+const CLI = new URL("../../../cli/conveyor.ts", import.meta.url).pathname;
 const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
 const QUESTION = "What should slugify do with characters outside ASCII?";
 
@@ -43,14 +45,19 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function operator(method: string, path: string): Promise<unknown> {
+/** The operator's CLI, `--json`, against the demo's Worker. */
+function conveyor(...args: string[]): Promise<unknown> {
   if (!demo) throw new Error("no demo");
-  const res = await fetch(`${demo.worker.url}/api/v1/projects/${PROJECT}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${demo.adminToken}` },
+  const env = { ...process.env, CONVEYOR_URL: demo.worker.url, CONVEYOR_TOKEN: demo.adminToken };
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args, "--project", PROJECT, "--json"],
+      { env },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`conveyor ${args.join(" ")}: ${stderr}`)) : resolve(JSON.parse(stdout)),
+    );
   });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json();
 }
 
 async function until<T>(what: string, check: () => Promise<T | null> | T | null, ms = 90_000): Promise<T> {
@@ -77,9 +84,9 @@ describe("a gardener run", { timeout: 150_000 }, () => {
     const d1 = demo.d1;
     await until("issue #1 mirrored", () => (d1.openMirrored(PROJECT).includes(1) ? true : null));
 
-    const { runId } = (await operator("POST", "/agents/gardener/runs")) as { runId: string };
+    const { runId } = (await conveyor("agent", "run", "gardener")) as { runId: string };
     const run = await until("the run's outputs applied", async () => {
-      const current = (await operator("GET", `/agents/gardener/runs/${runId}`)) as Run;
+      const current = (await conveyor("agent", "show", "gardener", runId)) as Run;
       if (current.status === "failed") throw new Error(`the run failed: ${JSON.stringify(current)}`);
       const applied = current.decisions?.filter((d) => d.status === "accepted").every((d) => d.applied);
       return current.status === "done" && applied ? current : null;
@@ -96,7 +103,7 @@ describe("a gardener run", { timeout: 150_000 }, () => {
     expect(labels).toContain("underspecified");
     expect(labels).not.toContain("backlog");
 
-    const list = (await operator("GET", "/agents")) as {
+    const list = (await conveyor("agent", "list")) as {
       agents: { name: string; lastRun: { id: string } | null }[];
     };
     expect(list.agents.find((a) => a.name === "gardener")?.lastRun?.id).toBe(runId);
