@@ -9,7 +9,7 @@ import { projectStub } from "../../src/project-stub.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
 import { mirrorIssue } from "../../src/projects/mirror.ts";
 import { loadProject } from "../../src/projects/store.ts";
-import { claim, complete, drain, newRunner, taken } from "./support/jobs.ts";
+import { claim, complete, drain, newRunner, taken, triaged } from "./support/jobs.ts";
 import { control, type Loop, loopProject } from "./support/review.ts";
 import { OPERATOR } from "./support/webhooks.ts";
 
@@ -38,8 +38,8 @@ outputs:
 Comment.
 `;
 
-async function agentsProject(name: string): Promise<Loop & { issues: number[] }> {
-  const loop = await loopProject(name);
+async function agentsProject(name: string, settings: object = {}): Promise<Loop & { issues: number[] }> {
+  const loop = await loopProject(name, settings);
   await control("push", {
     repo: loop.repo,
     branch: "main",
@@ -151,6 +151,18 @@ describe("agents", () => {
     expect((await loop.forge.getIssue(second)).labels).toContain("underspecified");
     expect((await projectStub(env, loop.project).dispatchStatus()).spentTodayUsd).toBe(0.25);
 
+    // The check and an apply delivered again (their acknowledgements lost): nothing more on the forge.
+    await runInDurableObject(projectStub(env, loop.project), (_instance, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO outbox (channel, payload, next_at) VALUES ('agent-check', ?, 0), ('agent-apply', ?, 0)",
+        JSON.stringify({ runId }),
+        JSON.stringify({ runId, index: 0 }),
+      );
+    });
+    await drain(loop.project);
+    expect((await loop.forge.listComments(first)).map((c) => c.body.split("\n")[0])).toEqual(["Which flag?"]);
+    expect((await runOf(loop.project, "triager", runId)).decisions).toEqual(run.decisions);
+
     const list = (await (await api(`${loop.project}/agents`)).json()) as {
       agents: { name: string; lastRun: { id: string } | null }[];
     };
@@ -158,10 +170,15 @@ describe("agents", () => {
   });
 
   it("an agent run holds no issue slot, and a failed run is recorded as failed", async () => {
-    const loop = await agentsProject("agents-fail");
+    const loop = await agentsProject("agents-fail", { parallel: 1 });
+    // The project's one slot is taken by an issue's session.
+    await triaged(loop.project, loop.issues[0] ?? 0);
+    const busy = taken(await claim(await newRunner("agents-fail-busy"), [loop.project]));
+    expect(busy.job.kind).toBe("implement");
     const runId = await startRun(loop.project, "triager");
     const runner = await newRunner("agents-fail-0");
     const claimed = taken(await claim(runner, [loop.project]));
+    expect(claimed.job.kind).toBe("agent");
     expect(claimed.job.issue.number).toBe(0);
     const res = await complete(runner, claimed, { phase: "failed", reason: "the model refused" });
     expect(res.status).toBe(204);
