@@ -124,6 +124,15 @@ export class AgentRuns {
     );
   }
 
+  /** Its job went back to the queue (a lease lost, a retryable failure): the run waits again. */
+  requeued(runId: string, now: number): void {
+    this.sql.exec(
+      "UPDATE agent_runs SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'running'",
+      now,
+      runId,
+    );
+  }
+
   /** Its runner completed the run: the requests wait for the check. A second completion changes nothing. */
   reported(runId: string, requests: readonly RequestedOutput[], now: number): void {
     const row = this.row(runId);

@@ -565,6 +565,7 @@ export class ProjectDO extends DurableObject<Env> {
     };
     this.store.save(requeued);
     this.recordJob(project, requeued, now);
+    if (job.spec.agent) this.agentRuns.requeued(job.spec.agent.runId, now);
   }
 
   /** Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled. */

@@ -1,12 +1,14 @@
 /** Operator API for the project's agents: the catalog with each agent's last run, manual runs, a run's outcome. */
 import { Hono } from "hono";
 import { z } from "zod";
+import type { Catalog } from "../agents/catalog.ts";
 import { AGENT_NAME } from "../agents/definition.ts";
 import { loadCatalog, queueAgentRun } from "../agents/runs.ts";
 import type { Env } from "../env.ts";
+import { errorMessage } from "../error-message.ts";
 import { projectStub } from "../project-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
-import { loadRegistered } from "../projects/store.ts";
+import { loadRegistered, type Registered } from "../projects/store.ts";
 import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
 
@@ -21,9 +23,10 @@ agentRoutes.get("/:project/agents", async (c) => {
   const registered = await loadRegistered(c.env, project.data);
   if (!registered) return jsonError(c, 404, `project ${project.data} is not registered`);
   const [catalog, latest] = await Promise.all([
-    loadCatalog(registered),
+    readCatalog(registered),
     projectStub(c.env, project.data).latestAgentRuns(),
   ]);
+  if ("error" in catalog) return jsonError(c, 502, catalog.error);
   const lastRuns = new Map(latest.map((run) => [run.agent, run]));
   return c.json({
     agents: catalog.agents.map((agent) => ({
@@ -44,7 +47,8 @@ agentRoutes.post("/:project/agents/:name/runs", async (c) => {
   const { project, name } = path.data;
   const registered = await loadRegistered(c.env, project);
   if (!registered) return jsonError(c, 404, `project ${project} is not registered`);
-  const catalog = await loadCatalog(registered);
+  const catalog = await readCatalog(registered);
+  if ("error" in catalog) return jsonError(c, 502, catalog.error);
   const definition = catalog.agents.find((agent) => agent.name === name);
   if (!definition) {
     const problem = catalog.problems.find((p) => p.name === name);
@@ -65,3 +69,10 @@ agentRoutes.get("/:project/agents/:name/runs/:id", async (c) => {
   if (!run || run.agent !== name) return jsonError(c, 404, `no run ${id} of agent ${name}`);
   return c.json(run);
 });
+
+/** The catalog, or why the repository could not be read (the forge is down, the token lacks access). */
+function readCatalog(registered: Registered): Promise<Catalog | { error: string }> {
+  return loadCatalog(registered).catch((error: unknown) => ({
+    error: `cannot read the agents from the repository: ${errorMessage(error)}`,
+  }));
+}

@@ -9,9 +9,9 @@ import { projectStub } from "../../src/project-stub.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
 import { mirrorIssue } from "../../src/projects/mirror.ts";
 import { loadProject } from "../../src/projects/store.ts";
-import { claim, complete, drain, newRunner, taken, triaged } from "./support/jobs.ts";
+import { call, claim, complete, drain, newRunner, seedProject, taken, triaged } from "./support/jobs.ts";
 import { control, type Loop, loopProject } from "./support/review.ts";
-import { OPERATOR } from "./support/webhooks.ts";
+import { freshProject, OPERATOR } from "./support/webhooks.ts";
 
 const BASE = "https://conveyor.test/api/v1/projects";
 
@@ -104,6 +104,15 @@ describe("agents", () => {
     const refused = await api(`${loop.project}/agents/broken/runs`, { method: "POST" });
     expect(refused.status).toBe(409);
     expect((await api(`${loop.project}/agents/nobody/runs`, { method: "POST" })).status).toBe(404);
+
+    // A repository that cannot be read: the reason, not a crash.
+    const unreadable = freshProject("agents-unreadable");
+    await seedProject(unreadable);
+    const res502 = await api(`${unreadable}/agents`);
+    expect(res502.status).toBe(502);
+    expect(((await res502.json()) as { error: string }).error).toMatch(
+      /^cannot read the agents from the repository/,
+    );
   });
 
   it("applies exactly `max` outputs once, rejects the rest and undeclared types with reasons, and counts the cost", async () => {
@@ -177,9 +186,15 @@ describe("agents", () => {
     expect(busy.job.kind).toBe("implement");
     const runId = await startRun(loop.project, "triager");
     const runner = await newRunner("agents-fail-0");
+    const first = taken(await claim(runner, [loop.project]));
+    expect(first.job.kind).toBe("agent");
+    expect(first.job.issue.number).toBe(0);
+    // A retryable failure: the run waits for a runner again.
+    const retry = { leaseToken: first.leaseToken, error: "the runner lost its network", retryable: true };
+    expect((await call(runner, `jobs/${first.job.id}/fail`, retry)).status).toBe(204);
+    expect((await runOf(loop.project, "triager", runId)).status).toBe("queued");
     const claimed = taken(await claim(runner, [loop.project]));
-    expect(claimed.job.kind).toBe("agent");
-    expect(claimed.job.issue.number).toBe(0);
+    expect(claimed.job).toMatchObject({ id: first.job.id, attempt: 2 });
     const res = await complete(runner, claimed, { phase: "failed", reason: "the model refused" });
     expect(res.status).toBe(204);
     await drain(loop.project);
