@@ -45,8 +45,11 @@ export const AGENT_CHANNELS = { check: "agent-check", apply: "agent-apply" } as 
 
 export type AgentRunStatus = "queued" | "running" | "done" | "failed";
 
-/** A decision as kept: an accepted output is `applied` once the forge took it. */
-export type KeptDecision = OutputDecision & { applied?: boolean };
+/**
+ * A decision as kept: an accepted output is `applied` once the forge took it, or carries `failed` (the
+ * forge's refusal) when it never will.
+ */
+export type KeptDecision = OutputDecision & { applied?: boolean; failed?: string };
 
 export type AgentRunView = {
   id: string;
@@ -203,12 +206,13 @@ export class AgentRuns {
     return decision?.status === "accepted" ? decision.output : null;
   }
 
-  markApplied(runId: string, index: number, now: number): void {
+  /** The forge took the output, or refused it for good (`refusal`). */
+  markApplied(runId: string, index: number, now: number, refusal: string | null = null): void {
     const row = this.row(runId);
     const decisions = this.decisions(row);
     const decision = decisions?.[index];
     if (!decisions || !decision) return;
-    decisions[index] = { ...decision, applied: true };
+    decisions[index] = refusal === null ? { ...decision, applied: true } : { ...decision, failed: refusal };
     this.sql.exec(
       "UPDATE agent_runs SET decisions = ?, updated_at = ? WHERE id = ?",
       JSON.stringify(decisions),

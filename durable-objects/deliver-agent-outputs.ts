@@ -5,6 +5,8 @@
  */
 import type { RequestedOutput, Targets } from "../src/agents/outputs.ts";
 import type { Env } from "../src/env.ts";
+import { errorMessage } from "../src/error-message.ts";
+import { hasStatus } from "../src/forge/client/index.ts";
 import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
 import { conveyorAccount } from "../src/projects/account.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
@@ -25,13 +27,27 @@ async function posterFor(env: Env, projectId: string): Promise<Poster> {
   return { forge, account, secretsKey: env.CONVEYOR_SECRETS_KEY };
 }
 
-/** Applies one accepted output on the forge; `key` names it for the retries. */
+/**
+ * Applies one accepted output on the forge; `key` names it for the retries. A refusal that trying again
+ * cannot change (the issue is gone, the forge rejects the request) comes back as its reason instead of
+ * holding up the outputs after it; anything else throws, and the outbox retries.
+ */
 export async function applyAgentOutput(
   env: Env,
   projectId: string,
   key: string,
   output: RequestedOutput,
-): Promise<void> {
+): Promise<string | null> {
+  try {
+    await apply(env, projectId, key, output);
+    return null;
+  } catch (error) {
+    if (hasStatus(error, 403, 404, 410, 422)) return `the forge refused it: ${errorMessage(error)}`;
+    throw error;
+  }
+}
+
+async function apply(env: Env, projectId: string, key: string, output: RequestedOutput): Promise<void> {
   const poster = await posterFor(env, projectId);
   const { forge } = poster;
   switch (output.type) {

@@ -646,8 +646,8 @@ export class ProjectDO extends DurableObject<Env> {
           const { runId, index } = JSON.parse(row.payload) as ApplyRow;
           const output = this.agentRuns.accepted(runId, index);
           if (!output) continue;
-          await applyAgentOutput(this.env, project, `agent:${runId}:${index}`, output);
-          storage.transactionSync(() => this.agentRuns.markApplied(runId, index, Date.now()));
+          const refusal = await applyAgentOutput(this.env, project, `agent:${runId}:${index}`, output);
+          storage.transactionSync(() => this.agentRuns.markApplied(runId, index, Date.now(), refusal));
         }
       },
       horizon,

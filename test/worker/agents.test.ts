@@ -9,7 +9,17 @@ import { projectStub } from "../../src/project-stub.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
 import { mirrorIssue } from "../../src/projects/mirror.ts";
 import { loadProject } from "../../src/projects/store.ts";
-import { call, claim, complete, drain, newRunner, seedProject, taken, triaged } from "./support/jobs.ts";
+import {
+  call,
+  claim,
+  complete,
+  drain,
+  newRunner,
+  seedForgeIssue,
+  seedProject,
+  taken,
+  triaged,
+} from "./support/jobs.ts";
 import { control, type Loop, loopProject } from "./support/review.ts";
 import { freshProject, OPERATOR } from "./support/webhooks.ts";
 
@@ -24,7 +34,7 @@ description: Comments on issues, at most twice a run.
 schedule: "@weekly"
 outputs:
   comment: { max: 2 }
-  add_labels: { max: 1, allowedLabels: [underspecified] }
+  add_labels: { max: 2, allowedLabels: [underspecified] }
 ---
 Comment on the issues.
 `;
@@ -68,7 +78,9 @@ const runOf = async (project: string, agent: string, id: string) => {
   return (await res.json()) as {
     status: string;
     costUsd: number;
-    decisions: { status: string; reason?: string; applied?: boolean; output: { type: string } }[] | null;
+    decisions:
+      | { status: string; reason?: string; applied?: boolean; failed?: string; output: { type: string } }[]
+      | null;
   };
 };
 
@@ -118,6 +130,8 @@ describe("agents", () => {
   it("applies exactly `max` outputs once, rejects the rest and undeclared types with reasons, and counts the cost", async () => {
     const loop = await agentsProject("agents-run");
     const [first = 0, second = 0] = loop.issues;
+    const GONE = 9_999;
+    await seedForgeIssue(loop.project, GONE, "Deleted on the forge", "");
     const runId = await startRun(loop.project, "triager");
     expect((await runOf(loop.project, "triager", runId)).status).toBe("queued");
 
@@ -134,6 +148,8 @@ describe("agents", () => {
       { type: "comment", issue: second, body: "Which columns?" },
       { type: "comment", issue: first, body: "Over the cap." },
       { type: "create_issue", title: "Not declared", body: "No." },
+      // Open in Conveyor's mirror, gone from the forge: refused there for good, holding up nothing after it.
+      { type: "add_labels", issue: GONE, labels: ["underspecified"] },
       { type: "add_labels", issue: second, labels: ["underspecified"] },
     ];
     const done = { phase: "done", sessionId: "sess-agent", outputs, usage };
@@ -153,8 +169,10 @@ describe("agents", () => {
       ["comment", "accepted", null, true],
       ["comment", "rejected", "over the cap: at most 2 comment per run", false],
       ["create_issue", "rejected", "create_issue is not among this agent's outputs", false],
+      ["add_labels", "accepted", null, false],
       ["add_labels", "accepted", null, true],
     ]);
+    expect(run.decisions?.[4]?.failed).toMatch(/^the forge refused it: .*404/);
     const comments = [...(await loop.forge.listComments(first)), ...(await loop.forge.listComments(second))];
     expect(comments.map((c) => c.body.split("\n")[0])).toEqual(["Which flag?", "Which columns?"]);
     expect((await loop.forge.getIssue(second)).labels).toContain("underspecified");
