@@ -125,6 +125,8 @@ export const agentRunSchema = z.looseObject({
         status: z.enum(["accepted", "rejected"]),
         reason: z.string().optional(),
         applied: z.boolean().optional(),
+        /** The forge refused the accepted output for good. */
+        failed: z.string().optional(),
         output: z.looseObject({ type: z.string() }),
       }),
     )

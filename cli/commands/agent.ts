@@ -68,8 +68,8 @@ export const agentShow = command({
     const rows = (view.decisions ?? []).map((d, i) => [
       String(i + 1),
       d.output.type,
-      d.status === "rejected" ? "rejected" : d.applied ? "applied" : "accepted",
-      d.reason ?? "",
+      d.status === "rejected" ? "rejected" : d.applied ? "applied" : d.failed ? "failed" : "accepted",
+      d.reason ?? d.failed ?? "",
     ]);
     const lines = [
       head,

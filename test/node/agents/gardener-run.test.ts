@@ -45,20 +45,20 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/** The operator's CLI, `--json`, against the demo's Worker. */
-function conveyor(...args: string[]): Promise<unknown> {
+/** The operator's CLI against the demo's Worker: its text output. */
+function conveyorText(...args: string[]): Promise<string> {
   if (!demo) throw new Error("no demo");
   const env = { ...process.env, CONVEYOR_URL: demo.worker.url, CONVEYOR_TOKEN: demo.adminToken };
   return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args, "--project", PROJECT, "--json"],
-      { env },
-      (error, stdout, stderr) =>
-        error ? reject(new Error(`conveyor ${args.join(" ")}: ${stderr}`)) : resolve(JSON.parse(stdout)),
+    execFile(process.execPath, [CLI, ...args, "--project", PROJECT], { env }, (error, stdout, stderr) =>
+      error ? reject(new Error(`conveyor ${args.join(" ")}: ${stderr}`)) : resolve(stdout),
     );
   });
 }
+
+/** The CLI's parsed answer (`--json`). */
+const conveyor = async (...args: string[]): Promise<unknown> =>
+  JSON.parse(await conveyorText(...args, "--json"));
 
 async function until<T>(what: string, check: () => Promise<T | null> | T | null, ms = 90_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -107,5 +107,9 @@ describe("a gardener run", { timeout: 150_000 }, () => {
       agents: { name: string; lastRun: { id: string } | null }[];
     };
     expect(list.agents.find((a) => a.name === "gardener")?.lastRun?.id).toBe(runId);
+    const shown = await conveyorText("agent", "show", "gardener", runId);
+    expect(shown).toMatch(new RegExp(`^gardener ${runId}  done  manual  cost \\$`));
+    expect(shown).toMatch(/3\s+add_labels\s+rejected\s+labels not allowed for this agent: backlog/);
+    expect(shown).toMatch(/1\s+comment\s+applied/);
   });
 });
