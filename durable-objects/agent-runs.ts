@@ -237,6 +237,14 @@ export class AgentRuns {
       .map(toView);
   }
 
+  /** `agent`'s most recent runs, newest first. */
+  recent(agent: string, limit: number): AgentRunView[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM agent_runs WHERE agent = ? ORDER BY created_at DESC LIMIT ?", agent, limit)
+      .toArray()
+      .map(toView);
+  }
+
   /** Whether a run of `agent` still waits for a runner. */
   waiting(agent: string): boolean {
     return (

@@ -129,6 +129,11 @@ export class ProjectDO extends DurableObject<Env> {
     return this.agentRuns.latest();
   }
 
+  /** An agent's most recent runs, newest first. */
+  recentAgentRuns(agent: string, limit = 50): AgentRunView[] {
+    return this.agentRuns.recent(agent, limit);
+  }
+
   private insertJob(key: string, spec: JobSpec, policy: ProjectPolicy, now: number) {
     const owner = this.store.meta()?.project;
     if (owner && owner !== spec.project) throw new Error(`job for ${spec.project} sent to ${owner}`);

@@ -5,6 +5,7 @@
 import type { AgentRunRequest } from "../../durable-objects/agent-runs.ts";
 import { randomToken } from "../crypto/tokens.ts";
 import type { Env } from "../env.ts";
+import { errorMessage } from "../error-message.ts";
 import { projectStub } from "../project-stub.ts";
 import { budgetLimits } from "../projects/config.ts";
 import { openMirroredIssues } from "../projects/mirror.ts";
@@ -27,6 +28,13 @@ export async function loadCatalog(registered: Registered): Promise<Catalog> {
     MAX_REPOSITORY_AGENTS,
   );
   return projectCatalog(files);
+}
+
+/** The catalog, or why the repository could not be read (the forge is down, the token lacks access). */
+export function readCatalog(registered: Registered): Promise<Catalog | { error: string }> {
+  return loadCatalog(registered).catch((error: unknown) => ({
+    error: `cannot read the agents from the repository: ${errorMessage(error)}`,
+  }));
 }
 
 export const newRunId = () => randomToken("run_", 12);

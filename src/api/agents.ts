@@ -1,14 +1,12 @@
 /** Operator API for the project's agents: the catalog with each agent's last run, manual runs, a run's outcome. */
 import { Hono } from "hono";
 import { z } from "zod";
-import type { Catalog } from "../agents/catalog.ts";
 import { AGENT_NAME } from "../agents/definition.ts";
-import { loadCatalog, queueAgentRun } from "../agents/runs.ts";
+import { queueAgentRun, readCatalog } from "../agents/runs.ts";
 import type { Env } from "../env.ts";
-import { errorMessage } from "../error-message.ts";
 import { projectStub } from "../project-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
-import { loadRegistered, type Registered } from "../projects/store.ts";
+import { loadRegistered } from "../projects/store.ts";
 import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
 
@@ -69,10 +67,3 @@ agentRoutes.get("/:project/agents/:name/runs/:id", async (c) => {
   if (!run || run.agent !== name) return jsonError(c, 404, `no run ${id} of agent ${name}`);
   return c.json(run);
 });
-
-/** The catalog, or why the repository could not be read (the forge is down, the token lacks access). */
-function readCatalog(registered: Registered): Promise<Catalog | { error: string }> {
-  return loadCatalog(registered).catch((error: unknown) => ({
-    error: `cannot read the agents from the repository: ${errorMessage(error)}`,
-  }));
-}

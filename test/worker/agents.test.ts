@@ -9,6 +9,7 @@ import { projectStub } from "../../src/project-stub.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
 import { mirrorIssue } from "../../src/projects/mirror.ts";
 import { loadProject } from "../../src/projects/store.ts";
+import { page, sessionCookie } from "./dashboard-support.ts";
 import {
   call,
   claim,
@@ -194,6 +195,17 @@ describe("agents", () => {
       agents: { name: string; lastRun: { id: string } | null }[];
     };
     expect(list.agents.find((a) => a.name === "triager")?.lastRun?.id).toBe(runId);
+
+    // The dashboard: the project's agents, and the agent's runs with each output's outcome.
+    const cookie = await sessionCookie();
+    const agentsHtml = await (await page(`/dashboard/projects/${loop.project}/agents`, cookie)).text();
+    expect(agentsHtml).toContain(`href="/dashboard/projects/${loop.project}/agents/triager"`);
+    expect(agentsHtml).toContain("broken (repository) does not run");
+    const runsHtml = await (await page(`/dashboard/projects/${loop.project}/agents/triager`, cookie)).text();
+    expect(runsHtml).toContain(runId);
+    expect(runsHtml).toContain(`comment on #${first} — applied`);
+    expect(runsHtml).toContain("rejected: over the cap: at most 2 comment per run");
+    expect(runsHtml).toContain(`add labels underspecified on #${GONE} — failed: the forge refused it`);
   });
 
   it("an agent run holds no issue slot, and a failed run is recorded as failed", async () => {
