@@ -116,6 +116,25 @@ describe("agents", () => {
     ]);
     const refused = await api(`${loop.project}/agents/broken/runs`, { method: "POST" });
     expect(refused.status).toBe(409);
+
+    // A repository file of a built-in's name replaces it: here, to disable it.
+    await control("push", {
+      repo: loop.repo,
+      branch: "main",
+      files: {
+        ".conveyor/agents/gardener.md":
+          '---\ndescription: Not here.\nschedule: "@daily"\nenabled: false\n---\nNo.\n',
+      },
+    });
+    const overridden = (await (await api(`${loop.project}/agents`)).json()) as typeof body;
+    expect(overridden.agents.find((a) => a.name === "gardener")).toMatchObject({
+      source: "repository",
+      enabled: false,
+      schedule: "@daily",
+    });
+    const disabled = await api(`${loop.project}/agents/gardener/runs`, { method: "POST" });
+    expect(disabled.status).toBe(409);
+    expect(((await disabled.json()) as { error: string }).error).toBe("agent gardener is disabled");
     expect((await api(`${loop.project}/agents/nobody/runs`, { method: "POST" })).status).toBe(404);
 
     // A repository that cannot be read: the reason, not a crash.
