@@ -8,13 +8,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { agentRunRequest } from "../src/agents/runs.ts";
 import { randomToken } from "../src/crypto/tokens.ts";
-import {
-  dailyCapReached,
-  issueBudgetExceeded,
-  type Spend,
-  sessionBudget,
-  utcDay,
-} from "../src/domain/budget.ts";
+import { dailyCapReached, issueBudgetExceeded, sessionBudget, utcDay } from "../src/domain/budget.ts";
 import {
   afterLostLease,
   enqueueAffinity,
@@ -236,12 +230,11 @@ export class ProjectDO extends DurableObject<Env> {
             if (isSession(job.kind)) this.recordD1(sessionRecord(project, job, runnerId, event, now), now);
             break;
           case "usage": {
-            const record = usageRecord(project, job, event, now);
             if (job.spec.agent) {
-              // An agent run is about no issue: it counts in the day's spend, and in its run's cost.
-              this.recordAgentSpend(job, record.row.id, event.usage, now);
+              this.recordAgentSpend(project, job, event, now);
               break;
             }
+            const record = usageRecord(project, job, event, now);
             this.recordD1(record, now);
             this.store.recordSpend(record.row.id, job.number, utcDay(now), event.usage);
             const over = issueBudgetExceeded(this.store.issueSpend(job.number), fenced.policy.budget);
@@ -300,8 +293,8 @@ export class ProjectDO extends DurableObject<Env> {
       if (job.spec.agent) {
         const { runId } = job.spec.agent;
         if (request.usage) {
-          const usageId = `${job.id}:${job.attempt}:${request.sessionId ?? job.sessionId ?? "agent"}`;
-          this.recordAgentSpend(job, usageId, request.usage, now);
+          const sessionId = request.sessionId ?? job.sessionId ?? "agent";
+          this.recordAgentSpend(project, job, { kind: "usage", sessionId, usage: request.usage }, now);
         }
         if (job.cancelled) this.agentRuns.ended(runId, "cancelled", now);
         else if (request.phase === "done") this.agentRuns.reported(runId, request.outputs ?? [], now);
@@ -617,10 +610,21 @@ export class ProjectDO extends DurableObject<Env> {
     };
   }
 
-  /** Counts in the project's daily spend (a re-sent figure replaces the earlier one) and in the run's cost. */
-  private recordAgentSpend(job: StoredJob, usageId: string, spend: Spend, now: number): void {
+  /**
+   * An agent run is about no issue: its usage counts in the project's daily spend (a re-sent figure replaces
+   * the earlier one, as a session's does), in the run's cost, and in D1's usage under number 0, so the
+   * project's spend (status, the dashboard's chart) includes it while no issue's cost does.
+   */
+  private recordAgentSpend(
+    project: string,
+    job: StoredJob,
+    event: Extract<RunnerEvent, { kind: "usage" }>,
+    now: number,
+  ): void {
     if (!job.spec.agent) return;
-    this.store.recordSpend(usageId, job.number, utcDay(now), spend);
+    const record = usageRecord(project, job, event, now);
+    this.recordD1(record, now);
+    this.store.recordSpend(record.row.id, job.number, utcDay(now), event.usage);
     this.agentRuns.setCost(job.spec.agent.runId, this.store.jobSpendUsd(job.id));
   }
 

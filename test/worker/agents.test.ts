@@ -9,6 +9,7 @@ import { projectStub } from "../../src/project-stub.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
 import { mirrorIssue } from "../../src/projects/mirror.ts";
 import { loadProject } from "../../src/projects/store.ts";
+import { projectCosts } from "../../src/usage/cost.ts";
 import { page, sessionCookie } from "./dashboard-support.ts";
 import {
   call,
@@ -197,6 +198,8 @@ describe("agents", () => {
     expect(comments.map((c) => c.body.split("\n")[0])).toEqual(["Which flag?", "Which columns?"]);
     expect((await loop.forge.getIssue(second)).labels).toContain("underspecified");
     expect((await projectStub(env, loop.project).dispatchStatus()).spentTodayUsd).toBe(0.25);
+    // In D1 too: the project's spend includes the run's (a re-sent figure replaced, not added).
+    expect((await projectCosts(env)).get(loop.project)).toEqual({ totalUsd: 0.25, todayUsd: 0.25 });
 
     // The check and an apply delivered again (their acknowledgements lost): nothing more on the forge.
     await runInDurableObject(projectStub(env, loop.project), (_instance, state) => {
