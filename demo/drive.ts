@@ -163,6 +163,8 @@ const MEANING: Record<string, string> = {
   "review>merging": "the critic approved; merging",
   "review>revising": "the critic requested changes; the same session revises",
   "merge_confirmed>merged": "merged; the issue is closed",
+  "branch_updated>awaiting_ci": "behind its base: the forge merged the base in; CI and the critic again",
+  "conflict>revising": "in conflict with its base: the same session merges it and resolves",
   "human_approval>merging": "a maintainer approved the pull request; merging",
   "human_reply>revising": "a human replied; the session resumes with the reply",
 };

@@ -17,6 +17,8 @@ export type IssueOutcome = {
   ciAttempts: number;
   criticRounds: number;
   escalations: number;
+  /** Updates from the base (timing decides which issue falls behind): not part of an issue's design. */
+  updates: number;
   usd: number;
   pr: number | null;
   sessionId: string | null;
@@ -58,9 +60,14 @@ export async function outcomes(demo: Demo, run: ScenarioRun): Promise<IssueOutco
       state: row?.state ?? "new",
       reason: row?.reason ?? null,
       iterations: row?.iteration ?? 0,
-      ciAttempts: count((t) => t.event === "ci"),
-      criticRounds: count((t) => t.event === "review"),
+      // A forge update of a branch behind its base adds a CI run, and a second review when the first had
+      // already approved (the update came at the merge): counted apart, as `updates`.
+      ciAttempts: count((t) => t.event === "ci") - count((t) => t.event === "branch_updated"),
+      criticRounds:
+        count((t) => t.event === "review") -
+        count((t) => t.event === "branch_updated" && t.from === "merging"),
       escalations: count((t) => t.to === "escalated"),
+      updates: count((t) => t.event === "branch_updated" || t.event === "conflict"),
       usd: costs.get(issue.number) ?? 0,
       pr: row?.prNumber ?? null,
       sessionId: row?.sessionId ?? null,
@@ -102,13 +109,23 @@ export function deviations(results: IssueOutcome[], exact: boolean): string[] {
 }
 
 export function summaryTable(results: IssueOutcome[]): string {
-  const header = ["issue", "final state", "iterations", "CI attempts", "critic rounds", "cost", "PR"];
+  const header = [
+    "issue",
+    "final state",
+    "iterations",
+    "CI attempts",
+    "critic rounds",
+    "updates",
+    "cost",
+    "PR",
+  ];
   const rows = results.map((r) => [
     `#${r.issue.number} ${r.issue.title}`,
     r.state,
     String(r.iterations),
     String(r.ciAttempts),
     String(r.criticRounds),
+    String(r.updates),
     `$${r.usd.toFixed(2)}`,
     r.pr === null ? "-" : `#${r.pr}${r.mergedPulls.includes(r.pr) ? " merged" : ""}`,
   ]);

@@ -44,7 +44,9 @@ async function escalationText(ctx: EffectContext, effect: Extract<Effect, { kind
   const { issue } = ctx;
   const cost = await issueCostUsd(ctx.env, issue.project, issue.number);
   return [
-    `**Conveyor needs a human.** ${effect.reason}`,
+    effect.reminder
+      ? `**Conveyor still needs a human.** Nobody has answered yet: ${effect.reason}`
+      : `**Conveyor needs a human.** ${effect.reason}`,
     "",
     `- state: \`${issue.state}\``,
     `- branch: ${issue.branch ? `\`${issue.branch}\`` : "none yet"}`,
@@ -90,17 +92,22 @@ export const FORGE_DELIVERERS: Deliverers = {
       mirroredIssues(ctx.env, project.id, [number]).then(([issue]) => issue),
       pullRequestStory(ctx.env, project.id, { number, branch, summary: ctx.issue.summary }),
     ]);
+    const base = project.settings.defaultBranch;
     try {
       const pr = await forge.createPullRequest({
         head: branch,
-        base: project.settings.defaultBranch,
+        base,
         title: mirrored?.title ?? `Issue #${number}`,
         body: pullRequestBody(story),
       });
       return { type: "pr_opened", number: pr.number, byConveyor: true };
     } catch (error) {
-      // A retry after a lost response: the pull request exists; the forge's pull_request webhook links it.
-      if (hasStatus(error, 409, 422)) return undefined;
+      if (!hasStatus(error, 409, 422)) throw error;
+      // "Already exists" (a retry after a lost answer, or a pull request opened by hand from the issue's
+      // branch) is one reading of the refusal; "no commits between", a missing head are others. Only an open
+      // pull request from the branch is adopted; otherwise the refusal stands (a 422 with a reason is final).
+      const open = await forge.findOpenPullRequest(branch, base);
+      if (open) return { type: "pr_opened", number: open.number, byConveyor: true };
       throw error;
     }
   },
@@ -120,6 +127,12 @@ export const FORGE_DELIVERERS: Deliverers = {
   close_issue: async (_effect, ctx) => {
     const { forge } = await forgeOf(ctx);
     await forge.closeIssue(ctx.issue.number);
+    return undefined;
+  },
+  delete_branch: async (_effect, ctx) => {
+    const { project, forge } = await forgeOf(ctx);
+    if (project.settings.keepBranches) return undefined;
+    await forge.deleteBranch(issueBranch(ctx.issue.number));
     return undefined;
   },
   notify_dependents: async (_effect, ctx) => {

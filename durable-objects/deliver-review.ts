@@ -7,6 +7,7 @@ import { runCritic } from "../src/critic/critic.ts";
 import { criticLedger, saveReport } from "../src/critic/ledger.ts";
 import { type CriticReport, decide, type Finding, findingsText } from "../src/critic/report.ts";
 import { commentMarker } from "../src/crypto/markers.ts";
+import type { LifecycleEvent } from "../src/domain/lifecycle.ts";
 import { sameLogin } from "../src/domain/logins.ts";
 import { approvalReason, type FileListing } from "../src/domain/protected-paths.ts";
 import type { ForgeClient } from "../src/forge/client/index.ts";
@@ -16,11 +17,15 @@ import { mirroredIssues } from "../src/projects/mirror.ts";
 import type { Project } from "../src/projects/store.ts";
 import { forgeOf, posterOf } from "./deliver-forge.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
+import { keepCurrent } from "./stay-current.ts";
 
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
 
 /** Thrown while CI runs: the outbox retries with backoff, which is the polling schedule. */
-export class CiPending extends Error {}
+export class CiPending extends Error {
+  /** Not a failure: polled again with backoff for as long as the CI timer lets the issue wait. */
+  readonly waiting = true;
+}
 
 export const REVIEW_DELIVERERS: Deliverers = {
   watch_ci: async (_effect, ctx) => {
@@ -45,6 +50,9 @@ export const REVIEW_DELIVERERS: Deliverers = {
     // The critic reviews the commit CI passed, and only while the branch is still there.
     const moved = issue.headSha && (await checkHead(forge, issue.number, issue.headSha));
     if (moved) return moved;
+    // A head behind or in conflict with the base is brought up to date first; the critic reviews that one.
+    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha));
+    if (stale) return stale;
     const apiKey = env.ANTHROPIC_API_KEY;
     if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
     const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
@@ -91,6 +99,11 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const { issue } = ctx;
     if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
     const { forge } = await forgeOf(ctx);
+    // The base may have moved since the review: up to date first, and the new head is reviewed again.
+    if (issue.state === "merging" && issue.headSha) {
+      const stale = await keepCurrent(forge, issue.prNumber, issue.headSha);
+      if (stale) return stale;
+    }
     const result = await forge.mergePullRequest(issue.prNumber, {
       method: "merge",
       ...(issue.headSha && { sha: issue.headSha }),
@@ -107,14 +120,31 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const { issue } = ctx;
     // The merge's answer already ended the lifecycle (the usual case), or an operator did.
     if (issue.state === "merged" || issue.state === "abandoned") return undefined;
-    if (issue.prNumber === null) return { type: "issue_closed", unmerged: true };
-    const { forge } = await forgeOf(ctx);
-    const pull = await forge.getPullRequest(issue.prNumber);
-    return pull.merged
-      ? { type: "merge_confirmed", sha: pull.headSha, number: issue.prNumber, byConveyor: true }
-      : { type: "issue_closed", unmerged: true };
+    return readMerged(ctx, { type: "issue_closed", unmerged: true });
+  },
+
+  check_merge: async (_effect, ctx) => {
+    // The merge's answer came after all (merged, or failed and escalated): nothing left to check.
+    if (ctx.issue.state !== "merging") return undefined;
+    // Like the merge itself: nothing to ask about before the forge's number is known (retried, bounded).
+    if (ctx.issue.prNumber === null) throw new Error("the pull request's number is not known yet");
+    return readMerged(ctx, {
+      type: "merge_failed",
+      reason: "the pull request was not merged within the merge timeout",
+    });
   },
 };
+
+/** Whether the issue's pull request is merged, as the forge says: merge_confirmed, or `unmerged`. */
+async function readMerged(ctx: EffectContext, unmerged: LifecycleEvent): Promise<LifecycleEvent> {
+  const { issue } = ctx;
+  if (issue.prNumber === null) return unmerged;
+  const { forge } = await forgeOf(ctx);
+  const pull = await forge.getPullRequest(issue.prNumber);
+  return pull.merged
+    ? { type: "merge_confirmed", sha: pull.headSha, number: issue.prNumber, byConveyor: true }
+    : unmerged;
+}
 
 /**
  * The forge's own list of the pull request's files, not a parse of its diff (quoted paths, binary files and

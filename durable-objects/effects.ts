@@ -45,8 +45,11 @@ export const LANES = {
     "merge",
     "check_merged",
     "close_issue",
+    "delete_branch",
   ],
   dependents: ["notify_dependents"],
+  // The merge timer's check must not wait behind a merge the forge lane is stuck on.
+  merge_check: ["check_merge"],
   ci: ["watch_ci"],
 } as const satisfies Record<string, readonly Effect["kind"][]>;
 

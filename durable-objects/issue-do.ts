@@ -4,19 +4,23 @@
  * single alarm, which it shares with the lifecycle's timers.
  */
 import { DurableObject } from "cloudflare:workers";
+import { classifyFailure, deadLetters, failureOf } from "../src/domain/failure.ts";
 import {
   type Brief,
+  DEFAULT_MAX_EFFECT_ATTEMPTS,
   type Effect,
   type LifecycleEvent,
-  timerFor,
+  retainsWorktree,
   transition,
 } from "../src/domain/lifecycle.ts";
+import { armTimers } from "../src/domain/timers.ts";
 import type { Env } from "../src/env.ts";
 import { type EventEnvelope, envelopeSchema } from "../src/issue-events.ts";
 import { type ActivityItem, activityItemSchema } from "../src/runner-api/contract.ts";
 import { zodMessage } from "../src/validation.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { type D1Record, writeRecords } from "./d1-sink.ts";
+import { type DeadLetter, DeadLetters } from "./dead-letter.ts";
 import {
   DELIVERERS,
   type Deliverer,
@@ -26,12 +30,14 @@ import {
 } from "./effects.ts";
 import { type HistoryEntry, type IssueRow, IssueStore, type Timer } from "./issue-store.ts";
 import { Outbox, type OutboxStats } from "./outbox.ts";
+import { Retention, retentionMs } from "./retention.ts";
 import { SessionActivity, type StoredActivity } from "./session-activity.ts";
 import { SingleFlight } from "./single-flight.ts";
 import { acceptWatcher, notifyWatchers } from "./watchers.ts";
 
 const D1_BATCH = 50;
 const HISTORY_LIMIT = 500;
+const DEAD_LETTERS_SHOWN = 20;
 /** The session steps an issue page shows. */
 const ACTIVITY_SHOWN = 200;
 
@@ -43,6 +49,8 @@ export type ApplyResult =
 export type IssueView = IssueSummary & {
   timers: Timer[];
   outbox: OutboxStats[];
+  /** Effects given up on, newest first, with their last error. */
+  deadLetters: DeadLetter[];
   history: HistoryEntry[];
   activity: StoredActivity[];
 };
@@ -59,6 +67,8 @@ export type IssueSummary = {
   prNumber: number | null;
   ciFixes: number;
   criticRounds: number;
+  /** Updates from the base so far (the forge's, or a session's conflict resolution). */
+  updates: number;
   blockers: string[];
   /** The issue's text as a writer queued it (null before a triage that carried it). */
   brief: Brief | null;
@@ -70,6 +80,8 @@ export type IssueSummary = {
 export class IssueDO extends DurableObject<Env> {
   private readonly store: IssueStore;
   private readonly outbox: Outbox;
+  private readonly deadLetters: DeadLetters;
+  private readonly retention: Retention;
   private readonly activity: SessionActivity;
   private readonly d1 = new SingleFlight(() => this.flushD1());
   /** One delivery run per effect lane: a lane stuck on a slow forge never holds back another. */
@@ -82,6 +94,8 @@ export class IssueDO extends DurableObject<Env> {
     super(ctx, env);
     this.store = new IssueStore(ctx.storage.sql);
     this.outbox = new Outbox(ctx.storage.sql);
+    this.deadLetters = new DeadLetters(ctx.storage.sql);
+    this.retention = new Retention(ctx.storage.sql);
     this.activity = new SessionActivity(ctx.storage.sql);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms delivery. An object without
     // an issue row has recorded nothing (outbox rows and timers are written with it): nothing to re-arm.
@@ -127,6 +141,7 @@ export class IssueDO extends DurableObject<Env> {
       ...summary,
       timers: this.store.timers(),
       outbox: this.outbox.stats(),
+      deadLetters: this.deadLetters.list(DEAD_LETTERS_SHOWN),
       history: this.store.history(HISTORY_LIMIT),
       activity: this.activity.latest(ACTIVITY_SHOWN),
     };
@@ -157,6 +172,7 @@ export class IssueDO extends DurableObject<Env> {
       prNumber: c.prNumber,
       ciFixes: c.ciFixes,
       criticRounds: c.criticRounds,
+      updates: c.updates,
       blockers: c.blockers,
       brief: c.brief,
       summary: c.summary,
@@ -175,6 +191,9 @@ export class IssueDO extends DurableObject<Env> {
     const row = this.store.issue();
     if (row) {
       for (const timer of this.store.timers().filter((t) => t.dueAt <= now)) {
+        // An earlier timer of this run may have moved the issue on and cleared this one.
+        const armed = this.store.timers().some((t) => t.kind === timer.kind && t.armedSeq === timer.armedSeq);
+        if (!armed) continue;
         const recorded = this.ctx.storage.transactionSync(() => {
           this.store.deleteTimer(timer.kind);
           return this.record(
@@ -190,6 +209,8 @@ export class IssueDO extends DurableObject<Env> {
         });
         if (!recorded.duplicate) notifyWatchers(this.ctx, { seq: recorded.seq, state: recorded.state });
       }
+      const keep = retentionMs(row.limits.retentionDays);
+      this.ctx.storage.transactionSync(() => this.retention.prune(now, keep));
     }
     await this.flush();
     await this.scheduleAlarm();
@@ -202,7 +223,7 @@ export class IssueDO extends DurableObject<Env> {
     }
     const row: IssueRow = this.store.issue() ?? IssueStore.fresh(envelope.project, envelope.number);
     if (envelope.limits) row.limits = envelope.limits;
-    if (envelope.timeouts) row.timeouts = envelope.timeouts;
+    if (envelope.timeouts) row.timeouts = { ...row.timeouts, ...envelope.timeouts };
 
     const from = row.context.state;
     const outcome = transition(row.context, envelope.event, row.limits);
@@ -222,8 +243,15 @@ export class IssueDO extends DurableObject<Env> {
 
     if (outcome.ok) {
       row.context = outcome.next;
-      const kind = timerFor(outcome.next.state);
-      this.store.replaceTimer(kind ? { kind, dueAt: now + row.timeouts[kind], armedSeq: seq } : null);
+      const edge = {
+        from,
+        to: outcome.next.state,
+        event: envelope.event,
+        seq,
+        now,
+        keepsWorktree: retainsWorktree(outcome.next),
+      };
+      this.store.replaceTimers(armTimers(edge, this.store.timers(), row.timeouts));
       for (const [index, effect] of outcome.effects.entries()) {
         const key = `${row.project}#${row.number}:${seq}:${index}`;
         this.outbox.enqueue(effectChannel(effect.kind), { key, effect }, now);
@@ -276,10 +304,31 @@ export class IssueDO extends DurableObject<Env> {
       try {
         followUp = await deliver(effect as never, { env: this.env, key, issue });
       } catch (error) {
-        this.ctx.storage.transactionSync(() =>
-          this.outbox.postpone([head.id], Date.now(), errorMessage(error)),
-        );
-        return;
+        const failure = failureOf(error);
+        const attempts = head.attempts + 1;
+        const max = this.store.issue()?.limits.maxEffectAttempts ?? DEFAULT_MAX_EFFECT_ATTEMPTS;
+        if (!deadLetters(classifyFailure(failure), attempts, max)) {
+          this.ctx.storage.transactionSync(() =>
+            this.outbox.postpone([head.id], Date.now(), failure.message),
+          );
+          return;
+        }
+        // Given up on: kept with its error, the issue escalates, and the lane goes on with what follows.
+        const recorded = this.ctx.storage.transactionSync(() => {
+          const now = Date.now();
+          this.outbox.ack([head.id]);
+          this.deadLetters.add({ ...head, attempts }, failure.message, now);
+          const { project, number } = issue;
+          const event = {
+            type: "effect_failed" as const,
+            effect: effect.kind,
+            error: failure.message.slice(0, 2_000),
+          };
+          const cause = { kind: "system" as const, id: key };
+          return this.record({ id: `${key}:dead`, project, number, cause, event }, now);
+        });
+        if (!recorded.duplicate) notifyWatchers(this.ctx, { seq: recorded.seq, state: recorded.state });
+        continue;
       }
       this.ctx.storage.transactionSync(() => {
         this.outbox.ack([head.id]);
@@ -294,8 +343,10 @@ export class IssueDO extends DurableObject<Env> {
 
   /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */
   private async scheduleAlarm(floor?: number): Promise<void> {
+    const row = this.store.issue();
     await armAlarm(this.ctx.storage, [
       this.store.timers()[0]?.dueAt,
+      row ? this.retention.nextDue(retentionMs(row.limits.retentionDays)) : null,
       outboxAlarm(this.outbox.nextAt(["d1", ...deliveredEffectChannels()]), floor),
     ]);
   }

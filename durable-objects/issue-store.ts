@@ -10,6 +10,7 @@ import {
   type Limits,
   type TimerKind,
 } from "../src/domain/lifecycle.ts";
+import type { Timeouts, Timer } from "../src/domain/timers.ts";
 
 import type { CauseKind } from "../src/issue-events.ts";
 
@@ -42,7 +43,7 @@ CREATE TABLE IF NOT EXISTS timers (
 );
 `;
 
-export type Timeouts = { [K in TimerKind]: number };
+export type { Timeouts, Timer };
 
 export type IssueRow = {
   project: string;
@@ -65,8 +66,6 @@ export type HistoryEntry = {
   at: number;
 };
 
-export type Timer = { kind: TimerKind; dueAt: number; armedSeq: number };
-
 /** Thin typed access to the tables; every write method is meant to run inside `transactionSync`. */
 export class IssueStore {
   constructor(private readonly sql: SqlStorage) {
@@ -83,7 +82,8 @@ export class IssueStore {
       number: Number(row.number),
       context: { ...INITIAL_CONTEXT, ...JSON.parse(String(row.context)) },
       limits: JSON.parse(String(row.limits)),
-      timeouts: JSON.parse(String(row.timeouts)),
+      // Rows written before a timer kind existed run it with its default.
+      timeouts: { ...DEFAULT_TIMEOUTS_MS, ...JSON.parse(String(row.timeouts)) },
       seq: Number(row.seq),
     };
   }
@@ -152,9 +152,9 @@ export class IssueStore {
     this.sql.exec("DELETE FROM timers WHERE kind = ?", kind);
   }
 
-  replaceTimer(timer: Timer | null): void {
+  replaceTimers(timers: readonly Timer[]): void {
     this.sql.exec("DELETE FROM timers");
-    if (timer) {
+    for (const timer of timers) {
       this.sql.exec(
         "INSERT INTO timers (kind, due_at, armed_seq) VALUES (?, ?, ?)",
         timer.kind,

@@ -200,12 +200,15 @@ export class ProjectDO extends DurableObject<Env> {
     if (fenced.job.status !== "leased") return refuse(409, `job ${jobId} is ${fenced.job.status}`);
     const leaseMs = leaseTerm(true, policy);
     const leaseExpiresAt = now + leaseMs;
+    const confirming = !fenced.job.confirmed;
     const job = this.ctx.storage.transactionSync(() => {
       const job = { ...this.confirm(project, fenced.job, now), leaseExpiresAt, updatedAt: now };
       this.store.save(job);
       return job;
     });
-    await this.deliverSoon();
+    // The first heartbeat wrote the issue's `dispatched`: out now. Later ones only move the deadline.
+    if (confirming) await this.deliverSoon();
+    else await this.scheduleAlarm();
     return { ok: true, leaseExpiresAt, leaseMs, cancelled: job.cancelled };
   }
 
@@ -308,6 +311,8 @@ export class ProjectDO extends DurableObject<Env> {
         this.recordIssueEvent(project, job, `job:${job.id}:complete`, now, {
           type: "phase",
           phase: request.phase,
+          jobId: job.id,
+          attempt: job.attempt,
           ...(request.reason !== undefined && { reason: request.reason }),
           ...(sessionId && { sessionId }),
           ...(branch && { branch }),
@@ -376,6 +381,14 @@ export class ProjectDO extends DurableObject<Env> {
   /** The most recent jobs, newest first. */
   jobs(limit = 100): JobSummary[] {
     return this.store.recent(limit).map(({ seq: _, key: _k, spec: _s, leaseToken: _t, ...job }) => job);
+  }
+
+  /**
+   * What an issue's sessions have cost, as recorded with each usage report: the dashboard's D1 rows are
+   * written from the same records, and may not have landed yet when an escalation is written.
+   */
+  issueSpendUsd(number: number): number {
+    return this.store.issueSpend(number).usd;
   }
 
   /** Whether sessions are being dispatched, and today's spend. */
@@ -505,6 +518,7 @@ export class ProjectDO extends DurableObject<Env> {
         type: "dispatched",
         jobId: job.id,
         runnerId,
+        attempt: job.attempt,
       });
     }
     return { ...job, confirmed: true };
@@ -576,6 +590,8 @@ export class ProjectDO extends DurableObject<Env> {
       this.recordIssueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
         phase: "failed",
+        jobId: job.id,
+        attempt: job.attempt,
         reason: reason.slice(0, MAX_REASON),
       });
     }

@@ -5,6 +5,7 @@ import {
   type Claim,
   type CompleteRequest,
   claimResponse,
+  type DiskReport,
   heartbeatResponse,
   type RunnerEvent,
   registerResponse,
@@ -97,7 +98,7 @@ export class RunnerApi {
 
   /** Long-polls for a job; null when the Worker had none within `waitMs`. */
   async claim(
-    body: { waitMs: number; holding: string[]; projects?: string[] },
+    body: { waitMs: number; holding: string[]; projects?: string[]; disk?: DiskReport },
     signal?: AbortSignal,
   ): Promise<Claim | null> {
     const timeout = body.waitMs + CLAIM_SLACK_MS;

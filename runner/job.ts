@@ -9,7 +9,13 @@ import { NotAnAgentDriverError, runAgentJob } from "./agents/run.ts";
 import type { RunnerApi } from "./api.ts";
 import type { Driver } from "./drivers/driver.ts";
 import { prepareAgentHome } from "./drivers/env.ts";
-import { DEFAULT_AUTHOR, PushRefusedError, PushRejectedError, type Workspace } from "./git/workspace.ts";
+import {
+  DEFAULT_AUTHOR,
+  type IssueRef,
+  PushRefusedError,
+  PushRejectedError,
+  type Workspace,
+} from "./git/workspace.ts";
 import type { Holdings } from "./holdings.ts";
 import { FALLBACK_LEASE_MS, LeaseKeeper } from "./lease.ts";
 import type { Logger } from "./log.ts";
@@ -140,8 +146,9 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   const started = await sessionStartedBy(sessionFile, job.id);
   if (started) log.info("resuming the session an earlier attempt started", { sessionId: started });
 
+  const briefed = job.kind === "update" ? await withConflictBrief(workspace, ref, job) : job;
   const result = await ctx.driver.run({
-    job: started ? { ...job, sessionId: started } : job,
+    job: started ? { ...briefed, sessionId: started } : briefed,
     worktree: worktree.path,
     phaseFile,
     home,
@@ -194,6 +201,27 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   log.info("pushed", { branch: worktree.branch, headSha });
   await reporter.event({ kind: "pushed", branch: worktree.branch, headSha });
   return { ...base, headSha };
+}
+
+/**
+ * An update job's instructions, as the runner sees the conflict in its private repository (the base just
+ * fetched): the conflicting files, and what landed on the base meanwhile (the other side's intent).
+ */
+async function withConflictBrief(workspace: Workspace, ref: IssueRef, job: Job): Promise<Job> {
+  const base = job.repo.defaultBranch;
+  const { files, landed } = await workspace.conflictWithBase(ref, base);
+  const list = (items: string[]) => items.map((item) => `- ${item}`).join("\n");
+  const instructions = [
+    files.length > 0
+      ? `Files in conflict with ${base}:\n${list(files)}`
+      : `Your branch now merges cleanly with ${base}; merge it anyway, run the tests and commit.`,
+    landed.length > 0
+      ? `What landed on ${base} since your branch left it (newest first):\n${list(landed)}`
+      : "",
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+  return { ...job, instructions };
 }
 
 async function reap(ctx: JobContext, job: Job): Promise<ReportOutcome> {

@@ -1,5 +1,6 @@
 import { backoffDelay } from "../src/domain/backoff.ts";
 import { RETRY_BACKOFF, UnauthorizedError } from "./api.ts";
+import { DiskMeter } from "./disk.ts";
 import { type JobContext, runJob } from "./job.ts";
 import { sleep } from "./sleep.ts";
 
@@ -12,6 +13,8 @@ export type RunnerOptions = JobContext & {
   projects?: string[];
   claimWaitMs: number;
   shutdownGraceMs: number;
+  /** Measures the work dir for the claims' disk report; one over the workspace's work dir by default. */
+  disk?: DiskMeter;
 };
 
 /**
@@ -21,6 +24,7 @@ export type RunnerOptions = JobContext & {
  */
 export class Runner {
   readonly #options: RunnerOptions;
+  readonly #disk: DiskMeter;
   readonly #claiming = new AbortController();
   readonly #jobs = new AbortController();
   #graceTimer: NodeJS.Timeout | undefined;
@@ -28,6 +32,7 @@ export class Runner {
 
   constructor(options: RunnerOptions) {
     this.#options = options;
+    this.#disk = options.disk ?? new DiskMeter(options.workspace.workDir);
   }
 
   /** Resolves when every slot has stopped; rejects if the Worker refused the runner's token. */
@@ -58,8 +63,10 @@ export class Runner {
     while (!signal.aborted) {
       try {
         const holding = holdings.list().slice(0, MAX_HOLDING);
+        // Disk use rides along with every claim, the runner's sign of life: the runners page shows it.
+        const disk = this.#disk.latest();
         const claim = await api.claim(
-          { waitMs: claimWaitMs, holding, ...(projects && { projects }) },
+          { waitMs: claimWaitMs, holding, ...(projects && { projects }), ...(disk && { disk }) },
           signal,
         );
         failures = 0;

@@ -8,9 +8,12 @@ import { projectRoutes } from "./api/projects.ts";
 import { runnerAdminRoutes } from "./api/runners.ts";
 import { statusRoutes } from "./api/status.ts";
 import { armReconciliation } from "./cron/reconcile.ts";
+import { pruneAll } from "./cron/retention.ts";
 import { dashboardRoutes } from "./dashboard/routes.tsx";
 import type { Env } from "./env.ts";
+import { errorMessage } from "./error-message.ts";
 import { hookRoutes } from "./hooks/routes.ts";
+import { listProjects } from "./projects/store.ts";
 import { runnerRoutes } from "./runner-api/routes.ts";
 
 export { IssueDO } from "../durable-objects/issue-do.ts";
@@ -49,6 +52,13 @@ export default {
           if (report.error) console.error(JSON.stringify({ msg: "reconciliation not armed", ...report }));
         }
       }),
+    );
+    ctx.waitUntil(
+      listProjects(env)
+        .then((projects) => pruneAll(env, projects))
+        .catch((error) =>
+          console.log(JSON.stringify({ msg: "retention failed", error: errorMessage(error) })),
+        ),
     );
   },
 } satisfies ExportedHandler<Env>;

@@ -1,6 +1,7 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
-import { type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
+import { MAX_CI_EXCERPT_CHARS } from "./domain/ci-verdict.ts";
+import { DEFAULT_LIMITS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
 import { projectIdSchema } from "./projects/config.ts";
 
 const refs = z.array(z.string().min(1).max(200)).max(200);
@@ -21,10 +22,17 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     brief: z.object({ title: text(1_000), body: text(65_536), by: actor }).optional(),
   }),
   z.object({ type: z.literal("dependencies"), ...gateFindings }),
-  z.object({ type: z.literal("dispatched"), jobId: z.string().min(1), runnerId: z.string().min(1) }),
+  z.object({
+    type: z.literal("dispatched"),
+    jobId: z.string().min(1),
+    runnerId: z.string().min(1),
+    attempt: z.number().int().min(1).optional(),
+  }),
   z.object({
     type: z.literal("phase"),
     phase: z.enum(PHASES),
+    jobId: z.string().min(1).optional(),
+    attempt: z.number().int().min(1).optional(),
     reason: text(2_000).optional(),
     sessionId: z.string().min(1).optional(),
     branch: z.string().min(1).optional(),
@@ -38,7 +46,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     type: z.literal("ci"),
     result: z.enum(["green", "red"]),
     headSha: z.string().min(1),
-    excerpt: text(20_000).optional(),
+    excerpt: text(MAX_CI_EXCERPT_CHARS).optional(),
   }),
   z.object({
     type: z.literal("head_mismatch"),
@@ -53,6 +61,8 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     needsHumanApproval: text(2_000).min(1).optional(),
   }),
   z.object({ type: z.literal("review_failed"), reason: text(2_000) }),
+  z.object({ type: z.literal("branch_updated"), headSha: z.string().min(1).max(64) }),
+  z.object({ type: z.literal("conflict"), files: z.array(z.string().min(1).max(1_000)).max(200) }),
   z.object({ type: z.literal("pr_opened"), ...pullRef }),
   z.object({ type: z.literal("merge_confirmed"), sha: z.string().min(1).optional(), ...pullRef }),
   z.object({ type: z.literal("merge_failed"), reason: text(2_000) }),
@@ -65,6 +75,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("timeout"), timer: z.enum(TIMERS) }),
   z.object({ type: z.literal("budget_exceeded"), reason: text(2_000) }),
   z.object({ type: z.literal("reply"), thread: z.number().int().positive(), text: text(2_000) }),
+  z.object({ type: z.literal("effect_failed"), effect: text(100), error: text(2_000) }),
 ]) satisfies z.ZodType<LifecycleEvent>;
 
 export const CAUSE_KINDS = ["delivery", "job", "cron", "operator", "timer", "system"] as const;
@@ -73,14 +84,13 @@ export type CauseKind = (typeof CAUSE_KINDS)[number];
 export const limitsSchema = z.object({
   maxCiFixes: z.number().int().min(0).max(20),
   maxCriticIterations: z.number().int().min(1).max(20),
+  maxUpdates: z.number().int().min(0).max(20).default(DEFAULT_LIMITS.maxUpdates),
+  maxEffectAttempts: z.number().int().min(1).max(100).optional(),
+  retentionDays: z.number().int().min(1).max(3650).optional(),
 });
 
-export const timeoutsSchema = z.object({
-  session: z.number().int().positive(),
-  ci: z.number().int().positive(),
-  review: z.number().int().positive(),
-  escalation: z.number().int().positive(),
-});
+/** Milliseconds per timer; a kind left out keeps what the DO has (its default at first). */
+export const timeoutsSchema = z.partialRecord(z.enum(TIMERS), z.number().int().positive());
 
 /** One event for one issue, with the id it is deduplicated by and what caused it. */
 export const envelopeSchema = z.object({

@@ -77,6 +77,8 @@ function whatHappened(job: Job): string {
       return "The last session ended with PHASE:awaiting_ci; CI or the review then asked for changes (below).";
     case "resume":
       return "The last session ended with PHASE:escalate; a human has replied (below).";
+    case "update":
+      return `Your pull request now conflicts with ${job.repo.defaultBranch}: other work landed there meanwhile. Merge \`origin/${job.repo.defaultBranch}\` (just fetched) into your branch with \`git merge\` (do not rebase), resolve every conflict so that both your change and theirs still do what they were meant to, run the tests, and commit the merge. The conflicting files and what landed are below.`;
     default:
       return "The last session was interrupted before it wrote a phase: check `git status` and `git log`, and go on.";
   }
@@ -84,6 +86,7 @@ function whatHappened(job: Job): string {
 
 function instructions(job: Job): string[] {
   if (!job.instructions) return [];
-  const what = job.kind === "resume" ? "The human's reply" : "What to address";
+  const what =
+    job.kind === "resume" ? "The human's reply" : job.kind === "update" ? "The conflict" : "What to address";
   return [`${what}:\n<untrusted>\n${asData(job.instructions)}\n</untrusted>`];
 }

@@ -1,23 +1,31 @@
-import { execFile } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 
 export type GitOptions = {
   cwd?: string;
   /** Added to the inherited environment; a push's credential travels here and nowhere else. */
   env?: Record<string, string>;
+  /**
+   * Past this, git and everything it started (remote helpers, the credential helper: its process group) is
+   * killed and the call rejects: a remote that stalls must not hold the job's slot forever.
+   */
+  timeoutMs?: number;
 };
 
 export class GitError extends Error {
   readonly args: readonly string[];
   readonly exitCode: number | null;
   readonly stderr: string;
+  /** What it wrote before failing: some commands answer through their exit code (`merge-tree`: 1, conflicts). */
+  readonly stdout: string;
 
-  constructor(args: readonly string[], exitCode: number | null, stderr: string) {
+  constructor(args: readonly string[], exitCode: number | null, stderr: string, stdout = "") {
     const detail = redact(stderr.trim());
     super(`${describe(args)} failed (exit ${exitCode ?? "none"})${detail ? `: ${detail}` : ""}`);
     this.name = "GitError";
     this.args = args;
     this.exitCode = exitCode;
     this.stderr = redact(stderr);
+    this.stdout = stdout;
   }
 }
 
@@ -58,20 +66,52 @@ export function git(args: readonly string[], options: GitOptions = {}): Promise<
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of REPOSITORY_ENV) delete env[name];
   Object.assign(env, HERMETIC_GIT_ENV, options.env);
+  const { timeoutMs } = options;
   return new Promise((resolve, reject) => {
-    execFile(
-      "git",
-      args,
-      { cwd: options.cwd, env, encoding: "utf8", maxBuffer: MAX_OUTPUT_BYTES },
-      (error, stdout, stderr) => {
-        if (!error) return resolve(stdout);
-        const exitCode = typeof error.code === "number" ? error.code : null;
-        // Without an exit code git never ran; a missing cwd also shows up as "spawn git ENOENT".
-        const detail = exitCode === null ? `${error.message} (cwd: ${options.cwd ?? process.cwd()})` : stderr;
-        reject(new GitError(args, exitCode, detail));
-      },
-    );
+    // Its own process group, so that a deadline kills the helpers it started (remote-http, credential) too.
+    const child = spawn("git", args, { cwd: options.cwd, env, detached: timeoutMs !== undefined });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let size = 0;
+    let failure: string | null = null;
+    const stop = (why: string) => {
+      failure ??= why;
+      killGroup(child);
+    };
+    child.stdout.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_OUTPUT_BYTES) stop(`output over ${MAX_OUTPUT_BYTES} bytes`);
+      else stdout.push(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => stop(`timed out after ${timeoutMs} ms`), timeoutMs);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      // git never ran; a missing cwd also shows up as "spawn git ENOENT".
+      reject(new GitError(args, null, `${error.message} (cwd: ${options.cwd ?? process.cwd()})`));
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      const errors = Buffer.concat(stderr).toString("utf8");
+      if (failure !== null)
+        return reject(new GitError(args, null, `${failure}${errors ? `: ${errors}` : ""}`));
+      if (code === 0) return resolve(Buffer.concat(stdout).toString("utf8"));
+      reject(new GitError(args, code, errors, Buffer.concat(stdout).toString("utf8")));
+    });
   });
+}
+
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    // The whole group when git leads one (started with a deadline); else there is no such group: git alone.
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    child.kill("SIGKILL");
+  }
 }
 
 /** `https://user:secret@host` → `https://user:***@host`, wherever such a URL appears in the text. */

@@ -47,7 +47,12 @@ export type WorkspaceOptions = {
   credential?: GitCredential;
   author?: Author;
   worktreeGit?: WorktreeGit;
+  /** Deadline of each fetch and push (default `REMOTE_TIMEOUT_MS`): a stalled forge frees the slot. */
+  remoteTimeoutMs?: number;
 };
+
+/** A fetch or push that takes longer has stalled: ten minutes is far beyond any healthy transfer here. */
+export const REMOTE_TIMEOUT_MS = 10 * 60_000;
 
 export type RepoRef = { repoKey: string };
 export type IssueRef = { repoKey: string; issueNumber: number };
@@ -113,8 +118,10 @@ export class Workspace {
   readonly #remoteUrls = new Map<string, string>();
   readonly #queues = new Map<string, Promise<void>>();
   readonly #worktreeGit: WorktreeGit;
+  readonly #remoteTimeoutMs: number;
 
   constructor(options: WorkspaceOptions) {
+    this.#remoteTimeoutMs = options.remoteTimeoutMs ?? REMOTE_TIMEOUT_MS;
     mkdirSync(options.workDir, { recursive: true });
     // Paths bound into sandboxes and written into alternates files are compared resolved.
     this.workDir = realpathSync(options.workDir);
@@ -178,6 +185,13 @@ export class Workspace {
         (remote === undefined || local === remote || (await isAncestor(mirror, remote, local)));
 
       if (isStandaloneRepository(path) && (localIsCurrent || remote === undefined)) {
+        // The base as just fetched, for a session that merges it (an update job); in the agent's repository,
+        // so through WorktreeGit. Its objects are the private repository's, which the worktree borrows.
+        await this.#worktreeGit(
+          { worktree: path, readOnly: [this.objectsPath(repoKey)], writable: [] },
+          [...IN_WORKTREE, "update-ref", `refs/remotes/origin/${baseBranch}`, base],
+          HERMETIC_GIT_ENV,
+        );
         return { path, branch, from: "existing" };
       }
       await rm(path, { recursive: true, force: true });
@@ -352,6 +366,31 @@ export class Workspace {
   }
 
   /**
+   * Where the issue's branch (as the private repository has it) conflicts with the base as last fetched, and
+   * what landed on the base since the branch left it (subjects, newest first, at most `maxLanded`): what an
+   * update job's session is told. Empty `files` when the two merge cleanly.
+   */
+  async conflictWithBase(
+    { repoKey, issueNumber }: IssueRef,
+    baseBranch: string,
+    maxLanded = 20,
+  ): Promise<{ files: string[]; landed: string[] }> {
+    const mirror = this.mirrorPath(repoKey);
+    const branch = `refs/heads/${branchName(issueNumber)}`;
+    const base = `refs/remotes/origin/${baseBranch}`;
+    let files: string[] = [];
+    try {
+      await run(mirror, ["merge-tree", "--write-tree", "--name-only", "--no-messages", branch, base]);
+    } catch (error) {
+      // Exit 1: conflicts. The output is the tree, then the conflicted paths, one a line.
+      if (!(error instanceof GitError) || error.exitCode !== 1) throw error;
+      files = [...new Set(error.stdout.split("\n").slice(1).filter(Boolean))];
+    }
+    const log = await run(mirror, ["log", `--max-count=${maxLanded}`, "--format=%s", `${branch}..${base}`]);
+    return { files, landed: log.split("\n").filter(Boolean) };
+  }
+
+  /**
    * What the branch changed since it left the base (committed work only), for a recovery prompt: from the
    * private repository, where `ensureWorktree` recorded the commit the worktree started from.
    */
@@ -397,15 +436,17 @@ export class Workspace {
     // An empty helper clears the list: the private repository has none, and none is ever taken from elsewhere.
     const config = ["-c", "credential.helper="];
     const env = { GIT_ALLOW_PROTOCOL: allowedProtocols(remoteUrl) };
-    if (this.#credential === undefined) return run(gitDir, [...config, ...args], env);
+    const timeoutMs = this.#remoteTimeoutMs;
+    if (this.#credential === undefined) return run(gitDir, [...config, ...args], env, timeoutMs);
     const { protocol, host } = new URL(remoteUrl);
     config.push("-c", `credential.${protocol}//${host}.helper=${CREDENTIAL_HELPER}`);
     const { username, token } = this.#credential;
-    return run(gitDir, [...config, ...args], {
-      ...env,
-      CONVEYOR_GIT_USERNAME: username,
-      CONVEYOR_GIT_TOKEN: token,
-    });
+    return run(
+      gitDir,
+      [...config, ...args],
+      { ...env, CONVEYOR_GIT_USERNAME: username, CONVEYOR_GIT_TOKEN: token },
+      timeoutMs,
+    );
   }
 
   #checkRemoteUrl(remoteUrl: string): void {
@@ -452,8 +493,8 @@ function slug(repoKey: string): string {
   return `${owner}__${repo}`;
 }
 
-function run(cwd: string, args: string[], env?: Record<string, string>): Promise<string> {
-  return git([...NO_HOOKS, ...args], { cwd, env });
+function run(cwd: string, args: string[], env?: Record<string, string>, timeoutMs?: number): Promise<string> {
+  return git([...NO_HOOKS, ...args], { cwd, env, ...(timeoutMs !== undefined && { timeoutMs }) });
 }
 
 /** The remote refused the update (not a fast-forward, or a stale lease), as opposed to failing. */

@@ -8,7 +8,20 @@ import { zodMessage } from "../validation.ts";
 import { CRITIC_SYSTEM, type CriticInput, criticPrompt } from "./prompt.ts";
 import { type CriticReport, reportSchema } from "./report.ts";
 
-export type CriticConfig = { apiKey: string; baseURL?: string; model: string; attempts?: number };
+export type CriticConfig = {
+  apiKey: string;
+  baseURL?: string;
+  model: string;
+  attempts?: number;
+  /** The whole review's deadline, every attempt and the SDK's retries included (`CRITIC_DEADLINE_MS`). */
+  deadlineMs?: number;
+};
+
+/**
+ * However the model answers (slowly, not at all, with retries), a review ends within this: the SDK's own
+ * default would allow 10 minutes per request, 3 requests per attempt, 2 attempts.
+ */
+export const CRITIC_DEADLINE_MS = 8 * 60_000;
 
 export type CriticResult =
   | { ok: true; report: CriticReport; usage: { inputTokens: number; outputTokens: number } }
@@ -23,16 +36,29 @@ const REPORT_TOOL = {
 export async function runCritic(config: CriticConfig, input: CriticInput): Promise<CriticResult> {
   const client = new Anthropic({ apiKey: config.apiKey, baseURL: config.baseURL, maxRetries: 2 });
   const attempts = config.attempts ?? 2;
+  const deadlineMs = config.deadlineMs ?? CRITIC_DEADLINE_MS;
+  const deadline = AbortSignal.timeout(deadlineMs);
   let reason = "no attempt made";
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    const message = await client.messages.create({
-      model: config.model,
-      max_tokens: 8_000,
-      system: CRITIC_SYSTEM,
-      tools: [REPORT_TOOL],
-      tool_choice: { type: "tool", name: REPORT_TOOL.name },
-      messages: [{ role: "user", content: criticPrompt(input) }],
-    });
+    let message: Anthropic.Message;
+    try {
+      message = await client.messages.create(
+        {
+          model: config.model,
+          max_tokens: 8_000,
+          system: CRITIC_SYSTEM,
+          tools: [REPORT_TOOL],
+          tool_choice: { type: "tool", name: REPORT_TOOL.name },
+          messages: [{ role: "user", content: criticPrompt(input) }],
+        },
+        { signal: deadline, timeout: deadlineMs },
+      );
+    } catch (error) {
+      // Past the deadline a person looks (review_failed), rather than the issue waiting on the model.
+      if (deadline.aborted)
+        return { ok: false, reason: `the critic gave no report within ${deadlineMs / 1000} s` };
+      throw error;
+    }
     const call = message.content.find((b) => b.type === "tool_use" && b.name === REPORT_TOOL.name);
     if (call?.type !== "tool_use") {
       reason = "the critic gave no report";

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import type { Env } from "../env.ts";
+import { boundedText } from "../http/bounded.ts";
 import { fromBase64url } from "./base64url.ts";
 
 export type AccessConfig = { teamDomain: string; aud: string };
@@ -38,6 +39,10 @@ const claimsSchema = z.object({
   nbf: z.number().optional(),
 });
 
+const ACCESS_CERTS_TIMEOUT_MS = 10_000;
+/** A team's certs document is a few kB. */
+const ACCESS_CERTS_MAX_BYTES = 256 * 1024;
+
 const cachedKeys = new Map<string, { at: number; keys: Promise<JsonWebKey[]> }>();
 
 /** The team's signing keys, cached per isolate; `refresh` re-reads them (a key unknown to the cache). */
@@ -45,9 +50,12 @@ export const fetchAccessKeys: AccessKeys = (teamDomain, refresh) => {
   const hit = cachedKeys.get(teamDomain);
   if (hit && Date.now() - hit.at < (refresh ? KEYS_REFRESH_MS : KEYS_TTL_MS)) return hit.keys;
   const keys = (async () => {
-    const res = await fetch(`https://${teamDomain}/cdn-cgi/access/certs`);
+    // Every dashboard request waiting on the keys waits on this: a stalled fetch fails (and is not cached).
+    const res = await fetch(`https://${teamDomain}/cdn-cgi/access/certs`, {
+      signal: AbortSignal.timeout(ACCESS_CERTS_TIMEOUT_MS),
+    });
     if (!res.ok) throw new Error(`Access certs: ${res.status}`);
-    return jwksSchema.parse(await res.json()).keys as JsonWebKey[];
+    return jwksSchema.parse(JSON.parse(await boundedText(res, ACCESS_CERTS_MAX_BYTES))).keys as JsonWebKey[];
   })();
   keys.catch(() => cachedKeys.delete(teamDomain));
   cachedKeys.set(teamDomain, { at: Date.now(), keys });

@@ -33,3 +33,17 @@ export function formatTokens(n: number): string {
 }
 
 export const formatRatio = (ratio: number | null) => (ratio === null ? "–" : `${Math.round(ratio * 100)}%`);
+
+const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+
+/** 1536 → "1.5 KiB": one decimal below 10 of a unit, none above. */
+export function formatBytes(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const shown = unit === 0 || value >= 10 ? Math.round(value).toString() : value.toFixed(1);
+  return `${shown} ${BYTE_UNITS[unit]}`;
+}

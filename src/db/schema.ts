@@ -90,7 +90,7 @@ export const jobs = sqliteTable(
     id: text("id").primaryKey(),
     projectId: text("project_id").notNull(),
     number: integer("number").notNull(),
-    kind: text("kind", { enum: ["implement", "revise", "resume", "reap", "agent"] }).notNull(),
+    kind: text("kind", { enum: ["implement", "revise", "resume", "update", "reap", "agent"] }).notNull(),
     status: text("status", { enum: ["queued", "leased", "done", "failed", "cancelled"] }).notNull(),
     attempt: integer("attempt").notNull(),
     runnerId: text("runner_id"),
@@ -194,6 +194,9 @@ export const runners = sqliteTable("runners", {
   version: text("version").notNull(),
   createdAt: integer("created_at", { mode: "number" }).notNull(),
   lastSeenAt: integer("last_seen_at", { mode: "number" }).notNull(),
+  /** Disk used under the runner's work dir and its worktree count, as it last reported them with a claim. */
+  diskBytes: integer("disk_bytes", { mode: "number" }),
+  worktrees: integer("worktrees", { mode: "number" }),
 });
 
 /** One-time registration tokens (hashed); `usedBy` is set when a runner registers with one. */

@@ -53,7 +53,7 @@ export function ciVerdict(report: CiReport, required: RequiredChecks): CiVerdict
   if (failing.length > 0) {
     return {
       kind: "red",
-      excerpt: failing.map(describe).join("\n"),
+      excerpt: clip(failing.map(describe).join("\n"), MAX_VERDICT_EXCERPT_CHARS),
       targetUrls: failing.map((check) => check.targetUrl),
     };
   }
@@ -116,6 +116,22 @@ const pick = (s: CommitStatus) => ({ description: s.description, targetUrl: s.ta
 
 /** A check's own text (a run's output summary) can be long; the revise session gets its start. */
 export const MAX_DESCRIPTION_CHARS = 2_000;
+/**
+ * The most a red CI excerpt may be, CI logs included: what a `ci` event carries and the revise job's
+ * instructions hold. Bounded here, where it is made, so that no later step can refuse it.
+ */
+export const MAX_CI_EXCERPT_CHARS = 20_000;
+/** The failing checks' part; the rest is left for CI logs. */
+export const MAX_VERDICT_EXCERPT_CHARS = 8_000;
+
+/** `text` cut to `max` characters at most, saying how much was cut; `keep` says which end stays. */
+export function clip(text: string, max: number, keep: "start" | "end" = "start"): string {
+  if (text.length <= max) return text;
+  const note = (cut: number) => `[… ${cut} characters cut]`;
+  const room = Math.max(0, max - note(text.length).length - 1);
+  const cut = note(text.length - room);
+  return keep === "start" ? `${text.slice(0, room)}\n${cut}` : `${cut}\n${text.slice(text.length - room)}`;
+}
 
 const describe = (c: Check) => {
   const text = c.description?.slice(0, MAX_DESCRIPTION_CHARS);

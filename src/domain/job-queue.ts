@@ -59,7 +59,7 @@ export const isSession = (kind: JobKind) => kind !== "reap" && kind !== "agent";
 export const spendsBudget = (kind: JobKind) => kind !== "reap";
 
 /** Continuations first (their session's prompt cache is warm), then cleanup, then fresh work, then agents. */
-const RANK: Record<JobKind, number> = { revise: 0, resume: 0, reap: 1, implement: 2, agent: 3 };
+const RANK: Record<JobKind, number> = { revise: 0, resume: 0, update: 0, reap: 1, implement: 2, agent: 3 };
 
 const prefers = (job: OpenJob, claimant: Claimant) =>
   job.affinity === claimant.runnerId || claimant.holding.has(job.number);
@@ -139,6 +139,9 @@ export function afterLostLease(
 ): LostLease {
   if (job.cancelled) return { action: "cancel" };
   if (!job.confirmed) {
+    // Nobody waits for a revoked runner, even where the job was waiting for it before this lease.
+    const waitsForGone = runnerGone && job.affinity === job.runnerId;
+    if (waitsForGone) return { action: "requeue", attempt: job.attempt, affinity: null, affinityUntil: 0 };
     return {
       action: "requeue",
       attempt: job.attempt,

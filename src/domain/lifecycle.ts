@@ -32,7 +32,22 @@ export function holdsSlot(state: State): boolean {
 export const PHASES = [...FILE_PHASES, "dry_exit"] as const;
 export type Phase = (typeof PHASES)[number];
 
-export const TIMERS = ["session", "ci", "review", "escalation"] as const;
+/**
+ * `approval`: how long a merge waits for a human's approval; `merge`: how long `merging` waits before asking
+ * the forge whether the pull request got merged; `renotify`: how often an escalation reminds its humans;
+ * `retention` runs beside the state's own timer: how long the worktree of an issue waiting for a human (or
+ * abandoned with nobody answering) is kept on its runner before a reap job removes it.
+ */
+export const TIMERS = [
+  "session",
+  "ci",
+  "review",
+  "approval",
+  "merge",
+  "escalation",
+  "renotify",
+  "retention",
+] as const;
 export type TimerKind = (typeof TIMERS)[number];
 
 export type Verdict = "APPROVE" | "REQUEST_CHANGES" | "BLOCK";
@@ -45,12 +60,17 @@ export type LifecycleEvent =
   | ({ type: "triage"; brief?: Brief } & GateFindings)
   /** The issue's dependencies changed (body edited, a dependency closed). */
   | ({ type: "dependencies" } & GateFindings)
-  /** A runner claimed the issue's job. */
-  | { type: "dispatched"; jobId: string; runnerId: string }
-  /** A session ended a phase (phase file), or ended without one (dry_exit). */
+  /** A runner claimed the issue's job (and confirmed its lease): attempt `attempt` of job `jobId`. */
+  | { type: "dispatched"; jobId: string; runnerId: string; attempt?: number }
+  /**
+   * A session ended a phase (phase file), or ended without one (dry_exit). `jobId`/`attempt`: the job run
+   * that reports it; absent only in events queued before jobs said so.
+   */
   | {
       type: "phase";
       phase: Phase;
+      jobId?: string;
+      attempt?: number;
       reason?: string;
       sessionId?: string;
       branch?: string;
@@ -63,6 +83,13 @@ export type LifecycleEvent =
   | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
   /** `needsHumanApproval`: why the merge waits for a human (protected paths, an unreadable file list). */
   | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: string }
+  /**
+   * The forge merged the base into the pull request's head (its update-branch API) before the review or the
+   * merge: `headSha` is the new head, which needs CI and a verdict of its own.
+   */
+  | { type: "branch_updated"; headSha: string }
+  /** The pull request conflicts with the base; `files`: the conflicting paths, where known. */
+  | { type: "conflict"; files: string[] }
   /** The critic gave no valid report, even when asked again: a human looks, it is never read as APPROVE. */
   | { type: "review_failed"; reason: string }
   /** A pull request for the issue's branch exists on the forge with this number. */
@@ -83,7 +110,12 @@ export type LifecycleEvent =
   | { type: "timeout"; timer: TimerKind }
   | { type: "budget_exceeded"; reason: string }
   /** An answer to someone on the forge (a refused command) on `thread`: posted once, nothing else changes. */
-  | { type: "reply"; thread: number; text: string };
+  | { type: "reply"; thread: number; text: string }
+  /**
+   * An effect was given up on (refused for good, or failing after the project's `effects.maxAttempts`): it
+   * sits in the dead letter with its last error, and a human must look.
+   */
+  | { type: "effect_failed"; effect: string; error: string };
 export type EventType = LifecycleEvent["type"];
 
 /**
@@ -110,6 +142,8 @@ export const EVENT_TYPES = [
   "head_mismatch",
   "review",
   "review_failed",
+  "branch_updated",
+  "conflict",
   "pr_opened",
   "merge_confirmed",
   "merge_failed",
@@ -122,18 +156,20 @@ export const EVENT_TYPES = [
   "timeout",
   "budget_exceeded",
   "reply",
+  "effect_failed",
 ] as const satisfies readonly EventType[];
 
 /** Label roles; the project maps them to its own label names. */
 export type LabelRole = "backlog" | "in_progress" | "blocked" | "needs_human" | "underspecified";
 
-export type JobKind = "implement" | "revise" | "resume" | "reap";
+export type JobKind = "implement" | "revise" | "resume" | "update" | "reap";
 
 export type Effect =
   | { kind: "enqueue_job"; job: JobKind; reason?: string; detail?: string }
   | { kind: "cancel_jobs" }
   | { kind: "labels"; add: LabelRole[]; remove: LabelRole[] }
-  | { kind: "notify_human"; reason: string }
+  /** `reminder`: the escalation is still unanswered (the `renotify` timer). */
+  | { kind: "notify_human"; reason: string; reminder?: true }
   /** On the issue, or on `thread` (a pull request of it) where the comment answers one there. */
   | { kind: "comment"; body: string; thread?: number }
   | { kind: "open_pull_request" }
@@ -145,15 +181,32 @@ export type Effect =
   | { kind: "merge" }
   /** Read whether the issue's pull request is merged, once the merge ahead of it has its answer. */
   | { kind: "check_merged" }
+  /**
+   * The merge timer ran out: read whether the pull request is merged (merge_confirmed) or not (merge_failed).
+   * In its own lane, so a merge stuck in the forge lane cannot hold it back.
+   */
+  | { kind: "check_merge" }
   | { kind: "close_issue" }
+  /** Deletes the merged `conveyor/<n>` on the forge, unless the project keeps branches. */
+  | { kind: "delete_branch" }
   | { kind: "notify_dependents" };
 
 export type Limits = {
   maxCiFixes: number;
   maxCriticIterations: number;
+  /** Attempts an effect gets before it goes to the dead letter (not read by the table; the IssueDO applies it). */
+  maxEffectAttempts?: number;
+  /** Days the issue's history is kept (not read by the table; the IssueDO prunes by it). */
+  retentionDays?: number;
+  /** Updates from the base (by the forge or by a conflict-resolving session) before escalating. */
+  maxUpdates: number;
 };
 
-export const DEFAULT_LIMITS: Limits = { maxCiFixes: 3, maxCriticIterations: 3 };
+export const DEFAULT_RETENTION_DAYS = 90;
+
+export const DEFAULT_MAX_EFFECT_ATTEMPTS = 25;
+
+export const DEFAULT_LIMITS: Limits = { maxCiFixes: 3, maxCriticIterations: 3, maxUpdates: 3 };
 
 /** What the lifecycle remembers of an issue besides its state. */
 export type IssueContext = {
@@ -162,6 +215,8 @@ export type IssueContext = {
   iteration: number;
   ciFixes: number;
   criticRounds: number;
+  /** Updates from the base so far (see `maxUpdates`). */
+  updates: number;
   blockers: string[];
   sessionId: string | null;
   branch: string | null;
@@ -174,13 +229,29 @@ export type IssueContext = {
   brief: Brief | null;
   /** The last session's account of its work, for the pull request's description. */
   summary: string | null;
+  /**
+   * The job run last dispatched for the issue: only its phase may end the session. `NOT_DISPATCHED` while a
+   * continuation waits for its job; null when unknown (contexts stored before this was kept).
+   */
+  job: JobRun | null;
+  /**
+   * The issue stopped for a human and its runner keeps the worktree for them until the retention timer
+   * ends (then a reap job removes it; the pushed branch stays, so a retry starts from it).
+   */
+  worktreeKept: boolean;
 };
+
+export type JobRun = { id: string; attempt: number };
+
+/** A continuation's session has begun no job yet: no job's phase is its phase. */
+export const NOT_DISPATCHED: JobRun = { id: "", attempt: 0 };
 
 export const INITIAL_CONTEXT: IssueContext = {
   state: "new",
   iteration: 0,
   ciFixes: 0,
   criticRounds: 0,
+  updates: 0,
   blockers: [],
   sessionId: null,
   branch: null,
@@ -190,6 +261,8 @@ export const INITIAL_CONTEXT: IssueContext = {
   reason: null,
   brief: null,
   summary: null,
+  job: null,
+  worktreeKept: false,
 };
 
 export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
@@ -208,6 +281,8 @@ const accept = (next: IssueContext, effects: Effect[] = []): Outcome => ({ ok: t
 const reject = (reason: string): Outcome => ({ ok: false, reason });
 const enter = (ctx: IssueContext, state: State, patch: Partial<IssueContext> = {}): IssueContext => ({
   ...ctx,
+  // A new continuation: the job that ran the last session is not this one's.
+  ...(state === "revising" && ctx.state !== "revising" && { job: NOT_DISPATCHED }),
   ...patch,
   state,
 });
@@ -289,21 +364,25 @@ const escalate = (
   extra: Effect[] = [],
   labels: LabelRole[] = ["needs_human"],
 ): Outcome =>
-  accept(enter(ctx, "escalated", { reason }), [
+  accept(enter(ctx, "escalated", { reason, worktreeKept: true }), [
     ...extra,
     { kind: "labels", add: labels, remove: ["in_progress"] },
     { kind: "notify_human", reason },
   ]);
 
+const REAP: Effect = { kind: "enqueue_job", job: "reap" };
+
+/** Ended by a human's decision (abandon, a closed issue or pull request): the runner's worktree goes. */
 const abandon = (ctx: IssueContext, reason: string, extra: Effect[] = []): Outcome =>
-  accept(enter(ctx, "abandoned", { reason }), [
+  accept(enter(ctx, "abandoned", { reason, worktreeKept: false }), [
     ...extra,
     { kind: "labels", add: [], remove: ["in_progress", "blocked"] },
+    REAP,
   ]);
 
 /** A cap or a BLOCK verdict: abandoned, and a human is told why. The worktree is kept for them. */
 const abandonForHuman = (ctx: IssueContext, reason: string): Outcome =>
-  accept(enter(ctx, "abandoned", { reason }), [
+  accept(enter(ctx, "abandoned", { reason, worktreeKept: true }), [
     { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
     { kind: "notify_human", reason },
   ]);
@@ -357,7 +436,8 @@ const MERGED_EFFECTS: Effect[] = [
   { kind: "cancel_jobs" },
   { kind: "close_issue" },
   { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
-  { kind: "enqueue_job", job: "reap" },
+  REAP,
+  { kind: "delete_branch" },
   { kind: "notify_dependents" },
 ];
 
@@ -367,9 +447,8 @@ const mergeConfirmed: Rule<"merge_confirmed"> = {
     if (!ctx.prOpened) return reject("no pull request is open for this issue");
     const foreign = notTheIssues(ctx, e);
     if (foreign) return reject(foreign);
-    return accept(enter(ctx, "merged", { reason: null, headSha: e.sha ?? ctx.headSha, prNumber: e.number }), [
-      ...MERGED_EFFECTS,
-    ]);
+    const merged = { reason: null, headSha: e.sha ?? ctx.headSha, prNumber: e.number, worktreeKept: false };
+    return accept(enter(ctx, "merged", merged), [...MERGED_EFFECTS]);
   },
 };
 
@@ -392,16 +471,58 @@ const timeoutRule = (timer: TimerKind, reason: string, to: "escalated" | "abando
   to: [to],
   apply: (ctx, e) => {
     if (e.timer !== timer) return reject(`the ${e.timer} timer does not run in state ${ctx.state}`);
-    return to === "escalated"
-      ? escalate(ctx, reason, timer === "session" ? [{ kind: "cancel_jobs" }] : [])
-      : abandon(ctx, reason);
+    if (to === "escalated")
+      return escalate(ctx, reason, timer === "session" ? [{ kind: "cancel_jobs" }] : []);
+    // Nobody answered: the worktree stays for the rest of its retention period, like an escalation's.
+    return accept(enter(ctx, "abandoned", { reason }), [
+      { kind: "labels", add: [], remove: ["in_progress", "blocked"] },
+    ]);
   },
 });
 
+/** The retention period of a kept worktree ended: a reap job removes it; nothing else changes. */
+const retentionOver = (ctx: IssueContext): Outcome => {
+  if (!ctx.worktreeKept) return reject("no worktree is kept for this issue");
+  return accept({ ...ctx, worktreeKept: false }, [{ ...REAP, reason: "retention" }]);
+};
+
+/** The retention timer of a worktree kept in `state`, beside the state's own timer if it has one. */
+const keptWorktreeTimeout = (state: "escalated" | "abandoned", own?: Rule<"timeout">): Rule<"timeout"> => ({
+  to: [...(own?.to ?? []), state],
+  apply: (ctx, e, limits) => {
+    if (e.timer === "retention") return retentionOver(ctx);
+    return own ? own.apply(ctx, e, limits) : reject(`the ${e.timer} timer does not run in state ${state}`);
+  },
+});
+
+/** Whether the issue's retention timer runs: its worktree is kept for a human (see `worktreeKept`). */
+export const retainsWorktree = (ctx: IssueContext): boolean =>
+  ctx.worktreeKept && (ctx.state === "escalated" || ctx.state === "abandoned");
+
 /** A session's phase signal, shared by the implement (running) and continuation (revising) sessions. */
+/**
+ * Why a phase is not the current session's, if it is not: it names a job run other than the one last
+ * dispatched (a stale job's completion, delivered after a newer session began).
+ */
+function stalePhase(ctx: IssueContext, e: EventOf<"phase">): string | null {
+  if (e.jobId === undefined || ctx.job === null) return null;
+  const current = ctx.job;
+  if (e.jobId === current.id && (e.attempt === undefined || e.attempt === current.attempt)) return null;
+  const from = `job ${e.jobId}${e.attempt === undefined ? "" : ` attempt ${e.attempt}`}`;
+  const now =
+    current.attempt === NOT_DISPATCHED.attempt
+      ? "the current session has no job dispatched yet"
+      : `job ${current.id} attempt ${current.attempt} runs the current session`;
+  return `stale: the phase of ${from}, but ${now}`;
+}
+
+const dispatchedRun = (e: EventOf<"dispatched">): JobRun => ({ id: e.jobId, attempt: e.attempt ?? 1 });
+
 const sessionPhase: Rule<"phase"> = {
   to: ["awaiting_ci", "escalated"],
   apply: (ctx, e) => {
+    const stale = stalePhase(ctx, e);
+    if (stale) return reject(stale);
     const session = {
       sessionId: e.sessionId ?? ctx.sessionId,
       branch: e.branch ?? ctx.branch,
@@ -450,15 +571,16 @@ const sessionPhase: Rule<"phase"> = {
 /** A job re-claimed after its lease expired: same session, new runner; recorded, nothing else changes. */
 const redispatched = (state: "running" | "revising"): Rule<"dispatched"> => ({
   to: [state],
-  apply: (ctx) => accept(enter(ctx, state)),
+  apply: (ctx, e) => accept(enter(ctx, state, { job: dispatchedRun(e) })),
 });
 
 const retry: Rule<"retry"> = {
   to: GATE_TARGETS,
   apply: (ctx) =>
     gate(
-      // A retry starts a fresh implement session; the pushed branch and its pull request stay.
-      { ...ctx, ciFixes: 0, criticRounds: 0, sessionId: null },
+      // A retry starts a fresh implement session; the pushed branch and its pull request stay, and the
+      // worktree is the session's again.
+      { ...ctx, ciFixes: 0, criticRounds: 0, sessionId: null, worktreeKept: false },
       { blockers: ctx.blockers },
       [{ kind: "labels", add: [], remove: ["needs_human"] }, ...QUEUE],
       [{ kind: "labels", add: ["blocked"], remove: ["needs_human"] }],
@@ -483,6 +605,59 @@ const reply = (state: State): Rule<"reply"> => ({
   apply: (ctx, e) => accept(ctx, [{ kind: "comment", body: e.text, thread: e.thread }]),
 });
 
+/**
+ * Staying current with the base before the review and before the merge (src/domain/stay-current.ts). The
+ * critic's approval is bound to the head sha it reviewed: every new head, a forge's base-only update
+ * included, goes through CI and the critic again. Each update counts against `maxUpdates`.
+ */
+function updateCap(ctx: IssueContext, limits: Limits, what: string): Outcome | null {
+  if (ctx.updates < limits.maxUpdates) return null;
+  return escalate(
+    ctx,
+    `${what} after ${ctx.updates} updates from the base (max_updates ${limits.maxUpdates})`,
+  );
+}
+
+const conflictNames = (files: string[]) =>
+  files.length > 0 ? files.map((f) => `\`${f}\``).join(", ") : "the forge did not name the files";
+
+const branchUpdated: Rule<"branch_updated"> = {
+  to: ["awaiting_ci", "escalated"],
+  apply: (ctx, e, limits) => {
+    if (e.headSha === ctx.headSha) return reject(`no change: ${e.headSha} is already the head`);
+    return (
+      updateCap(ctx, limits, "the pull request is still behind its base") ??
+      accept(enter(ctx, "awaiting_ci", { headSha: e.headSha, updates: ctx.updates + 1, reason: null }), [
+        { kind: "watch_ci" },
+      ])
+    );
+  },
+};
+
+const conflict: Rule<"conflict"> = {
+  to: ["revising", "escalated"],
+  apply: (ctx, e, limits) => {
+    const files = conflictNames(e.files);
+    if (!ctx.sessionId && !ctx.branch)
+      return escalate(ctx, `the pull request conflicts with its base: ${files}`);
+    return (
+      updateCap(ctx, limits, `the pull request conflicts with its base (${files})`) ??
+      accept(
+        enter(ctx, "revising", { updates: ctx.updates + 1, iteration: ctx.iteration + 1, reason: null }),
+        [
+          { kind: "labels", add: ["in_progress"], remove: [] },
+          {
+            kind: "enqueue_job",
+            job: "update",
+            reason: "conflict",
+            ...(e.files.length > 0 ? { detail: e.files.join("\n") } : {}),
+          },
+        ],
+      )
+    );
+  },
+};
+
 // --- the table ----------------------------------------------------------------------------------------------
 
 const TABLE: { [S in State]: StateRules } = {
@@ -500,8 +675,8 @@ const TABLE: { [S in State]: StateRules } = {
     dependencies: regateQueued,
     dispatched: {
       to: ["running"],
-      apply: (ctx) =>
-        accept(enter(ctx, "running", { iteration: ctx.iteration + 1 }), [
+      apply: (ctx, e) =>
+        accept(enter(ctx, "running", { iteration: ctx.iteration + 1, job: dispatchedRun(e) }), [
           { kind: "labels", add: ["in_progress"], remove: ["backlog"] },
         ]),
     },
@@ -573,6 +748,8 @@ const TABLE: { [S in State]: StateRules } = {
       to: ["escalated"],
       apply: (ctx, e) => escalate(ctx, `the critic failed: ${e.reason}`),
     },
+    branch_updated: branchUpdated,
+    conflict,
     head_mismatch: headMismatch,
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
@@ -596,15 +773,26 @@ const TABLE: { [S in State]: StateRules } = {
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
+    timeout: timeoutRule("approval", "no human approved the merge in time", "escalated"),
   },
   merging: {
     pr_opened: prOpened("merging"),
+    branch_updated: branchUpdated,
+    conflict,
     merge_confirmed: mergeConfirmed,
     merge_failed: {
       to: ["escalated"],
       apply: (ctx, e) => escalate(ctx, `merge failed: ${e.reason}`),
     },
     review: { to: [], apply: () => reject("already merging: the approval was acted on") },
+    // The merge's answer is overdue: ask the forge (check_merge answers merge_confirmed or merge_failed).
+    timeout: {
+      to: ["merging"],
+      apply: (ctx, e) =>
+        e.timer === "merge"
+          ? accept(ctx, [{ kind: "check_merge" }])
+          : reject(`the ${e.timer} timer does not run in state ${ctx.state}`),
+    },
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
     issue_closed: {
@@ -620,10 +808,13 @@ const TABLE: { [S in State]: StateRules } = {
       to: ["revising"],
       apply: (ctx, e) => {
         if (!ctx.sessionId && !ctx.branch) return reject("no session to resume: use retry");
-        return accept(enter(ctx, "revising", { iteration: ctx.iteration + 1, reason: null }), [
-          { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
-          { kind: "enqueue_job", job: "resume", reason: "human", detail: `${e.author}: ${e.text}` },
-        ]);
+        return accept(
+          enter(ctx, "revising", { iteration: ctx.iteration + 1, reason: null, worktreeKept: false }),
+          [
+            { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
+            { kind: "enqueue_job", job: "resume", reason: "human", detail: `${e.author}: ${e.text}` },
+          ],
+        );
       },
     },
     merge_confirmed: mergeConfirmed,
@@ -631,11 +822,27 @@ const TABLE: { [S in State]: StateRules } = {
     retry,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
-    timeout: timeoutRule("escalation", "no human answered within the escalation window", "abandoned"),
+    timeout: keptWorktreeTimeout("escalated", {
+      to: ["escalated", "abandoned"],
+      apply: (ctx, e) => {
+        const reason = ctx.reason ?? "no reason recorded";
+        if (e.timer === "renotify") return accept(ctx, [{ kind: "notify_human", reason, reminder: true }]);
+        if (e.timer !== "escalation")
+          return reject(`the ${e.timer} timer does not run in state ${ctx.state}`);
+        // Said on the issue before it is let go: an expiry is never silent.
+        return abandon(ctx, "no human answered within the escalation window", [
+          {
+            kind: "comment",
+            body: `No human answered this escalation in time (${reason}). Conveyor abandons the issue; comment \`/conveyor retry\` to start it again.`,
+          },
+        ]);
+      },
+    }),
   },
   merged: {},
   abandoned: {
     retry,
+    timeout: keptWorktreeTimeout("abandoned"),
   },
 };
 
@@ -672,28 +879,36 @@ export function edges(): { from: State; event: EventType; to: State }[] {
   );
 }
 
-const ruleFor = (state: State, event: EventType) => (event === "reply" ? reply(state) : TABLE[state][event]);
+/**
+ * A dead-lettered effect: a human must look. An issue already waiting for one (or finished) records it with
+ * the refusal as its reason; the failed effect may be the very comment that would have told them.
+ */
+const effectFailed = (state: State): Rule<"effect_failed"> =>
+  state === "escalated" || TERMINAL_STATES.includes(state)
+    ? { to: [], apply: (_ctx, e) => reject(`${e.effect} failed for good: ${e.error}`) }
+    : {
+        to: ["escalated"],
+        apply: (ctx, e) =>
+          escalate(
+            ctx,
+            `Conveyor gave up on an action (${e.effect}): ${e.error}`,
+            holdsSlot(state) ? [{ kind: "cancel_jobs" }] : [],
+          ),
+      };
 
-/** The timer that runs while an issue is in a state, if any. */
-export function timerFor(state: State): TimerKind | null {
-  switch (state) {
-    case "running":
-    case "revising":
-      return "session";
-    case "awaiting_ci":
-      return "ci";
-    case "awaiting_review":
-      return "review";
-    case "escalated":
-      return "escalation";
-    default:
-      return null;
-  }
-}
+const ruleFor = (state: State, event: EventType) =>
+  event === "reply" ? reply(state) : event === "effect_failed" ? effectFailed(state) : TABLE[state][event];
 
+const HOUR = 60 * 60_000;
+
+/** The phase protocol's waits where it names one (review 3 h, re-notify 6 h, escalation 24 h). */
 export const DEFAULT_TIMEOUTS_MS: { [K in TimerKind]: number } = {
-  session: 2 * 60 * 60_000,
-  ci: 60 * 60_000,
-  review: 30 * 60_000,
-  escalation: 24 * 60 * 60_000,
+  session: 2 * HOUR,
+  ci: HOUR,
+  review: 3 * HOUR,
+  approval: 72 * HOUR,
+  merge: HOUR / 2,
+  escalation: 24 * HOUR,
+  renotify: 6 * HOUR,
+  retention: 7 * 24 * HOUR,
 };

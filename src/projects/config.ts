@@ -1,6 +1,12 @@
 /** A project's registration: what the operator sends (`PUT /api/v1/projects/:project`) and its defaults. */
 import { z } from "zod";
 import type { BudgetLimits } from "../domain/budget.ts";
+import {
+  DEFAULT_MAX_EFFECT_ATTEMPTS,
+  DEFAULT_RETENTION_DAYS,
+  DEFAULT_TIMEOUTS_MS,
+  type TimerKind,
+} from "../domain/lifecycle.ts";
 import { DEFAULT_PROTECTED_PATHS } from "../domain/protected-paths.ts";
 
 export const PROJECT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -10,6 +16,12 @@ export const projectIdSchema = z
 
 const labelName = z.string().min(1).max(50);
 const usd = z.number().min(0).max(100_000);
+/** A wait: one minute to thirty days, in milliseconds. */
+const duration = z
+  .number()
+  .int()
+  .min(60_000)
+  .max(30 * 24 * 60 * 60_000);
 
 /** A host name a session may reach (`registry.npmjs.org`), or all names under one (`*.pythonhosted.org`). */
 const allowedDomain = z
@@ -46,6 +58,8 @@ export const settingsSchema = z.object({
   parallel: z.number().int().min(1).max(100).default(2),
   maxCiFixes: z.number().int().min(0).max(20).default(3),
   maxCriticIterations: z.number().int().min(1).max(20).default(3),
+  /** Updates from the base (the forge's, or a session resolving a conflict) before escalating. */
+  maxUpdates: z.number().int().min(0).max(20).default(3),
   /** Per-issue budgets, carried across iterations, never reset. */
   issueBudgetUsd: usd.default(10),
   issueTurnBudget: z.number().int().min(1).max(100_000).default(500),
@@ -87,6 +101,37 @@ export const settingsSchema = z.object({
         .default(60_000),
     })
     .prefault({}),
+  /** Lifecycle effects (forge calls, jobs): attempts before one goes to the dead letter and the issue escalates. */
+  effects: z
+    .object({ maxAttempts: z.number().int().min(1).max(100).default(DEFAULT_MAX_EFFECT_ATTEMPTS) })
+    .prefault({}),
+  /**
+   * How long each wait may last, in milliseconds (see src/domain/timers.ts): a session's wall clock, CI, the
+   * critic's review, a human's merge approval, the merge's answer, an escalation before it expires (the issue
+   * is abandoned, saying so) and the interval at which an escalation reminds its humans.
+   */
+  timeouts: z
+    .object({
+      session: duration.default(DEFAULT_TIMEOUTS_MS.session),
+      ci: duration.default(DEFAULT_TIMEOUTS_MS.ci),
+      review: duration.default(DEFAULT_TIMEOUTS_MS.review),
+      approval: duration.default(DEFAULT_TIMEOUTS_MS.approval),
+      merge: duration.default(DEFAULT_TIMEOUTS_MS.merge),
+      escalation: duration.default(DEFAULT_TIMEOUTS_MS.escalation),
+      renotify: duration.default(DEFAULT_TIMEOUTS_MS.renotify),
+      // A second and up: a kept worktree may go as soon as the operator likes.
+      retention: z
+        .number()
+        .int()
+        .min(1_000)
+        .max(365 * 24 * 60 * 60_000)
+        .default(DEFAULT_TIMEOUTS_MS.retention),
+    } satisfies { [K in TimerKind]: z.ZodType })
+    .prefault({}),
+  /** Deliveries, transitions and issue history older than this many days are pruned. */
+  retentionDays: z.number().int().min(1).max(3650).default(DEFAULT_RETENTION_DAYS),
+  /** Keep `conveyor/<n>` on the forge after its pull request merged (deleted by default). */
+  keepBranches: z.boolean().default(false),
   /** Changes to these paths (globs) wait for a human's approval instead of merging. */
   protectedPaths: z
     .array(z.string().min(1).max(200))

@@ -19,14 +19,21 @@ export async function sendEvent(
   event: LifecycleEvent,
   delivery?: EventEnvelope["delivery"],
 ) {
-  const { maxCiFixes, maxCriticIterations } = project.settings;
+  const { maxCiFixes, maxCriticIterations, maxUpdates, effects, timeouts, retentionDays } = project.settings;
   const result = await issueStub(env, project.id, number).apply({
     id,
     project: project.id,
     number,
     cause,
     event,
-    limits: { maxCiFixes, maxCriticIterations },
+    limits: {
+      maxCiFixes,
+      maxCriticIterations,
+      maxUpdates,
+      maxEffectAttempts: effects.maxAttempts,
+      retentionDays,
+    },
+    timeouts,
     ...(delivery && { delivery }),
   });
   if (result.outcome === "invalid") throw new Error(`lifecycle event refused: ${result.reason}`);

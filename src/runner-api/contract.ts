@@ -19,7 +19,7 @@ import { projectIdSchema, sessionSandboxSchema } from "../projects/config.ts";
 import { SANDBOX_KINDS } from "./sandbox.ts";
 
 /** `agent`: a run of one of the project's agents (src/agents), about no issue. */
-export const JOB_KINDS = ["implement", "revise", "resume", "reap", "agent"] as const;
+export const JOB_KINDS = ["implement", "revise", "resume", "update", "reap", "agent"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 const sha = z.string().regex(/^[0-9a-f]{7,64}$/);
@@ -43,6 +43,12 @@ export const TOKEN_ROTATE_HEADER = "conveyor-token-rotate";
 /** `POST /rotate` (no body) → 201: the runner's next token. */
 export const rotateResponse = z.object({ token: z.string(), expiresAt: z.number().int() });
 
+export const diskReportSchema = z.object({
+  bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  worktrees: z.number().int().min(0).max(1_000_000),
+});
+export type DiskReport = z.infer<typeof diskReportSchema>;
+
 /** Long-poll: the Worker holds the request up to `waitMs` (≤ 25 s) for a job. 204 = nothing to do. */
 export const claimRequest = z.object({
   waitMs: z.number().int().min(0).max(25_000).default(20_000),
@@ -54,6 +60,8 @@ export const claimRequest = z.object({
    */
   projects: z.array(projectIdSchema).min(1).max(100).optional(),
   sandbox: sandboxSchema.optional(),
+  /** Disk used under the runner's work dir and its worktree count, measured now and then (runner/disk.ts). */
+  disk: diskReportSchema.optional(),
 });
 
 /** How `holding` names an issue. */

@@ -10,7 +10,7 @@ import { jobs, registrationTokens, runners } from "../db/schema.ts";
 import { checkToken, DEFAULT_TOKEN_TTL_SECONDS } from "../domain/runner-tokens.ts";
 import type { Env } from "../env.ts";
 import { zodMessage } from "../validation.ts";
-import type { RegisterRequest, SandboxKind } from "./contract.ts";
+import type { DiskReport, RegisterRequest, SandboxKind } from "./contract.ts";
 
 /** Prefixes that secret scanners and log redaction recognise. */
 export const TOKEN_PREFIXES = { registration: "cvreg_", runner: "cvr_" } as const;
@@ -88,6 +88,8 @@ export type AuthenticatedRunner = {
   /** The projects its registration bound it to; null: any. */
   projects: string[] | null;
   sandbox: SandboxKind | null;
+  /** Its disk use as last recorded (null: never reported). */
+  disk: DiskReport | null;
   /** Tell it to rotate its token (`TOKEN_ROTATE_HEADER`). */
   rotate: boolean;
 };
@@ -124,7 +126,17 @@ export async function authenticateRunner(
         and(eq(runners.id, runner.id), or(eq(runners.tokenHash, hash), eq(runners.nextTokenHash, hash))),
       );
   }
-  return { id: runner.id, projects: runner.projects ?? null, sandbox: runner.sandbox, rotate: check.rotate };
+  const disk =
+    runner.diskBytes === null || runner.worktrees === null
+      ? null
+      : { bytes: runner.diskBytes, worktrees: runner.worktrees };
+  return {
+    id: runner.id,
+    projects: runner.projects ?? null,
+    sandbox: runner.sandbox,
+    disk,
+    rotate: check.rotate,
+  };
 }
 
 /**
@@ -144,6 +156,14 @@ export async function rotateRunnerToken(env: Env, runnerId: string) {
 /** Records the sandbox a runner reports, when it changed. */
 export async function recordSandbox(env: Env, runnerId: string, sandbox: SandboxKind) {
   await drizzle(env.DB).update(runners).set({ sandbox }).where(eq(runners.id, runnerId));
+}
+
+/** Records the disk use a runner reports, when it changed (the runner measures it about once a minute). */
+export async function recordDisk(env: Env, runnerId: string, disk: DiskReport) {
+  await drizzle(env.DB)
+    .update(runners)
+    .set({ diskBytes: disk.bytes, worktrees: disk.worktrees })
+    .where(eq(runners.id, runnerId));
 }
 
 /** Deletes the runner: both its tokens die with the row. False when there was no such runner. */
@@ -170,6 +190,8 @@ export async function listRunners(env: Env) {
         expiresAt: runners.tokenExpiresAt,
         createdAt: runners.createdAt,
         lastSeenAt: runners.lastSeenAt,
+        diskBytes: runners.diskBytes,
+        worktrees: runners.worktrees,
       })
       .from(runners)
       .orderBy(runners.name, runners.id),

@@ -25,6 +25,7 @@ import { redact } from "./redact.ts";
 import {
   type AuthenticatedRunner,
   authenticateRunner,
+  recordDisk,
   recordSandbox,
   registerRunner,
   rotateRunnerToken,
@@ -61,9 +62,12 @@ runnerRoutes.post("/rotate", async (c) => c.json(await rotateRunnerToken(c.env, 
 runnerRoutes.post("/claim", async (c) => {
   const body = await jsonBody(c, claimRequest);
   if (!body.ok) return body.response;
-  const { holding, projects, sandbox, waitMs } = body.data;
+  const { holding, projects, sandbox, waitMs, disk } = body.data;
   const runner = c.var.runner;
   if (sandbox && sandbox !== runner.sandbox) await recordSandbox(c.env, runner.id, sandbox);
+  if (disk && (disk.bytes !== runner.disk?.bytes || disk.worktrees !== runner.disk?.worktrees)) {
+    await recordDisk(c.env, runner.id, disk);
+  }
   const scope = claimScope(runner.projects, projects);
   // The request's signal aborts when the runner hangs up (`enable_request_signal`): no lease for it then.
   const claim = await claimAcross(c.env, runner.id, holding, scope, waitMs, c.req.raw.signal);

@@ -1,18 +1,17 @@
-import { and, eq, sql, sum } from "drizzle-orm";
+import { sql, sum } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { usage } from "../db/schema.ts";
 import type { Env } from "../env.ts";
+import { projectStub } from "../project-stub.ts";
 
 const DAY_MS = 86_400_000;
 
-/** What an issue has cost across all its iterations. */
+/**
+ * What an issue has cost across all its iterations: the ProjectDO's record of every usage report, the source
+ * of the dashboard's figures too (its D1 rows are copied from the same records, a moment later).
+ */
 export async function issueCostUsd(env: Env, projectId: string, number: number): Promise<number> {
-  const row = await drizzle(env.DB)
-    .select({ usd: sum(usage.usd) })
-    .from(usage)
-    .where(and(eq(usage.projectId, projectId), eq(usage.number, number)))
-    .get();
-  return Number(row?.usd ?? 0);
+  return projectStub(env, projectId).issueSpendUsd(number);
 }
 
 export type ProjectCost = { totalUsd: number; todayUsd: number };

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   ciVerdict,
+  clip,
   contextMatcher,
   MAX_DESCRIPTION_CHARS,
+  MAX_VERDICT_EXCERPT_CHARS,
   type RequiredChecks,
 } from "../../src/domain/ci-verdict.ts";
 import type { CheckRun, CheckSuite, CiReport, CommitStatus } from "../../src/forge/client/types.ts";
@@ -186,6 +188,32 @@ describe("ciVerdict over check runs and suites", () => {
       ALL,
     );
     expect(verdict).toMatchObject({ excerpt: `t: failure — ${"x".repeat(MAX_DESCRIPTION_CHARS)}` });
+  });
+
+  it("bounds the whole excerpt, however many checks fail with long outputs (200 kB here)", () => {
+    const runs = Array.from({ length: 100 }, (_, i) =>
+      run(`check-${i}`, "completed", "failure", { summary: "y".repeat(2_000), suiteId: i }),
+    );
+    const verdict = ciVerdict(report({ checkRuns: runs }), ALL);
+    if (verdict.kind !== "red") throw new Error("not red");
+    expect(verdict.excerpt.length).toBeLessThanOrEqual(MAX_VERDICT_EXCERPT_CHARS);
+    expect(verdict.excerpt.startsWith("check-0: failure — y")).toBe(true);
+    expect(verdict.excerpt).toMatch(/\[… \d+ characters cut\]$/);
+    expect(verdict.targetUrls).toHaveLength(100);
+  });
+
+  it.each([
+    ["start", "abcdefghij".repeat(10), 40],
+    ["end", "abcdefghij".repeat(10), 40],
+    ["start", "short", 40],
+  ] as const)("clip keeps the %s within the limit and says what it cut", (keep, text, max) => {
+    const clipped = clip(text, max, keep);
+    expect(clipped.length).toBeLessThanOrEqual(max);
+    if (text.length <= max) return expect(clipped).toBe(text);
+    const kept = clipped.replace(/\[… \d+ characters cut\]/, "").replace("\n", "");
+    const cut = Number(/(\d+) characters cut/.exec(clipped)?.[1]);
+    expect(kept.length + cut).toBe(text.length);
+    expect(keep === "start" ? text.startsWith(kept) : text.endsWith(kept)).toBe(true);
   });
 
   it("counts the newest run of a name within its suite, and same-named runs of other suites apart", () => {

@@ -245,6 +245,16 @@ describe("a lost lease", () => {
     });
   });
 
+  it("never confirmed by a runner since revoked → no wait for it, still no attempt spent", () => {
+    const unconfirmed = { ...lost, attempt: 2, confirmed: false, affinity: ME, affinityUntil: NOW + 5 };
+    expect(afterLostLease(unconfirmed, "runner revoked", NOW, POLICY, true)).toEqual({
+      action: "requeue",
+      attempt: 2,
+      affinity: null,
+      affinityUntil: 0,
+    });
+  });
+
   it("a new lease lasts the confirmation window, a confirmed one the full lease", () => {
     expect(leaseTerm(false, POLICY)).toBe(POLICY.confirmMs);
     expect(leaseTerm(true, POLICY)).toBe(POLICY.leaseMs);
@@ -303,7 +313,7 @@ describe("agent runs in the queue", () => {
   });
 
   it("is no session, and spends the budget", () => {
-    const table = (["implement", "revise", "resume", "reap", "agent"] as const).map((kind) => [
+    const table = (["implement", "revise", "resume", "update", "reap", "agent"] as const).map((kind) => [
       kind,
       isSession(kind),
       spendsBudget(kind),
@@ -312,6 +322,7 @@ describe("agent runs in the queue", () => {
       ["implement", true, true],
       ["revise", true, true],
       ["resume", true, true],
+      ["update", true, true],
       ["reap", false, false],
       ["agent", false, true],
     ]);

@@ -8,14 +8,17 @@ import {
   holdsSlot,
   INITIAL_CONTEXT,
   type IssueContext,
+  type LifecycleEvent,
   type Outcome,
+  retainsWorktree,
   STATES,
   type State,
+  TERMINAL_STATES,
   TIMERS,
-  timerFor,
   transition,
 } from "../../src/domain/lifecycle.ts";
 import { lifecycleDoc } from "../../src/domain/lifecycle-diagram.ts";
+import { timersFor } from "../../src/domain/timers.ts";
 import { HEAD, PATHS, sample } from "../support/lifecycle-samples.ts";
 
 const PR_STATES: readonly State[] = [
@@ -76,6 +79,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   awaiting_review: {
     pr_opened: "awaiting_review",
     review: "merging",
+    branch_updated: "awaiting_ci",
+    conflict: "revising",
     review_failed: "escalated",
     head_mismatch: "escalated",
     merge_confirmed: "merged",
@@ -103,14 +108,18 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     pr_closed: "abandoned",
     abandon: "abandoned",
     issue_closed: "abandoned",
+    timeout: "escalated",
   },
   merging: {
     pr_opened: "merging",
+    branch_updated: "awaiting_ci",
+    conflict: "revising",
     merge_confirmed: "merged",
     merge_failed: "escalated",
     pr_closed: "abandoned",
     abandon: "abandoned",
     issue_closed: "merging",
+    timeout: "merging",
   },
   escalated: {
     pr_opened: "escalated",
@@ -126,9 +135,14 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   abandoned: { retry: "queued" },
 });
 
+/** A reply is taken everywhere; a dead-lettered effect escalates every issue not already with a human or done. */
 function withReplies(table: { [S in State]: Partial<Record<EventType, State>> }) {
+  const escalates = (state: State) => state !== "escalated" && !TERMINAL_STATES.includes(state);
   return Object.fromEntries(
-    STATES.map((state) => [state, { ...table[state], reply: state }]),
+    STATES.map((state) => [
+      state,
+      { ...table[state], reply: state, ...(escalates(state) && { effect_failed: "escalated" }) },
+    ]),
   ) as typeof table;
 }
 
@@ -333,6 +347,43 @@ describe("sessions", () => {
       ]);
     },
   );
+  describe("a phase names the job run that reports it", () => {
+    const phase = (jobId: string, attempt: number) =>
+      ({ type: "phase", phase: "awaiting_ci", headSha: "s1", jobId, attempt }) as const;
+    const dispatched = (jobId: string, attempt: number) =>
+      ({ type: "dispatched", jobId, runnerId: "r", attempt }) as const;
+
+    it("the running job's phase ends the session; another job's or attempt's is stale", () => {
+      const running = expectAccepted(transition(at("queued"), dispatched("job-a", 2))).next;
+      expect(running.job).toEqual({ id: "job-a", attempt: 2 });
+      expect(expectAccepted(transition(running, phase("job-a", 2))).next.state).toBe("awaiting_ci");
+      expect(expectRejected(transition(running, phase("job-b", 1)))).toBe(
+        "stale: the phase of job job-b attempt 1, but job job-a attempt 2 runs the current session",
+      );
+      expect(expectRejected(transition(running, phase("job-a", 1)))).toMatch(/^stale: /);
+    });
+
+    it("a new continuation rejects the last session's job until its own is dispatched", () => {
+      const running = expectAccepted(transition(at("queued"), dispatched("job-a", 1))).next;
+      const waiting = expectAccepted(transition(running, phase("job-a", 1))).next;
+      const red = { type: "ci", result: "red", headSha: "s1", excerpt: "boom" } as const;
+      const revising = expectAccepted(transition(waiting, red)).next;
+      expect(revising.state).toBe("revising");
+      // The implement job's completion, delivered again late, is not the revise session's.
+      expect(expectRejected(transition(revising, phase("job-a", 1)))).toBe(
+        "stale: the phase of job job-a attempt 1, but the current session has no job dispatched yet",
+      );
+      const revise = expectAccepted(transition(revising, dispatched("job-b", 1))).next;
+      expect(expectRejected(transition(revise, phase("job-a", 1)))).toMatch(/^stale: /);
+      expect(expectAccepted(transition(revise, phase("job-b", 1))).next.state).toBe("awaiting_ci");
+    });
+
+    it("a phase that names no job (queued before phases did) is taken as before", () => {
+      const running = expectAccepted(transition(at("queued"), dispatched("job-a", 1))).next;
+      const legacy = { type: "phase", phase: "awaiting_ci", headSha: "s1" } as const;
+      expect(expectAccepted(transition(running, legacy)).next.state).toBe("awaiting_ci");
+    });
+  });
 
   it("only running and revising hold a slot", () => {
     expect(STATES.filter(holdsSlot)).toEqual(["running", "revising"]);
@@ -464,6 +515,183 @@ describe("critic", () => {
   });
 });
 
+describe("worktree hygiene", () => {
+  const OURS = { number: 42, byConveyor: true };
+  const REAP = { kind: "enqueue_job", job: "reap" };
+  const retention = { type: "timeout", timer: "retention" } as const;
+
+  it.each(STATES.filter((s) => !TERMINAL_STATES.includes(s) && s !== "new"))(
+    "an operator's abandon from %s reaps the worktree at once",
+    (state) => {
+      const { next, effects } = expectAccepted(transition(at(state), { type: "abandon", by: "alice" }));
+      expect(next).toMatchObject({ state: "abandoned", worktreeKept: false });
+      expect(effects).toContainEqual(REAP);
+      expect(retainsWorktree(next)).toBe(false);
+    },
+  );
+
+  it.each([
+    ["issue_closed", { type: "issue_closed" }],
+    ["pr_closed", { type: "pr_closed", ...OURS }],
+  ] as const)("%s reaps the worktree at once", (_name, event) => {
+    const { next, effects } = expectAccepted(transition(at("awaiting_ci", { prNumber: 42 }), event));
+    expect(next.state).toBe("abandoned");
+    expect(effects).toContainEqual(REAP);
+  });
+
+  it("a merge reaps the worktree, kept or not", () => {
+    const { next, effects } = expectAccepted(
+      transition(at("escalated", { prNumber: 42, worktreeKept: true }), { type: "merge_confirmed", ...OURS }),
+    );
+    expect(next).toMatchObject({ state: "merged", worktreeKept: false });
+    expect(effects).toContainEqual(REAP);
+  });
+
+  it.each<[string, State, LifecycleEvent]>([
+    ["a session's escalation", "running", { type: "phase", phase: "escalate", reason: "which API?" }],
+    ["a CI timeout", "awaiting_ci", { type: "timeout", timer: "ci" }],
+    ["a failed merge", "merging", { type: "merge_failed", reason: "conflict" }],
+    ["a BLOCK verdict", "awaiting_review", { type: "review", verdict: "BLOCK", summary: "unsafe" }],
+  ])("%s keeps the worktree for a human and starts its retention", (_name, state, event) => {
+    const { next, effects } = expectAccepted(transition(at(state), event));
+    expect(next.worktreeKept).toBe(true);
+    expect(retainsWorktree(next)).toBe(true);
+    expect(effects).not.toContainEqual(REAP);
+  });
+
+  it("an unanswered escalation is abandoned with its worktree still kept until the retention ends", () => {
+    const escalated = at("escalated", { worktreeKept: true });
+    const { next, effects } = expectAccepted(transition(escalated, { type: "timeout", timer: "escalation" }));
+    expect(next).toMatchObject({ state: "abandoned", worktreeKept: true });
+    expect(effects).not.toContainEqual(REAP);
+    expect(retainsWorktree(next)).toBe(true);
+  });
+
+  it.each(["escalated", "abandoned"] as const)(
+    "the end of the retention in %s reaps the worktree and changes nothing else",
+    (state) => {
+      const kept = at(state, { worktreeKept: true, reason: "waiting" });
+      const { next, effects } = expectAccepted(transition(kept, retention));
+      expect(next).toEqual({ ...kept, worktreeKept: false });
+      expect(effects).toEqual([{ ...REAP, reason: "retention" }]);
+      expect(retainsWorktree(next)).toBe(false);
+      // Once reaped, a late second timeout finds nothing to do.
+      expect(expectRejected(transition(next, retention))).toBe("no worktree is kept for this issue");
+    },
+  );
+
+  it.each(STATES.filter((s) => s !== "escalated" && s !== "abandoned"))(
+    "no retention runs in %s",
+    (state) => {
+      expect(retainsWorktree(at(state, { worktreeKept: true }))).toBe(false);
+      expectRejected(transition(at(state, { worktreeKept: true }), retention));
+    },
+  );
+
+  it("an abandoned issue runs no timer but the retention", () => {
+    expect(expectRejected(transition(at("abandoned"), { type: "timeout", timer: "escalation" }))).toBe(
+      "the escalation timer does not run in state abandoned",
+    );
+  });
+
+  it.each<[string, State, LifecycleEvent]>([
+    ["a human's reply", "escalated", { type: "human_reply", author: "alice", text: "use v2" }],
+    ["a retry", "escalated", { type: "retry", by: "alice" }],
+    ["a retry of an abandoned issue", "abandoned", { type: "retry", by: "alice" }],
+  ])("%s gives the kept worktree back to a session: the retention stops", (_name, state, event) => {
+    const { next } = expectAccepted(transition(at(state, { worktreeKept: true }), event));
+    expect(next.worktreeKept).toBe(false);
+    expect(retainsWorktree(next)).toBe(false);
+  });
+});
+
+describe("staying current with the base", () => {
+  const LIMITS = { ...DEFAULT_LIMITS, maxUpdates: 2 };
+
+  it.each(["awaiting_review", "merging"] as const)(
+    "in %s, a forge's update of the branch sends the new head through CI (and the critic) again",
+    (state) => {
+      const { next, effects } = expectAccepted(
+        transition(at(state), { type: "branch_updated", headSha: "new1" }, LIMITS),
+      );
+      expect(next).toMatchObject({ state: "awaiting_ci", headSha: "new1", updates: 1, reason: null });
+      expect(effects).toEqual([{ kind: "watch_ci" }]);
+      // Its green CI asks the critic again: the approval was bound to the old head.
+      const green = expectAccepted(
+        transition(next, { type: "ci", result: "green", headSha: "new1" }, LIMITS),
+      );
+      expect(green.next.state).toBe("awaiting_review");
+      expect(green.effects).toEqual([{ kind: "request_review" }]);
+    },
+  );
+
+  it("an update that names the head already recorded changes nothing", () => {
+    expect(expectRejected(transition(at("merging"), { type: "branch_updated", headSha: HEAD }, LIMITS))).toBe(
+      `no change: ${HEAD} is already the head`,
+    );
+  });
+
+  it.each(["awaiting_review", "merging"] as const)(
+    "in %s, a conflict resumes the issue's session with an update job naming the files",
+    (state) => {
+      const { next, effects } = expectAccepted(
+        transition(at(state), { type: "conflict", files: ["src/a.ts", "README.md"] }, LIMITS),
+      );
+      expect(next).toMatchObject({ state: "revising", updates: 1, iteration: 2 });
+      expect(effects).toEqual([
+        { kind: "labels", add: ["in_progress"], remove: [] },
+        { kind: "enqueue_job", job: "update", reason: "conflict", detail: "src/a.ts\nREADME.md" },
+      ]);
+    },
+  );
+
+  it("a conflict the forge names no files of still resumes the session", () => {
+    const { effects } = expectAccepted(transition(at("merging"), { type: "conflict", files: [] }, LIMITS));
+    expect(effects).toContainEqual({ kind: "enqueue_job", job: "update", reason: "conflict" });
+  });
+
+  it("a conflict without a session to resume escalates", () => {
+    const { next } = expectAccepted(
+      transition(
+        at("merging", { sessionId: null, branch: null }),
+        { type: "conflict", files: ["a"] },
+        LIMITS,
+      ),
+    );
+    expect(next).toMatchObject({
+      state: "escalated",
+      reason: "the pull request conflicts with its base: `a`",
+    });
+  });
+
+  it("after maxUpdates updates the next one escalates, naming the conflicting files", () => {
+    const spent = at("merging", { updates: 2 });
+    const { next, effects } = expectAccepted(
+      transition(spent, { type: "conflict", files: ["src/a.ts", "src/b.ts"] }, LIMITS),
+    );
+    const reason =
+      "the pull request conflicts with its base (`src/a.ts`, `src/b.ts`) after 2 updates from the base (max_updates 2)";
+    expect(next).toMatchObject({ state: "escalated", reason, updates: 2 });
+    expect(effects).toContainEqual({ kind: "notify_human", reason });
+    const behind = expectAccepted(transition(spent, { type: "branch_updated", headSha: "new9" }, LIMITS));
+    expect(behind.next).toMatchObject({
+      state: "escalated",
+      reason: "the pull request is still behind its base after 2 updates from the base (max_updates 2)",
+    });
+  });
+
+  it("the update job's session ends like any: its push goes through CI and the critic", () => {
+    const resolving = expectAccepted(
+      transition(at("merging"), { type: "conflict", files: ["a"] }, LIMITS),
+    ).next;
+    const pushed = expectAccepted(
+      transition(resolving, { type: "phase", phase: "awaiting_ci", headSha: "merged1" }, LIMITS),
+    );
+    expect(pushed.next).toMatchObject({ state: "awaiting_ci", headSha: "merged1", updates: 1 });
+    expect(pushed.effects).toContainEqual({ kind: "watch_ci" });
+  });
+});
+
 const OURS = { number: 42, byConveyor: true };
 const FORK = { number: 43, byConveyor: false };
 
@@ -516,7 +744,7 @@ describe("pull request number", () => {
 });
 
 describe("merge", () => {
-  it("a confirmed merge closes the issue, clears labels, reaps and wakes dependents", () => {
+  it("a confirmed merge closes the issue, clears labels, reaps, deletes the branch and wakes dependents", () => {
     const { next, effects } = expectAccepted(
       transition(at("merging"), { type: "merge_confirmed", sha: "m1", ...OURS }),
     );
@@ -526,6 +754,7 @@ describe("merge", () => {
       { kind: "close_issue" },
       { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
       { kind: "enqueue_job", job: "reap" },
+      { kind: "delete_branch" },
       { kind: "notify_dependents" },
     ]);
   });
@@ -653,29 +882,78 @@ describe("head checks", () => {
 
 describe("timeouts", () => {
   it("each waiting state has its own timer", () => {
-    expect(STATES.map((s) => [s, timerFor(s)]).filter(([, t]) => t)).toEqual([
-      ["running", "session"],
-      ["awaiting_ci", "ci"],
-      ["awaiting_review", "review"],
-      ["revising", "session"],
-      ["escalated", "escalation"],
+    expect(STATES.map((s) => [s, timersFor(s)]).filter(([, t]) => (t ?? []).length > 0)).toEqual([
+      ["running", ["session"]],
+      ["awaiting_ci", ["ci"]],
+      ["awaiting_review", ["review"]],
+      ["revising", ["session"]],
+      ["awaiting_approval", ["approval"]],
+      ["merging", ["merge"]],
+      ["escalated", ["escalation", "renotify"]],
     ]);
   });
 
   it.each(
     STATES.flatMap((state) =>
-      TIMERS.filter((t) => t !== timerFor(state)).map((timer) => [state, timer] as const),
+      TIMERS.filter((t) => !timersFor(state).includes(t)).map((timer) => [state, timer] as const),
     ),
   )("in %s the %s timer is rejected", (state, timer) => {
     expect(transition(at(state), { type: "timeout", timer }).ok).toBe(false);
   });
 
-  it("an unanswered escalation is abandoned after its window", () => {
-    const { next } = expectAccepted(transition(at("escalated"), { type: "timeout", timer: "escalation" }));
+  it("an unanswered escalation is abandoned after its window, saying so on the issue", () => {
+    const ctx = at("escalated", { reason: "CI did not report in time" });
+    const { next, effects } = expectAccepted(transition(ctx, { type: "timeout", timer: "escalation" }));
     expect(next).toMatchObject({
       state: "abandoned",
       reason: "no human answered within the escalation window",
     });
+    const comment = effects.find((e) => e.kind === "comment");
+    expect(comment).toMatchObject({ body: expect.stringContaining("CI did not report in time") });
+    expect(comment).toMatchObject({ body: expect.stringContaining("abandons") });
+  });
+
+  it("an escalation reminds its humans, staying escalated", () => {
+    const ctx = at("escalated", { reason: "CI did not report in time" });
+    const { next, effects } = expectAccepted(transition(ctx, { type: "timeout", timer: "renotify" }));
+    expect(next).toEqual(ctx);
+    expect(effects).toEqual([{ kind: "notify_human", reason: "CI did not report in time", reminder: true }]);
+  });
+
+  it("an overdue merge asks the forge, in its own effect", () => {
+    const { next, effects } = expectAccepted(transition(at("merging"), { type: "timeout", timer: "merge" }));
+    expect(next.state).toBe("merging");
+    expect(effects).toEqual([{ kind: "check_merge" }]);
+  });
+
+  it("an unapproved merge escalates after the approval window", () => {
+    const { next } = expectAccepted(
+      transition(at("awaiting_approval"), { type: "timeout", timer: "approval" }),
+    );
+    expect(next).toMatchObject({ state: "escalated", reason: "no human approved the merge in time" });
+  });
+});
+
+describe("a dead-lettered effect", () => {
+  const failed = { type: "effect_failed", effect: "labels", error: "returned 403: forbidden" } as const;
+
+  it("escalates with the refusal as its reason", () => {
+    const { next, effects } = expectAccepted(transition(at("awaiting_ci"), failed));
+    expect(next).toMatchObject({
+      state: "escalated",
+      reason: "Conveyor gave up on an action (labels): returned 403: forbidden",
+    });
+    expect(effects).toContainEqual({ kind: "notify_human", reason: next.reason });
+  });
+
+  it("stops the session of an issue at work", () => {
+    expect(expectAccepted(transition(at("running"), failed)).effects[0]).toEqual({ kind: "cancel_jobs" });
+  });
+
+  it.each(["escalated", "merged", "abandoned"] as const)("is recorded, not acted on, in %s", (state) => {
+    expect(expectRejected(transition(at(state), failed))).toBe(
+      "labels failed for good: returned 403: forbidden",
+    );
   });
 });
 

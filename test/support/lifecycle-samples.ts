@@ -1,6 +1,6 @@
 /** Representative lifecycle events and the event paths that lead to each state, shared by the table tests. */
 import type { EventType, LifecycleEvent, State } from "../../src/domain/lifecycle.ts";
-import { timerFor } from "../../src/domain/lifecycle.ts";
+import { timersFor } from "../../src/domain/timers.ts";
 
 export const HEAD = "abc1234";
 
@@ -22,6 +22,10 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, verdict: "APPROVE", summary: "looks right" };
     case "review_failed":
       return { type, reason: "no report" };
+    case "branch_updated":
+      return { type, headSha: "bbb7777" };
+    case "conflict":
+      return { type, files: ["src/a.txt"] };
     case "pr_opened":
       return { type, number: 42, byConveyor: true };
     case "merge_confirmed":
@@ -39,11 +43,17 @@ export function sample(type: EventType, state: State): LifecycleEvent {
     case "retry":
       return { type, by: "alice" };
     case "timeout":
-      return { type, timer: timerFor(state) ?? "session" };
+      return { type, timer: timersFor(state)[0] ?? "session" };
     case "budget_exceeded":
       return { type, reason: "USD 5.00 of 5.00" };
     case "reply":
       return { type, thread: 7, text: "@bob only users with write access can command Conveyor." };
+    case "effect_failed":
+      return {
+        type,
+        effect: "labels",
+        error: "forgejo: POST /repos/o/r/issues/7/labels returned 403: forbidden",
+      };
   }
 }
 
@@ -65,7 +75,12 @@ export const PATHS: { [S in State]: LifecycleEvent[] } = {
   running: started,
   awaiting_ci: pushed,
   awaiting_review: reviewing,
-  revising: [...pushed, { type: "ci", result: "red", headSha: HEAD }],
+  // A continuation at work: its job dispatched (its session's timer runs from then).
+  revising: [
+    ...pushed,
+    { type: "ci", result: "red", headSha: HEAD },
+    { type: "dispatched", jobId: "job-2", runnerId: "runner-1", attempt: 1 },
+  ],
   awaiting_approval: [
     ...reviewing,
     {

@@ -2,7 +2,7 @@
  * A Woodpecker API stand-in with one red pipeline (repo 7, pipeline 42) in Woodpecker's own JSON
  * (server/model: Pipeline.workflows[].children are Steps; LogEntry.data is []byte, so base64).
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
@@ -54,6 +54,8 @@ export const RED_LOG = [
 export type WoodpeckerStandIn = {
   url: string;
   seen: { path: string; auth?: string }[];
+  /** How it answers the log: as Woodpecker does, never (a stalled server), or with a body that never ends. */
+  logs: "normal" | "stall" | "endless";
   close(): Promise<void>;
 };
 
@@ -61,6 +63,10 @@ export async function startWoodpecker(): Promise<WoodpeckerStandIn> {
   const seen: { path: string; auth?: string }[] = [];
   const server: Server = createServer((req, res) => {
     seen.push({ path: req.url ?? "", ...(req.headers.authorization && { auth: req.headers.authorization }) });
+    if (req.url === "/api/repos/7/logs/42/502" && stand.logs !== "normal") {
+      if (stand.logs === "endless") endless(res);
+      return;
+    }
     const body =
       req.url === "/api/repos/7/pipelines/42"
         ? RED_PIPELINE
@@ -72,9 +78,29 @@ export async function startWoodpecker(): Promise<WoodpeckerStandIn> {
       .end(JSON.stringify(body ?? { error: "not found" }));
   });
   await new Promise<void>((ready) => server.listen(0, "127.0.0.1", ready));
-  return {
+  const stand: WoodpeckerStandIn = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
-    close: () => new Promise<void>((done) => server.close(() => done())),
+    logs: "normal",
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      }),
   };
+  return stand;
+}
+
+/** A JSON array that never closes, written as fast as the client reads it, until it hangs up. */
+function endless(res: ServerResponse): void {
+  const entry = `${JSON.stringify(RED_LOG[1])},`;
+  const chunk = `${entry.repeat(Math.ceil(65_536 / entry.length))}`;
+  res.writeHead(200, { "content-type": "application/json" });
+  res.write("[");
+  const more = () => {
+    while (!res.destroyed && res.write(chunk)) {}
+    if (!res.destroyed) res.once("drain", more);
+  };
+  res.on("close", () => res.removeAllListeners("drain"));
+  more();
 }

@@ -1,6 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { projectStub } from "../../src/project-stub.ts";
+import { issueCostUsd } from "../../src/usage/cost.ts";
 import {
   call,
   claim,
@@ -45,6 +46,25 @@ describe("per-issue budgets", () => {
       reason: "budget exceeded: spent $1.25 of the issue's $1.00",
     });
     expect((await heartbeat(runner, claimed)).cancelled).toBe(true);
+  });
+
+  it("the escalation's cost so far is the spend recorded with the usage, before D1 has its copy", async () => {
+    const { project, runner, claimed } = await started({});
+    // D1's copy of the usage is held back, as a slow or failing D1 would.
+    const trigger = `hold_${project.replaceAll("-", "_")}`;
+    await env.DB.exec(
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON usage WHEN NEW.project_id = '${project}' BEGIN SELECT RAISE(ABORT, 'held'); END;`,
+    );
+    try {
+      await call(runner, `jobs/${claimed.job.id}/events`, {
+        leaseToken: claimed.leaseToken,
+        events: [usage(0.02, 3)],
+      });
+      await drain(project);
+      expect(await issueCostUsd(env, project, 1)).toBeCloseTo(0.02);
+    } finally {
+      await env.DB.exec(`DROP TRIGGER ${trigger}`);
+    }
   });
 
   it("spending the issue's turns escalates it too", async () => {

@@ -1,15 +1,26 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_CI_EXCERPT_CHARS } from "../../src/domain/ci-verdict.ts";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
-import { claim, newRunner, taken } from "./support/jobs.ts";
+import { claimResponse } from "../../src/runner-api/contract.ts";
+import { call, claim, newRunner, taken } from "./support/jobs.ts";
 import { control, type Loop, loopProject, services } from "./support/review.ts";
 import { deliver, fixtureBytes, freshProject, pretty, registerProject } from "./support/webhooks.ts";
 
 const SUITE_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
 
 /** An issue of `project` waiting for CI on `sha`, indexed in D1 as the hook route finds it. */
-async function awaitingCi(project: string, number: number, sha: string) {
+/** An issue the forge has (its labels and comments are real calls), taken to awaiting_ci at `sha`. */
+async function awaitingCi(project: string, number: number, sha: string, repo: string) {
+  for (let created = 0; created < number; ) {
+    const res = await fetch(`${services.forgeApiUrl}/repos/${repo}/issues`, {
+      method: "POST",
+      headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ title: "An issue" }),
+    });
+    created = ((await res.json()) as { number: number }).number;
+  }
   const issue = issueStub(env, project, number);
   const events: LifecycleEvent[] = [
     { type: "triage", blockers: [] },
@@ -77,7 +88,7 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
     const sha = (
       await control<{ sha: string }>("push", { repo, branch: "conveyor/3", files: { "a.txt": "a" } })
     ).sha;
-    const issue = await awaitingCi(project, 3, sha);
+    const issue = await awaitingCi(project, 3, sha, repo);
     await checkRun(repo, actions, sha, { name: "build", conclusion: "success" });
     const test = await checkRun(repo, circle, sha, { name: "test", status: "in_progress" });
 
@@ -97,13 +108,36 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
     );
   });
 
+  it("a red result with 200 kB of check output: a bounded excerpt, a 2xx, and a revise job the runner parses", async () => {
+    const gh = await github("gh-long-output");
+    const { project, repo, circle } = gh;
+    const sha = (
+      await control<{ sha: string }>("push", { repo, branch: "conveyor/5", files: { "c.txt": "c" } })
+    ).sha;
+    const issue = await awaitingCi(project, 5, sha, repo);
+    for (let i = 0; i < 10; i++) {
+      const output = { title: `suite ${i} failed`, summary: "z".repeat(20_000) };
+      await checkRun(repo, circle, sha, { name: `test-${i}`, conclusion: "failure", output });
+    }
+    const red = await hook(gh, "check_run", "github/check_run.completed.failure.json", sha);
+    expect(red.ok).toBe(true);
+    expect(await red.json()).toEqual({ accepted: true, events: 1 });
+    expect(await issue.view()).toMatchObject({ state: "revising" });
+    await issue.drain();
+    const res = await call(await newRunner("gh-long"), "claim", { waitMs: 0, projects: [project] });
+    const revise = claimResponse.parse(await res.json());
+    expect(revise.job.kind).toBe("revise");
+    expect(revise.job.instructions?.length).toBeLessThanOrEqual(MAX_CI_EXCERPT_CHARS);
+    expect(revise.job.instructions).toMatch(/^test-\d: failure — suite \d failed: z+/);
+  });
+
   it("review waits until every suite is green", async () => {
     const gh = await github("gh-all-green");
     const { project, repo, actions, circle } = gh;
     const sha = (
       await control<{ sha: string }>("push", { repo, branch: "conveyor/4", files: { "b.txt": "b" } })
     ).sha;
-    const issue = await awaitingCi(project, 4, sha);
+    const issue = await awaitingCi(project, 4, sha, repo);
     await checkRun(repo, actions, sha, { name: "build", conclusion: "success" });
     const lint = await checkRun(repo, circle, sha, { name: "lint", status: "queued" });
     const early = await hook(gh, "check_suite", "github/check_suite.completed.json", sha);
@@ -171,7 +205,7 @@ describe("commit statuses pushed by Gitea", () => {
         files: { "b.txt": "b" },
       })
     ).sha;
-    const issue = await awaitingCi(loop.project, 2, sha);
+    const issue = await awaitingCi(loop.project, 2, sha, loop.repo);
     const target = `${services.woodpeckerUrl}/repos/7/pipeline/42/1`;
     await fetch(`${services.forgeApiUrl}/repos/${loop.repo}/statuses/${sha}`, {
       method: "POST",
@@ -218,7 +252,7 @@ describe("commit statuses pushed by Gitea", () => {
         files: { "a.txt": "a" },
       })
     ).sha;
-    const issue = await awaitingCi(loop.project, 1, sha);
+    const issue = await awaitingCi(loop.project, 1, sha, loop.repo);
     const delivery = { forge: "gitea", event: { grouped: "", type: "status" } } as const;
 
     await postStatus(loop, sha, "external/lint", "success");

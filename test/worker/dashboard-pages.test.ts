@@ -293,13 +293,14 @@ describe("approval queue", () => {
 });
 
 describe("runners and cost", () => {
-  it("shows each runner's version, last seen and current jobs", async () => {
+  it("shows each runner's version, last seen, disk use and current jobs", async () => {
     const project = freshProject("dash-runner");
     const runner = `runner-${project}`;
     await env.DB.batch([
       env.DB.prepare(
-        "INSERT INTO runners (id, name, token_hash, version, created_at, last_seen_at) VALUES (?, ?, ?, '9.9.9', 0, ?)",
-      ).bind(runner, `host-${project}`, `hash-${project}`, Date.now() - 120_000),
+        `INSERT INTO runners (id, name, token_hash, version, created_at, last_seen_at, disk_bytes, worktrees)
+         VALUES (?, ?, ?, '9.9.9', 0, ?, ?, 3)`,
+      ).bind(runner, `host-${project}`, `hash-${project}`, Date.now() - 120_000, 1536 * 1024 * 1024),
       env.DB.prepare(
         `INSERT INTO jobs (id, project_id, number, kind, status, attempt, runner_id, created_at, updated_at)
          VALUES (?, ?, 8, 'revise', 'leased', 2, ?, 0, 0)`,
@@ -308,7 +309,10 @@ describe("runners and cost", () => {
     const text = await html("/dashboard/runners");
     const row = text.slice(text.indexOf(`host-${project}`));
     expect(row.slice(0, row.indexOf("</tr>"))).toMatch(
-      new RegExp(`9\\.9\\.9.*2 min ago.*${project}#8</a> revise \\(attempt 2\\)`, "s"),
+      new RegExp(
+        `9\\.9\\.9.*2 min ago.*1\\.5 GiB, 3 worktrees.*${project}#8</a> revise \\(attempt 2\\)`,
+        "s",
+      ),
     );
   });
 

@@ -144,6 +144,14 @@ describe("issues through the dependency gate, by events alone", () => {
       .fullName;
     await control("user", { repo, login: writer, level: "write" });
     await registerProject(project, "forgejo", repo, { forgeToken: services.conveyorToken });
+    // The issues the payloads speak of exist on the forge: their labels and comments are real calls.
+    for (let n = 0; n < 13; n++) {
+      await fetch(`${services.forgeApiUrl}/repos/${repo}/issues`, {
+        method: "POST",
+        headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ title: `Issue ${n + 1}` }),
+      });
+    }
     return project;
   }
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { OUTBOX_BACKOFF } from "../../durable-objects/outbox.ts";
 import { backoffDelay } from "../../src/domain/backoff.ts";
 import {
+  DEFAULT_TIMEOUTS_MS,
   EVENT_TYPES,
   INITIAL_CONTEXT,
   type LifecycleEvent,
@@ -155,11 +156,10 @@ describe("IssueDO durability", () => {
     const stub = await drive(project, 1, PATHS.awaiting_review);
     await stub.drain();
     const failing = await stub.view();
-    expect(failing?.outbox.find((o) => o.channel === "d1")).toMatchObject({
-      pending: 4,
-      attempts: 1,
-      lastError: expect.stringContaining("injected failure"),
-    });
+    // At least the drain's attempt failed; the safety-net alarm may have tried again on a loaded machine.
+    const d1 = failing?.outbox.find((o) => o.channel === "d1");
+    expect(d1).toMatchObject({ pending: 4, lastError: expect.stringContaining("injected failure") });
+    expect(d1?.attempts).toBeGreaterThanOrEqual(1);
     // The batch is one transaction: not even the transitions rows landed.
     expect(await d1Transitions(project, 1)).toEqual([]);
 
@@ -227,6 +227,7 @@ describe("IssueDO timeouts fire from its alarm", () => {
     ["revising", "session", "escalated", "session exceeded its wall-clock limit"],
     ["awaiting_ci", "ci", "escalated", "CI did not report in time"],
     ["awaiting_review", "review", "escalated", "the review did not arrive in time"],
+    ["awaiting_approval", "approval", "escalated", "no human approved the merge in time"],
     ["escalated", "escalation", "abandoned", "no human answered within the escalation window"],
   ];
 
@@ -235,8 +236,7 @@ describe("IssueDO timeouts fire from its alarm", () => {
     const stub = await drive(project, 1, PATHS[state]);
     await stub.drain();
     const armed = (await stub.view())?.timers;
-    expect(armed).toHaveLength(1);
-    expect(armed?.[0]?.kind).toBe(timer);
+    expect(armed?.map((t) => t.kind)).toContain(timer);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     // Nothing is due yet: the alarm ran but the timer stays.
     expect((await stub.view())?.state).toBe(state);
@@ -257,9 +257,59 @@ describe("IssueDO timeouts fire from its alarm", () => {
     expect((await d1Transitions(project, 1)).at(-1)).toMatchObject({ event: "timeout", to_state: to });
   });
 
+  it("a continuation's session timer starts when its job is dispatched; a redispatch does not extend it", async () => {
+    const project = freshProject("timer-dispatch");
+    const waiting = PATHS.revising.filter((e) => e.type !== "dispatched" || e.jobId !== "job-2");
+    const stub = await drive(project, 1, waiting);
+    // Revising, its job not dispatched yet (a paused daily budget): no session timer runs.
+    expect(await stub.view()).toMatchObject({ state: "revising", timers: [] });
+
+    const dispatched = { type: "dispatched", jobId: "job-2", runnerId: "runner-1", attempt: 1 } as const;
+    await stub.apply(envelope(project, 1, dispatched, "dispatch-1"));
+    const [armed] = (await stub.view())?.timers ?? [];
+    expect(armed?.kind).toBe("session");
+    const redispatched = { ...dispatched, runnerId: "runner-2", attempt: 2 } as const;
+    await stub.apply(envelope(project, 1, redispatched, "dispatch-2"));
+    expect((await stub.view())?.timers).toEqual([armed]);
+  });
+
+  it("reaps an escalated issue's worktree when its retention ends, and runs no second retention", async () => {
+    const project = freshProject("retention");
+    const timeouts = { session: 1_000, ci: 2_000, review: 3_000, escalation: 60_000, retention: 5_000 };
+    const stub = await drive(project, 1, PATHS.escalated, { timeouts });
+    const escalatedAt = (await stub.view())?.history.at(-1)?.at ?? 0;
+    const relative = async () =>
+      new Map((await stub.view())?.timers.map((t) => [t.kind, t.dueAt - escalatedAt]));
+    expect(await relative()).toEqual(
+      new Map([
+        ["retention", 5_000],
+        ["escalation", 60_000],
+        ["renotify", DEFAULT_TIMEOUTS_MS.renotify],
+      ]),
+    );
+    // A reply meanwhile restarts the state's timer, never the retention.
+    const reply: LifecycleEvent = { type: "reply", thread: 1, text: "noted" };
+    await stub.apply(envelope(project, 1, reply, "reply-1"));
+    expect((await stub.view())?.timers.find((t) => t.kind === "retention")?.dueAt).toBe(escalatedAt + 5_000);
+
+    const jobsLane = async () =>
+      (await stub.view())?.outbox.find((o) => o.channel === "effect:enqueue_job")?.pending ?? 0;
+    const enqueuedBefore = await jobsLane();
+    await runInDurableObject(stub, (_instance, s) => {
+      s.storage.sql.exec("UPDATE timers SET due_at = 0 WHERE kind = 'retention'");
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const view = await stub.view();
+    expect(view?.state).toBe("escalated");
+    expect(view?.history.at(-1)).toMatchObject({ event: "timeout", outcome: "applied", to: "escalated" });
+    expect(view?.timers.map((t) => t.kind).sort()).toEqual(["escalation", "renotify"]);
+    // The reap job waits in the jobs lane (this project is not registered, so it is not delivered here).
+    expect(await jobsLane()).toBe(enqueuedBefore + 1);
+  });
+
   it("uses the project's timeouts", async () => {
     const project = freshProject("timeouts");
-    const timeouts = { session: 1_000, ci: 2_000, review: 3_000, escalation: 4_000 };
+    const timeouts = { session: 1_000, ci: 2_000, review: 3_000, escalation: 4_000, retention: 5_000 };
     const stub = await drive(project, 1, PATHS.awaiting_ci, { timeouts });
     const [timer] = (await stub.view())?.timers ?? [];
     const at = (await stub.view())?.history.at(-1)?.at ?? 0;

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { IssueView } from "../../durable-objects/issue-do.ts";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { jobsOf } from "./support/jobs.ts";
@@ -28,6 +29,10 @@ const issueAfter = (loop: Loop, number: number, event: LifecycleEvent) =>
     cause: { kind: "operator", id: "test" },
     event,
   });
+
+/** The merge's branch deletion was delivered (or skipped): nothing of it waits in the outbox. */
+const branchCleanupDone = (view: IssueView) =>
+  !view.outbox.some((o) => o.channel === "effect:delete_branch" && o.pending > 0);
 
 describe("the review loop on a local forge", () => {
   it("CI red → revise → green → critic APPROVE → one merge, issue closed", async () => {
@@ -75,6 +80,17 @@ describe("the review loop on a local forge", () => {
     const pr = await loop.forge.getPullRequest(merged.prNumber ?? 0);
     expect(pr).toMatchObject({ merged: true, headSha: fixed });
     expect((await loop.forge.getIssue(number)).state).toBe("closed");
+    await until(loop, number, branchCleanupDone);
+    expect(await loop.forge.getBranchHead(`conveyor/${number}`)).toBeNull();
+  });
+
+  it("a project that keeps branches keeps conveyor/<n> after the merge", async () => {
+    const loop = await loopProject("keep", { keepBranches: true });
+    const { number, sha } = await firstPush(loop, { "src/parser.ts": "export const parse = 1;\n" });
+    await critic(loop, number, [report("APPROVE", "Fine.")]);
+    await until(loop, number, (v) => v.state === "merged");
+    await until(loop, number, branchCleanupDone);
+    expect(await loop.forge.getBranchHead(`conveyor/${number}`)).toBe(sha);
   });
 });
 

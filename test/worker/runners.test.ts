@@ -141,6 +141,29 @@ describe("GET /api/v1/runners", () => {
     expect(JSON.stringify(runners)).not.toContain("token");
   });
 
+  it("records the disk use a runner reports with its claims, when it changed", async () => {
+    const runner = await newRunner("disky");
+    const diskOf = async () => {
+      const res = await SELF.fetch(`${BASE}/api/v1/runners`, { headers: OPERATOR });
+      const { runners } = (await res.json()) as {
+        runners: { id: string; diskBytes: number | null; worktrees: number | null }[];
+      };
+      const listed = runners.find((r) => r.id === runner.runnerId);
+      return { diskBytes: listed?.diskBytes, worktrees: listed?.worktrees };
+    };
+    expect(await diskOf()).toEqual({ diskBytes: null, worktrees: null });
+    const project = freshProject("disk");
+    const claimWith = (disk?: object) => call(runner, "claim", { waitMs: 0, projects: [project], disk });
+    expect((await claimWith({ bytes: 5_000_000, worktrees: 2 })).status).toBe(204);
+    expect(await diskOf()).toEqual({ diskBytes: 5_000_000, worktrees: 2 });
+    // A claim without a report (an older runner) keeps the last one; a malformed one is refused.
+    expect((await claimWith()).status).toBe(204);
+    expect((await claimWith({ bytes: -1, worktrees: 0 })).status).toBe(400);
+    expect(await diskOf()).toEqual({ diskBytes: 5_000_000, worktrees: 2 });
+    expect((await claimWith({ bytes: 4096, worktrees: 0 })).status).toBe(204);
+    expect(await diskOf()).toEqual({ diskBytes: 4096, worktrees: 0 });
+  });
+
   it("shows how each runner runs sessions, as it said at registration and says with every claim", async () => {
     const runner = await newRunner("unsafe");
     const sandboxOf = async () => {

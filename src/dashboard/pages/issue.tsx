@@ -128,6 +128,14 @@ function Summary(props: { view: IssueView; records: Records; now: number; links:
           </dd>
         </>
       ))}
+      {(view.deadLetters ?? []).map((d) => (
+        <>
+          <dt>gave up on {d.kind}</dt>
+          <dd>
+            {formatTime(d.at)} after {d.attempts} attempt{d.attempts === 1 ? "" : "s"}: {d.error}
+          </dd>
+        </>
+      ))}
     </dl>
   );
 }

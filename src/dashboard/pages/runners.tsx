@@ -1,5 +1,5 @@
 import type { listRunners } from "../../runner-api/registry.ts";
-import { formatTime } from "../format.ts";
+import { formatBytes, formatTime } from "../format.ts";
 import { issuePath, When } from "../layout.tsx";
 import { agentsPath } from "./agents.tsx";
 
@@ -11,6 +11,16 @@ export const revokePath = (runnerId: string) => `/dashboard/runners/${encodeURIC
 function Sandbox(props: { sandbox: Runner["sandbox"] }) {
   if (props.sandbox === "none") return <strong class="unsafe">OFF (--unsafe-no-sandbox)</strong>;
   return <>{props.sandbox ?? <span class="quiet">unknown</span>}</>;
+}
+
+/** What its work dir holds: a runner whose worktrees pile up shows it here first. */
+function Disk(props: { bytes: number | null; worktrees: number | null }) {
+  if (props.bytes === null || props.worktrees === null) return <span class="quiet">not reported</span>;
+  return (
+    <>
+      {formatBytes(props.bytes)}, {props.worktrees} {props.worktrees === 1 ? "worktree" : "worktrees"}
+    </>
+  );
 }
 
 export function Runners(props: { runners: Runner[]; now: number; csrf: string }) {
@@ -25,6 +35,7 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
           <th>Sandbox</th>
           <th>Projects</th>
           <th>Last seen</th>
+          <th>Disk</th>
           <th>Current jobs</th>
           <th>Token expires</th>
           <th />
@@ -43,6 +54,9 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
             <td>{runner.projects?.join(", ") ?? <span class="quiet">any</span>}</td>
             <td>
               <When at={runner.lastSeenAt} now={props.now} />
+            </td>
+            <td>
+              <Disk bytes={runner.diskBytes} worktrees={runner.worktrees} />
             </td>
             <td>
               {runner.jobs.length === 0

@@ -1,10 +1,11 @@
 import { z } from "zod";
+import { giteaMergeability, type Mergeability } from "../../domain/stay-current.ts";
 import { hasStatus } from "./errors.ts";
 import { ForgeHttp, type HttpRequest } from "./http.ts";
 import { ensureRepoLabels, findLabel, type NormalizedLabel } from "./labels.ts";
 import { type ForgeClientOptions, transportOptions } from "./options.ts";
 import { RepoClient } from "./repo-client.ts";
-import { comment, giteaBranch, giteaCombinedStatus } from "./schemas.ts";
+import { comment, giteaBranch, giteaCombinedStatus, type PullMergeState } from "./schemas.ts";
 import type {
   CombinedStatus,
   IssueComment,
@@ -33,6 +34,30 @@ export class GiteaClient extends RepoClient {
   // Gitea's repository issue list has no sort; reconciliation orders the page itself.
   protected readonly byUpdate = {};
   protected readonly branchHead = giteaBranch;
+  protected mergeabilityOf(pull: PullMergeState): Mergeability {
+    return giteaMergeability({
+      // Gitea always sends a boolean; null would be another forge's answer.
+      mergeable: pull.mergeable ?? false,
+      mergeBase: pull.merge_base ?? null,
+      baseSha: pull.base.sha ?? null,
+      conflictedFiles: pull.conflicted_files ?? [],
+    });
+  }
+
+  /** `POST /pulls/{n}/update` (merge style): 409 when the base does not merge into the head. */
+  async updateBranch(number: number, _expectedHeadSha: string): Promise<"updated" | "conflict"> {
+    try {
+      await this.http.send({ method: "POST", path: `${this.repo}/pulls/${number}/update?style=merge` });
+      return "updated";
+    } catch (error) {
+      if (hasStatus(error, 409)) return "conflict";
+      throw error;
+    }
+  }
+
+  protected branchDeletePath(encodedBranch: string): string {
+    return `${this.repo}/branches/${encodedBranch}`;
+  }
   // Gitea pages its whole file list (X-Total-Count); it names no cap.
   protected readonly maxListedFiles = Number.POSITIVE_INFINITY;
 

@@ -1,10 +1,17 @@
 import type { z } from "zod";
+import { githubMergeability, type Mergeability } from "../../domain/stay-current.ts";
 import { hasStatus } from "./errors.ts";
 import { ForgeHttp, type HttpRequest } from "./http.ts";
 import type { NormalizedLabel } from "./labels.ts";
 import { type ForgeClientOptions, transportOptions } from "./options.ts";
 import { RepoClient } from "./repo-client.ts";
-import { githubBranch, githubCheckRuns, githubCheckSuites, githubCombinedStatus } from "./schemas.ts";
+import {
+  githubBranch,
+  githubCheckRuns,
+  githubCheckSuites,
+  githubCombinedStatus,
+  type PullMergeState,
+} from "./schemas.ts";
 import type { CiReport, CombinedStatus, MergeOptions, NewIssue, NewReview, NewWebhook } from "./types.ts";
 
 const PAGE_SIZE = 100;
@@ -16,6 +23,28 @@ export class GitHubClient extends RepoClient {
   protected readonly issuesOnly = {};
   protected readonly byUpdate = { sort: "updated", direction: "asc" };
   protected readonly branchHead = githubBranch;
+  protected mergeabilityOf(pull: PullMergeState): Mergeability {
+    return githubMergeability(pull.mergeable, pull.mergeable_state ?? null);
+  }
+
+  /** `PUT /pulls/{n}/update-branch` (202, asynchronous); 422 when it cannot (a conflict, or a moved head). */
+  async updateBranch(number: number, expectedHeadSha: string): Promise<"updated" | "conflict"> {
+    try {
+      await this.http.send({
+        method: "PUT",
+        path: `${this.repo}/pulls/${number}/update-branch`,
+        body: { expected_head_sha: expectedHeadSha },
+      });
+      return "updated";
+    } catch (error) {
+      if (hasStatus(error, 422)) return "conflict";
+      throw error;
+    }
+  }
+
+  protected branchDeletePath(encodedBranch: string): string {
+    return `${this.repo}/git/refs/heads/${encodedBranch}`;
+  }
   // "Responses include a maximum of 3000 files" (REST API, list pull request files).
   protected readonly maxListedFiles = 3000;
 
@@ -45,6 +74,12 @@ export class GitHubClient extends RepoClient {
       // "Label does not exist": the label is not on the issue, which is what was asked for.
       if (!hasStatus(error, 404)) throw error;
     }
+  }
+
+  // GitHub filters by `owner:branch` (the owner of the repository the head lives in) and base.
+  protected override pullsFrom(branch: string, base: string): Record<string, string> {
+    const owner = decodeURIComponent(this.repo.split("/")[2] ?? "");
+    return { head: `${owner}:${branch}`, base };
   }
 
   getPullRequestDiff(number: number): Promise<string> {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Mergeability } from "../../domain/stay-current.ts";
 import { hasStatus } from "./errors.ts";
 import type { ForgeHttp, HttpRequest } from "./http.ts";
 import { ensureRepoLabels, type LabelStore, type NormalizedLabel, type RepoLabel } from "./labels.ts";
@@ -10,7 +11,9 @@ import {
   comment,
   issue,
   login,
+  type PullMergeState,
   permission,
+  pullMergeState,
   pullRequest,
   repoLabel,
   review,
@@ -78,6 +81,10 @@ export abstract class RepoClient implements ForgeClient {
   protected abstract readonly issuesOnly: Record<string, string>;
   /** The forge's Branch object, read for its head commit. */
   protected abstract readonly branchHead: z.ZodType<string>;
+  abstract updateBranch(number: number, expectedHeadSha: string): Promise<"updated" | "conflict">;
+  protected abstract mergeabilityOf(pull: PullMergeState): Mergeability;
+  /** Where a branch is deleted: GitHub deletes its ref, Gitea and Forgejo the branch. */
+  protected abstract branchDeletePath(encodedBranch: string): string;
 
   /** Gitea and Forgejo have commit statuses only (Actions post statuses too); GitHub adds its checks. */
   async getCiReport(sha: string): Promise<CiReport> {
@@ -85,8 +92,7 @@ export abstract class RepoClient implements ForgeClient {
   }
 
   async getBranchHead(branch: string): Promise<string | null> {
-    // Both forges take a branch's slashes as they are (`branches/conveyor/7`).
-    const path = `${this.repo}/branches/${branch.split("/").map(encodeURIComponent).join("/")}`;
+    const path = `${this.repo}/branches/${encodeBranch(branch)}`;
     try {
       return await this.http.json({ method: "GET", path }, this.branchHead);
     } catch (error) {
@@ -120,6 +126,20 @@ export abstract class RepoClient implements ForgeClient {
       ...(await Promise.all(read)),
       ...files.slice(maxFiles).map((path) => [path, ""] as const),
     ]);
+  }
+
+  async getMergeability(number: number): Promise<Mergeability> {
+    const path = `${this.repo}/pulls/${number}`;
+    return this.mergeabilityOf(await this.http.json({ method: "GET", path }, pullMergeState));
+  }
+
+  async deleteBranch(branch: string): Promise<void> {
+    try {
+      await this.http.send({ method: "DELETE", path: this.branchDeletePath(encodeBranch(branch)) });
+    } catch (error) {
+      // Gone already (a retry, the forge's own delete-on-merge): GitHub answers 422, Gitea 404.
+      if (!hasStatus(error, 404, 422)) throw error;
+    }
   }
 
   /** The most files the forge lists for one pull request; a list this long may have been cut. */
@@ -184,6 +204,22 @@ export abstract class RepoClient implements ForgeClient {
       pullRequest,
     );
     return pull;
+  }
+
+  async findOpenPullRequest(branch: string, base: string): Promise<PullRequest | null> {
+    const query = { state: "open", ...this.pullsFrom(branch, base) };
+    const pulls = await this.listAll(`${this.repo}/pulls`, query, pullRequest);
+    // The filter narrows where the forge has one; the match is always checked here. Same-repository heads
+    // only: a fork's branch of the same name is not Conveyor's.
+    const found = pulls.find((pull) => pull.headRef === branch && pull.baseRef === base);
+    if (!found) return null;
+    const { url: _url, ...pull } = found;
+    return pull;
+  }
+
+  /** The list query that narrows open pull requests to one head and base, where the forge has one. */
+  protected pullsFrom(_branch: string, _base: string): Record<string, string> {
+    return {};
   }
 
   async listPullRequestFiles(number: number): Promise<PullRequestFiles> {
@@ -286,3 +322,6 @@ function decodeBase64(text: string): string {
   const binary = atob(text.replace(/\s/g, ""));
   return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
 }
+
+/** Both forges take a branch's slashes as they are (`branches/conveyor/7`). */
+const encodeBranch = (branch: string) => branch.split("/").map(encodeURIComponent).join("/");

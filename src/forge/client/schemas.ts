@@ -103,6 +103,16 @@ export const pullRequest = z
     url: raw.html_url,
   }));
 
+/** What a pull request says of its standing against the base: GitHub's and Gitea's fields, each optional. */
+export const pullMergeState = z.object({
+  mergeable: z.boolean().nullable(),
+  mergeable_state: z.string().nullish(),
+  merge_base: z.string().nullish(),
+  base: z.object({ sha: z.string().nullish() }),
+  conflicted_files: z.array(z.string()).nullish(),
+});
+export type PullMergeState = z.infer<typeof pullMergeState>;
+
 /** GitHub's pull request file and Gitea's ChangedFile; Gitea sends `previous_filename` "" when there is none. */
 export const changedFile = z
   .object({

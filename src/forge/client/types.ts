@@ -1,4 +1,5 @@
 /** Forge-neutral shapes returned by every forge client. Numbers are issue / pull request numbers. */
+import type { Mergeability } from "../../domain/stay-current.ts";
 
 export type ForgeKind = "forgejo" | "gitea" | "github";
 
@@ -203,6 +204,8 @@ export interface ForgeClient {
   createPullRequest(pull: NewPullRequest): Promise<CreatedPullRequest>;
   updatePullRequest(number: number, update: PullRequestUpdate): Promise<void>;
   getPullRequest(number: number): Promise<PullRequest>;
+  /** The open pull request from `branch` of this repository into `base`, if there is one. */
+  findOpenPullRequest(branch: string, base: string): Promise<PullRequest | null>;
   getPullRequestDiff(number: number): Promise<string>;
   /** Every page of the pull request's changed files. */
   listPullRequestFiles(number: number): Promise<PullRequestFiles>;
@@ -216,6 +219,15 @@ export interface ForgeClient {
    * only (empty text). A missing directory is an empty map.
    */
   readDirectory(dir: string, ref: string, maxFiles: number): Promise<Map<string, string>>;
+  /** The pull request's standing against its base (src/domain/stay-current.ts). */
+  getMergeability(number: number): Promise<Mergeability>;
+  /**
+   * Merges the base into the pull request's head on the forge, if the head is still `expectedHeadSha`:
+   * `conflict` when the forge cannot. GitHub does it asynchronously: the new head shows up a moment later.
+   */
+  updateBranch(number: number, expectedHeadSha: string): Promise<"updated" | "conflict">;
+  /** Idempotent: deleting a branch that is gone succeeds. */
+  deleteBranch(branch: string): Promise<void>;
   mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult>;
   closeIssue(number: number): Promise<void>;
   createIssue(issue: NewIssue): Promise<{ number: number }>;

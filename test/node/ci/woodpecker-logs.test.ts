@@ -30,4 +30,24 @@ describe("woodpeckerLogs", () => {
     ).toBeNull();
     expect(await woodpeckerLogs({ url, token: "t" }, [`${url}/repos/8/pipeline/1`])).toBeNull();
   });
+
+  describe("a server that misbehaves costs a bounded wait and bounded memory", () => {
+    afterAll(() => {
+      woodpecker.logs = "normal";
+    });
+
+    it("gives up on a log that never comes at the deadline", async () => {
+      const { url } = woodpecker;
+      woodpecker.logs = "stall";
+      const api = { url, token: "t", timeoutMs: 500 };
+      expect(await woodpeckerLogs(api, [`${url}/repos/7/pipeline/42`])).toBeNull();
+    });
+
+    it("stops reading a log past the size cap", async () => {
+      const { url } = woodpecker;
+      woodpecker.logs = "endless";
+      const api = { url, token: "t", maxBodyBytes: 1024 * 1024 };
+      expect(await woodpeckerLogs(api, [`${url}/repos/7/pipeline/42`])).toBeNull();
+    });
+  });
 });

@@ -286,6 +286,25 @@ describe("Gitea/Forgejo client", () => {
     });
   });
 
+  it("findOpenPullRequest lists open pull requests and matches head and base itself", async () => {
+    forge.on(
+      "GET",
+      `${R}/pulls`,
+      json(200, [
+        giteaPull(14, { head: "conveyor/8" }),
+        giteaPull(12, { head: "conveyor/7", sha: "abc123" }),
+      ]),
+    );
+
+    expect(await client().findOpenPullRequest("conveyor/7", "main")).toMatchObject({
+      number: 12,
+      headSha: "abc123",
+    });
+    expect(forge.requests[0]?.query.state).toBe("open");
+    forge.on("GET", `${R}/pulls`, json(200, [giteaPull(14, { head: "conveyor/8" })]));
+    expect(await client().findOpenPullRequest("conveyor/9", "main")).toBeNull();
+  });
+
   it("getPullRequestDiff reads /pulls/{n}.diff as text", async () => {
     const diff = "diff --git a/x.ts b/x.ts\n--- a/x.ts\n+++ b/x.ts\n@@ -1 +1 @@\n-a\n+b\n";
     forge.on("GET", `${R}/pulls/12.diff`, { status: 200, text: diff });

@@ -306,6 +306,18 @@ describe("GitHub client", () => {
     });
   });
 
+  it("findOpenPullRequest filters by owner:branch and base, and checks the match", async () => {
+    forge.on("GET", `${R}/pulls`, json(200, [githubPull(12, { head: "conveyor/7" })]));
+
+    expect(await client().findOpenPullRequest("conveyor/7", "main")).toMatchObject({
+      number: 12,
+      headRef: "conveyor/7",
+    });
+    expect(forge.requests[0]?.query).toMatchObject({ state: "open", head: "acme:conveyor/7", base: "main" });
+    forge.on("GET", `${R}/pulls`, json(200, []));
+    expect(await client().findOpenPullRequest("conveyor/8", "main")).toBeNull();
+  });
+
   it("getPullRequestDiff asks for the diff media type", async () => {
     const diff = "diff --git a/README.md b/README.md\nindex 1..2 100644\n";
     forge.on("GET", `${R}/pulls/12`, {

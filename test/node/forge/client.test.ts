@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ForgeClient, ForgeHttpError } from "../../../src/forge/client/index.ts";
+import { createForgeClient, type ForgeClient, ForgeHttpError } from "../../../src/forge/client/index.ts";
 import type { LocalForge } from "../../support/forge/index.ts";
 import { api, apiGet, Checkout, clientFor, startForge } from "./harness.ts";
 
@@ -242,6 +242,31 @@ describe("the production Forgejo client against the local forge", () => {
     });
   });
 
+  it.each(["forgejo", "github"] as const)(
+    "deleteBranch (%s paths) removes a merged branch; deleting it again succeeds; the default branch stays",
+    async (kind) => {
+      const client = createForgeClient({
+        forge: kind,
+        apiUrl: forge.apiUrl,
+        repo: REPO,
+        token: conveyorToken,
+        maxAttempts: 1,
+      });
+      const pull = await openPull(`conveyor/gone-${kind}`, { [`gone-${kind}.txt`]: "x\n" });
+      await conveyor.mergePullRequest(pull.number, { method: "merge" });
+      expect(await conveyor.getBranchHead(`conveyor/gone-${kind}`)).toBe(pull.headSha);
+
+      await client.deleteBranch(`conveyor/gone-${kind}`);
+      expect(await conveyor.getBranchHead(`conveyor/gone-${kind}`)).toBeNull();
+      await checkout.run("fetch", "--quiet", "--prune", "origin");
+      expect(await checkout.run("branch", "--remotes", "--list", `origin/conveyor/gone-${kind}`)).toBe("");
+      await client.deleteBranch(`conveyor/gone-${kind}`);
+
+      await expect(client.deleteBranch("main")).rejects.toBeInstanceOf(ForgeHttpError);
+      expect(await conveyor.getBranchHead("main")).toMatch(/^[0-9a-f]{40}$/);
+    },
+  );
+
   it("squash and rebase merges", async () => {
     const squash = await openPull("squash-me", { "squash.txt": "s\n" });
     expect((await conveyor.mergePullRequest(squash.number, { method: "squash" })).kind).toBe("merged");
@@ -285,6 +310,32 @@ describe("the production Forgejo client against the local forge", () => {
       status: 404,
       reason: "pull request is closed",
     });
+  });
+
+  it("getMergeability and updateBranch: a pull request behind is updated by a merge of the base; a conflict is named", async () => {
+    await checkout.reset("main");
+    await checkout.commitAndPush("main", { "stay/lines.txt": "a\nb\nc\n" });
+    const behind = await openPull("stay-behind", { "stay/other.txt": "x\n" });
+    const conflicting = await openPull("stay-conflict", { "stay/lines.txt": "a\nmine\nc\n" });
+    expect(await conveyor.getMergeability(behind.number)).toEqual({ kind: "current" });
+
+    await checkout.reset("main");
+    const base = await checkout.commitAndPush("main", { "stay/lines.txt": "a\ntheirs\nc\n" });
+    expect(await conveyor.getMergeability(behind.number)).toEqual({ kind: "behind" });
+    expect(await conveyor.getMergeability(conflicting.number)).toEqual({ kind: "conflict", files: [] });
+
+    expect(await conveyor.updateBranch(behind.number, behind.headSha)).toBe("updated");
+    const updated = await conveyor.getPullRequest(behind.number);
+    expect(updated.headSha).not.toBe(behind.headSha);
+    await checkout.run("fetch", "--quiet", "origin");
+    expect((await checkout.run("log", "-1", "--format=%P", updated.headSha)).trim().split(" ")).toEqual([
+      behind.headSha,
+      base,
+    ]);
+    expect(await conveyor.getMergeability(behind.number)).toEqual({ kind: "current" });
+
+    expect(await conveyor.updateBranch(conflicting.number, conflicting.headSha)).toBe("conflict");
+    expect((await conveyor.getPullRequest(conflicting.number)).headSha).toBe(conflicting.headSha);
   });
 
   it("closeIssue", async () => {

@@ -68,6 +68,8 @@ export type GitHttpServer = {
   url(name: string): string;
   /** Every request as it arrived, credentials included, so tests can look for leaks. */
   requests: { url: string; authorization: string | undefined }[];
+  /** A forge that stalls mid-push: it takes the pack and never answers. */
+  stallPushes: boolean;
   close(): Promise<void>;
 };
 
@@ -85,15 +87,25 @@ export async function startGitHttpServer(
       res.writeHead(401, { "WWW-Authenticate": 'Basic realm="git"' }).end();
       return;
     }
+    if (handle.stallPushes && req.method === "POST" && req.url?.endsWith("/git-receive-pack")) {
+      req.resume();
+      return;
+    }
     serveCgi(root, username, req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const handle: GitHttpServer = {
     url: (name) => `http://127.0.0.1:${port}/${name}`,
     requests,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    stallPushes: false,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
+  return handle;
 }
 
 function serveCgi(root: string, user: string, req: IncomingMessage, res: ServerResponse): void {

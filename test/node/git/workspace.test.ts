@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitError, git } from "../../../runner/git/exec.ts";
 import { PushRefusedError, PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
+import { running } from "../runner/support/processes.ts";
 import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "./support.ts";
 
 const USERNAME = "conveyor-bot";
@@ -277,6 +278,24 @@ describe("push", () => {
     expect(await ws.push({ repoKey: REPO, issueNumber: 7 })).toBe(sha);
   });
 
+  it("gives up on a forge that stalls mid-push at the deadline, killing git and its helpers", async () => {
+    const ws = new Workspace({
+      workDir: join(root, "work"),
+      credential: { username: USERNAME, token: TOKEN },
+      remoteTimeoutMs: 1_500,
+    });
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "stalled.txt"), "never lands\n");
+    await commit(ws, "work");
+    server.stallPushes = true;
+
+    const error = await ws.push({ repoKey: REPO, issueNumber: 7 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GitError);
+    expect((error as GitError).message).toContain("timed out after 1500 ms");
+    expect(running(`remote-http.*${remoteUrl}`)).toBe(false);
+    expect(await upstream.sha("conveyor/7")).toBeUndefined();
+  }, 20_000);
+
   it("refuses to overwrite work someone else pushed", async () => {
     const first = workspace("first");
     const second = workspace("second");
@@ -424,6 +443,31 @@ describe("push", () => {
     } finally {
       await elsewhere.close();
     }
+  });
+});
+
+describe("an update from the base", () => {
+  it("refreshes the base an existing worktree sees, and names the files in conflict and what landed", async () => {
+    await upstream.commit({ "src/shared.txt": "one\ntwo\nthree\n" }, "add shared");
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "src/shared.txt"), "one\nmine\nthree\n");
+    await writeFile(join(wt.path, "mine.txt"), "m\n");
+    await commit(ws, "my change");
+    expect(await ws.conflictWithBase({ repoKey: REPO, issueNumber: 7 }, "main")).toEqual({
+      files: [],
+      landed: [],
+    });
+
+    await upstream.commit({ "src/shared.txt": "one\ntheirs\nthree\n" }, "their change to shared");
+    const landed = await upstream.commit({ "src/other.txt": "o\n" }, "their other change");
+    const again = await prepare(ws);
+    expect(again.from).toBe("existing");
+    expect(await inWorktree(wt.path, ["rev-parse", "refs/remotes/origin/main"])).toBe(landed);
+    expect(await ws.conflictWithBase({ repoKey: REPO, issueNumber: 7 }, "main")).toEqual({
+      files: ["src/shared.txt"],
+      landed: ["their other change", "their change to shared"],
+    });
   });
 });
 

@@ -26,6 +26,10 @@ describe("untrusted text in prompts is data: it cannot close or open its wrapper
   it.each([
     ["the implement prompt", implementPrompt(job)],
     ["a continuation's instructions", continuationPrompt({ ...job, kind: "revise", sessionId: "s" })],
+    [
+      "an update's conflict (what landed is others' text)",
+      continuationPrompt({ ...job, kind: "update", sessionId: "s" }),
+    ],
   ])("%s", (_name, prompt) => {
     expect(prompt).not.toContain("</untrusted></issue>");
     expect(prompt).not.toContain("Fix </untrusted>");
@@ -45,5 +49,22 @@ describe("untrusted text in prompts is data: it cannot close or open its wrapper
       expect(count(prompt, tag), tag).toBe(tag === "<untrusted>" ? 0 : 1);
     }
     expect(prompt).toContain('title="Fix &lt;/issue&gt; &quot;it&quot;"');
+  });
+});
+
+describe("an update job's prompt", () => {
+  it("asks the session to merge the base it just fetched, resolve and commit; the conflict follows as data", () => {
+    const prompt = continuationPrompt({
+      ...job,
+      kind: "update",
+      sessionId: "s",
+      instructions: "Files in conflict with main:\n- src/a.ts",
+    });
+    expect(prompt).toContain("conflicts with main");
+    expect(prompt).toContain("Merge `origin/main`");
+    expect(prompt).toContain("do not rebase");
+    expect(prompt).toContain(
+      "The conflict:\n<untrusted>\nFiles in conflict with main:\n- src/a.ts\n</untrusted>",
+    );
   });
 });

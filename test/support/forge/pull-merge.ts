@@ -106,3 +106,31 @@ function closeReferencedIssues(forge: Forge, repo: Repo, pullIssue: Issue, doer:
     forge.hooks.emit(repo, "issues", issuePayload(forge.render, repo, issue, "closed", doer));
   }
 }
+
+/**
+ * `POST /pulls/{index}/update` (merge style), as Gitea does it: the base merged into the head branch with a
+ * real merge commit by the doer, then everything a push to the head does (a `synchronized` webhook, a CI run).
+ * 409 when the two conflict; a head already containing the base is left as it is.
+ */
+export async function updatePullBranch(forge: Forge, repo: Repo, issue: Issue, doer: User, mode: AccessMode) {
+  const pull = issue.pull;
+  if (!pull || issue.state === "closed") throw notFound();
+  if (!atLeast(mode, "write")) throw new ApiError(403, "user should have a permission to write to a repo");
+  await forge.locks.run(fullName(repo), async () => {
+    const dir = gitDir(forge.reposDir, repo);
+    await refreshPull(dir, repo, pull);
+    const base = repo.branches[pull.baseBranch];
+    const head = repo.branches[pull.headBranch];
+    if (!base || !head) throw notFound();
+    if (pull.mergeBase === base) return;
+    const tree = await mergeTree(dir, head, base);
+    if (!tree) throw new ApiError(409, "merge conflict: the base does not merge into the head");
+    const message = `Merge branch '${pull.baseBranch}' into ${pull.headBranch}`;
+    const merged = await commitTree(dir, tree, [head, base], message, {
+      name: doer.login,
+      email: doer.email,
+    });
+    await updateRef(dir, `refs/heads/${pull.headBranch}`, merged, head);
+    await applyBranchUpdates(forge, repo, doer, [{ branch: pull.headBranch, before: head, after: merged }]);
+  });
+}

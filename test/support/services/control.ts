@@ -35,6 +35,8 @@ const schemas = {
     files,
     executable: z.array(z.string()).default([]),
     message: z.string().default("change"),
+    /** Merge the base into the branch first (conflicts and all): `files` are then the resolution. */
+    mergeBase: z.boolean().default(false),
   }),
   user: z.object({
     repo: z.string(),
@@ -67,7 +69,7 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       return repo;
     },
     push: async (body) => {
-      const { repo, branch, files: changed, executable, message } = schemas.push.parse(body);
+      const { repo, branch, files: changed, executable, message, mergeBase } = schemas.push.parse(body);
       const sha = await pushFiles({
         cloneUrl: forge.cloneUrl(repo, forge.admin.token),
         branch,
@@ -75,6 +77,7 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
         files: changed,
         executable,
         message,
+        mergeBase,
       });
       await forge.settled();
       return { sha };

@@ -15,6 +15,8 @@ export async function pushFiles(options: {
   /** Paths committed as executable (mode 100755), whether or not `files` changes their content. */
   executable?: string[];
   message: string;
+  /** Merge `base` into the branch first, as a session resolving a conflict does: `files` resolve it. */
+  mergeBase?: boolean;
 }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "conveyor-push-"));
   const git = (...args: string[]) =>
@@ -40,13 +42,21 @@ export async function pushFiles(options: {
       options.branch,
       remoteBranch.stdout.trim() ? `origin/${options.branch}` : `origin/${options.base}`,
     );
+    if (options.mergeBase) {
+      // A conflicting merge exits 1 and leaves the markers for `files` to resolve; the commit is the merge.
+      await git("merge", "--quiet", "--no-ff", "--no-commit", `origin/${options.base}`).catch(
+        () => undefined,
+      );
+    }
     for (const [path, content] of Object.entries(options.files)) {
       await mkdir(dirname(join(dir, path)), { recursive: true });
       await writeFile(join(dir, path), content);
     }
     await git("add", "--all");
     for (const path of options.executable ?? []) await git("update-index", "--chmod=+x", "--", path);
-    await git("commit", "--quiet", "-m", options.message);
+    // No files: the branch is pushed where it starts, without a commit of its own.
+    const changed = Object.keys(options.files).length > 0 || (options.executable ?? []).length > 0;
+    if (changed) await git("commit", "--quiet", "-m", options.message);
     await git("push", "--quiet", "origin", `HEAD:refs/heads/${options.branch}`);
     return (await git("rev-parse", "HEAD")).stdout.trim();
   } finally {

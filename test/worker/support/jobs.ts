@@ -115,6 +115,7 @@ export function issueView(project: string, number: number, patch: Partial<IssueS
     prNumber: null,
     ciFixes: 1,
     criticRounds: 0,
+    updates: 0,
     blockers: [],
     brief: null,
     summary: null,

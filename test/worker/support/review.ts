@@ -58,8 +58,15 @@ export const push = (
   loop: Loop,
   number: number,
   files: Record<string, string>,
-  { executable = [], branch = `conveyor/${number}` }: { executable?: string[]; branch?: string } = {},
-) => control<{ sha: string }>("push", { repo: loop.repo, branch, files, executable }).then((r) => r.sha);
+  {
+    executable = [],
+    branch = `conveyor/${number}`,
+    mergeBase = false,
+  }: { executable?: string[]; branch?: string; mergeBase?: boolean } = {},
+) =>
+  control<{ sha: string }>("push", { repo: loop.repo, branch, files, executable, mergeBase }).then(
+    (r) => r.sha,
+  );
 
 export const critic = (loop: Loop, number: number, answers: unknown[]) =>
   control("critic", { key: `${loop.repo}#${number}`, answers });
@@ -73,7 +80,11 @@ export async function send(loop: Loop, number: number, event: LifecycleEvent) {
     cause: { kind: "system", id: "test" },
     event,
     // What the hook route and cron send along from the project's settings.
-    limits: { maxCiFixes: loop.settings.maxCiFixes, maxCriticIterations: loop.settings.maxCriticIterations },
+    limits: {
+      maxCiFixes: loop.settings.maxCiFixes,
+      maxCriticIterations: loop.settings.maxCriticIterations,
+      maxUpdates: loop.settings.maxUpdates,
+    },
   });
   expect(result.outcome, "reason" in result ? (result.reason ?? "") : "").toBe("applied");
 }

@@ -12,8 +12,10 @@ export type Lease = {
   /** The bearer token of the runner it went to. */
   runner: string;
   token: string;
-  /** `leaseExpiresAt` of the claim: the lease started `leaseMs` before it. */
+  /** `leaseExpiresAt` of the claim: the lease started `leaseMs` (the claim's) before it. */
   firstExpiry: number;
+  /** When the Worker granted it, on the Worker's clock: `firstExpiry` less the claim's `leaseMs`. */
+  grantedAt: number;
   /** The latest `leaseExpiresAt` the Worker granted it, by the claim or a heartbeat. */
   lastExpiry: number;
   /** When the claim's answer passed. */
@@ -107,7 +109,7 @@ export class LeaseLedger {
   #record(req: IncomingMessage, body: string, status: number, text: string, sentAt: number): void {
     const path = new URL(req.url ?? "/", "http://ledger").pathname;
     if (path === "/runner/v1/claim" && status === 200) {
-      const { job, leaseToken, leaseExpiresAt } = claimResponse.parse(JSON.parse(text));
+      const { job, leaseToken, leaseExpiresAt, leaseMs } = claimResponse.parse(JSON.parse(text));
       this.leases.push({
         jobId: job.id,
         kind: job.kind,
@@ -116,6 +118,7 @@ export class LeaseLedger {
         runner: req.headers.authorization?.replace(/^Bearer /, "") ?? "",
         token: leaseToken,
         firstExpiry: leaseExpiresAt,
+        grantedAt: leaseExpiresAt - (leaseMs ?? 0),
         lastExpiry: leaseExpiresAt,
         answeredAt: Date.now(),
         endedAt: null,

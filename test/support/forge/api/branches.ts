@@ -1,5 +1,9 @@
+import { gitDir } from "../forge.ts";
+import { deleteRef } from "../git/refs.ts";
 import { ApiError, json, type Reply } from "../http.ts";
-import type { RepoContext } from "./context.ts";
+import { applyBranchUpdates } from "../push.ts";
+import { fullName } from "../store.ts";
+import { type RepoContext, requireMode } from "./context.ts";
 
 /** One branch and its head: Gitea's Branch (`commit.id`), or GitHub's (`commit.sha`) for a GitHub client. */
 export function getBranch(ctx: RepoContext): Reply {
@@ -24,4 +28,26 @@ export function getBranch(ctx: RepoContext): Reply {
     user_can_merge: ctx.mode !== "read",
     effective_branch_protection_name: "",
   });
+}
+
+/**
+ * Gitea's `DELETE /branches/{branch}` (204; 404 for a missing branch; 403 for the default branch), and on the
+ * GitHub path `DELETE /git/refs/heads/{branch}` (422 "Reference does not exist" for a missing one).
+ */
+export async function deleteBranch(ctx: RepoContext): Promise<Reply> {
+  requireMode(ctx, "write");
+  const name = ctx.params.branch ?? "";
+  const { forge, repo } = ctx;
+  await forge.locks.run(fullName(repo), async () => {
+    const sha = repo.branches[name];
+    if (!sha) {
+      if (ctx.dialect === "github") throw new ApiError(422, "Reference does not exist");
+      throw new ApiError(404, `branch does not exist [name: ${name}]`);
+    }
+    if (name === repo.defaultBranch)
+      throw new ApiError(403, "user is not allowed to delete the default branch");
+    await deleteRef(gitDir(forge.reposDir, repo), `refs/heads/${name}`, sha);
+    await applyBranchUpdates(forge, repo, ctx.doer, [{ branch: name, before: sha, after: null }]);
+  });
+  return { status: 204 };
 }

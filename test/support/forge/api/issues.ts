@@ -103,6 +103,9 @@ export function nextIndex(ctx: RepoContext): number {
   return Math.max(0, ...ctx.repo.issues.map((issue) => issue.index)) + 1;
 }
 
-export function knownLabelIds(ctx: RepoContext, ids: number[]): number[] {
-  return ctx.repo.labels.filter((label) => ids.includes(label.id)).map((label) => label.id);
+/** Label ids, or names as Gitea ≥ 1.19 also takes them; ones the repository does not have are dropped. */
+export function knownLabelIds(ctx: RepoContext, ids: readonly (number | string)[]): number[] {
+  return ctx.repo.labels
+    .filter((label) => ids.includes(label.id) || ids.includes(label.name))
+    .map((label) => label.id);
 }

@@ -16,7 +16,7 @@ const editLabelOption = z.object({
   color: z.string().optional(),
   description: z.string().optional(),
 });
-const issueLabelsOption = z.object({ labels: z.array(z.number().int()) });
+const issueLabelsOption = z.object({ labels: z.array(z.union([z.number().int(), z.string()])) });
 
 /** Gitea's NormalizeColor: `#rgb`, `#rrggbb`, with or without `#`; stored as six lowercase digits. */
 function normalizeColor(color: string): string {
@@ -113,6 +113,8 @@ export function clearIssueLabels(ctx: RepoContext): Reply {
 export function removeIssueLabel(ctx: RepoContext): Reply {
   const issue = writableIssue(ctx);
   const id = intParam(ctx, "id");
+  // Not an id at all: no such route (GitHub's by-name path), as Gitea's router answers.
+  if (Number.isNaN(id)) throw notFound();
   if (!ctx.repo.labels.some((label) => label.id === id))
     throw new ApiError(422, `label does not exist [id: ${id}]`);
   setLabels(

@@ -3,7 +3,7 @@ import { gitDir } from "../forge.ts";
 import { diff, diffFiles, formatPatch } from "../git/log.ts";
 import { updateRef } from "../git/refs.ts";
 import { ApiError, json, notFound, parseBody, type Reply } from "../http.ts";
-import { mergePull } from "../pull-merge.ts";
+import { mergePull, updatePullBranch } from "../pull-merge.ts";
 import { refreshPull } from "../pulls.ts";
 import { fullName } from "../store.ts";
 import { pullPayload } from "../webhooks/payloads.ts";
@@ -61,7 +61,8 @@ export async function createPullRequest(ctx: RepoContext): Promise<Reply> {
   const headSha = repo.branches[headBranch];
   const baseSha = repo.branches[input.base];
   if (!headSha || !baseSha) throw notFound();
-  if (headBranch === input.base) {
+  // As GitHub's "No commits between" and Gitea's check: a head with nothing the base lacks is refused.
+  if (headBranch === input.base || headSha === baseSha) {
     throw new ApiError(422, "Invalid PullRequest: There are no changes between the head and the base");
   }
   const existing = repo.issues.find(
@@ -167,5 +168,11 @@ export async function merge(ctx: RepoContext): Promise<Reply> {
   });
   const slow = ctx.forge.slowMerges.get(fullName(ctx.repo).toLowerCase());
   if (slow) await new Promise((answer) => setTimeout(answer, slow));
+  return { status: 200 };
+}
+
+/** Gitea's `POST /pulls/{index}/update`: the base merged into the head (see `updatePullBranch`). */
+export async function updateBranch(ctx: RepoContext): Promise<Reply> {
+  await updatePullBranch(ctx.forge, ctx.repo, pullParam(ctx), ctx.doer, ctx.mode);
   return { status: 200 };
 }

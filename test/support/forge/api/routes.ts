@@ -1,4 +1,4 @@
-import { getBranch } from "./branches.ts";
+import { deleteBranch, getBranch } from "./branches.ts";
 import {
   createCheckRun,
   createCheckSuite,
@@ -31,6 +31,7 @@ import {
   merge,
   pullDiff,
   pullFiles,
+  updateBranch,
 } from "./pulls.ts";
 import { getCurrentUser, getPermission, getRepo, putCollaborator } from "./repos.ts";
 import { listReviews, submitReview } from "./reviews.ts";
@@ -70,6 +71,7 @@ export const ROUTES: Route[] = [
   repoRoute("GET", "/pulls/{index}/files", pullFiles),
   repoRoute("GET", "/pulls/{index}/merge", isMerged),
   repoRoute("POST", "/pulls/{index}/merge", merge),
+  repoRoute("POST", "/pulls/{index}/update", updateBranch),
   repoRoute("GET", "/pulls/{index}/reviews", listReviews),
   repoRoute("POST", "/pulls/{index}/reviews", submitReview),
 
@@ -78,6 +80,9 @@ export const ROUTES: Route[] = [
   repoRoute("GET", "/commits/{ref}/status", combinedStatus),
   repoRoute("GET", "/branches/{branch}", getBranch),
   repoRoute("GET", "/contents/{path}", getContents),
+  repoRoute("DELETE", "/branches/{branch}", deleteBranch),
+  // GitHub deletes a branch as its ref.
+  repoRoute("DELETE", "/git/refs/heads/{branch}", deleteBranch),
 
   // GitHub's checks, which Forgejo lacks: for GitHub projects pointed at the local forge.
   repoRoute("POST", "/check-runs", createCheckRun),

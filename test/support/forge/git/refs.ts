@@ -46,3 +46,8 @@ export async function resolveCommit(gitDir: string, ref: string): Promise<string
 export async function updateRef(gitDir: string, ref: string, sha: string, expected?: string): Promise<void> {
   await git(["--git-dir", gitDir, "update-ref", ref, sha, ...(expected ? [expected] : [])]);
 }
+
+/** Deletes `ref`, only if it is still at `expected` (compare and delete). */
+export async function deleteRef(gitDir: string, ref: string, expected: string): Promise<void> {
+  await git(["--git-dir", gitDir, "update-ref", "-d", ref, expected]);
+}

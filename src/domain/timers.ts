@@ -1,0 +1,78 @@
+/**
+ * Which timers an edge of the lifecycle arms. Every waiting state has a way out in bounded time: entering a
+ * state arms its timers afresh; an edge that stays in the state keeps the running ones (a redispatch or a
+ * linked pull request does not extend a deadline), and a timer that fired without moving the state (the
+ * escalation's reminder) is armed again for its next round. The session's wall-clock limit counts from when
+ * its job is dispatched: a continuation waiting for its job (a paused daily budget) has not started, and a
+ * redispatch (a lost lease, another runner) does not restart it.
+ */
+import type { LifecycleEvent, State, TimerKind } from "./lifecycle.ts";
+
+export type Timeouts = { [K in TimerKind]: number };
+
+export type Timer = { kind: TimerKind; dueAt: number; armedSeq: number };
+
+/** The timers that run while an issue is in a state. */
+export function timersFor(state: State): TimerKind[] {
+  switch (state) {
+    case "running":
+    case "revising":
+      return ["session"];
+    case "awaiting_ci":
+      return ["ci"];
+    case "awaiting_review":
+      return ["review"];
+    case "awaiting_approval":
+      return ["approval"];
+    case "merging":
+      return ["merge"];
+    case "escalated":
+      return ["escalation", "renotify"];
+    default:
+      return [];
+  }
+}
+
+export type Edge = {
+  from: State;
+  to: State;
+  event: LifecycleEvent;
+  seq: number;
+  now: number;
+  /** The issue's worktree is kept for a human after the edge (`retainsWorktree`). */
+  keepsWorktree?: boolean;
+};
+
+/**
+ * The timers after an applied edge, given those still running before it. The retention of a kept worktree
+ * runs beside the state's timers from when it started, whatever happens meanwhile, until the worktree is
+ * reaped or in use again.
+ */
+export function armTimers(edge: Edge, running: readonly Timer[], timeouts: Timeouts): Timer[] {
+  const own = stateTimers(
+    edge,
+    running.filter((t) => t.kind !== "retention"),
+    timeouts,
+  );
+  if (!edge.keepsWorktree) return own;
+  const retention = running.find((t) => t.kind === "retention");
+  return [
+    ...own,
+    retention ?? { kind: "retention", dueAt: edge.now + timeouts.retention, armedSeq: edge.seq },
+  ];
+}
+
+function stateTimers(edge: Edge, running: readonly Timer[], timeouts: Timeouts): Timer[] {
+  const arm = (kind: TimerKind): Timer => ({ kind, dueAt: edge.now + timeouts[kind], armedSeq: edge.seq });
+  const { event } = edge;
+  const kinds = timersFor(edge.to);
+  if (edge.from !== edge.to) {
+    return kinds.filter((kind) => kind !== "session" || event.type === "dispatched").map(arm);
+  }
+  const fired = event.type === "timeout" && kinds.includes(event.timer) ? event.timer : null;
+  const kept = running.filter((t) => t.kind !== fired);
+  if (fired) return [...kept, arm(fired)];
+  const sessionStarts =
+    event.type === "dispatched" && kinds.includes("session") && !kept.some((t) => t.kind === "session");
+  return sessionStarts ? [...kept, arm("session")] : kept;
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_TIMEOUTS_MS,
+  EVENT_TYPES,
+  type LifecycleEvent,
+  STATES,
+  type State,
+} from "../../src/domain/lifecycle.ts";
+import { armTimers, type Timer, timersFor } from "../../src/domain/timers.ts";
+import { sample } from "../support/lifecycle-samples.ts";
+
+const timeouts = { ...DEFAULT_TIMEOUTS_MS, escalation: 24_000, renotify: 6_000, merge: 500 };
+const event: LifecycleEvent = { type: "pr_opened", number: 4, byConveyor: true };
+
+describe("timersFor", () => {
+  it("every state that waits has a way out", () => {
+    const waiting = STATES.filter((s) => timersFor(s).length > 0);
+    expect(waiting).toEqual([
+      "running",
+      "awaiting_ci",
+      "awaiting_review",
+      "revising",
+      "awaiting_approval",
+      "merging",
+      "escalated",
+    ]);
+    expect(timersFor("escalated")).toEqual(["escalation", "renotify"]);
+  });
+});
+
+describe("armTimers", () => {
+  it("entering a state arms its timers from now", () => {
+    const edge = { from: "awaiting_ci", to: "escalated", event, seq: 9, now: 1_000 } as const;
+    expect(armTimers(edge, [{ kind: "ci", dueAt: 5, armedSeq: 3 }], timeouts)).toEqual([
+      { kind: "escalation", dueAt: 25_000, armedSeq: 9 },
+      { kind: "renotify", dueAt: 7_000, armedSeq: 9 },
+    ]);
+  });
+
+  it("an edge that stays keeps the running deadlines", () => {
+    const running: Timer[] = [{ kind: "session", dueAt: 50, armedSeq: 2 }];
+    const dispatched: LifecycleEvent = { type: "dispatched", jobId: "j", runnerId: "r" };
+    const edge = { from: "running", to: "running", event: dispatched, seq: 5, now: 40 } as const;
+    expect(armTimers(edge, running, timeouts)).toEqual(running);
+  });
+
+  it("a reminder that fired is armed for its next round; the expiry keeps its time", () => {
+    const escalation: Timer = { kind: "escalation", dueAt: 25_000, armedSeq: 9 };
+    const fired: LifecycleEvent = { type: "timeout", timer: "renotify" };
+    const edge = { from: "escalated", to: "escalated", event: fired, seq: 10, now: 7_000 } as const;
+    expect(armTimers(edge, [escalation], timeouts)).toEqual([
+      escalation,
+      { kind: "renotify", dueAt: 13_000, armedSeq: 10 },
+    ]);
+  });
+
+  it("leaving for a state without timers clears them", () => {
+    const edge = { from: "merging", to: "merged", event, seq: 3, now: 0 } as const;
+    expect(armTimers(edge, [{ kind: "merge", dueAt: 500, armedSeq: 2 }], timeouts)).toEqual([]);
+  });
+});
+
+describe("the session timer", () => {
+  const dispatched: LifecycleEvent = { type: "dispatched", jobId: "j", runnerId: "r", attempt: 1 };
+  const session = (dueAt: number): Timer => ({ kind: "session", dueAt, armedSeq: 3 });
+  const edge = (from: State, to: State, e: LifecycleEvent) => ({ from, to, event: e, seq: 9, now: 1_000 });
+
+  it("does not run while a continuation waits for its job (a paused daily budget)", () => {
+    const red: LifecycleEvent = { type: "ci", result: "red", headSha: "s1" };
+    expect(armTimers(edge("awaiting_ci", "revising", red), [], timeouts)).toEqual([]);
+    const reply: LifecycleEvent = { type: "human_reply", author: "alice", text: "go on" };
+    expect(armTimers(edge("escalated", "revising", reply), [], timeouts)).toEqual([]);
+    // Still waiting: a pull request number linked meanwhile arms nothing either.
+    expect(armTimers(edge("revising", "revising", event), [], timeouts)).toEqual([]);
+  });
+
+  it.each([
+    ["queued", "running"],
+    ["revising", "revising"],
+  ] as const)("starts when the job is dispatched (%s → %s)", (from, to) => {
+    expect(armTimers(edge(from, to, dispatched), [], timeouts)).toEqual([
+      { kind: "session", dueAt: 1_000 + timeouts.session, armedSeq: 9 },
+    ]);
+  });
+
+  it.each(EVENT_TYPES)("is not restarted by %s during the session (a redispatch included)", (type) => {
+    const running = [session(60_000)];
+    for (const state of ["running", "revising"] as const) {
+      const e = sample(type, state);
+      if (e.type === "timeout" && e.timer === "session") continue;
+      expect(armTimers(edge(state, state, e), running, timeouts)).toEqual(running);
+    }
+  });
+});

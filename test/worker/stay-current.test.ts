@@ -1,0 +1,90 @@
+/**
+ * Two issues whose pull requests race to the same base on the local forge: the second is brought up to date
+ * before its review (by the forge when it merges cleanly, by an update job of its own session when it
+ * conflicts), and CI and the critic see the head that is merged.
+ */
+import { describe, expect, it } from "vitest";
+import { jobsOf } from "./support/jobs.ts";
+import { critic, firstPush, type Loop, loopProject, push, report, send, until } from "./support/review.ts";
+
+/** Takes an issue through CI and an approving critic to merged. */
+async function mergeFirst(loop: Loop, files: Record<string, string>) {
+  const first = await firstPush(loop, files, "First change");
+  await critic(loop, first.number, [report("APPROVE", "Fine.")]);
+  await until(loop, first.number, (v) => v.state === "merged");
+  return first;
+}
+
+const shaOfMain = (loop: Loop) => loop.forge.getBranchHead("main");
+
+describe("staying current with the base on a local forge", () => {
+  it("a pull request behind its base is updated by the forge, checked again and merged, without a session", async () => {
+    const loop = await loopProject("behind");
+    const second = await firstPush(loop, { "b.txt": "b\n" }, "Second change");
+    await mergeFirst(loop, { "a.txt": "a\n" });
+    const mainAfterFirst = await shaOfMain(loop);
+    await critic(loop, second.number, [report("APPROVE", "Fine too.")]);
+
+    const merged = await until(loop, second.number, (v) => v.state === "merged");
+    const path = merged.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`);
+    expect(path).toContain("branch_updated>awaiting_ci");
+    expect(path.slice(path.indexOf("branch_updated>awaiting_ci"))).toEqual([
+      "branch_updated>awaiting_ci",
+      "ci>awaiting_review",
+      "review>merging",
+      "merge_confirmed>merged",
+    ]);
+    expect(merged).toMatchObject({ updates: 1, iteration: 1 });
+    // The merged head is the forge's merge of the base into the branch, and it is the head CI and the critic saw.
+    expect(merged.headSha).not.toBe(second.sha);
+    const pull = await loop.forge.getPullRequest(merged.prNumber ?? 0);
+    expect(pull).toMatchObject({ merged: true, headSha: merged.headSha });
+    expect(
+      (await jobsOf(loop.project)).filter((j) => j.number === second.number && j.kind === "update"),
+    ).toEqual([]);
+    const diff = await loop.forge.getPullRequestDiff(merged.prNumber ?? 0);
+    expect(diff).toContain("b.txt");
+    expect(mainAfterFirst).not.toBe(await shaOfMain(loop));
+  });
+
+  it("a conflicting pull request resumes its session with an update job; its resolution is checked and merged", async () => {
+    const loop = await loopProject("conflict");
+    const lines = (middle: string) => `one\n${middle}\nthree\n`;
+    await push(loop, 0, { "shared.txt": lines("two") }, { branch: "main" });
+    const second = await firstPush(loop, { "shared.txt": lines("second's two") }, "Second change");
+    await mergeFirst(loop, { "shared.txt": lines("first's two") });
+
+    const resolving = await until(loop, second.number, (v) => v.state === "revising");
+    expect(resolving).toMatchObject({ updates: 1, iteration: 2 });
+    const update = (await jobsOf(loop.project)).find(
+      (j) => j.number === second.number && j.kind === "update",
+    );
+    expect(update).toMatchObject({ kind: "update", status: "queued" });
+
+    // The session merges the base and resolves: both sides' intent on the line.
+    const resolved = await push(
+      loop,
+      second.number,
+      { "shared.txt": lines("first's and second's two") },
+      {
+        mergeBase: true,
+      },
+    );
+    await critic(loop, second.number, [report("APPROVE", "Resolved well.")]);
+    await send(loop, second.number, { type: "dispatched", jobId: update?.id ?? "", runnerId: "runner-1" });
+    await send(loop, second.number, { type: "phase", phase: "awaiting_ci", headSha: resolved });
+
+    const merged = await until(loop, second.number, (v) => v.state === "merged");
+    expect(merged.headSha).toBe(resolved);
+    const after = merged.history.slice(merged.history.findIndex((h) => h.event === "conflict"));
+    expect(after.filter((h) => h.outcome === "applied").map((h) => h.to)).toEqual([
+      "revising",
+      "revising", // dispatched
+      "awaiting_ci",
+      "awaiting_review",
+      "merging",
+      "merged",
+    ]);
+    expect((await loop.forge.getPullRequest(merged.prNumber ?? 0)).headSha).toBe(resolved);
+  });
+});
