@@ -237,6 +237,15 @@ export class AgentRuns {
       .map(toView);
   }
 
+  /** Forgets finished runs queued before `before`, except each agent's latest (its "last run"). */
+  prune(before: number): void {
+    this.sql.exec(
+      `DELETE FROM agent_runs WHERE created_at < ? AND status IN ('done', 'failed')
+         AND created_at < (SELECT MAX(created_at) FROM agent_runs latest WHERE latest.agent = agent_runs.agent)`,
+      before,
+    );
+  }
+
   /** `agent`'s most recent runs, newest first. */
   recent(agent: string, limit: number): AgentRunView[] {
     return this.sql

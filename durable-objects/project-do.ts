@@ -103,6 +103,8 @@ export class ProjectDO extends DurableObject<Env> {
     const result = this.ctx.storage.transactionSync(() => {
       const queued = this.insertJob(`agent:${runId}`, spec, request.policy, now);
       if (queued.created) {
+        // Kept as long as finished jobs are; each agent's latest run is kept whatever its age.
+        this.agentRuns.prune(now - RETENTION_MS);
         const run = { id: runId, agent: spec.agent.name, jobId: queued.jobId, trigger: request.trigger };
         this.agentRuns.queue({ ...run, outputs: request.outputs }, now);
       }

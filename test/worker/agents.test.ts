@@ -284,4 +284,38 @@ describe("agents", () => {
       scheduled.length,
     );
   });
+
+  it("forgets finished runs after the retention, but never an agent's last run", async () => {
+    const loop = await agentsProject("agents-retention");
+    const stub = projectStub(env, loop.project);
+    const old = [await startRun(loop.project, "triager"), await startRun(loop.project, "triager")];
+    const gardener = await startRun(loop.project, "gardener");
+    const DAY = 86_400_000;
+    await runInDurableObject(stub, (_instance, state) => {
+      // Finished, long ago; the older triager run older still.
+      state.storage.sql.exec("UPDATE agent_runs SET status = 'done', created_at = ? WHERE id = ?", 1, old[0]);
+      state.storage.sql.exec("UPDATE agent_runs SET status = 'done', created_at = ? WHERE id = ?", 2, old[1]);
+      state.storage.sql.exec(
+        "UPDATE agent_runs SET status = 'failed', created_at = ? WHERE id = ?",
+        1,
+        gardener,
+      );
+    });
+    // Still waiting, however old: kept.
+    const waiting = await startRun(loop.project, "planner");
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec(
+        "UPDATE agent_runs SET created_at = ? WHERE id = ?",
+        Date.now() - 60 * DAY,
+        waiting,
+      );
+    });
+    await startRun(loop.project, "predictor");
+    const kept = async (id: string) => (await stub.agentRun(id)) !== null;
+    expect(await kept(old[0] ?? "")).toBe(false);
+    // Each agent's latest stays: its "last run".
+    expect(await kept(old[1] ?? "")).toBe(true);
+    expect(await kept(gardener)).toBe(true);
+    expect(await kept(waiting)).toBe(true);
+  });
 });
