@@ -11,6 +11,7 @@ import { errorMessage } from "../src/error-message.ts";
 import { zodMessage } from "../src/validation.ts";
 import { CliError, OperatorApi } from "./api.ts";
 import type { Command } from "./command.ts";
+import { agentList, agentRun, agentShow } from "./commands/agent.ts";
 import { abandon, approve, issueList, issueShow, retry } from "./commands/issue.ts";
 import { projectAdd, projectList, projectRemove, projectSet, projectShow } from "./commands/project.ts";
 import { runnerRevoke, runnerToken, status } from "./commands/status.ts";
@@ -30,6 +31,9 @@ const COMMANDS: Command[] = [
   approve,
   retry,
   abandon,
+  agentList,
+  agentRun,
+  agentShow,
 ];
 
 const GLOBAL_OPTIONS = {

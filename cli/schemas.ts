@@ -111,3 +111,42 @@ export const applyResultSchema = z.object({
   state: z.string(),
   reason: z.string().nullable(),
 });
+
+/** One agent run as `GET /projects/:project/agents/:name/runs/:id` answers it. */
+export const agentRunSchema = z.looseObject({
+  id: z.string(),
+  agent: z.string(),
+  trigger: z.string(),
+  status: z.string(),
+  costUsd: z.number(),
+  decisions: z
+    .array(
+      z.looseObject({
+        status: z.enum(["accepted", "rejected"]),
+        reason: z.string().optional(),
+        applied: z.boolean().optional(),
+        /** The forge refused the accepted output for good. */
+        failed: z.string().optional(),
+        output: z.looseObject({ type: z.string() }),
+      }),
+    )
+    .nullable(),
+  error: z.string().nullable(),
+  createdAt: z.number(),
+});
+
+/** `GET /projects/:project/agents`: the catalog, each agent's last run, the definitions that do not parse. */
+export const agentListSchema = z.object({
+  agents: z.array(
+    z.looseObject({
+      name: z.string(),
+      source: z.string(),
+      schedule: z.string().nullable(),
+      enabled: z.boolean(),
+      lastRun: agentRunSchema.nullable(),
+    }),
+  ),
+  problems: z.array(z.object({ name: z.string(), source: z.string(), error: z.string() })),
+});
+
+export const agentRunStartedSchema = z.object({ runId: z.string() });

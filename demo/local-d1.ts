@@ -64,6 +64,17 @@ export class LocalD1 {
     return z.array(issueRow).parse(rows);
   }
 
+  /** The numbers of the project's open issues in Conveyor's mirror of the forge. */
+  openMirrored(project: string): number[] {
+    const rows = this.#db
+      .prepare("SELECT number FROM forge_issues WHERE project_id = ? AND state = 'open' ORDER BY number")
+      .all(project);
+    return z
+      .array(z.object({ number: z.number() }))
+      .parse(rows)
+      .map((row) => row.number);
+  }
+
   /** USD spent per issue, over all its sessions. */
   costs(project: string): Map<number, number> {
     const rows = this.#db

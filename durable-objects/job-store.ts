@@ -130,6 +130,18 @@ export class JobStore {
     return { usd: row?.usd ?? 0, turns: row?.turns ?? 0 };
   }
 
+  /** What one job spent, over its attempts (usage ids start with the job's id). */
+  jobSpendUsd(jobId: string): number {
+    const row = this.sql
+      .exec<{ usd: number | null }>(
+        "SELECT SUM(usd) AS usd FROM spend WHERE substr(usage_id, 1, ?) = ?",
+        jobId.length + 1,
+        `${jobId}:`,
+      )
+      .toArray()[0];
+    return row?.usd ?? 0;
+  }
+
   daySpendUsd(day: string): number {
     const row = this.sql
       .exec<{ usd: number | null }>("SELECT SUM(usd) AS usd FROM spend WHERE day = ?", day)

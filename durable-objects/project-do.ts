@@ -6,6 +6,7 @@
  * and starts the project's reconciliation cycles (./reconciliation.ts).
  */
 import { DurableObject } from "cloudflare:workers";
+import { agentRunRequest } from "../src/agents/runs.ts";
 import { randomToken } from "../src/crypto/tokens.ts";
 import { dailyCapReached, issueBudgetExceeded, sessionBudget, utcDay } from "../src/domain/budget.ts";
 import {
@@ -16,6 +17,7 @@ import {
   leaseTerm,
   nextDeadline,
   selectJob,
+  spendsBudget,
 } from "../src/domain/job-queue.ts";
 import type { LifecycleEvent } from "../src/domain/lifecycle.ts";
 import type { Env } from "../src/env.ts";
@@ -23,7 +25,17 @@ import type { EventEnvelope } from "../src/issue-events.ts";
 import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
+import {
+  AGENT_CHANNELS,
+  type AgentRunRequest,
+  AgentRuns,
+  type AgentRunView,
+  type ApplyRow,
+  type CheckRow,
+} from "./agent-runs.ts";
+import { AgentSchedules, type ScheduleCheck, type ScheduleHooks } from "./agent-schedules.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
+import { agentTargets, applyAgentOutput } from "./deliver-agent-outputs.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
 import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./job-store.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
@@ -40,7 +52,7 @@ export const RECORD_DELAY_MS = 1_000;
 const RETENTION_MS = 30 * 24 * 60 * 60_000;
 /** The envelope schema's limit for a phase reason. */
 const MAX_REASON = 2_000;
-const CHANNELS = { d1: "d1", issue: "issue" } as const;
+const CHANNELS = { d1: "d1", issue: "issue", ...AGENT_CHANNELS } as const;
 
 export type EnqueueRequest = {
   /** The IssueDO effect key: the same key enqueues once, however often it is delivered. */
@@ -58,6 +70,8 @@ export class ProjectDO extends DurableObject<Env> {
   private readonly store: JobStore;
   private readonly outbox: Outbox;
   private readonly reconciliation: Reconciliation;
+  private readonly agentRuns: AgentRuns;
+  private readonly agentSchedules: AgentSchedules;
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
@@ -67,47 +81,85 @@ export class ProjectDO extends DurableObject<Env> {
     this.store = new JobStore(ctx.storage.sql);
     this.outbox = new Outbox(ctx.storage.sql);
     this.reconciliation = new Reconciliation(ctx.storage.sql);
+    this.agentRuns = new AgentRuns(ctx.storage.sql, this.outbox);
+    this.agentSchedules = new AgentSchedules(ctx.storage.sql);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
     ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
 
   async enqueue({ key, spec, policy }: EnqueueRequest): Promise<{ jobId: string; created: boolean }> {
     const now = Date.now();
-    const result = this.ctx.storage.transactionSync(() => {
-      const owner = this.store.meta()?.project;
-      if (owner && owner !== spec.project) throw new Error(`job for ${spec.project} sent to ${owner}`);
-      this.store.saveMeta(spec.project, policy);
-      const existing = this.store.byKey(key);
-      if (existing) return { jobId: existing.id, created: false };
-      this.store.prune(now - RETENTION_MS);
-      const job = this.store.insert({
-        id: newJobId(spec.project, spec.issue.number),
-        key,
-        number: spec.issue.number,
-        kind: spec.kind,
-        status: "queued",
-        attempt: 1,
-        spec,
-        runnerId: null,
-        leaseToken: null,
-        leaseExpiresAt: null,
-        leasedAt: null,
-        cancelled: false,
-        confirmed: false,
-        ...enqueueAffinity(spec.kind, this.store.lastRunner(spec.issue.number), now, policy),
-        sessionId: null,
-        branch: null,
-        headSha: null,
-        createdAt: now,
-        updatedAt: now,
-      });
-      this.recordJob(spec.project, job, now);
-      return { jobId: job.id, created: true };
-    });
+    const result = this.ctx.storage.transactionSync(() => this.insertJob(key, spec, policy, now));
     if (result.created) this.wake();
     // The job's record is delivered by the alarm, with the others of the next second.
     await this.scheduleAlarm();
     return result;
+  }
+
+  /** Queues an agent run: its job and its run record in one transaction; the same run id queues once. */
+  async startAgentRun(request: AgentRunRequest): Promise<{ runId: string; jobId: string }> {
+    const now = Date.now();
+    const { runId, spec } = request;
+    const result = this.ctx.storage.transactionSync(() => {
+      const queued = this.insertJob(`agent:${runId}`, spec, request.policy, now);
+      if (queued.created) {
+        // Kept as long as finished jobs are; each agent's latest run is kept whatever its age.
+        this.agentRuns.prune(now - RETENTION_MS);
+        const run = { id: runId, agent: spec.agent.name, jobId: queued.jobId, trigger: request.trigger };
+        this.agentRuns.queue({ ...run, outputs: request.outputs }, now);
+      }
+      return queued;
+    });
+    if (result.created) this.wake();
+    await this.scheduleAlarm();
+    return { runId, jobId: result.jobId };
+  }
+
+  /** An agent run as it stands, its cost from the project's spend. */
+  agentRun(runId: string): AgentRunView | null {
+    return this.agentRuns.view(runId);
+  }
+
+  /** Each agent's latest run. */
+  latestAgentRuns(): AgentRunView[] {
+    return this.agentRuns.latest();
+  }
+
+  /** An agent's most recent runs, newest first. */
+  recentAgentRuns(agent: string, limit = 50): AgentRunView[] {
+    return this.agentRuns.recent(agent, limit);
+  }
+
+  private insertJob(key: string, spec: JobSpec, policy: ProjectPolicy, now: number) {
+    const owner = this.store.meta()?.project;
+    if (owner && owner !== spec.project) throw new Error(`job for ${spec.project} sent to ${owner}`);
+    this.store.saveMeta(spec.project, policy);
+    const existing = this.store.byKey(key);
+    if (existing) return { jobId: existing.id, created: false };
+    this.store.prune(now - RETENTION_MS);
+    const job = this.store.insert({
+      id: newJobId(spec.project, spec.issue.number),
+      key,
+      number: spec.issue.number,
+      kind: spec.kind,
+      status: "queued",
+      attempt: 1,
+      spec,
+      runnerId: null,
+      leaseToken: null,
+      leaseExpiresAt: null,
+      leasedAt: null,
+      cancelled: false,
+      confirmed: false,
+      ...enqueueAffinity(spec.kind, this.store.lastRunner(spec.issue.number), now, policy),
+      sessionId: null,
+      branch: null,
+      headSha: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    this.recordJob(spec.project, job, now);
+    return { jobId: job.id, created: true };
   }
 
   /** Leases the job `runnerId` should run next, waiting up to `waitMs` for one; null if none came. */
@@ -180,9 +232,13 @@ export class ProjectDO extends DurableObject<Env> {
         switch (event.kind) {
           case "session":
             job = { ...job, sessionId: event.sessionId };
-            this.recordD1(sessionRecord(project, job, runnerId, event, now), now);
+            if (isSession(job.kind)) this.recordD1(sessionRecord(project, job, runnerId, event, now), now);
             break;
           case "usage": {
+            if (job.spec.agent) {
+              this.recordAgentSpend(project, job, event, now);
+              break;
+            }
             const record = usageRecord(project, job, event, now);
             this.recordD1(record, now);
             this.store.recordSpend(record.row.id, job.number, utcDay(now), event.usage);
@@ -239,6 +295,16 @@ export class ProjectDO extends DurableObject<Env> {
       const done: StoredJob = { ...job, status: job.cancelled ? "cancelled" : "done", updatedAt: now };
       this.store.save(done);
       this.recordJob(project, done, now);
+      if (job.spec.agent) {
+        const { runId } = job.spec.agent;
+        if (request.usage) {
+          const sessionId = request.sessionId ?? job.sessionId ?? "agent";
+          this.recordAgentSpend(project, job, { kind: "usage", sessionId, usage: request.usage }, now);
+        }
+        if (job.cancelled) this.agentRuns.ended(runId, "cancelled", now);
+        else if (request.phase === "done") this.agentRuns.reported(runId, request.outputs ?? [], now);
+        else this.agentRuns.ended(runId, `the run ended ${request.phase}: ${request.reason ?? ""}`, now);
+      }
       if (!job.cancelled && isSession(job.kind)) {
         const sessionId = request.sessionId ?? job.sessionId;
         // The branch is the job's, never the runner's choice.
@@ -348,8 +414,18 @@ export class ProjectDO extends DurableObject<Env> {
   async armReconciliation(project: string, delayMs = 0): Promise<number> {
     const now = Date.now();
     const nextAt = this.reconciliation.arm(project, now, now + delayMs);
+    // The agents' schedules ride on the same arming: the cron's call reaches every project.
+    this.agentSchedules.arm(project, now);
     await this.scheduleAlarm();
     return nextAt;
+  }
+
+  /** Checks the agents' schedules now (operators, tests), queueing the runs that are due. */
+  async checkAgentSchedules(project: string): Promise<ScheduleCheck | null> {
+    this.agentSchedules.arm(project, Date.now());
+    const outcome = await this.agentSchedules.runIfDue(this.env, Date.now(), this.scheduleHooks(), true);
+    await this.scheduleAlarm();
+    return outcome;
   }
 
   /** Runs a reconciliation cycle now (operators, tests, benchmarks), then keeps to the period. */
@@ -369,6 +445,9 @@ export class ProjectDO extends DurableObject<Env> {
     // failing forge reschedules its own cycle.
     const cycle = this.reconciliation.runIfDue(this.env, Date.now());
     this.ctx.waitUntil(cycle.then(() => this.scheduleAlarm()));
+    // Likewise the agents' schedules, which read the catalog from the forge. Never throws.
+    const schedules = this.agentSchedules.runIfDue(this.env, Date.now(), this.scheduleHooks());
+    this.ctx.waitUntil(schedules.then(() => this.scheduleAlarm()));
     await this.scheduleAlarm();
   }
 
@@ -381,11 +460,11 @@ export class ProjectDO extends DurableObject<Env> {
     const held = new Set(
       holding.filter((ref) => ref.startsWith(prefix)).map((ref) => Number(ref.slice(prefix.length))),
     );
-    // Past the daily cap no session starts (work already leased finishes; reaps still run).
+    // Past the daily cap no session or agent run starts (work already leased finishes; reaps still run).
     const paused = dailyCapReached(this.store.daySpendUsd(utcDay(now)), meta.policy.budget) !== null;
     const open = this.store
       .open()
-      .filter((job) => !paused || job.status === "leased" || !isSession(job.kind));
+      .filter((job) => !paused || job.status === "leased" || !spendsBudget(job.kind));
     return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
   }
 
@@ -412,8 +491,11 @@ export class ProjectDO extends DurableObject<Env> {
       };
       this.store.save(leased);
       this.recordJob(meta.project, leased, now);
-      // The budget is what the issue has left now, not when the job was enqueued.
-      const budget = sessionBudget(this.store.issueSpend(job.number), meta.policy.budget);
+      if (job.spec.agent) this.agentRuns.running(job.spec.agent.runId, now);
+      // The budget is what the issue has left now, not when the job was enqueued; an agent run's is its own.
+      const budget = job.spec.agent
+        ? job.spec.budget
+        : sessionBudget(this.store.issueSpend(job.number), meta.policy.budget);
       // A re-leased job resumes the session its earlier attempt started, wherever that attempt ran.
       const sessionId = job.sessionId ?? job.spec.sessionId;
       return {
@@ -497,6 +579,7 @@ export class ProjectDO extends DurableObject<Env> {
     };
     this.store.save(requeued);
     this.recordJob(project, requeued, now);
+    if (job.spec.agent) this.agentRuns.requeued(job.spec.agent.runId, now);
   }
 
   /** Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled. */
@@ -504,6 +587,7 @@ export class ProjectDO extends DurableObject<Env> {
     const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
     this.store.save(ended);
     this.recordJob(project, ended, now);
+    if (job.spec.agent) this.agentRuns.ended(job.spec.agent.runId, reason ?? "cancelled", now);
     if (reason !== null && isSession(job.kind)) {
       this.recordIssueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
@@ -531,6 +615,70 @@ export class ProjectDO extends DurableObject<Env> {
 
   private wake(): void {
     for (const waiter of [...this.waiters]) waiter();
+  }
+
+  // --- agent runs ------------------------------------------------------------------------------------------
+
+  private scheduleHooks(): ScheduleHooks {
+    return {
+      waiting: (agent) => this.agentRuns.waiting(agent),
+      queue: async (project, definition, trigger) => {
+        await this.startAgentRun(await agentRunRequest(this.env, project, definition, trigger));
+      },
+    };
+  }
+
+  /**
+   * An agent run is about no issue: its usage counts in the project's daily spend (a re-sent figure replaces
+   * the earlier one, as a session's does), in the run's cost, and in D1's usage under number 0, so the
+   * project's spend (status, the dashboard's chart) includes it while no issue's cost does.
+   */
+  private recordAgentSpend(
+    project: string,
+    job: StoredJob,
+    event: Extract<RunnerEvent, { kind: "usage" }>,
+    now: number,
+  ): void {
+    if (!job.spec.agent) return;
+    const record = usageRecord(project, job, event, now);
+    this.recordD1(record, now);
+    this.store.recordSpend(record.row.id, job.number, utcDay(now), event.usage);
+    this.agentRuns.setCost(job.spec.agent.runId, this.store.jobSpendUsd(job.id));
+  }
+
+  /** Decides each completed run's outputs (reading their targets from the forge's mirror), then applies them. */
+  private async deliverAgentOutputs(project: string, horizon?: number): Promise<void> {
+    const { storage } = this.ctx;
+    await deliverInOrder(
+      storage,
+      this.outbox,
+      [CHANNELS.check],
+      1,
+      async (rows) => {
+        for (const row of rows) {
+          const { runId } = JSON.parse(row.payload) as CheckRow;
+          const targets = await agentTargets(this.env, project, this.agentRuns.targetsOf(runId));
+          storage.transactionSync(() => this.agentRuns.decide(runId, targets, Date.now()));
+        }
+      },
+      horizon,
+    );
+    await deliverInOrder(
+      storage,
+      this.outbox,
+      [CHANNELS.apply],
+      1,
+      async (rows) => {
+        for (const row of rows) {
+          const { runId, index } = JSON.parse(row.payload) as ApplyRow;
+          const output = this.agentRuns.accepted(runId, index);
+          if (!output) continue;
+          const refusal = await applyAgentOutput(this.env, project, `agent:${runId}:${index}`, output);
+          storage.transactionSync(() => this.agentRuns.markApplied(runId, index, Date.now(), refusal));
+        }
+      },
+      horizon,
+    );
   }
 
   // --- outbox ------------------------------------------------------------------------------------------------
@@ -585,6 +733,8 @@ export class ProjectDO extends DurableObject<Env> {
         },
         horizon,
       );
+      const project = this.store.meta()?.project;
+      if (project) await this.deliverAgentOutputs(project, horizon);
     })().finally(() => {
       this.flushing = null;
     });
@@ -597,6 +747,7 @@ export class ProjectDO extends DurableObject<Env> {
       outboxAlarm(this.outbox.nextAt(Object.values(CHANNELS)), floor),
       nextDeadline(this.store.deadlineFields(), Date.now()),
       this.reconciliation.nextAt(),
+      this.agentSchedules.nextAt(),
     ]);
   }
 

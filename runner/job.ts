@@ -5,6 +5,7 @@ import { z } from "zod";
 import { parsePhaseFile } from "../src/domain/phase.ts";
 import { errorMessage } from "../src/error-message.ts";
 import { type Claim, issueRef, type Job } from "../src/runner-api/contract.ts";
+import { NotAnAgentDriverError, runAgentJob } from "./agents/run.ts";
 import type { RunnerApi } from "./api.ts";
 import type { Driver } from "./drivers/driver.ts";
 import { prepareAgentHome } from "./drivers/env.ts";
@@ -80,10 +81,13 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
   if (shutdown.aborted) onShutdown();
   try {
     log.info("job started");
+    const signal = controller.signal;
     const outcome =
       job.kind === "reap"
         ? await reap(ctx, job)
-        : await session(ctx, job, { reporter, log, signal: controller.signal, beforePush });
+        : job.kind === "agent"
+          ? await runAgentJob(ctx, job, { reporter, log, signal })
+          : await session(ctx, job, { reporter, log, signal, beforePush });
     log.info("job done", { phase: outcome.phase, reason: outcome.reason });
     await reporter.complete(outcome);
   } catch (error) {
@@ -98,7 +102,10 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
       await reporter.fail("interrupted: the runner shut down", true);
     } else {
       log.error("job failed", { error });
-      const final = error instanceof PushRejectedError || error instanceof PushRefusedError;
+      const final =
+        error instanceof PushRejectedError ||
+        error instanceof PushRefusedError ||
+        error instanceof NotAnAgentDriverError;
       await reporter.fail(errorMessage(error), !final);
     }
   } finally {

@@ -41,6 +41,11 @@ export class WorkDirLayout {
     return join(this.root, "agents");
   }
 
+  /** One agent run's own HOME (no issue's): removed when the run ends. */
+  agentRunHome(project: string, runId: string): string {
+    return join(this.root, "agent-homes", `${project}-${runId}`, "home");
+  }
+
   agentDir(project: string, issueNumber: number): string {
     return join(this.agentsDir, `${project}-${issueNumber}`);
   }

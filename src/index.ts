@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { agentRoutes } from "./api/agents.ts";
 import { operatorAuth } from "./api/auth.ts";
 import { jsonError } from "./api/errors.ts";
 import { issueRoutes } from "./api/issues.ts";
@@ -29,6 +30,7 @@ app.use("/api/v1/*", operatorAuth);
 app.route("/api/v1/projects", projectRoutes);
 app.route("/api/v1/projects", issueRoutes);
 app.route("/api/v1/projects", projectSetupRoutes);
+app.route("/api/v1/projects", agentRoutes);
 app.route("/api/v1/runners", runnerAdminRoutes);
 app.route("/api/v1", statusRoutes);
 app.route("/dashboard", dashboardRoutes);

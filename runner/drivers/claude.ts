@@ -1,6 +1,9 @@
+import { join } from "node:path";
+import type { Usage } from "../../src/runner-api/contract.ts";
+import { SAFE_OUTPUTS_SERVER, safeOutputs } from "../agents/safe-outputs.ts";
 import type { Sandbox } from "../sandbox/session-sandbox.ts";
 import { type ClaudeRun, claudeSession } from "./claude-session.ts";
-import type { Driver, SessionInput, SessionResult } from "./driver.ts";
+import type { AgentDriver, AgentInput, AgentResult, Driver, SessionInput, SessionResult } from "./driver.ts";
 import { agentEnv, sessionPlace } from "./env.ts";
 import { continuationPrompt, implementPrompt, recoveryPrompt } from "./prompt.ts";
 
@@ -15,7 +18,7 @@ export type ClaudeDriverOptions = { sandbox: Sandbox; model?: string };
  * which keeps the prompt cache warm; when the transcript is gone, a fresh session starts from the pushed
  * branch instead.
  */
-export class ClaudeDriver implements Driver {
+export class ClaudeDriver implements Driver, AgentDriver {
   readonly #options: ClaudeDriverOptions;
 
   constructor(options: ClaudeDriverOptions) {
@@ -36,6 +39,40 @@ export class ClaudeDriver implements Driver {
         ? implementPrompt(job)
         : recoveryPrompt(job, await input.diffAgainstBase());
     return outcome(await this.#query(input, prompt), input.signal);
+  }
+
+  /**
+   * An agent run: the definition's read-only tools and its safe-output tools (served here, outside the
+   * sandbox), no repository settings (their hooks would run commands the definition did not allow).
+   */
+  async runAgent(input: AgentInput): Promise<AgentResult> {
+    const { job, agent } = input;
+    const outputs = safeOutputs(agent.outputs);
+    let usage: Usage | null = null;
+    const run = await claudeSession({
+      sandbox: this.#options.sandbox,
+      place: { worktree: input.worktree, writable: [input.home], readOnly: input.readOnly },
+      prompt: agent.prompt,
+      // No phase: an agent run ends by ending; its outputs are what it asked for.
+      env: agentEnv({ home: input.home, phaseFile: join(input.home, "PHASE") }),
+      allowedTools: [...agent.tools, ...outputs.toolNames],
+      mcpServers: { [SAFE_OUTPUTS_SERVER]: outputs.server },
+      projectSettings: false,
+      allowedDomains: job.sandbox.allowedDomains,
+      budgetUsd: job.budget.usdRemaining,
+      maxTurns: job.budget.maxTurns,
+      model: agent.model ?? this.#options.model,
+      signal: input.signal,
+      log: input.log,
+      onSession: input.onSession,
+      onUsage: (sessionId, counted) => {
+        usage = counted;
+        input.onUsage(sessionId, counted);
+      },
+      onActivity: input.onActivity,
+    });
+    const { sessionId, error } = outcome(run, input.signal);
+    return { sessionId, outputs: outputs.requests(), usage, ...(error && { error }) };
   }
 
   #query(input: SessionInput, prompt: string, resume?: string): Promise<ClaudeRun> {

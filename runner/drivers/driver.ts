@@ -1,4 +1,5 @@
-import type { ActivityItem, Job, Usage } from "../../src/runner-api/contract.ts";
+import type { RequestedOutput } from "../../src/agents/outputs.ts";
+import type { ActivityItem, AgentRun, Job, Usage } from "../../src/runner-api/contract.ts";
 import type { Logger } from "../log.ts";
 
 /** What a driver needs to run one session of a job in its worktree. */
@@ -41,3 +42,26 @@ export type SessionResult = {
 export interface Driver {
   run(input: SessionInput): Promise<SessionResult>;
 }
+
+/** What a driver needs to run one agent run: its own fresh worktree of the default branch, its own HOME. */
+export type AgentInput = Pick<
+  SessionInput,
+  "job" | "worktree" | "home" | "readOnly" | "signal" | "log" | "onSession" | "onUsage" | "onActivity"
+> & { agent: AgentRun };
+
+export type AgentResult = {
+  sessionId: string | null;
+  /** The safe outputs the agent asked for, in order. */
+  outputs: RequestedOutput[];
+  /** The run's usage as the model proxy counted it; null when the model was never reached. */
+  usage: Usage | null;
+  error?: { message: string; retryable: boolean };
+};
+
+/** A driver that can run agents (src/agents): the scripted driver cannot. */
+export interface AgentDriver {
+  runAgent(input: AgentInput): Promise<AgentResult>;
+}
+
+export const runsAgents = (driver: Driver): driver is Driver & AgentDriver =>
+  typeof (driver as Partial<AgentDriver>).runAgent === "function";

@@ -206,20 +206,50 @@ export class Workspace {
     });
   }
 
+  /** Where one agent run's worktree lives: its own, gone when the run ends. */
+  agentWorktreePath(repoKey: string, runId: string): string {
+    if (!NAME_PART.test(runId) || runId.startsWith("."))
+      throw new Error(`bad run id: ${JSON.stringify(runId)}`);
+    return join(this.workDir, "agent-runs", slug(repoKey), runId);
+  }
+
+  /**
+   * A fresh worktree of the base branch's head on no branch, after `ensureMirror`, for one agent run: nothing
+   * in it is ever collected or pushed.
+   */
+  async agentWorktree({ repoKey, baseBranch, runId }: RepoRef & { baseBranch: string; runId: string }) {
+    const mirror = this.mirrorPath(repoKey);
+    const path = this.agentWorktreePath(repoKey, runId);
+    return this.#serial(repoKey, async () => {
+      const base = await resolveRef(mirror, `refs/remotes/origin/${baseBranch}`);
+      if (base === undefined)
+        throw new Error(`agentWorktree(${repoKey}): no branch ${baseBranch} on the remote`);
+      await rm(path, { recursive: true, force: true });
+      await this.#createWorktree(mirror, path, { branch: null, start: base, baseBranch, base });
+      return path;
+    });
+  }
+
+  async removeAgentWorktree(repoKey: string, runId: string): Promise<void> {
+    await rm(this.agentWorktreePath(repoKey, runId), { recursive: true, force: true });
+  }
+
   /**
    * A new repository of the runner's making (its config is ours until the session starts), borrowing the
-   * private repository's objects, with the base branch as `origin/<base>` for the agent's diffs.
+   * private repository's objects, with the base branch as `origin/<base>` for the agent's diffs. `branch`
+   * null: detached at `start`.
    */
   async #createWorktree(
     mirror: string,
     path: string,
-    refs: { branch: string; start: string; baseBranch: string; base: string },
+    refs: { branch: string | null; start: string; baseBranch: string; base: string },
   ): Promise<void> {
     await mkdir(dirname(path), { recursive: true });
     await run(dirname(path), ["init", "--quiet", "--template=", path]);
     await writeFile(join(path, ".git", "objects", "info", "alternates"), `${join(mirror, "objects")}\n`);
     await run(path, ["update-ref", `refs/remotes/origin/${refs.baseBranch}`, refs.base]);
-    await run(path, ["checkout", "--quiet", "-B", refs.branch, refs.start]);
+    const target = refs.branch === null ? ["--detach", refs.start] : ["-B", refs.branch, refs.start];
+    await run(path, ["checkout", "--quiet", ...target]);
   }
 
   /**

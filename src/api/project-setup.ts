@@ -33,6 +33,21 @@ const setupRequest = z.object({
   webhookUrl: z.url({ protocol: /^https?$/ }),
 });
 
+const AGENT_LABELS: LabelSpec[] = [
+  { name: "prediction/unreviewed", color: "bfd4f2", description: "Filed by the predictor; not triaged yet" },
+  {
+    name: "prediction/backlog",
+    color: "bfd4f2",
+    description: "A prediction the planner accepted as later work",
+  },
+  { name: "action", color: "0052cc", description: "A prediction the planner accepted as work to do" },
+  {
+    name: "vision",
+    color: "d4c5f9",
+    description: "A gap to the vision, filed by the planner: a maintainer promotes it",
+  },
+];
+
 function labelSpecs(project: Project): LabelSpec[] {
   const { labels } = project.settings;
   return [
@@ -42,6 +57,8 @@ function labelSpecs(project: Project): LabelSpec[] {
     { name: labels.needsHuman, color: "d93f0b", description: "Conveyor: a human has to look" },
     { name: labels.underspecified, color: "c5def5", description: "Not clear enough to implement" },
     { name: labels.techDebt, color: "5319e7", description: "Found by the critic, outside an issue's scope" },
+    // The built-in agents' (src/agents/builtin): predictions, their triage, the gaps the planner files.
+    ...AGENT_LABELS,
   ];
 }
 

@@ -5,6 +5,8 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
+import { AGENT_NAME } from "../agents/definition.ts";
+import { readCatalog } from "../agents/runs.ts";
 import { tokenMatches } from "../api/auth.ts";
 import { issuePathSchema } from "../api/issues.ts";
 import { applyOperatorEvent } from "../api/operator-events.ts";
@@ -12,8 +14,9 @@ import { projectSummaries } from "../api/project-summaries.ts";
 import { STATES } from "../domain/lifecycle.ts";
 import { forgeLinks } from "../forge/web-links.ts";
 import { issueStub } from "../issue-stub.ts";
+import { projectStub } from "../project-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
-import { loadProject } from "../projects/store.ts";
+import { loadProject, loadRegistered } from "../projects/store.ts";
 import { listRunners, runnerIdSchema } from "../runner-api/registry.ts";
 import { revokeRunner } from "../runner-api/revoke.ts";
 import { zodMessage } from "../validation.ts";
@@ -23,6 +26,7 @@ import { actionForm, localPath, loginForm } from "./forms.ts";
 import { csrfForm, requireOperator, sameOrigin } from "./guard.ts";
 import { issuePath } from "./layout.tsx";
 import { LIVE_SCRIPT } from "./live-script.ts";
+import { AgentRunsPage, Agents } from "./pages/agents.tsx";
 import { Approvals } from "./pages/approvals.tsx";
 import { Board, StateList } from "./pages/board.tsx";
 import { IssuePage } from "./pages/issue.tsx";
@@ -49,6 +53,7 @@ const securityHeaders: MiddlewareHandler<DashboardEnv> = async (c, next) => {
 };
 
 const stateParams = z.object({ project: projectIdSchema, state: z.enum(STATES) });
+const agentParams = z.object({ project: projectIdSchema, name: z.string().regex(AGENT_NAME) });
 
 export const dashboardRoutes = new Hono<DashboardEnv>();
 
@@ -119,6 +124,40 @@ dashboardRoutes.get("/projects/:project", async (c) => {
     <Board project={project.data} repo={registered?.repo ?? null} columns={columns} now={Date.now()} />
   );
   return renderPage(c, project.data, page);
+});
+
+dashboardRoutes.get("/projects/:project/agents", async (c) => {
+  const project = projectIdSchema.safeParse(c.req.param("project"));
+  if (!project.success) return errorPage(c, 400, zodMessage(project.error));
+  const registered = await loadRegistered(c.env, project.data);
+  if (!registered) return errorPage(c, 404, `project ${project.data} is not registered`);
+  const [catalog, latest] = await Promise.all([
+    readCatalog(registered),
+    projectStub(c.env, project.data).latestAgentRuns(),
+  ]);
+  const lastRuns = new Map(latest.map((run) => [run.agent, run]));
+  const read =
+    "error" in catalog ? { agents: [], problems: [], error: catalog.error } : { ...catalog, error: null };
+  const agents = read.agents.map((agent) => ({ ...agent, lastRun: lastRuns.get(agent.name) ?? null }));
+  return renderPage(
+    c,
+    `${project.data}: agents`,
+    <Agents
+      project={project.data}
+      agents={agents}
+      problems={read.problems}
+      error={read.error}
+      now={Date.now()}
+    />,
+  );
+});
+
+dashboardRoutes.get("/projects/:project/agents/:name", async (c) => {
+  const params = agentParams.safeParse(c.req.param());
+  if (!params.success) return errorPage(c, 400, zodMessage(params.error));
+  const { project, name } = params.data;
+  const runs = await projectStub(c.env, project).recentAgentRuns(name);
+  return renderPage(c, `${project}: ${name}`, <AgentRunsPage name={name} runs={runs} now={Date.now()} />);
 });
 
 dashboardRoutes.get("/projects/:project/states/:state", async (c) => {

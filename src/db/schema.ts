@@ -90,7 +90,7 @@ export const jobs = sqliteTable(
     id: text("id").primaryKey(),
     projectId: text("project_id").notNull(),
     number: integer("number").notNull(),
-    kind: text("kind", { enum: ["implement", "revise", "resume", "update", "reap"] }).notNull(),
+    kind: text("kind", { enum: ["implement", "revise", "resume", "update", "reap", "agent"] }).notNull(),
     status: text("status", { enum: ["queued", "leased", "done", "failed", "cancelled"] }).notNull(),
     attempt: integer("attempt").notNull(),
     runnerId: text("runner_id"),

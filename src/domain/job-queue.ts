@@ -2,7 +2,10 @@
  * A project's job queue as pure decisions: which queued job a claiming runner gets (slots, order, affinity and
  * its grace period) and what becomes of a job whose lease is lost. The ProjectDO applies them; no I/O here.
  */
-import type { JobKind } from "./lifecycle.ts";
+import type { JobKind as IssueJobKind } from "./lifecycle.ts";
+
+/** An issue's jobs, and `agent`: a run of one of the project's agents, about no issue (its number is 0). */
+export type JobKind = IssueJobKind | "agent";
 
 export type QueuePolicy = {
   /** Leased session jobs at once: the project's `parallel`. */
@@ -46,11 +49,17 @@ export type Claimant = {
   holding: ReadonlySet<number>;
 };
 
-/** Session jobs hold one of the project's slots and report to their issue; reaping a worktree does neither. */
-export const isSession = (kind: JobKind) => kind !== "reap";
+/**
+ * Session jobs hold one of the project's slots and report to their issue; reaping a worktree does neither,
+ * nor does an agent run (agent runs share number 0, so one runs at a time per project).
+ */
+export const isSession = (kind: JobKind) => kind !== "reap" && kind !== "agent";
 
-/** Continuations first (their session's prompt cache is warm), then cleanup, then fresh work. */
-const RANK: Record<JobKind, number> = { revise: 0, resume: 0, update: 0, reap: 1, implement: 2 };
+/** Jobs that spend the model budget: none of them starts once the project's daily cap is reached. */
+export const spendsBudget = (kind: JobKind) => kind !== "reap";
+
+/** Continuations first (their session's prompt cache is warm), then cleanup, then fresh work, then agents. */
+const RANK: Record<JobKind, number> = { revise: 0, resume: 0, update: 0, reap: 1, implement: 2, agent: 3 };
 
 const prefers = (job: OpenJob, claimant: Claimant) =>
   job.affinity === claimant.runnerId || claimant.holding.has(job.number);
@@ -100,7 +109,8 @@ export function enqueueAffinity(
   now: number,
   policy: QueuePolicy,
 ): Pick<OpenJob, "affinity" | "affinityUntil"> {
-  if (kind === "implement" || lastRunner === null) return { affinity: null, affinityUntil: 0 };
+  if (kind === "implement" || kind === "agent" || lastRunner === null)
+    return { affinity: null, affinityUntil: 0 };
   return { affinity: lastRunner, affinityUntil: now + policy.affinityGraceMs };
 }
 

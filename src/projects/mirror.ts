@@ -148,6 +148,22 @@ export async function mirroredIssues(
   return rows.map(({ projectId: _p, updatedAt: _u, ...issue }) => issue);
 }
 
+/** The project's open issues, lowest number first: what an agent run is given as its context. */
+export async function openMirroredIssues(
+  env: Env,
+  projectId: string,
+  limit: number,
+): Promise<MirroredIssue[]> {
+  const rows = await drizzle(env.DB)
+    .select()
+    .from(forgeIssues)
+    .where(and(eq(forgeIssues.projectId, projectId), eq(forgeIssues.state, "open")))
+    .orderBy(forgeIssues.number)
+    .limit(limit)
+    .all();
+  return rows.map(({ projectId: _p, updatedAt: _u, ...issue }) => issue);
+}
+
 export async function dependentsOf(env: Env, projectId: string, dependency: number): Promise<number[]> {
   const rows = await drizzle(env.DB)
     .select({ dependent: issueDependencies.dependent })

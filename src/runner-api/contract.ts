@@ -12,11 +12,14 @@
  * it stores the new token, then uses it; the old one works until the new one's first use, then never again.
  */
 import { z } from "zod";
+import { AGENT_TOOLS, OUTPUT_TYPES } from "../agents/definition.ts";
+import { MAX_REQUESTS_PER_RUN, requestedOutputSchema } from "../agents/outputs.ts";
 import { PHASES } from "../domain/lifecycle.ts";
 import { projectIdSchema, sessionSandboxSchema } from "../projects/config.ts";
 import { SANDBOX_KINDS } from "./sandbox.ts";
 
-export const JOB_KINDS = ["implement", "revise", "resume", "update", "reap"] as const;
+/** `agent`: a run of one of the project's agents (src/agents), about no issue. */
+export const JOB_KINDS = ["implement", "revise", "resume", "update", "reap", "agent"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 const sha = z.string().regex(/^[0-9a-f]{7,64}$/);
@@ -64,12 +67,28 @@ export const claimRequest = z.object({
 /** How `holding` names an issue. */
 export const issueRef = (project: string, number: number) => `${project}#${number}`;
 
+/**
+ * What an agent job runs: the prompt the Worker composed (the definition's body and the run's context), the
+ * read-only tools its definition allows, and the safe outputs it may ask for (runner/agents/safe-outputs.ts).
+ */
+export const agentRunSchema = z.object({
+  /** Names the run's worktree and HOME on the runner: no path separators, no dots. */
+  runId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/),
+  name: z.string().min(1).max(40),
+  prompt: z.string().min(1).max(400_000),
+  tools: z.array(z.enum(AGENT_TOOLS)).max(AGENT_TOOLS.length),
+  outputs: z.array(z.enum(OUTPUT_TYPES)).max(OUTPUT_TYPES.length),
+  model: z.string().min(1).max(100).optional(),
+});
+export type AgentRun = z.infer<typeof agentRunSchema>;
+
 export const jobSchema = z.object({
   id: z.string(),
   kind: z.enum(JOB_KINDS),
   attempt: z.number().int().min(1),
   project: z.string(),
-  issue: z.object({ number: z.number().int().positive(), title: z.string(), body: z.string() }),
+  /** The issue the job is about; an agent job is about none, and carries number 0. */
+  issue: z.object({ number: z.number().int().min(0), title: z.string(), body: z.string() }),
   repo: z.object({
     /** `owner/name`; with `cloneUrl` it keys the runner's bare mirror. */
     fullName: z.string(),
@@ -90,6 +109,8 @@ export const jobSchema = z.object({
   budget: z.object({ maxTurns: z.number().int().positive(), usdRemaining: z.number().min(0) }),
   /** The project's sandbox settings; jobs queued before they existed get the defaults. */
   sandbox: sessionSandboxSchema.prefault({}),
+  /** Set for (and only for) `agent` jobs. */
+  agent: agentRunSchema.optional(),
 });
 export type Job = z.infer<typeof jobSchema>;
 
@@ -162,6 +183,10 @@ export const completeRequest = z.object({
   headSha: sha.optional(),
   /** The session's own account of what it did (its last message), for the pull request's description. */
   summary: z.string().max(4_000).optional(),
+  /** An agent job's requested safe outputs, in the order it asked; the Worker decides which are applied. */
+  outputs: z.array(requestedOutputSchema).max(MAX_REQUESTS_PER_RUN).optional(),
+  /** An agent job's usage (as its last `usage` event would say): it counts in the project's daily budget. */
+  usage: usageSchema.optional(),
 });
 export type CompleteRequest = z.infer<typeof completeRequest>;
 

@@ -4,11 +4,13 @@ import {
   type Claimant,
   enqueueAffinity,
   expiredLeases,
+  isSession,
   leaseTerm,
   nextDeadline,
   type OpenJob,
   type QueuePolicy,
   selectJob,
+  spendsBudget,
 } from "../../src/domain/job-queue.ts";
 import type { JobKind } from "../../src/domain/lifecycle.ts";
 
@@ -283,5 +285,46 @@ describe("deadlines", () => {
     ["a queued job without affinity", [job("q")], null],
   ] as const)("%s", (_name, open, expected) => {
     expect(nextDeadline(open, NOW)).toBe(expected);
+  });
+});
+
+describe("agent runs in the queue", () => {
+  const agent = (id: string, patch: Partial<Job> = {}) => job(id, { kind: "agent", number: 0, ...patch });
+
+  it("holds no issue slot: an agent run starts while every slot is held by sessions", () => {
+    const open = [leased("s1"), leased("s2"), agent("a")];
+    expect(pick(open, claimant(), 2)).toBe("a");
+    expect(pick([leased("s1"), job("implement")], claimant(), 1)).toBeNull();
+  });
+
+  it("waits behind issue work of every kind", () => {
+    for (const kind of KINDS) {
+      expect(pick([agent("a"), job(kind, { kind })])).toBe(kind);
+    }
+  });
+
+  it("runs one at a time per project (agent runs share number 0)", () => {
+    expect(pick([agent("a1", { status: "leased", runnerId: OTHER }), agent("a2")])).toBeNull();
+    expect(pick([agent("a1"), agent("a2")])).toBe("a1");
+  });
+
+  it("waits for no runner: it has no worktree to return to", () => {
+    expect(enqueueAffinity("agent", OTHER, NOW, POLICY)).toEqual({ affinity: null, affinityUntil: 0 });
+  });
+
+  it("is no session, and spends the budget", () => {
+    const table = (["implement", "revise", "resume", "update", "reap", "agent"] as const).map((kind) => [
+      kind,
+      isSession(kind),
+      spendsBudget(kind),
+    ]);
+    expect(table).toEqual([
+      ["implement", true, true],
+      ["revise", true, true],
+      ["resume", true, true],
+      ["update", true, true],
+      ["reap", false, false],
+      ["agent", false, true],
+    ]);
   });
 });

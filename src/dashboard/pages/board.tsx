@@ -1,5 +1,6 @@
 import { StateBadge } from "../layout.tsx";
 import type { IssueCard } from "../queries.ts";
+import { agentsPath } from "./agents.tsx";
 import { IssueCardView } from "./issue-card.tsx";
 
 export type Column = { state: string; count: number; issues: IssueCard[] };
@@ -12,7 +13,7 @@ export function Board(props: { project: string; repo: string | null; columns: Co
   return (
     <>
       <p>
-        {props.repo ?? "not registered"} · {total} issues
+        {props.repo ?? "not registered"} · {total} issues · <a href={agentsPath(props.project)}>agents</a>
       </p>
       <div class="board">
         {props.columns.map((column) => (

@@ -1,6 +1,7 @@
 import type { listRunners } from "../../runner-api/registry.ts";
 import { formatBytes, formatTime } from "../format.ts";
 import { issuePath, When } from "../layout.tsx";
+import { agentsPath } from "./agents.tsx";
 
 type Runner = Awaited<ReturnType<typeof listRunners>>[number];
 
@@ -62,9 +63,14 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
                 ? "idle"
                 : runner.jobs.map((job) => (
                     <span class="job">
-                      <a href={issuePath(job.project, job.number)}>
-                        {job.project}#{job.number}
-                      </a>{" "}
+                      {/* An agent run is about no issue (its number is 0): it links to the project's agents. */}
+                      {job.kind === "agent" ? (
+                        <a href={agentsPath(job.project)}>{job.project}</a>
+                      ) : (
+                        <a href={issuePath(job.project, job.number)}>
+                          {job.project}#{job.number}
+                        </a>
+                      )}{" "}
                       {job.kind}
                       {job.attempt > 1 ? ` (attempt ${job.attempt})` : ""}
                     </span>

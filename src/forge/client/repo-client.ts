@@ -101,6 +101,33 @@ export abstract class RepoClient implements ForgeClient {
     }
   }
 
+  async readDirectory(dir: string, ref: string, maxFiles: number): Promise<Map<string, string>> {
+    const contents = (path: string) =>
+      `${this.repo}/contents/${path.replace(/\/+$/, "").split("/").map(encodeURIComponent).join("/")}`;
+    let entries: z.infer<typeof directoryEntries>;
+    try {
+      entries = await this.http.json(
+        { method: "GET", path: contents(dir), query: { ref } },
+        directoryEntries,
+      );
+    } catch (error) {
+      if (hasStatus(error, 404)) return new Map();
+      throw error;
+    }
+    const files = entries
+      .filter((entry) => entry.type === "file")
+      .map((entry) => entry.path)
+      .sort();
+    const read = files.slice(0, maxFiles).map(async (path) => {
+      const file = await this.http.json({ method: "GET", path: contents(path), query: { ref } }, fileContent);
+      return [path, decodeBase64(file.content)] as const;
+    });
+    return new Map([
+      ...(await Promise.all(read)),
+      ...files.slice(maxFiles).map((path) => [path, ""] as const),
+    ]);
+  }
+
   async getMergeability(number: number): Promise<Mergeability> {
     const path = `${this.repo}/pulls/${number}`;
     return this.mergeabilityOf(await this.http.json({ method: "GET", path }, pullMergeState));
@@ -286,6 +313,14 @@ export abstract class RepoClient implements ForgeClient {
       return { items: data, headers };
     });
   }
+}
+
+const directoryEntries = z.array(z.object({ path: z.string(), type: z.string() }));
+const fileContent = z.object({ content: z.string(), encoding: z.literal("base64") });
+
+function decodeBase64(text: string): string {
+  const binary = atob(text.replace(/\s/g, ""));
+  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
 }
 
 /** Both forges take a branch's slashes as they are (`branches/conveyor/7`). */

@@ -214,6 +214,11 @@ export interface ForgeClient {
   getCiReport(sha: string): Promise<CiReport>;
   /** The commit a branch points at; null when the branch does not exist. */
   getBranchHead(branch: string): Promise<string | null>;
+  /**
+   * The files directly in `dir` at `ref` (path → text), in path order; past the first `maxFiles` their paths
+   * only (empty text). A missing directory is an empty map.
+   */
+  readDirectory(dir: string, ref: string, maxFiles: number): Promise<Map<string, string>>;
   /** The pull request's standing against its base (src/domain/stay-current.ts). */
   getMergeability(number: number): Promise<Mergeability>;
   /**

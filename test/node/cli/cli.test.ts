@@ -142,12 +142,16 @@ describe("project", () => {
     expect(hooks[0]).toMatchObject({ active: true, config: { url: `${worker.url}/hooks/demo` } });
     const labels = ((await forgeGet("/labels")) as { name: string }[]).map((l) => l.name).sort();
     expect(labels).toEqual([
+      "action",
       "backlog",
       "blocked",
       "in-progress",
       "needs-human",
+      "prediction/backlog",
+      "prediction/unreviewed",
       "tech-debt",
       "underspecified",
+      "vision",
     ]);
 
     // The forge signs with the secret the CLI generated and the Worker stored: a backlog issue is queued.

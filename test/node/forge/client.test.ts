@@ -419,4 +419,21 @@ describe("the production Forgejo client against the local forge", () => {
       }),
     ]);
   });
+
+  it("readDirectory reads a directory's files at a ref, in path order, up to maxFiles; a missing one is empty", async () => {
+    await checkout.reset("main");
+    await checkout.commitAndPush("agents-dir", {
+      ".conveyor/agents/b.md": "bee ✓\n",
+      ".conveyor/agents/a.md": "ay\n",
+      ".conveyor/agents/c.md": "sea\n",
+      ".conveyor/agents/nested/d.md": "not read: a directory\n",
+    });
+    const files = await conveyor.readDirectory(".conveyor/agents/", "agents-dir", 2);
+    expect([...files]).toEqual([
+      [".conveyor/agents/a.md", "ay\n"],
+      [".conveyor/agents/b.md", "bee ✓\n"],
+      [".conveyor/agents/c.md", ""],
+    ]);
+    expect(await conveyor.readDirectory(".conveyor/agents", "main", 20)).toEqual(new Map());
+  });
 });

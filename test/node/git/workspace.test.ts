@@ -526,3 +526,36 @@ async function filesContaining(dir: string, needle: string): Promise<string[]> {
   }
   return hits;
 }
+
+describe("agentWorktree", () => {
+  it("is a fresh worktree at the default branch's head, on no branch, gone when removed", async () => {
+    const ws = workspace();
+    await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+    const path = await ws.agentWorktree({ repoKey: REPO, baseBranch: "main", runId: "run_1" });
+    expect(path).toBe(join(ws.workDir, "agent-runs", "acme__widgets", "run_1"));
+    expect(await head(path)).toBe(await upstream.sha("main"));
+    // Detached: HEAD names no branch.
+    expect(await inWorktree(path, ["rev-parse", "--abbrev-ref", "HEAD"])).toBe("HEAD");
+    await writeFile(join(path, "scratch.txt"), "the agent's\n");
+
+    // A run of the same id again (a later attempt) starts clean, at the head the mirror has now.
+    const newer = await upstream.commit({ "src/c.txt": "c\n" }, "meanwhile on main");
+    await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+    const again = await ws.agentWorktree({ repoKey: REPO, baseBranch: "main", runId: "run_1" });
+    expect(await head(again)).toBe(newer);
+    expect(existsSync(join(again, "scratch.txt"))).toBe(false);
+
+    await ws.removeAgentWorktree(REPO, "run_1");
+    expect(existsSync(again)).toBe(false);
+  });
+
+  it("refuses a run id that is not a plain name", async () => {
+    const ws = workspace();
+    await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+    for (const runId of ["../x", "a/b", ".hidden", ""]) {
+      await expect(ws.agentWorktree({ repoKey: REPO, baseBranch: "main", runId })).rejects.toThrow(
+        /bad run id/,
+      );
+    }
+  });
+});

@@ -7,6 +7,7 @@ import {
   updateCheckRun,
 } from "./checks.ts";
 import { createComment, listComments } from "./comments.ts";
+import { getContents } from "./contents.ts";
 import { createHook, deleteHook, listHooks } from "./hooks.ts";
 import { createIssue, editIssue, getIssue, listIssues } from "./issues.ts";
 import {
@@ -78,6 +79,7 @@ export const ROUTES: Route[] = [
   repoRoute("POST", "/statuses/{sha}", createCommitStatus),
   repoRoute("GET", "/commits/{ref}/status", combinedStatus),
   repoRoute("GET", "/branches/{branch}", getBranch),
+  repoRoute("GET", "/contents/{path}", getContents),
   repoRoute("DELETE", "/branches/{branch}", deleteBranch),
   // GitHub deletes a branch as its ref.
   repoRoute("DELETE", "/git/refs/heads/{branch}", deleteBranch),

@@ -1,0 +1,291 @@
+/**
+ * The ProjectDO's agent runs: each run is one `agent` job of the queue. When its runner completes it, the
+ * requested outputs are kept; the `agent-check` outbox row then decides them against the definition the run
+ * was queued with (src/agents/outputs.ts), and each accepted one becomes an `agent-apply` row of its own, so a
+ * completion delivered twice, or a check repeated after a lost acknowledgement, applies each output once.
+ */
+import type { AgentDefinition } from "../src/agents/definition.ts";
+import {
+  checkOutputs,
+  type OutputDecision,
+  type RequestedOutput,
+  type Targets,
+} from "../src/agents/outputs.ts";
+import type { JobSpec, ProjectPolicy } from "./job-store.ts";
+import type { Outbox } from "./outbox.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS agent_runs (
+  id TEXT PRIMARY KEY,
+  agent TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  trigger TEXT NOT NULL,
+  status TEXT NOT NULL,
+  outputs TEXT NOT NULL,
+  requests TEXT,
+  decisions TEXT,
+  error TEXT,
+  cost_usd REAL NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agent_runs_by_agent ON agent_runs (agent, created_at);
+`;
+
+/** A run of one of the project's agents, queued as an `agent` job (src/agents/runs.ts composes it). */
+export type AgentRunRequest = {
+  runId: string;
+  trigger: string;
+  outputs: AgentDefinition["outputs"];
+  spec: JobSpec & { agent: NonNullable<JobSpec["agent"]> };
+  policy: ProjectPolicy;
+};
+
+export const AGENT_CHANNELS = { check: "agent-check", apply: "agent-apply" } as const;
+
+export type AgentRunStatus = "queued" | "running" | "done" | "failed";
+
+/**
+ * A decision as kept: an accepted output is `applied` once the forge took it, or carries `failed` (the
+ * forge's refusal) when it never will.
+ */
+export type KeptDecision = OutputDecision & { applied?: boolean; failed?: string };
+
+export type AgentRunView = {
+  id: string;
+  agent: string;
+  jobId: string;
+  trigger: string;
+  status: AgentRunStatus;
+  costUsd: number;
+  /** What the agent asked for and what became of it; null until its runner completed the run. */
+  decisions: KeptDecision[] | null;
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+export type CheckRow = { runId: string };
+export type ApplyRow = { runId: string; index: number };
+
+type Row = {
+  id: string;
+  agent: string;
+  job_id: string;
+  trigger: string;
+  status: AgentRunStatus;
+  outputs: string;
+  requests: string | null;
+  decisions: string | null;
+  error: string | null;
+  cost_usd: number;
+  created_at: number;
+  updated_at: number;
+};
+
+/**
+ * Outputs the checks may accept but this version does not apply yet: rejected with this reason rather than
+ * lost silently.
+ */
+const NOT_APPLIED: Partial<Record<RequestedOutput["type"], string>> = {
+  link_dependency: "link_dependency is not applied by this version of Conveyor yet",
+  submit_review: "submit_review is not applied by this version of Conveyor yet",
+};
+
+/** Thin typed access plus the decisions; every write method is meant to run inside `transactionSync`. */
+export class AgentRuns {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly outbox: Outbox,
+  ) {
+    sql.exec(SCHEMA);
+  }
+
+  queue(
+    run: { id: string; agent: string; jobId: string; trigger: string; outputs: AgentDefinition["outputs"] },
+    now: number,
+  ): void {
+    this.sql.exec(
+      `INSERT INTO agent_runs (id, agent, job_id, trigger, status, outputs, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)`,
+      run.id,
+      run.agent,
+      run.jobId,
+      run.trigger,
+      JSON.stringify(run.outputs),
+      now,
+      now,
+    );
+  }
+
+  /** Its job was leased (again): the run is running. */
+  running(runId: string, now: number): void {
+    this.sql.exec(
+      "UPDATE agent_runs SET status = 'running', updated_at = ? WHERE id = ? AND status IN ('queued', 'running')",
+      now,
+      runId,
+    );
+  }
+
+  /** Its job went back to the queue (a lease lost, a retryable failure): the run waits again. */
+  requeued(runId: string, now: number): void {
+    this.sql.exec(
+      "UPDATE agent_runs SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'running'",
+      now,
+      runId,
+    );
+  }
+
+  /** Its runner completed the run: the requests wait for the check. A second completion changes nothing. */
+  reported(runId: string, requests: readonly RequestedOutput[], now: number): void {
+    const row = this.row(runId);
+    if (!row || row.requests !== null || row.status === "done" || row.status === "failed") return;
+    this.sql.exec(
+      "UPDATE agent_runs SET requests = ?, updated_at = ? WHERE id = ?",
+      JSON.stringify(requests),
+      now,
+      runId,
+    );
+    this.outbox.enqueue(AGENT_CHANNELS.check, { runId } satisfies CheckRow, now);
+  }
+
+  /** Its job ended without a completion (failed for good, or cancelled). */
+  ended(runId: string, reason: string, now: number): void {
+    this.sql.exec(
+      `UPDATE agent_runs SET status = 'failed', error = ?, updated_at = ?
+       WHERE id = ? AND status IN ('queued', 'running')`,
+      reason,
+      now,
+      runId,
+    );
+  }
+
+  setCost(runId: string, usd: number): void {
+    this.sql.exec("UPDATE agent_runs SET cost_usd = ? WHERE id = ?", usd, runId);
+  }
+
+  /** The issue numbers the run's requests aim at: what the check must know of the forge. */
+  targetsOf(runId: string): number[] {
+    const requests = this.requests(this.row(runId));
+    const numbers = requests.flatMap((r) => ("issue" in r ? [r.issue] : []));
+    return [...new Set(numbers)];
+  }
+
+  /**
+   * Decides the run's requests once (a repeated check finds them decided) and queues each accepted output
+   * for the forge. Inside a transaction.
+   */
+  decide(runId: string, targets: Targets, now: number): void {
+    const row = this.row(runId);
+    if (!row || row.decisions !== null || row.requests === null) return;
+    const outputs = JSON.parse(row.outputs) as AgentDefinition["outputs"];
+    const decisions: KeptDecision[] = checkOutputs({ outputs }, this.requests(row), targets).map(
+      (decision) => {
+        const unsupported = NOT_APPLIED[decision.output.type];
+        return decision.status === "accepted" && unsupported
+          ? { status: "rejected", output: decision.output, reason: unsupported }
+          : decision;
+      },
+    );
+    this.sql.exec(
+      "UPDATE agent_runs SET status = 'done', decisions = ?, updated_at = ? WHERE id = ?",
+      JSON.stringify(decisions),
+      now,
+      runId,
+    );
+    for (const [index, decision] of decisions.entries()) {
+      if (decision.status === "accepted" && decision.output.type !== "noop") {
+        this.outbox.enqueue(AGENT_CHANNELS.apply, { runId, index } satisfies ApplyRow, now);
+      }
+    }
+  }
+
+  /** The accepted output an `agent-apply` row stands for; null when the run is gone. */
+  accepted(runId: string, index: number): RequestedOutput | null {
+    const decision = this.decisions(this.row(runId))?.[index];
+    return decision?.status === "accepted" ? decision.output : null;
+  }
+
+  /** The forge took the output, or refused it for good (`refusal`). */
+  markApplied(runId: string, index: number, now: number, refusal: string | null = null): void {
+    const row = this.row(runId);
+    const decisions = this.decisions(row);
+    const decision = decisions?.[index];
+    if (!decisions || !decision) return;
+    decisions[index] = refusal === null ? { ...decision, applied: true } : { ...decision, failed: refusal };
+    this.sql.exec(
+      "UPDATE agent_runs SET decisions = ?, updated_at = ? WHERE id = ?",
+      JSON.stringify(decisions),
+      now,
+      runId,
+    );
+  }
+
+  view(runId: string): AgentRunView | null {
+    const row = this.row(runId);
+    return row ? toView(row) : null;
+  }
+
+  /** Each agent's latest run. */
+  latest(): AgentRunView[] {
+    return this.sql
+      .exec<Row>(
+        `SELECT * FROM agent_runs r WHERE created_at = (
+           SELECT MAX(created_at) FROM agent_runs WHERE agent = r.agent)`,
+      )
+      .toArray()
+      .map(toView);
+  }
+
+  /** Forgets finished runs queued before `before`, except each agent's latest (its "last run"). */
+  prune(before: number): void {
+    this.sql.exec(
+      `DELETE FROM agent_runs WHERE created_at < ? AND status IN ('done', 'failed')
+         AND created_at < (SELECT MAX(created_at) FROM agent_runs latest WHERE latest.agent = agent_runs.agent)`,
+      before,
+    );
+  }
+
+  /** `agent`'s most recent runs, newest first. */
+  recent(agent: string, limit: number): AgentRunView[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM agent_runs WHERE agent = ? ORDER BY created_at DESC LIMIT ?", agent, limit)
+      .toArray()
+      .map(toView);
+  }
+
+  /** Whether a run of `agent` still waits for a runner. */
+  waiting(agent: string): boolean {
+    return (
+      this.sql.exec("SELECT 1 FROM agent_runs WHERE agent = ? AND status = 'queued' LIMIT 1", agent).toArray()
+        .length > 0
+    );
+  }
+
+  private row(runId: string): Row | null {
+    return this.sql.exec<Row>("SELECT * FROM agent_runs WHERE id = ?", runId).toArray()[0] ?? null;
+  }
+
+  private requests(row: Row | null): RequestedOutput[] {
+    return row?.requests ? (JSON.parse(row.requests) as RequestedOutput[]) : [];
+  }
+
+  private decisions(row: Row | null): KeptDecision[] | null {
+    return row?.decisions ? (JSON.parse(row.decisions) as KeptDecision[]) : null;
+  }
+}
+
+function toView(row: Row): AgentRunView {
+  return {
+    id: row.id,
+    agent: row.agent,
+    jobId: row.job_id,
+    trigger: row.trigger,
+    status: row.status,
+    costUsd: row.cost_usd,
+    decisions: row.decisions ? (JSON.parse(row.decisions) as KeptDecision[]) : null,
+    error: row.error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * The forge's side of agent runs: what the checks know of the targets (open issues and their labels, from
+ * Conveyor's mirror of the forge), and applying one accepted output. Each apply is idempotent under its key,
+ * since the outbox retries: comments carry Conveyor's marker, labels and closing are idempotent on the forge.
+ */
+import type { RequestedOutput, Targets } from "../src/agents/outputs.ts";
+import type { Env } from "../src/env.ts";
+import { errorMessage } from "../src/error-message.ts";
+import { hasStatus } from "../src/forge/client/index.ts";
+import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
+import { conveyorAccount } from "../src/projects/account.ts";
+import { mirroredIssues } from "../src/projects/mirror.ts";
+import { clientOf, loadRegistered } from "../src/projects/store.ts";
+
+export async function agentTargets(env: Env, projectId: string, numbers: number[]): Promise<Targets> {
+  const issues = await mirroredIssues(env, projectId, numbers);
+  return new Map(
+    issues.filter((issue) => issue.state === "open").map((issue) => [issue.number, { labels: issue.labels }]),
+  );
+}
+
+async function posterFor(env: Env, projectId: string): Promise<Poster> {
+  const registered = await loadRegistered(env, projectId);
+  if (!registered) throw new Error(`project ${projectId} is not registered`);
+  const forge = clientOf(registered.project, await registered.secrets());
+  const account = await conveyorAccount(env, registered.project);
+  return { forge, account, secretsKey: env.CONVEYOR_SECRETS_KEY };
+}
+
+/**
+ * Applies one accepted output on the forge; `key` names it for the retries. A refusal that trying again
+ * cannot change (the issue is gone, the forge rejects the request) comes back as its reason instead of
+ * holding up the outputs after it; anything else throws, and the outbox retries.
+ */
+export async function applyAgentOutput(
+  env: Env,
+  projectId: string,
+  key: string,
+  output: RequestedOutput,
+): Promise<string | null> {
+  try {
+    await apply(env, projectId, key, output);
+    return null;
+  } catch (error) {
+    if (hasStatus(error, 403, 404, 410, 422)) return `the forge refused it: ${errorMessage(error)}`;
+    throw error;
+  }
+}
+
+async function apply(env: Env, projectId: string, key: string, output: RequestedOutput): Promise<void> {
+  const poster = await posterFor(env, projectId);
+  const { forge } = poster;
+  switch (output.type) {
+    case "create_issue":
+      // A retry after a lost answer could file it twice; the check's one-per-title rule bounds it to the run.
+      await forge.createIssue({ title: output.title, body: output.body, labels: output.labels });
+      return;
+    case "comment":
+      await commentOnce(poster, output.issue, key, output.body);
+      return;
+    case "add_labels":
+      await forge.addLabels(output.issue, output.labels);
+      return;
+    case "remove_labels":
+      for (const label of output.labels) await forge.removeLabel(output.issue, label);
+      return;
+    case "close_issue":
+      await commentOnce(poster, output.issue, key, output.reason);
+      await forge.closeIssue(output.issue);
+      return;
+    case "link_dependency":
+    case "submit_review":
+    case "noop":
+      // Never queued: the run's decisions reject the first two, and a noop asks for nothing.
+      return;
+  }
+}

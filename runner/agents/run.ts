@@ -1,0 +1,83 @@
+/**
+ * One agent job on the runner: a fresh worktree of the default branch (never pushed), the agent's own HOME,
+ * the session with its safe-output tools, and the completion that carries what it asked for. Both the
+ * worktree and the HOME are gone when the run ends: an agent run leaves nothing to resume.
+ */
+import { rm } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { RequestedOutput } from "../../src/agents/outputs.ts";
+import type { Job } from "../../src/runner-api/contract.ts";
+import { runsAgents } from "../drivers/driver.ts";
+import { prepareAgentHome } from "../drivers/env.ts";
+import { DEFAULT_AUTHOR } from "../git/workspace.ts";
+import type { JobContext } from "../job.ts";
+import type { Logger } from "../log.ts";
+import type { Reporter, ReportOutcome } from "../reporter.ts";
+
+export type AgentJobRun = { reporter: Reporter; log: Logger; signal: AbortSignal };
+
+/** Rejects (the job fails, not retried) for a driver that runs no agents. */
+export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): Promise<ReportOutcome> {
+  const { agent } = job;
+  if (!agent) throw new Error(`agent job ${job.id} carries no agent run`);
+  if (!runsAgents(ctx.driver)) throw new NotAnAgentDriverError();
+  const { workspace } = ctx;
+  const { reporter, log, signal } = run;
+  const repoKey = job.repo.fullName;
+  await workspace.ensureMirror({ repoKey, remoteUrl: job.repo.cloneUrl });
+  const worktree = await workspace.agentWorktree({
+    repoKey,
+    baseBranch: job.repo.defaultBranch,
+    runId: agent.runId,
+  });
+  const home = ctx.layout.agentRunHome(job.project, agent.runId);
+  try {
+    await prepareAgentHome(home, DEFAULT_AUTHOR);
+    log.info("agent run started", { agent: agent.name, run: agent.runId });
+    signal.throwIfAborted();
+    const result = await ctx.driver.runAgent({
+      job,
+      agent,
+      worktree,
+      home,
+      readOnly: [workspace.objectsPath(repoKey)],
+      signal,
+      log,
+      onSession: (sessionId) => void reporter.event({ kind: "session", sessionId, worktree }),
+      onUsage: (sessionId, usage) => void reporter.event({ kind: "usage", sessionId, usage }),
+      onActivity: (items) => {
+        const redacted = items.map((item) => ({ ...item, text: ctx.secrets.redact(item.text) }));
+        void reporter.event({ kind: "activity", items: redacted });
+      },
+    });
+    if (signal.reason !== "shutdown") signal.throwIfAborted();
+    if (result.error?.retryable) throw new Error(result.error.message);
+    // The outputs go to the forge for everyone to read: no secret of the runner's rides along.
+    const outputs = result.outputs.map((output) => redacted(output, (text) => ctx.secrets.redact(text)));
+    log.info("agent run done", { outputs: outputs.length, error: result.error?.message });
+    return {
+      phase: result.error ? "failed" : "done",
+      ...(result.sessionId && { sessionId: result.sessionId }),
+      ...(result.error && { reason: result.error.message }),
+      ...(result.usage && { usage: result.usage }),
+      outputs,
+    };
+  } finally {
+    await workspace.removeAgentWorktree(repoKey, agent.runId);
+    await rm(dirname(home), { recursive: true, force: true });
+  }
+}
+
+export class NotAnAgentDriverError extends Error {
+  constructor() {
+    super("this runner's driver runs no agents");
+  }
+}
+
+function redacted(output: RequestedOutput, redact: (text: string) => string): RequestedOutput {
+  const copy: Record<string, unknown> = { ...output };
+  for (const key of ["title", "body", "reason"]) {
+    if (typeof copy[key] === "string") copy[key] = redact(copy[key] as string);
+  }
+  return copy as RequestedOutput;
+}

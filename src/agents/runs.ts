@@ -1,0 +1,92 @@
+/**
+ * The Worker's side of agent runs: the project's catalog (built-ins, as its repository changes them) and
+ * queueing a run on the project's Durable Object with the prompt composed here.
+ */
+import type { AgentRunRequest } from "../../durable-objects/agent-runs.ts";
+import { randomToken } from "../crypto/tokens.ts";
+import type { Env } from "../env.ts";
+import { errorMessage } from "../error-message.ts";
+import { projectStub } from "../project-stub.ts";
+import { budgetLimits } from "../projects/config.ts";
+import { openMirroredIssues } from "../projects/mirror.ts";
+import { clientOf, type Project, type Registered } from "../projects/store.ts";
+import { BUILTIN_AGENTS } from "./builtin.generated.ts";
+import { AGENTS_DIR, agentCatalog, type Catalog, MAX_REPOSITORY_AGENTS } from "./catalog.ts";
+import { agentPrompt, MAX_CONTEXT_ISSUES } from "./context.ts";
+import type { AgentDefinition, OutputType } from "./definition.ts";
+
+/** `files`: the repository's `.conveyor/agents/` files at the default branch (path → text). */
+export const projectCatalog = (files: ReadonlyMap<string, string>): Catalog =>
+  agentCatalog(BUILTIN_AGENTS, files);
+
+/** The project's catalog as its default branch has it now. */
+export async function loadCatalog(registered: Registered): Promise<Catalog> {
+  const forge = clientOf(registered.project, await registered.secrets());
+  const files = await forge.readDirectory(
+    AGENTS_DIR,
+    registered.project.settings.defaultBranch,
+    MAX_REPOSITORY_AGENTS,
+  );
+  return projectCatalog(files);
+}
+
+/** The catalog, or why the repository could not be read (the forge is down, the token lacks access). */
+export function readCatalog(registered: Registered): Promise<Catalog | { error: string }> {
+  return loadCatalog(registered).catch((error: unknown) => ({
+    error: `cannot read the agents from the repository: ${errorMessage(error)}`,
+  }));
+}
+
+export const newRunId = () => randomToken("run_", 12);
+
+/** What queues one run of `definition` for `project`: its job, with the prompt composed now. */
+export async function agentRunRequest(
+  env: Env,
+  project: Project,
+  definition: AgentDefinition,
+  trigger: string,
+): Promise<AgentRunRequest> {
+  const { settings } = project;
+  const issues = await openMirroredIssues(env, project.id, MAX_CONTEXT_ISSUES);
+  const prompt = agentPrompt(definition, { project: project.id, repo: project.repo, trigger, issues });
+  const runId = newRunId();
+  return {
+    runId,
+    trigger,
+    outputs: definition.outputs,
+    spec: {
+      kind: "agent",
+      project: project.id,
+      issue: { number: 0, title: `agent ${definition.name}`, body: "" },
+      repo: { fullName: project.repo, cloneUrl: project.cloneUrl, defaultBranch: settings.defaultBranch },
+      branch: settings.defaultBranch,
+      headSha: null,
+      iteration: 0,
+      sessionId: null,
+      instructions: null,
+      budget: { maxTurns: definition.maxTurns, usdRemaining: definition.budgetUsd },
+      sandbox: settings.sandbox,
+      agent: {
+        runId,
+        name: definition.name,
+        prompt,
+        tools: definition.tools,
+        outputs: Object.keys(definition.outputs) as OutputType[],
+        ...(definition.model && { model: definition.model }),
+      },
+    },
+    policy: { parallel: settings.parallel, ...settings.jobs, budget: budgetLimits(settings) },
+  };
+}
+
+/** Queues one run of `definition` for `project` on its Durable Object; returns the run's id. */
+export async function queueAgentRun(
+  env: Env,
+  project: Project,
+  definition: AgentDefinition,
+  trigger: string,
+): Promise<string> {
+  const request = await agentRunRequest(env, project, definition, trigger);
+  await projectStub(env, project.id).startAgentRun(request);
+  return request.runId;
+}
