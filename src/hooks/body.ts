@@ -1,3 +1,5 @@
+import { BodyTooLargeError, boundedBytes } from "../http/bounded.ts";
+
 /** Reads a request body up to a limit without buffering more than the limit. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -7,24 +9,8 @@ export async function readLimited(request: Request, limit = MAX_BODY_BYTES): Pro
   if (!request.body) return new Uint8Array();
   // The runtime holds a body to its declared length: one read, no chunk loop (forges declare it).
   if (Number.isInteger(declared)) return new Uint8Array(await request.arrayBuffer());
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
+  return boundedBytes(request.body, limit).catch((error: unknown) => {
+    if (error instanceof BodyTooLargeError) return null;
+    throw error;
+  });
 }

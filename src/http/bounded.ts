@@ -13,8 +13,16 @@ export class BodyTooLargeError extends Error {
 
 /** The response body as text, read until `maxBytes` at most; past that the rest is cancelled and it throws. */
 export async function boundedText(res: Response, maxBytes: number): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
+  return new TextDecoder().decode(await boundedBytes(res.body, maxBytes));
+}
+
+/** A body read until `maxBytes` at most, never buffering more; past that the rest is cancelled and it throws. */
+export async function boundedBytes(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<Uint8Array> {
+  if (!body) return new Uint8Array();
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -33,5 +41,5 @@ export async function boundedText(res: Response, maxBytes: number): Promise<stri
     all.set(chunk, at);
     at += chunk.byteLength;
   }
-  return new TextDecoder().decode(all);
+  return all;
 }

@@ -34,6 +34,21 @@ type MirrorValues = {
   contentKey: string | null;
 };
 
+const mirrorValues = (
+  projectId: string,
+  issue: MirroredIssue,
+  now: number,
+  delivery?: { id: string; contentKey: string },
+): MirrorValues => ({
+  projectId,
+  ...issue,
+  labels: JSON.stringify(issue.labels),
+  dependsOn: JSON.stringify(issue.dependsOn),
+  now,
+  deliveryId: delivery?.id ?? null,
+  contentKey: delivery?.contentKey ?? null,
+});
+
 /** Read before the writes: the issue's lifecycle state (D1 index) and the guarding delivery's outcome. */
 const LOOKUP = compile<MirrorValues>(
   () => sql`SELECT
@@ -76,15 +91,7 @@ export async function mirrorIssue(
   options: { now?: number; delivery?: { id: string; contentKey: string }; also?: D1PreparedStatement[] } = {},
 ): Promise<{ state: string | undefined; seen: string | undefined }> {
   const { now = Date.now(), delivery, also = [] } = options;
-  const values: MirrorValues = {
-    projectId,
-    ...issue,
-    labels: JSON.stringify(issue.labels),
-    dependsOn: JSON.stringify(issue.dependsOn),
-    now,
-    deliveryId: delivery?.id ?? null,
-    contentKey: delivery?.contentKey ?? null,
-  };
+  const values = mirrorValues(projectId, issue, now, delivery);
   const [lookup] = await env.DB.batch([LOOKUP(env.DB, values), UPSERT_ISSUE(env.DB, values), ...also]);
   const [row] = rowsOf<{ state: string | null; seen: string | null }>(lookup);
   return { state: row?.state ?? undefined, seen: row?.seen ?? undefined };
@@ -102,15 +109,7 @@ export async function mirrorIssues(
 ): Promise<Map<number, string | undefined>> {
   if (mirrored.length === 0) return new Map();
   const statements = mirrored.flatMap((issue) => {
-    const values: MirrorValues = {
-      projectId,
-      ...issue,
-      labels: JSON.stringify(issue.labels),
-      dependsOn: JSON.stringify(issue.dependsOn),
-      now,
-      deliveryId: null,
-      contentKey: null,
-    };
+    const values = mirrorValues(projectId, issue, now);
     return [LOOKUP(env.DB, values), UPSERT_ISSUE(env.DB, values)];
   });
   const results = await env.DB.batch(statements);
