@@ -61,4 +61,13 @@ const STAYING_CURRENT = [
   "against is not, and a branch that moved is never merged on a verdict about another commit. The cost is one",
   "more critic call per update.",
   "",
+  "**So is a human's approval of a held merge** (`awaiting_approval`, a change to a protected path): the",
+  "approving review is for the commit it names, and an approval of another commit (a late or repeated webhook)",
+  "is refused. When the base moved on while the merge waited for the human, the merge finds the branch behind,",
+  "the forge merges the base in, and the new head goes through CI and the critic and waits in",
+  "`awaiting_approval` again: Conveyor comments that the earlier approval does not carry over and asks for",
+  "another. A protected path's change is never merged in a combination no human approved; what the base",
+  "brought in may touch the same paths. The updates count against `maxUpdates`, so a busy base escalates",
+  "rather than asking forever.",
+  "",
 ];
