@@ -63,15 +63,25 @@ describe("staying current with the base on a local forge", () => {
     await Promise.all(pair.map(({ number }) => send(loop, number, { type: "human_approval", by: "alice" })));
     const updated = await Promise.all(
       pair.map(({ number }) =>
-        until(loop, number, (v) => v.state === "merged" || v.state === "awaiting_approval"),
+        until(
+          loop,
+          number,
+          (v) =>
+            v.state === "merged" ||
+            (v.state === "awaiting_approval" &&
+              !v.outbox.some((o) => o.channel === "effect:notify_human" && o.pending > 0)),
+        ),
       ),
     );
     const paths = updated.map((v) =>
       v.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`),
     );
     expect(paths.filter((path) => path.includes("branch_updated>awaiting_ci"))).toHaveLength(1);
-    const second = pair[updated.findIndex((v) => v.state === "awaiting_approval")];
-    await send(loop, second?.number ?? 0, { type: "human_approval", by: "alice" });
+    const second = pair[updated.findIndex((v) => v.state === "awaiting_approval")]?.number ?? 0;
+    // The approval was for the head before the update: the maintainer is asked again, and told why.
+    const asked = (await loop.forge.listComments(second)).map((c) => c.body);
+    expect(asked.filter((body) => body.includes("approve the pull request again"))).toHaveLength(1);
+    await send(loop, second, { type: "human_approval", by: "alice" });
     for (const { number } of pair) {
       const view = await until(loop, number, (v) => v.state === "merged");
       // What merged is the head CI and the critic saw, on the base it was checked against.
