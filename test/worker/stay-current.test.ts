@@ -80,7 +80,9 @@ describe("staying current with the base on a local forge", () => {
     const second = pair[updated.findIndex((v) => v.state === "awaiting_approval")]?.number ?? 0;
     // The approval was for the head before the update: the maintainer is asked again, and told why.
     const asked = (await loop.forge.listComments(second)).map((c) => c.body);
-    expect(asked.filter((body) => body.includes("approve the pull request again"))).toHaveLength(1);
+    const again = asked.filter((body) => body.includes("approve the pull request again"));
+    expect(again).toHaveLength(1);
+    expect(again[0]).toContain("Approve the pull request (a review by a user with write access) to merge it");
     await send(loop, second, { type: "human_approval", by: "alice" });
     for (const { number } of pair) {
       const view = await until(loop, number, (v) => v.state === "merged");
