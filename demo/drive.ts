@@ -15,6 +15,11 @@ const POLL_MS = 200;
 const SETTLE_MS = 400;
 /** Replies per issue: one is designed; a second covers a real model asking twice. */
 const MAX_REPLIES = 2;
+/**
+ * Approvals per issue: one is designed; an approval is for one head, and when the base moved on meanwhile the
+ * forge's update of the branch asks for another (bounded by Conveyor's `maxUpdates`, 3 by default).
+ */
+const MAX_APPROVALS = 4;
 const TERMINAL = new Set(["merged", "abandoned"]);
 /** States in which only a human moves the issue on. */
 const WAITING_FOR_HUMAN = new Set(["escalated", "awaiting_approval"]);
@@ -76,7 +81,10 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
         answered.add(edge.number);
         print(`${stamp(run.startedAt, Date.now())}  maintainer replies on #${edge.number}: "${text}"`);
       }
-      const approval = edge.to === "awaiting_approval" ? approvalOf(edge.number, run.approvals) : undefined;
+      const approval =
+        edge.to === "awaiting_approval" && edge.from !== "awaiting_approval"
+          ? approvalOf(edge.number, run.approvals)
+          : undefined;
       if (approval) {
         const pr = await pullRequestOf(demo, edge.number);
         await maintainer.createReview(pr, { event: "APPROVE", body: approval });
@@ -136,8 +144,9 @@ function replyTo(number: number, replies: Reply[], replyToAny: boolean): string 
   return designed ?? (replyToAny ? FALLBACK_REPLY : undefined);
 }
 
+/** The maintainer approves each head the merge waits on: Conveyor asks again when the branch moved since. */
 function approvalOf(number: number, approvals: Reply[]): string | undefined {
-  if (approvals.some((a) => a.number === number)) return undefined;
+  if (approvals.filter((a) => a.number === number).length >= MAX_APPROVALS) return undefined;
   return ISSUES.find((i) => i.number === number)?.approval;
 }
 

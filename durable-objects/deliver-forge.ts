@@ -55,7 +55,10 @@ async function escalationText(ctx: EffectContext, effect: Extract<Effect, { kind
     `- iteration: ${issue.iteration}`,
     `- cost so far: $${cost.toFixed(2)}`,
     "",
-    "Reply here to resume the session with your answer, or comment `/conveyor retry` or `/conveyor abandon`.",
+    // A held merge is not resumed by a reply: it waits for an approving review of its head.
+    issue.state === "awaiting_approval"
+      ? "Approve the pull request (a review by a user with write access) to merge it, or comment `/conveyor abandon`."
+      : "Reply here to resume the session with your answer, or comment `/conveyor retry` or `/conveyor abandon`.",
   ].join("\n");
 }
 

@@ -13,6 +13,7 @@ import { approvalReason, type FileListing } from "../src/domain/protected-paths.
 import type { ForgeClient } from "../src/forge/client/index.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
 import { type Poster, reviewOnce } from "../src/forge/comment-once.ts";
+import { projectStub } from "../src/project-stub.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
 import type { Project } from "../src/projects/store.ts";
 import { forgeOf, posterOf } from "./deliver-forge.ts";
@@ -24,6 +25,11 @@ export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
 /** Thrown while CI runs: the outbox retries with backoff, which is the polling schedule. */
 export class CiPending extends Error {
   /** Not a failure: polled again with backoff for as long as the CI timer lets the issue wait. */
+  readonly waiting = true;
+}
+
+/** Another merge of the project holds the turn: tried again with backoff, bounded by the merge timer. */
+export class MergeTurnPending extends Error {
   readonly waiting = true;
 }
 
@@ -97,23 +103,32 @@ export const REVIEW_DELIVERERS: Deliverers = {
 
   merge: async (_effect, ctx) => {
     const { issue } = ctx;
-    if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
+    const prNumber = issue.prNumber;
+    if (prNumber === null) throw new Error("the pull request's number is not known yet");
     const { forge } = await forgeOf(ctx);
-    // The base may have moved since the review: up to date first, and the new head is reviewed again.
-    if (issue.state === "merging" && issue.headSha) {
-      const stale = await keepCurrent(forge, issue.prNumber, issue.headSha);
-      if (stale) return stale;
+    // From the check to the forge's answer, no other merge of the project lands on the base (./merge-turn.ts).
+    const project = projectStub(ctx.env, issue.project);
+    if (!(await project.takeMergeTurn(ctx.key)))
+      throw new MergeTurnPending("another merge of the project is under way");
+    try {
+      // The base may have moved since the review: up to date first, and the new head is reviewed again.
+      if (issue.state === "merging" && issue.headSha) {
+        const stale = await keepCurrent(forge, prNumber, issue.headSha);
+        if (stale) return stale;
+      }
+      const result = await forge.mergePullRequest(prNumber, {
+        method: "merge",
+        ...(issue.headSha && { sha: issue.headSha }),
+      });
+      // Merging is idempotent: a retry after a lost answer finds the pull request already merged.
+      if (result.merged) {
+        const pull = { number: prNumber, byConveyor: true };
+        return { type: "merge_confirmed", ...pull, ...(issue.headSha && { sha: issue.headSha }) };
+      }
+      return { type: "merge_failed", reason: result.reason };
+    } finally {
+      await project.endMergeTurn(ctx.key);
     }
-    const result = await forge.mergePullRequest(issue.prNumber, {
-      method: "merge",
-      ...(issue.headSha && { sha: issue.headSha }),
-    });
-    // Merging is idempotent: a retry after a lost answer finds the pull request already merged.
-    if (result.merged) {
-      const pull = { number: issue.prNumber, byConveyor: true };
-      return { type: "merge_confirmed", ...pull, ...(issue.headSha && { sha: issue.headSha }) };
-    }
-    return { type: "merge_failed", reason: result.reason };
   },
 
   check_merged: async (_effect, ctx) => {

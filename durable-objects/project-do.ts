@@ -38,6 +38,7 @@ import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { agentTargets, applyAgentOutput } from "./deliver-agent-outputs.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
 import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./job-store.ts";
+import { MergeTurns } from "./merge-turn.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
 import { type CycleOutcome, Reconciliation } from "./reconciliation.ts";
 
@@ -53,6 +54,13 @@ const RETENTION_MS = 30 * 24 * 60 * 60_000;
 /** The envelope schema's limit for a phase reason. */
 const MAX_REASON = 2_000;
 const CHANNELS = { d1: "d1", issue: "issue", ...AGENT_CHANNELS } as const;
+/**
+ * A merge's turn lasts its stay-current check (GitHub's update-branch is waited for, about 10 s at most) and
+ * the forge's answer, each under the forge client's own timeouts and retries; past this it is taken back.
+ */
+const MERGE_TURN_HOLD_MS = 120_000;
+/** How long a merge waits for its turn before its outbox tries again later. */
+const MERGE_TURN_WAIT_MS = 30_000;
 
 export type EnqueueRequest = {
   /** The IssueDO effect key: the same key enqueues once, however often it is delivered. */
@@ -75,6 +83,7 @@ export class ProjectDO extends DurableObject<Env> {
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
+  private readonly mergeTurns = new MergeTurns();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -398,6 +407,15 @@ export class ProjectDO extends DurableObject<Env> {
     const meta = this.store.meta();
     const spentTodayUsd = this.store.daySpendUsd(utcDay(Date.now()));
     return { paused: meta ? dailyCapReached(spentTodayUsd, meta.policy.budget) : null, spentTodayUsd };
+  }
+
+  /** The project's turn to merge, for the merge effect `key` (see ./merge-turn.ts); false if it did not come. */
+  takeMergeTurn(key: string): Promise<boolean> {
+    return this.mergeTurns.take(key, MERGE_TURN_HOLD_MS, MERGE_TURN_WAIT_MS);
+  }
+
+  endMergeTurn(key: string): void {
+    this.mergeTurns.end(key);
   }
 
   /** Delivers everything waiting now, delays and backoffs included (tests, operators); then re-arms the alarm. */

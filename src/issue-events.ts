@@ -69,7 +69,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("pr_closed"), ...pullRef }),
   z.object({ type: z.literal("issue_closed"), unmerged: z.literal(true).optional() }),
   z.object({ type: z.literal("human_reply"), author: actor, text: text(20_000) }),
-  z.object({ type: z.literal("human_approval"), by: actor }),
+  z.object({ type: z.literal("human_approval"), by: actor, headSha: z.string().min(1).max(64).optional() }),
   z.object({ type: z.literal("abandon"), by: actor }),
   z.object({ type: z.literal("retry"), by: actor }),
   z.object({ type: z.literal("timeout"), timer: z.enum(TIMERS) }),

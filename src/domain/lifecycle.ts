@@ -104,7 +104,11 @@ export type LifecycleEvent =
    */
   | { type: "issue_closed"; unmerged?: true }
   | { type: "human_reply"; author: string; text: string }
-  | { type: "human_approval"; by: string }
+  /**
+   * A writer approved the pull request held for a human. `headSha`: the commit the approval is for (the forge's
+   * review says); absent from the operator's approval, which is for the head the issue is at.
+   */
+  | { type: "human_approval"; by: string; headSha?: string }
   | { type: "abandon"; by: string }
   | { type: "retry"; by: string }
   | { type: "timeout"; timer: TimerKind }
@@ -239,6 +243,11 @@ export type IssueContext = {
    * ends (then a reap job removes it; the pushed branch stays, so a retry starts from it).
    */
   worktreeKept: boolean;
+  /**
+   * The head a human last approved a held merge for. An approval is for that commit only: a head that moved
+   * since (the forge merging the base in before the merge) waits for an approval of its own.
+   */
+  approvedHead: string | null;
 };
 
 export type JobRun = { id: string; attempt: number };
@@ -263,6 +272,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   summary: null,
   job: null,
   worktreeKept: false,
+  approvedHead: null,
 };
 
 export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
@@ -629,6 +639,16 @@ const branchUpdated: Rule<"branch_updated"> = {
   },
 };
 
+/**
+ * What the held merge asks of a human. A head that moved since a human approved it (the forge merged the base
+ * in at the merge) says so: that approval was for another commit, and this one needs its own.
+ */
+function approvalRequest(ctx: IssueContext, why: string): string {
+  const asked = `approved by the critic; ${why}`;
+  if (!ctx.approvedHead || ctx.approvedHead === ctx.headSha) return asked;
+  return `${asked}. The approval given for ${ctx.approvedHead.slice(0, 12)} does not carry over: the branch has moved since (now ${ctx.headSha?.slice(0, 12) ?? "unknown"}); approve the pull request again`;
+}
+
 const conflict: Rule<"conflict"> = {
   to: ["revising", "escalated"],
   apply: (ctx, e, limits) => {
@@ -718,7 +738,7 @@ const TABLE: { [S in State]: StateRules } = {
             if (e.needsHumanApproval) {
               return accept(enter(ctx, "awaiting_approval", { reason: e.needsHumanApproval }), [
                 { kind: "labels", add: ["needs_human"], remove: [] },
-                { kind: "notify_human", reason: `approved by the critic; ${e.needsHumanApproval}` },
+                { kind: "notify_human", reason: approvalRequest(ctx, e.needsHumanApproval) },
               ]);
             }
             return accept(enter(ctx, "merging", { reason: null }), [{ kind: "merge" }]);
@@ -758,11 +778,16 @@ const TABLE: { [S in State]: StateRules } = {
     pr_opened: prOpened("awaiting_approval"),
     human_approval: {
       to: ["merging"],
-      apply: (ctx) =>
-        accept(enter(ctx, "merging", { reason: null }), [
+      apply: (ctx, e) => {
+        // A late or replayed approval of an earlier head does not approve this one.
+        if (e.headSha && ctx.headSha && e.headSha !== ctx.headSha) {
+          return reject(`the approval is for ${e.headSha}, not the current head ${ctx.headSha}`);
+        }
+        return accept(enter(ctx, "merging", { reason: null, approvedHead: ctx.headSha }), [
           { kind: "labels", add: [], remove: ["needs_human"] },
           { kind: "merge" },
-        ]),
+        ]);
+      },
     },
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,

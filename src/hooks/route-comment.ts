@@ -79,7 +79,7 @@ export async function routeReview(
   key: string,
   cause: Cause,
 ): Promise<Routed> {
-  const { pullNumber, state: verdict, author } = event.review;
+  const { pullNumber, state: verdict, author, headSha } = event.review;
   if (verdict !== "approved") return { kind: "ignored", reason: `a ${verdict} review needs no action` };
   const number = await issueOfPull(env, project.id, pullNumber);
   const state = number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number);
@@ -89,6 +89,10 @@ export async function routeReview(
   if (!(await canCommand(await forgeClientFor(env, project), author))) {
     return { kind: "ignored", reason: `${author} has no write access` };
   }
-  await sendEvent(env, project, number, `${key}:approval`, cause, { type: "human_approval", by: author });
+  await sendEvent(env, project, number, `${key}:approval`, cause, {
+    type: "human_approval",
+    by: author,
+    headSha,
+  });
   return { kind: "routed", events: 1 };
 }

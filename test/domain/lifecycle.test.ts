@@ -458,6 +458,41 @@ describe("critic", () => {
     expect(approved.effects).toContainEqual({ kind: "merge" });
   });
 
+  it("a human approval is for one head: a moved branch asks for another, a stale one is refused", () => {
+    const protectedReview: LifecycleEvent = {
+      type: "review",
+      verdict: "APPROVE",
+      summary: "ok",
+      needsHumanApproval: "touches protected paths: ci.sh",
+    };
+    const held = expectAccepted(transition(at("awaiting_review"), protectedReview)).next;
+    const approved = expectAccepted(transition(held, { type: "human_approval", by: "alice", headSha: HEAD }));
+    expect(approved.next).toMatchObject({ state: "merging", approvedHead: HEAD });
+    // At the merge the base had moved on: the forge merged it in, and the new head is checked and reviewed.
+    const updated = expectAccepted(transition(approved.next, { type: "branch_updated", headSha: "c0ffee" }));
+    const green = expectAccepted(
+      transition(updated.next, { type: "ci", result: "green", headSha: "c0ffee" }),
+    );
+    const again = expectAccepted(transition(green.next, protectedReview));
+    expect(again.next.state).toBe("awaiting_approval");
+    const asked = again.effects.find((e) => e.kind === "notify_human");
+    expect(asked).toMatchObject({
+      reason: expect.stringContaining(`approval given for ${HEAD.slice(0, 12)}`),
+    });
+    expect(asked).toMatchObject({ reason: expect.stringContaining("approve the pull request again") });
+    // The first approval, delivered again (a webhook retried), does not approve the new head.
+    expect(transition(again.next, { type: "human_approval", by: "alice", headSha: HEAD })).toEqual({
+      ok: false,
+      reason: `the approval is for ${HEAD}, not the current head c0ffee`,
+    });
+    const merging = expectAccepted(
+      transition(again.next, { type: "human_approval", by: "alice", headSha: "c0ffee" }),
+    );
+    expect(merging.next).toMatchObject({ state: "merging", approvedHead: "c0ffee" });
+    // The operator's approval (the dashboard) names no commit: it is for the head the issue is at.
+    expect(transition(again.next, { type: "human_approval", by: "admin" }).ok).toBe(true);
+  });
+
   it("a critic that gives no valid report escalates: never read as APPROVE", () => {
     const { next, effects } = expectAccepted(
       transition(at("awaiting_review"), { type: "review_failed", reason: "report.verdict: invalid option" }),

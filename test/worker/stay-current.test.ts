@@ -47,6 +47,51 @@ describe("staying current with the base on a local forge", () => {
     expect(mainAfterFirst).not.toBe(await shaOfMain(loop));
   });
 
+  it("two pull requests approved at once merge one at a time: the second is brought up to date first", async () => {
+    const loop = await loopProject("together");
+    // Changes to protected paths, so that both wait for a maintainer, reviewed on the same base.
+    const pair = [
+      await firstPush(loop, { ".ci/a.sh": "a\n" }, "First change"),
+      await firstPush(loop, { ".ci/b.sh": "b\n" }, "Second change"),
+    ];
+    // Two verdicts each: the one brought up to date is reviewed again.
+    const approve = report("APPROVE", "Fine.");
+    for (const { number } of pair) await critic(loop, number, [approve, approve]);
+    for (const { number } of pair) await until(loop, number, (v) => v.state === "awaiting_approval");
+    // Approved at the same moment: each merge checks the base first, and a merge of one between the other's
+    // check and its merge would land a head nobody checked against that base.
+    await Promise.all(pair.map(({ number }) => send(loop, number, { type: "human_approval", by: "alice" })));
+    const updated = await Promise.all(
+      pair.map(({ number }) =>
+        until(
+          loop,
+          number,
+          (v) =>
+            v.state === "merged" ||
+            (v.state === "awaiting_approval" &&
+              !v.outbox.some((o) => o.channel === "effect:notify_human" && o.pending > 0)),
+        ),
+      ),
+    );
+    const paths = updated.map((v) =>
+      v.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`),
+    );
+    expect(paths.filter((path) => path.includes("branch_updated>awaiting_ci"))).toHaveLength(1);
+    const second = pair[updated.findIndex((v) => v.state === "awaiting_approval")]?.number ?? 0;
+    // The approval was for the head before the update: the maintainer is asked again, and told why.
+    const asked = (await loop.forge.listComments(second)).map((c) => c.body);
+    const again = asked.filter((body) => body.includes("approve the pull request again"));
+    expect(again).toHaveLength(1);
+    expect(again[0]).toContain("Approve the pull request (a review by a user with write access) to merge it");
+    await send(loop, second, { type: "human_approval", by: "alice" });
+    for (const { number } of pair) {
+      const view = await until(loop, number, (v) => v.state === "merged");
+      // What merged is the head CI and the critic saw, on the base it was checked against.
+      const pull = await loop.forge.getPullRequest(view.prNumber ?? 0);
+      expect(pull).toMatchObject({ merged: true, headSha: view.headSha });
+    }
+  });
+
   it("a conflicting pull request resumes its session with an update job; its resolution is checked and merged", async () => {
     const loop = await loopProject("conflict");
     const lines = (middle: string) => `one\n${middle}\nthree\n`;
@@ -54,7 +99,13 @@ describe("staying current with the base on a local forge", () => {
     const second = await firstPush(loop, { "shared.txt": lines("second's two") }, "Second change");
     await mergeFirst(loop, { "shared.txt": lines("first's two") });
 
-    const resolving = await until(loop, second.number, (v) => v.state === "revising");
+    // Revising, and its update job enqueued: the state can show before the jobs lane has delivered it.
+    const resolving = await until(
+      loop,
+      second.number,
+      (v) =>
+        v.state === "revising" && !v.outbox.some((o) => o.channel === "effect:enqueue_job" && o.pending > 0),
+    );
     expect(resolving).toMatchObject({ updates: 1, iteration: 2 });
     const update = (await jobsOf(loop.project)).find(
       (j) => j.number === second.number && j.kind === "update",

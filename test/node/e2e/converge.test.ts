@@ -22,11 +22,17 @@ import { type RunnerProcess, startRunner } from "../runner/support/runner-proces
 const LINES = "one\ntwo\nthree\n";
 const phase = `printf 'PHASE:awaiting_ci\\n' > "$CONVEYOR_PHASE_FILE"`;
 const issueNumber = "n=$(git branch --show-current | cut -d/ -f2)";
+/**
+ * Both sessions of a pair wait in `dir` until both are at work, so both start from one base whatever the load
+ * (a second session claimed after the first had merged would find nothing to converge). Bounded: a pair that
+ * never meets fails the assertions, not the run.
+ */
+const meet = (dir: string) =>
+  `[ -f vague ] || { ${issueNumber}; pair='${dir}'/$([ -f shared.txt ] && echo overlap || echo apart); mkdir -p "$pair" && touch "$pair/$n"; i=0; while [ "$(ls "$pair" | wc -l)" -lt 2 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; }`;
 /** Each session, whatever its issue: the overlapping pair rewrites line 2, the other pair adds its own file. */
-const SCRIPT = {
+const script = (meetingDir: string) => ({
   implement: [
-    // Long enough for both sessions of a pair to be at work before either pushes: both start from one base.
-    { sleep: 2_000 },
+    { run: meet(meetingDir) },
     // A repository marked so: the session finds its issue too vague, says so and stops.
     {
       run: `if [ -f vague ]; then printf 'PHASE:needs_human\\nReason: underspecified: which greeting?\\n' > "$CONVEYOR_PHASE_FILE"; fi`,
@@ -41,7 +47,7 @@ const SCRIPT = {
       run: `${issueNumber}; git merge -q --no-edit origin/main >/dev/null 2>&1; theirs=$(git show origin/main:shared.txt | sed -n 2p); printf 'one\\n%s, issue %s\\nthree\\n' "$theirs" "$n" > shared.txt; git add -A && git commit -qm "Merge main into conveyor/$n" && ${phase}`,
     },
   ],
-};
+});
 
 type View = {
   state: string;
@@ -167,7 +173,7 @@ beforeAll(async () => {
   await project("vague", { vague: "" }, { timeouts: { retention: 1_000 } });
   const { token } = (await operator("POST", "/api/v1/runners/tokens", {})) as { token: string };
   const scriptFile = join(root, "script.json");
-  await writeFile(scriptFile, JSON.stringify(SCRIPT));
+  await writeFile(scriptFile, JSON.stringify(script(join(root, "meetings"))));
   const configFile = join(root, "runner.json");
   await writeFile(
     configFile,
