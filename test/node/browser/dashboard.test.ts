@@ -1,22 +1,43 @@
 /**
  * The dashboard in a real browser: Chromium (Debian's /usr/bin/chromium) driven by playwright-core against the
- * local Worker with seeded data. Signs in, opens an issue, approves a held merge. Screenshots: test-output/.
+ * local Worker with seeded data. Signs in, opens an issue, approves a held merge, watches an issue and a real
+ * runner's scripted session live, follows the forge links. Screenshots: test-output/.
  */
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { existsSync, realpathSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Script } from "../../../runner/drivers/scripted.ts";
+import { killLeftoverSessions } from "../../../runner/leftovers.ts";
 import { PATHS } from "../../support/lifecycle-samples.ts";
 import { insertRows, issueRows, writeSeed } from "../../support/seed-sql.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
+import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "../git/support.ts";
+import { Operator, writeRunnerConfig } from "../runner/support/operator.ts";
+import { type RunnerProcess, startRunner } from "../runner/support/runner-process.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const OUTPUT = new URL("../../../test-output/", import.meta.url).pathname;
 const PROJECT = "web";
 const HELD = 7;
 const DAY = 86_400_000;
+/** The project a real runner works on, from a local git upstream. */
+const LIVE = "live";
+const GIT_TOKEN = "git-token-browser-31";
+/**
+ * A session that writes a file, runs a command, then thinks for a minute: the test watches it meanwhile and
+ * stops the runner when done (the sleep is interrupted), so the minute is never waited out.
+ */
+const SCRIPT: Script = {
+  implement: [
+    { write: "notes/live.txt", content: "seen from the browser\n" },
+    { run: "wc -l notes/live.txt" },
+    { sleep: 60_000 },
+    { phase: "awaiting_ci" },
+  ],
+};
 
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium)
@@ -133,12 +154,17 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
   let context: BrowserContext;
   let profile = "";
   let page: Page;
+  let operator: Operator;
+  let root = "";
+  let gitServer: GitHttpServer;
+  let runner: RunnerProcess | undefined;
 
   beforeAll(async () => {
     const now = Date.now();
     profile = await mkdtemp(join(tmpdir(), "conveyor-chromium-"));
+    root = await tempDir("browser-runner");
     await mkdir(OUTPUT, { recursive: true });
-    [worker, context] = await Promise.all([
+    [worker, context, gitServer] = await Promise.all([
       seedSql(now).then(async (seedFile) => {
         const started = await startLocalWorker({ seedSql: seedFile });
         await rm(seedFile);
@@ -158,38 +184,29 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
         ],
         viewport: { width: 1400, height: 900 },
       }),
+      Upstream.create(root).then(() => startGitHttpServer(root, "conveyor-bot", GIT_TOKEN)),
     ]);
-    const operator = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" };
-    // Operator events apply to registered projects only. Its forge cannot be reached (port 9, discard): the
+    operator = new Operator(worker.url);
+    // Operator events apply to registered projects only. Their forge cannot be reached (port 9, discard): the
     // issues' forge effects wait in the outbox instead of moving them on.
-    const registered = await fetch(`${worker.url}/api/v1/projects/${PROJECT}`, {
-      method: "PUT",
-      headers: operator,
-      body: JSON.stringify({
-        forge: "forgejo",
-        apiUrl: "http://127.0.0.1:9/api/v1",
-        repo: "acme/web",
-        webhookSecret: "browser test webhook secret",
-        forgeToken: "browser-test-forge-token",
-      }),
+    await operator.call("PUT", `/api/v1/projects/${PROJECT}`, {
+      forge: "forgejo",
+      apiUrl: "http://127.0.0.1:9/api/v1",
+      repo: "acme/web",
+      webhookSecret: "browser test webhook secret",
+      forgeToken: "browser-test-forge-token",
     });
-    if (!registered.ok) throw new Error(`register: ${registered.status} ${await registered.text()}`);
+    await operator.registerProject(LIVE, gitServer.url("upstream.git"));
     // The held merge comes through the lifecycle itself: events as the operator API takes them.
-    for (const [i, event] of PATHS.awaiting_approval.entries()) {
-      const res = await fetch(`${worker.url}/api/v1/projects/${PROJECT}/issues/${HELD}/events`, {
-        method: "POST",
-        headers: operator,
-        body: JSON.stringify({ id: `seed-${i}`, event }),
-      });
-      if (!res.ok) throw new Error(`seed event: ${res.status} ${await res.text()}`);
-    }
+    for (const [i, event] of PATHS.awaiting_approval.entries())
+      await operator.event(PROJECT, HELD, event, `seed-${i}`);
     // The board reads D1, which hears of the issue from its Durable Object's outbox a moment later.
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const res = await fetch(`${worker.url}/api/v1/projects/${PROJECT}/issues?state=awaiting_approval`, {
-        headers: operator,
-      });
-      const { issues } = (await res.json()) as { issues: { number: number }[] };
+      const { issues } = await operator.call<{ issues: { number: number }[] }>(
+        "GET",
+        `/api/v1/projects/${PROJECT}/issues?state=awaiting_approval`,
+      );
       if (issues.some((issue) => issue.number === HELD)) break;
       if (Date.now() > deadline) throw new Error(`#${HELD} did not reach D1 as awaiting_approval`);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -198,9 +215,13 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
   }, 60_000);
 
   afterAll(async () => {
+    await stopRunner(runner);
+    // What a runner that had to be killed left of its session.
+    if (root) await killLeftoverSessions(join(realpathSync(root), "work", "agents"));
     await context?.close();
-    await worker?.stop();
+    await Promise.all([worker?.stop(), gitServer?.close()]);
     await rm(profile, { recursive: true, force: true });
+    await rm(root, { recursive: true, force: true });
   });
 
   const shot = (name: string) =>
@@ -249,11 +270,7 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
       )
       .toBe(0);
 
-    const view = await fetch(`${worker.url}/api/v1/projects/${PROJECT}/issues/${HELD}`, {
-      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
-    }).then(
-      (r) => r.json() as Promise<{ state: string; history: { event: string; cause: { kind: string } }[] }>,
-    );
+    const view = await operator.issue(PROJECT, HELD);
     expect(view.state).toBe("merging");
     expect(view.history.at(-1)).toMatchObject({ event: "human_approval", cause: { kind: "operator" } });
 
@@ -264,14 +281,7 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
 
   it("an issue page follows the issue as it changes, without a reload", async () => {
     const live = 8;
-    const send = async (id: string, event: object) => {
-      const res = await fetch(`${worker.url}/api/v1/projects/${PROJECT}/issues/${live}/events`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ id, event }),
-      });
-      if (!res.ok) throw new Error(`event: ${res.status} ${await res.text()}`);
-    };
+    const send = (id: string, event: object) => operator.event(PROJECT, live, event, id);
     await send("live-1", { type: "triage", blockers: [] });
     await page.goto(`${worker.url}/dashboard/projects/${PROJECT}/issues/${live}`);
     expect(await page.locator("dd .state").textContent()).toBe("queued");
@@ -284,4 +294,81 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     expect(await page.locator("table.timeline").last().textContent()).toContain("abandon");
     await shot("7-live");
   }, 30_000);
+
+  it("shows a real runner's scripted session's tool calls while it runs, without a reload", async () => {
+    await operator.triage(LIVE, 1);
+    await page.goto(`${worker.url}/dashboard/projects/${LIVE}/issues/1`);
+    expect(await page.locator("text=No session activity yet.").count()).toBe(1);
+    await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
+
+    // Started only now, so that everything the session does reaches the page after it loaded.
+    const scriptFile = join(root, "script.json");
+    await writeFile(scriptFile, JSON.stringify(SCRIPT));
+    runner = startRunner(
+      await writeRunnerConfig(join(root, "runner-config.json"), {
+        workerUrl: worker.url,
+        registrationToken: await operator.registrationToken(),
+        workDir: join(root, "work"),
+        driver: "scripted",
+        script: scriptFile,
+        git: { username: "conveyor-bot", token: GIT_TOKEN },
+        projects: [LIVE],
+        claimWaitMs: 1_000,
+      }),
+    );
+
+    const tools = page.locator("ol.activity li.activity-tool code");
+    await tools.filter({ hasText: "Bash wc -l notes/live.txt" }).waitFor({ timeout: 30_000 });
+    expect(await tools.allTextContents()).toEqual(["Write notes/live.txt", "Bash wc -l notes/live.txt"]);
+    // Still at it: the session sleeps on, and the page shows it running.
+    await page.locator("dd .state-running").waitFor({ timeout: 10_000 });
+    expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(runner.process.exitCode).toBeNull();
+    await shot("8-session");
+  }, 45_000);
+
+  it("links the issue, its pull request, branch and head commit to the forge's web pages", async () => {
+    const head = "0123456789abcdef0123456789abcdef01234567";
+    // A GitHub Enterprise project beside the Forgejo one: the same pages under other paths, on the same host.
+    await operator.call("PUT", "/api/v1/projects/gh", {
+      forge: "github",
+      apiUrl: "http://127.0.0.1:9/api/v3",
+      repo: "acme/web",
+      webhookSecret: "browser test webhook secret",
+      forgeToken: "browser-test-forge-token",
+    });
+    const web = "http://127.0.0.1:9/acme/web";
+    const cases = [
+      { project: PROJECT, pull: `${web}/pulls/42`, branch: `${web}/src/branch/conveyor/9` },
+      { project: "gh", pull: `${web}/pull/42`, branch: `${web}/tree/conveyor/9` },
+    ];
+    for (const { project, pull, branch } of cases) {
+      for (const event of [
+        ...PATHS.running,
+        { type: "phase", phase: "awaiting_ci", headSha: head, branch: "conveyor/9", sessionId: "sess-9" },
+        { type: "pr_opened", number: 42, byConveyor: true },
+      ])
+        await operator.event(project, 9, event);
+      await page.goto(`${worker.url}/dashboard/projects/${project}/issues/9`);
+      const links = await page
+        .locator("dl.facts dd a")
+        .evaluateAll((anchors) => anchors.map((a) => [a.textContent, a.getAttribute("href")]));
+      expect(Object.fromEntries(links)).toEqual({
+        "#9": `${web}/issues/9`,
+        "conveyor/9": branch,
+        [head.slice(0, 12)]: `${web}/commit/${head}`,
+        "#42": pull,
+      });
+    }
+    await shot("9-forge-links");
+  }, 30_000);
 });
+
+/** SIGTERM (the session is aborted, its sleep cut short), SIGKILL if it lingers. */
+async function stopRunner(runner: RunnerProcess | undefined): Promise<void> {
+  if (!runner || runner.process.exitCode !== null) return;
+  runner.process.kill("SIGTERM");
+  const killer = setTimeout(() => runner.process.kill("SIGKILL"), 10_000);
+  await runner.exit;
+  clearTimeout(killer);
+}

@@ -59,11 +59,17 @@ export class Operator {
     return (await this.call<{ token: string }>("POST", "/api/v1/runners/tokens", {})).token;
   }
 
+  /** One lifecycle event, as the operator API takes it; with an `id`, sending it again is a duplicate. */
+  event(project: string, number: number, event: object, id?: string): Promise<unknown> {
+    return this.call("POST", `/api/v1/projects/${project}/issues/${number}/events`, {
+      ...(id === undefined ? {} : { id }),
+      event,
+    });
+  }
+
   /** The issue is ready (no blockers): its implement job is enqueued. */
   triage(project: string, number: number): Promise<unknown> {
-    return this.call("POST", `/api/v1/projects/${project}/issues/${number}/events`, {
-      event: { type: "triage", blockers: [] },
-    });
+    return this.event(project, number, { type: "triage", blockers: [] });
   }
 
   /** The jobs D1 records as leased, across runners. */
