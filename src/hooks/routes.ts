@@ -14,6 +14,7 @@ import { readLimited } from "./body.ts";
 import { type DeliveryRecord, findFinished, recordDelivery } from "./deliveries.ts";
 import { routeAgents } from "./route-agents.ts";
 import { routeEvent } from "./route-event.ts";
+import { routePush } from "./route-push.ts";
 
 export const hookRoutes = new Hono<{ Bindings: Env }>();
 
@@ -58,6 +59,7 @@ hookRoutes.post("/:project", async (c) => {
     number: result.kind === "event" ? issueNumber(result.event) : null,
   };
   if (result.kind === "ignored") {
+    if (parsed.eventName === "push") await routePush(c.env, project, body);
     const finished = await findFinished(c.env, record);
     if (finished) return c.json({ duplicate: true, outcome: finished.outcome }, 200);
     await recordDelivery(c.env, record, "ignored");

@@ -3,6 +3,7 @@ import { BUILTIN_AGENTS } from "../../src/agents/builtin.generated.ts";
 import { agentCatalog } from "../../src/agents/catalog.ts";
 import { agentPrompt } from "../../src/agents/context.ts";
 import { withDependency } from "../../src/agents/link-dependency.ts";
+import { pushTouchesAgents } from "../../src/agents/push.ts";
 import { agentTriggerOf, triggeredAgents, triggerText } from "../../src/agents/triggers.ts";
 import { parseDependencies } from "../../src/domain/dependencies.ts";
 import type {
@@ -172,5 +173,39 @@ describe("withDependency", () => {
 
   it("is null when the body ends inside an unclosed code fence", () => {
     expect(withDependency("```\ncode", 4)).toBeNull();
+  });
+});
+
+describe("pushTouchesAgents", () => {
+  const project = { repo: "acme/app", defaultBranch: "main" };
+  const push = (over: object = {}) => ({
+    ref: "refs/heads/main",
+    repository: { full_name: "Acme/App" },
+    commits: [{ added: [], removed: [], modified: ["README.md"] }],
+    ...over,
+  });
+  const change = (kind: "added" | "removed" | "modified") => ({
+    commits: [{ added: [], removed: [], modified: [], [kind]: [".conveyor/agents/x.md"] }],
+  });
+
+  it("is a change when a commit on the default branch added, removed or modified an agent file", () => {
+    for (const kind of ["added", "removed", "modified"] as const) {
+      expect(pushTouchesAgents(project, push(change(kind)))).toBe(true);
+    }
+    expect(pushTouchesAgents(project, push())).toBe(false);
+  });
+
+  it("is a change when the forge cut the commit list short, or sent none", () => {
+    expect(pushTouchesAgents(project, push({ total_commits: 9 }))).toBe(true);
+    expect(pushTouchesAgents(project, push({ commits: null }))).toBe(true);
+    expect(pushTouchesAgents(project, push({ total_commits: 1 }))).toBe(false);
+  });
+
+  it("is none for another branch, another repository or a body that is not a push", () => {
+    expect(pushTouchesAgents(project, push({ ref: "refs/heads/dev", ...change("added") }))).toBe(false);
+    expect(pushTouchesAgents(project, push({ ref: "refs/tags/main", ...change("added") }))).toBe(false);
+    const elsewhere = push({ repository: { full_name: "acme/other" }, ...change("added") });
+    expect(pushTouchesAgents(project, elsewhere)).toBe(false);
+    expect(pushTouchesAgents(project, { zen: "hi" })).toBe(false);
   });
 });

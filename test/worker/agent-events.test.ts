@@ -22,6 +22,18 @@ Welcome the issue's author.
 
 const ISSUES: Delivery = { forge: "forgejo", event: { grouped: "issues", type: "issues" } };
 const template = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
+const PUSH: Delivery = { forge: "forgejo", event: { grouped: "push", type: "push" } };
+const pushTemplate = JSON.parse(env.WEBHOOK_FIXTURES["gitea/push.json"] ?? "{}");
+
+function pushPayload(repo: string, ref: string, modified: string[]) {
+  const [commit] = pushTemplate.commits;
+  return pretty({
+    ...pushTemplate,
+    ref,
+    repository: { ...pushTemplate.repository, full_name: repo },
+    commits: [{ ...commit, added: [], removed: [], modified }],
+  });
+}
 
 function issuePayload(repo: string, action: string, number: number, sender: string) {
   const user = { ...template.sender, login: sender, username: sender };
@@ -72,5 +84,33 @@ describe("agents on forge events", () => {
     // The issue's text is data: escaped inside its tag.
     expect(claimed.job.agent?.prompt).toContain("<event>");
     expect(claimed.job.agent?.prompt).toContain("Crash on &lt;start&gt;");
+  });
+
+  it("reads the catalog from its cache, and again after a push to the default branch changed the agents", async () => {
+    const loop = await loopProject("agent-events-push");
+    const files = (on: string) => ({ ".conveyor/agents/welcomer.md": WELCOMER.replace("issues.opened", on) });
+    await control("push", { repo: loop.repo, branch: "main", files: files("issues.opened") });
+    const { number } = await loop.forge.createIssue({ title: "Slow", body: "It is slow.", labels: [] });
+    const stub = projectStub(env, loop.project);
+    const opened = () => deliver(loop.project, ISSUES, issuePayload(loop.repo, "opened", number, "someone"));
+    await opened();
+    expect(await stub.recentAgentRuns("welcomer")).toHaveLength(1);
+
+    // The definition changes on the forge; no push webhook came: the cached catalog still answers.
+    await control("push", { repo: loop.repo, branch: "main", files: files("issues.labeled") });
+    await opened();
+    expect(await stub.recentAgentRuns("welcomer")).toHaveLength(2);
+
+    // A push to another branch, or one that changed no agent, keeps the cache.
+    const push = (ref: string, modified: string[]) =>
+      deliver(loop.project, PUSH, pushPayload(loop.repo, ref, modified));
+    expect((await push("refs/heads/feature", [".conveyor/agents/welcomer.md"])).status).toBe(202);
+    expect((await push("refs/heads/main", ["README.md"])).status).toBe(202);
+    await opened();
+    expect(await stub.recentAgentRuns("welcomer")).toHaveLength(3);
+    // The push that changed it: the next event reads the new definition, which no longer lists the event.
+    expect((await push("refs/heads/main", [".conveyor/agents/welcomer.md"])).status).toBe(202);
+    await opened();
+    expect(await stub.recentAgentRuns("welcomer")).toHaveLength(3);
   });
 });
