@@ -35,6 +35,8 @@ function eventName(event: ForgeEvent): AgentEvent | null {
   switch (event.type) {
     case "issue":
       if (event.action === "opened") return "issues.opened";
+      // Gitea and Forgejo say only that the labels changed: any change leaving a label counts as labelled.
+      if (event.action === "labels_updated") return event.issue.labels.length > 0 ? "issues.labeled" : null;
       return event.action === "labeled" ? "issues.labeled" : null;
     case "pull_request":
       if (event.action === "opened") return "pull_request.opened";

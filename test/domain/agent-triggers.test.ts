@@ -62,6 +62,8 @@ describe("agentTriggerOf", () => {
       },
     });
     expect(agentTriggerOf(issue("labeled"))?.event).toBe("issues.labeled");
+    // Gitea/Forgejo: a label change that leaves the issue labelled.
+    expect(agentTriggerOf(issue("labels_updated"))?.event).toBe("issues.labeled");
     expect(agentTriggerOf(pull("opened"))).toMatchObject({
       event: "pull_request.opened",
       number: 9,
@@ -80,7 +82,7 @@ describe("agentTriggerOf", () => {
       issue("closed"),
       issue("edited"),
       issue("unlabeled"),
-      issue("labels_updated"),
+      { ...issue("labels_updated"), issue: { ...issue("opened").issue, labels: [] } },
       issue("reopened"),
       pull("closed"),
       pull("merged"),
