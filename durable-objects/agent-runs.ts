@@ -88,7 +88,6 @@ type Row = {
  * lost silently.
  */
 const NOT_APPLIED: Partial<Record<RequestedOutput["type"], string>> = {
-  link_dependency: "link_dependency is not applied by this version of Conveyor yet",
   submit_review: "submit_review is not applied by this version of Conveyor yet",
 };
 

@@ -1,8 +1,10 @@
 /**
  * The forge's side of agent runs: what the checks know of the targets (open issues and their labels, from
  * Conveyor's mirror of the forge), and applying one accepted output. Each apply is idempotent under its key,
- * since the outbox retries: comments carry Conveyor's marker, labels and closing are idempotent on the forge.
+ * since the outbox retries: comments carry Conveyor's marker, labels and closing are idempotent on the forge,
+ * and a dependency line already in the body is not added again.
  */
+import { withDependency } from "../src/agents/link-dependency.ts";
 import type { RequestedOutput, Targets } from "../src/agents/outputs.ts";
 import type { Env } from "../src/env.ts";
 import { errorMessage } from "../src/error-message.ts";
@@ -39,39 +41,52 @@ export async function applyAgentOutput(
   output: RequestedOutput,
 ): Promise<string | null> {
   try {
-    await apply(env, projectId, key, output);
-    return null;
+    return await apply(env, projectId, key, output);
   } catch (error) {
     if (hasStatus(error, 403, 404, 410, 422)) return `the forge refused it: ${errorMessage(error)}`;
     throw error;
   }
 }
 
-async function apply(env: Env, projectId: string, key: string, output: RequestedOutput): Promise<void> {
+/** Null once applied; the reason when the output cannot be applied as asked. */
+async function apply(
+  env: Env,
+  projectId: string,
+  key: string,
+  output: RequestedOutput,
+): Promise<string | null> {
   const poster = await posterFor(env, projectId);
   const { forge } = poster;
   switch (output.type) {
     case "create_issue":
       // A retry after a lost answer could file it twice; the check's one-per-title rule bounds it to the run.
       await forge.createIssue({ title: output.title, body: output.body, labels: output.labels });
-      return;
+      return null;
     case "comment":
       await commentOnce(poster, output.issue, key, output.body);
-      return;
+      return null;
     case "add_labels":
       await forge.addLabels(output.issue, output.labels);
-      return;
+      return null;
     case "remove_labels":
       for (const label of output.labels) await forge.removeLabel(output.issue, label);
-      return;
+      return null;
     case "close_issue":
       await commentOnce(poster, output.issue, key, output.reason);
       await forge.closeIssue(output.issue);
-      return;
-    case "link_dependency":
+      return null;
+    case "link_dependency": {
+      // Read again on every try: a retry after a lost answer finds the line and edits nothing.
+      const { body } = await forge.getIssue(output.issue);
+      const linked = withDependency(body, output.dependsOn);
+      if (linked === null)
+        return "the issue's body ends inside a code block: no line added there would be read";
+      if (linked !== body) await forge.editIssueBody(output.issue, linked);
+      return null;
+    }
     case "submit_review":
     case "noop":
-      // Never queued: the run's decisions reject the first two, and a noop asks for nothing.
-      return;
+      // Never queued: the run's decisions reject the first, and a noop asks for nothing.
+      return null;
   }
 }

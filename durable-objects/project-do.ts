@@ -7,6 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { agentRunRequest } from "../src/agents/runs.ts";
+import type { AgentTrigger } from "../src/agents/triggers.ts";
 import { randomToken } from "../src/crypto/tokens.ts";
 import { dailyCapReached, issueBudgetExceeded, sessionBudget, utcDay } from "../src/domain/budget.ts";
 import {
@@ -24,6 +25,7 @@ import type { Env } from "../src/env.ts";
 import type { EventEnvelope } from "../src/issue-events.ts";
 import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
+import type { Project } from "../src/projects/store.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
 import {
   AGENT_CHANNELS,
@@ -34,6 +36,7 @@ import {
   type CheckRow,
 } from "./agent-runs.ts";
 import { AgentSchedules, type ScheduleCheck, type ScheduleHooks } from "./agent-schedules.ts";
+import { AgentTriggers } from "./agent-triggers.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
 import { agentTargets, applyAgentOutput } from "./deliver-agent-outputs.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
@@ -80,6 +83,7 @@ export class ProjectDO extends DurableObject<Env> {
   private readonly reconciliation: Reconciliation;
   private readonly agentRuns: AgentRuns;
   private readonly agentSchedules: AgentSchedules;
+  private readonly agentTriggers: AgentTriggers;
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
@@ -92,6 +96,7 @@ export class ProjectDO extends DurableObject<Env> {
     this.reconciliation = new Reconciliation(ctx.storage.sql);
     this.agentRuns = new AgentRuns(ctx.storage.sql, this.outbox);
     this.agentSchedules = new AgentSchedules(ctx.storage.sql);
+    this.agentTriggers = new AgentTriggers(ctx.storage.sql, this.agentRuns);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
     ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
@@ -122,6 +127,18 @@ export class ProjectDO extends DurableObject<Env> {
     if (result.created) this.wake();
     await this.scheduleAlarm();
     return { runId, jobId: result.jobId };
+  }
+
+  /** A forge event (webhook delivery `deliveryId`) starts the agents whose `on` names it: their run ids. */
+  triggerAgents(project: Project, trigger: AgentTrigger, deliveryId: string): Promise<string[]> {
+    return this.agentTriggers.trigger(this.env, project, trigger, deliveryId, (request) =>
+      this.startAgentRun(request),
+    );
+  }
+
+  /** A push to the default branch changed `.conveyor/agents/`: the next event reads the catalog again. */
+  forgetAgentCatalog(): void {
+    this.agentTriggers.catalog.forget();
   }
 
   /** An agent run as it stands, its cost from the project's spend. */

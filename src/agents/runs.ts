@@ -3,7 +3,7 @@
  * queueing a run on the project's Durable Object with the prompt composed here.
  */
 import type { AgentRunRequest } from "../../durable-objects/agent-runs.ts";
-import { randomToken } from "../crypto/tokens.ts";
+import { randomToken, sha256Hex } from "../crypto/tokens.ts";
 import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";
 import { projectStub } from "../project-stub.ts";
@@ -14,6 +14,7 @@ import { BUILTIN_AGENTS } from "./builtin.generated.ts";
 import { AGENTS_DIR, agentCatalog, type Catalog, MAX_REPOSITORY_AGENTS } from "./catalog.ts";
 import { agentPrompt, MAX_CONTEXT_ISSUES } from "./context.ts";
 import type { AgentDefinition, OutputType } from "./definition.ts";
+import type { EventSubject } from "./triggers.ts";
 
 /** `files`: the repository's `.conveyor/agents/` files at the default branch (path → text). */
 export const projectCatalog = (files: ReadonlyMap<string, string>): Catalog =>
@@ -39,17 +40,30 @@ export function readCatalog(registered: Registered): Promise<Catalog | { error: 
 
 export const newRunId = () => randomToken("run_", 12);
 
+/**
+ * A forge event's run of `agent`: its id derives from the webhook's delivery, so a redelivery names the same
+ * run and queues nothing new.
+ */
+export async function eventRunId(project: string, deliveryId: string, agent: string): Promise<string> {
+  return `run_${(await sha256Hex(`${project}\n${deliveryId}\n${agent}`)).slice(0, 24)}`;
+}
+
+/** A run triggered by a forge event: its id (from the delivery) and what the event is about. */
+export type EventRun = { runId: string; subject: EventSubject };
+
 /** What queues one run of `definition` for `project`: its job, with the prompt composed now. */
 export async function agentRunRequest(
   env: Env,
   project: Project,
   definition: AgentDefinition,
   trigger: string,
+  event?: EventRun,
 ): Promise<AgentRunRequest> {
   const { settings } = project;
   const issues = await openMirroredIssues(env, project.id, MAX_CONTEXT_ISSUES);
-  const prompt = agentPrompt(definition, { project: project.id, repo: project.repo, trigger, issues });
-  const runId = newRunId();
+  const context = { project: project.id, repo: project.repo, trigger, issues };
+  const prompt = agentPrompt(definition, event ? { ...context, subject: event.subject } : context);
+  const runId = event?.runId ?? newRunId();
   return {
     runId,
     trigger,

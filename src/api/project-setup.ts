@@ -12,10 +12,13 @@ import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
 import { jsonBody } from "./json-body.ts";
 
-/** What the webhook parser reads; Gitea's `issues` and `pull_request` also cover their sub-events. */
+/**
+ * What the webhook parser reads; Gitea's `issues` and `pull_request` also cover their sub-events. `push`
+ * only tells when the agent definitions changed (src/hooks/route-push.ts).
+ */
 export const WEBHOOK_EVENTS = {
-  forgejo: ["issues", "issue_comment", "pull_request", "pull_request_review", "status"],
-  gitea: ["issues", "issue_comment", "pull_request", "pull_request_review", "status"],
+  forgejo: ["issues", "issue_comment", "pull_request", "pull_request_review", "status", "push"],
+  gitea: ["issues", "issue_comment", "pull_request", "pull_request_review", "status", "push"],
   github: [
     "issues",
     "issue_comment",
@@ -25,6 +28,7 @@ export const WEBHOOK_EVENTS = {
     "check_run",
     "check_suite",
     "workflow_run",
+    "push",
   ],
 } as const satisfies Record<Project["forge"], readonly string[]>;
 

@@ -12,7 +12,9 @@ import { cachedProject } from "../projects/cache.ts";
 import { PROJECT_ID } from "../projects/config.ts";
 import { readLimited } from "./body.ts";
 import { type DeliveryRecord, findFinished, recordDelivery } from "./deliveries.ts";
+import { routeAgents } from "./route-agents.ts";
 import { routeEvent } from "./route-event.ts";
+import { routePush } from "./route-push.ts";
 
 export const hookRoutes = new Hono<{ Bindings: Env }>();
 
@@ -57,6 +59,7 @@ hookRoutes.post("/:project", async (c) => {
     number: result.kind === "event" ? issueNumber(result.event) : null,
   };
   if (result.kind === "ignored") {
+    if (parsed.eventName === "push") await routePush(c.env, project, body);
     const finished = await findFinished(c.env, record);
     if (finished) return c.json({ duplicate: true, outcome: finished.outcome }, 200);
     await recordDelivery(c.env, record, "ignored");
@@ -65,6 +68,7 @@ hookRoutes.post("/:project", async (c) => {
 
   // Recorded once its effects are: a crash before that lets a redelivery redo it, and every step dedupes.
   const cause = { kind: "delivery" as const, id: parsed.deliveryId };
+  await routeAgents(c.env, project, result.event, parsed.deliveryId);
   const routed = await routeEvent(c.env, project, result.event, record.contentKey, cause, record);
   if (routed.kind === "duplicate") return c.json({ duplicate: true, outcome: routed.outcome }, 200);
   if (routed.kind === "ignored" || !routed.recorded) {

@@ -5,6 +5,7 @@
  */
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { parseDependencies } from "../../src/domain/dependencies.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
 import { mirrorIssue } from "../../src/projects/mirror.ts";
@@ -39,6 +40,16 @@ outputs:
   add_labels: { max: 2, allowedLabels: [underspecified] }
 ---
 Comment on the issues.
+`;
+
+/** A repository agent that links issues. */
+const LINKER = `---
+description: Links issues that need others first.
+schedule: "@weekly"
+outputs:
+  link_dependency: { max: 2 }
+---
+Link the issues.
 `;
 
 const BROKEN = `---
@@ -228,6 +239,32 @@ describe("agents", () => {
     expect(runsHtml).toContain(`comment on #${first} — applied`);
     expect(runsHtml).toContain("rejected: over the cap: at most 2 comment per run");
     expect(runsHtml).toContain(`add labels underspecified on #${GONE} — failed: the forge refused it`);
+  });
+
+  it("link_dependency adds a `Depends on` line the dependency parser reads, once", async () => {
+    const loop = await agentsProject("agents-link");
+    const [first = 0, second = 0] = loop.issues;
+    await control("push", {
+      repo: loop.repo,
+      branch: "main",
+      files: { ".conveyor/agents/linker.md": LINKER },
+    });
+    const runner = await newRunner("agents-link-0");
+    const link = { type: "link_dependency", issue: first, dependsOn: second };
+    // Two runs ask for the same link: the second finds the line and edits nothing.
+    for (const attempt of [0, 1]) {
+      const runId = await startRun(loop.project, "linker");
+      const claimed = taken(await claim(runner, [loop.project]));
+      const done = { phase: "done", sessionId: `sess-link-${attempt}`, outputs: [link], usage };
+      expect((await complete(runner, claimed, done)).status).toBe(204);
+      await drain(loop.project);
+      await drain(loop.project);
+      const run = await runOf(loop.project, "linker", runId);
+      expect(run.decisions?.map((d) => [d.status, d.applied ?? false])).toEqual([["accepted", true]]);
+    }
+    const { body } = await loop.forge.getIssue(first);
+    expect(body).toBe(`Please.\n\nDepends on #${second}\n`);
+    expect(parseDependencies(body)).toEqual([{ repo: null, number: second }]);
   });
 
   it("an agent run holds no issue slot, and a failed run is recorded as failed", async () => {

@@ -242,6 +242,10 @@ export abstract class RepoClient implements ForgeClient {
     });
   }
 
+  async editIssueBody(number: number, body: string): Promise<void> {
+    await this.http.send({ method: "PATCH", path: `${this.repo}/issues/${number}`, body: { body } });
+  }
+
   async getPermission(username: string): Promise<Permission> {
     const path = `${this.repo}/collaborators/${encodeURIComponent(username)}/permission`;
     try {

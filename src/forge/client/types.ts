@@ -230,6 +230,8 @@ export interface ForgeClient {
   deleteBranch(branch: string): Promise<void>;
   mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult>;
   closeIssue(number: number): Promise<void>;
+  /** Replaces the issue's body. */
+  editIssueBody(number: number, body: string): Promise<void>;
   createIssue(issue: NewIssue): Promise<{ number: number }>;
   /** Unknown users read as "none". */
   getPermission(username: string): Promise<Permission>;

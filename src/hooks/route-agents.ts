@@ -1,0 +1,29 @@
+/**
+ * A webhook event as an agent trigger: the project's Durable Object queues one run of each repository agent
+ * whose `on` names the event (durable-objects/agent-triggers.ts). Asked before the event is routed, so a
+ * redelivery after a crash still asks (the run id, keyed by the delivery, queues it once); a failure here
+ * (the catalog unreadable) is logged and never holds up the issue's lifecycle.
+ */
+import { agentTriggerOf } from "../agents/triggers.ts";
+import type { Env } from "../env.ts";
+import { errorMessage } from "../error-message.ts";
+import type { ForgeEvent } from "../forge/webhooks/events.ts";
+import { projectStub } from "../project-stub.ts";
+import type { Project } from "../projects/store.ts";
+
+export async function routeAgents(
+  env: Env,
+  project: Project,
+  event: ForgeEvent,
+  deliveryId: string,
+): Promise<string[]> {
+  const trigger = agentTriggerOf(event);
+  if (!trigger) return [];
+  try {
+    return await projectStub(env, project.id).triggerAgents(project, trigger, deliveryId);
+  } catch (error) {
+    const reason = errorMessage(error);
+    console.warn(JSON.stringify({ msg: "agents not triggered", project: project.id, deliveryId, reason }));
+    return [];
+  }
+}
