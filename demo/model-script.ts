@@ -102,7 +102,8 @@ const ciLogOf = (req: ScriptRequest) => /\((https?:\/\/\S+\/ci\/logs\/\d+)\)/.ex
 
 // --- #4 formatBytes: the units are a maintainer's call ----------------------------------------------------
 
-export const ASK = "Decimal (1 kB = 1000 B) or binary (1 KiB = 1024 B) units? The issue leaves it to a maintainer.";
+export const ASK =
+  "Decimal (1 kB = 1000 B) or binary (1 KiB = 1024 B) units? The issue leaves it to a maintainer.";
 
 export const FORMAT_BYTES = `const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
 

@@ -110,7 +110,11 @@ export async function startDemo(options: {
     stops.push(() => demo.runner.stop());
     const restartRunner = async ({ logName, workerUrl }: { logName: string; workerUrl?: string }) => {
       await demo.runner.kill();
-      demo.runner = await startRunner(runnerDir, { ...settings, workerUrl: workerUrl ?? worker.url }, logName);
+      demo.runner = await startRunner(
+        runnerDir,
+        { ...settings, workerUrl: workerUrl ?? worker.url },
+        logName,
+      );
       return demo.runner;
     };
     const demo: Demo = {

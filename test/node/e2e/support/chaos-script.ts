@@ -71,7 +71,10 @@ const WORK: Record<number, (req: ScriptRequest) => Work> = {
 /** Writes each file whole, through the shell (Write would want a file it has not seen read first). */
 function writeFiles(files: Files): string {
   return Object.entries(files)
-    .map(([path, content]) => `mkdir -p "$(dirname '${path}')" && cat > '${path}' <<'CHAOS_EOF'\n${content}CHAOS_EOF`)
+    .map(
+      ([path, content]) =>
+        `mkdir -p "$(dirname '${path}')" && cat > '${path}' <<'CHAOS_EOF'\n${content}CHAOS_EOF`,
+    )
     .join("\n");
 }
 
