@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { Transition } from "./local-d1.ts";
 import type { Demo } from "./orchestrator.ts";
 import { LABELS } from "./project.ts";
-import { FALLBACK_REPLY, ISSUES, PROJECT } from "./scenario.ts";
+import { FALLBACK_REPLY, ISSUES, PROJECT, type SampleIssue } from "./scenario.ts";
 
 const POLL_MS = 200;
 /** Longer than an edge takes from its Durable Object to D1. */
@@ -40,6 +40,10 @@ export type DriveOptions = {
   timeoutMs: number;
   /** Answer escalations the scenario did not design (the real model may ask about anything). */
   replyToAny: boolean;
+  /** The issues to label (all of the scenario's by default). */
+  issues?: readonly SampleIssue[];
+  /** Around posting a reply (`post`): e.g. with the Worker down, so that only reconciliation sees it. */
+  aroundReply?: (number: number, post: () => Promise<void>) => Promise<void>;
 };
 
 export class ScenarioTimeout extends Error {
@@ -48,6 +52,8 @@ export class ScenarioTimeout extends Error {
 
 export async function runScenario(demo: Demo, options: DriveOptions): Promise<ScenarioRun> {
   const { print } = options;
+  const issues = options.issues ?? ISSUES;
+  const aroundReply = options.aroundReply ?? ((_: number, post: () => Promise<void>) => post());
   const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
   const startedAt = Date.now();
   const run: ScenarioRun = {
@@ -62,9 +68,9 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
   const answered = new Set<number>();
   const deadline = run.startedAt + options.timeoutMs;
 
-  for (const issue of ISSUES) await maintainer.addLabels(issue.number, [LABELS.backlog]);
+  for (const issue of issues) await maintainer.addLabels(issue.number, [LABELS.backlog]);
   print(
-    `${stamp(run.startedAt, Date.now())}  maintainer labels ${ISSUES.map((i) => `#${i.number}`).join(" ")} ${LABELS.backlog}`,
+    `${stamp(run.startedAt, Date.now())}  maintainer labels ${issues.map((i) => `#${i.number}`).join(" ")} ${LABELS.backlog}`,
   );
 
   for (;;) {
@@ -76,7 +82,9 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
       const text =
         edge.to === "escalated" ? replyTo(edge.number, run.replies, options.replyToAny) : undefined;
       if (text) {
-        await maintainer.comment(edge.number, text);
+        await aroundReply(edge.number, async () => {
+          await maintainer.comment(edge.number, text);
+        });
         run.replies.push({ number: edge.number, at: Date.now(), text });
         answered.add(edge.number);
         print(`${stamp(run.startedAt, Date.now())}  maintainer replies on #${edge.number}: "${text}"`);
@@ -95,7 +103,7 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
         );
       }
     }
-    const open = ISSUES.filter((issue) => {
+    const open = issues.filter((issue) => {
       const now = state.get(issue.number) ?? "new";
       return !TERMINAL.has(now) && !(WAITING_FOR_HUMAN.has(now) && !answered.has(issue.number));
     });

@@ -22,18 +22,18 @@ const runTests = bash("sh ./ci.sh", "Run the repository's tests");
 
 // --- #1 slugify: the critic finds the issue's own example failing ----------------------------------------
 
-const SLUGIFY_V1 = `/** Turns text into a URL slug: lowercase, every run of other characters one dash. */
+export const SLUGIFY_V1 = `/** Turns text into a URL slug: lowercase, every run of other characters one dash. */
 export function slugify(text) {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, "-");
 }
 `;
 
-const SLUGIFY_FIX = `  return text
+export const SLUGIFY_FIX = `  return text
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "");`;
 
-const SLUGIFY_TEST = `import assert from "node:assert/strict";
+export const SLUGIFY_TEST = `import assert from "node:assert/strict";
 import { test } from "node:test";
 import { slugify } from "../src/slugify.js";
 
@@ -42,7 +42,7 @@ test("lowercases and joins words with dashes", () => {
 });
 `;
 
-const SLUGIFY_TEST_ENDS = `
+export const SLUGIFY_TEST_ENDS = `
 test("drops dashes at either end", () => {
   assert.equal(slugify("Hello, World!"), "hello-world");
   assert.equal(slugify("  -- Tips & Tricks --  "), "tips-tricks");
@@ -74,16 +74,16 @@ test("leaves out parts that slugify to nothing", () => {
 
 // --- #3 clamp: min and max swapped, pushed without running the tests --------------------------------------
 
-const CLAMP_BUG = "  return Math.max(max, Math.min(min, n));";
-const CLAMP_FIX = "  return Math.min(max, Math.max(min, n));";
+export const CLAMP_BUG = "  return Math.max(max, Math.min(min, n));";
+export const CLAMP_FIX = "  return Math.min(max, Math.max(min, n));";
 
-const CLAMP = `/** Limits n to the range from min to max. */
+export const CLAMP = `/** Limits n to the range from min to max. */
 export function clamp(n, min, max) {
 ${CLAMP_BUG}
 }
 `;
 
-const CLAMP_TEST = `import assert from "node:assert/strict";
+export const CLAMP_TEST = `import assert from "node:assert/strict";
 import { test } from "node:test";
 import { clamp } from "../src/clamp.js";
 
@@ -102,9 +102,10 @@ const ciLogOf = (req: ScriptRequest) => /\((https?:\/\/\S+\/ci\/logs\/\d+)\)/.ex
 
 // --- #4 formatBytes: the units are a maintainer's call ----------------------------------------------------
 
-const ASK = "Decimal (1 kB = 1000 B) or binary (1 KiB = 1024 B) units? The issue leaves it to a maintainer.";
+export const ASK =
+  "Decimal (1 kB = 1000 B) or binary (1 KiB = 1024 B) units? The issue leaves it to a maintainer.";
 
-const FORMAT_BYTES = `const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+export const FORMAT_BYTES = `const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
 
 /** A byte count for humans in binary units (1 KiB = 1024 B), with one decimal above bytes. */
 export function formatBytes(n) {
@@ -118,7 +119,7 @@ export function formatBytes(n) {
 }
 `;
 
-const FORMAT_BYTES_TEST = `import assert from "node:assert/strict";
+export const FORMAT_BYTES_TEST = `import assert from "node:assert/strict";
 import { test } from "node:test";
 import { formatBytes } from "../src/format-bytes.js";
 

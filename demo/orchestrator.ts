@@ -10,7 +10,7 @@ import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../test/su
 import { LocalD1 } from "./local-d1.ts";
 import { DEMO_SCRIPT } from "./model-script.ts";
 import { connectProject, registrationToken } from "./project.ts";
-import { type RunnerChild, startRunner } from "./runner-process.ts";
+import { type RunnerChild, type RunnerSettings, startRunner } from "./runner-process.ts";
 import { type SampleForge, startSampleForge } from "./sample-forge.ts";
 
 /** The stand-in accepts any key; the runner's config and the Worker's critic still need one. */
@@ -24,9 +24,20 @@ export type Demo = {
   worker: LocalWorker;
   /** The scripted stand-in; null when the real model runs. */
   model: ModelStandIn | null;
+  /** The runner process now running (a restart replaces it). */
   runner: RunnerChild;
   d1: LocalD1;
   adminToken: string;
+  /**
+   * Starts another runner process on the same config and work dir (its identity, its worktrees), after killing
+   * the last one if it still runs; its Worker calls go through `workerUrl` (a proxy) when given. Logs to `logName`.
+   */
+  restartRunner(options: { logName: string; workerUrl?: string }): Promise<RunnerChild>;
+  /**
+   * Stops the Worker, runs `whileDown`, and starts it again on the same port and the same persisted state (D1,
+   * Durable Objects): webhooks sent meanwhile are lost, as a deploy or an outage would lose them.
+   */
+  restartWorker(whileDown: () => Promise<void>): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -35,6 +46,10 @@ export async function startDemo(options: {
   dataDir: string;
   model: ModelChoice;
   script?: Script;
+  /** Project settings beyond the demo's (e.g. `jobs`, `reconcile`). */
+  settings?: Record<string, unknown>;
+  /** Where the first runner reaches the Worker (a proxy in front of it), given the Worker's address. */
+  runnerWorkerUrl?: (workerUrl: string) => Promise<string>;
 }): Promise<Demo> {
   const { dataDir } = options;
   const stops: (() => Promise<void>)[] = [];
@@ -51,20 +66,29 @@ export async function startDemo(options: {
       options.model.kind === "stand-in"
         ? { baseUrl: model?.url, apiKey: STAND_IN_KEY }
         : { baseUrl: options.model.baseUrl, apiKey: options.model.apiKey };
-    const [sample, worker] = await Promise.all([
+    const workerOptions = {
+      stateDir: join(dataDir, "worker"),
+      logFile: join(dataDir, "worker.log"),
+      // The critic runs inside the Worker, on the same model as the sessions.
+      vars: {
+        ANTHROPIC_API_KEY: anthropic.apiKey,
+        ...(anthropic.baseUrl && { ANTHROPIC_BASE_URL: anthropic.baseUrl }),
+      },
+    };
+    const [sample, firstWorker] = await Promise.all([
       startSampleForge({ dataDir: join(dataDir, "forge") }),
-      startLocalWorker({
-        stateDir: join(dataDir, "worker"),
-        logFile: join(dataDir, "worker.log"),
-        // The critic runs inside the Worker, on the same model as the sessions.
-        vars: {
-          ANTHROPIC_API_KEY: anthropic.apiKey,
-          ...(anthropic.baseUrl && { ANTHROPIC_BASE_URL: anthropic.baseUrl }),
-        },
-      }),
+      startLocalWorker(workerOptions),
     ]);
+    let worker = firstWorker;
     stops.push(() => sample.forge.close());
     stops.push(() => worker.stop());
+    const port = Number(new URL(worker.url).port);
+    const restartWorker = async (whileDown: () => Promise<void>) => {
+      await worker.stop();
+      await whileDown();
+      worker = await startLocalWorker({ ...workerOptions, port });
+      demo.worker = worker;
+    };
     const d1 = new LocalD1(worker.stateDir);
     stops.push(async () => d1.close());
 
@@ -73,15 +97,39 @@ export async function startDemo(options: {
       ...operator,
       forgeApiUrl: sample.forge.apiUrl,
       forgeToken: sample.accounts.conveyor.token,
+      ...(options.settings && { settings: options.settings }),
     });
-    const runner = await startRunner(join(dataDir, "runner"), {
-      workerUrl: worker.url,
+    const runnerDir = join(dataDir, "runner");
+    const settings: RunnerSettings = {
+      workerUrl: options.runnerWorkerUrl ? await options.runnerWorkerUrl(worker.url) : worker.url,
       registrationToken: await registrationToken(operator),
       git: { username: sample.accounts.runner.login, token: sample.accounts.runner.token },
       anthropic: { apiKey: anthropic.apiKey, ...(anthropic.baseUrl && { baseUrl: anthropic.baseUrl }) },
-    });
-    stops.push(() => runner.stop());
-    return { dataDir, sample, worker, model, runner, d1, adminToken: TEST_ADMIN_TOKEN, stop };
+    };
+    const runner = await startRunner(runnerDir, settings);
+    stops.push(() => demo.runner.stop());
+    const restartRunner = async ({ logName, workerUrl }: { logName: string; workerUrl?: string }) => {
+      await demo.runner.kill();
+      demo.runner = await startRunner(
+        runnerDir,
+        { ...settings, workerUrl: workerUrl ?? worker.url },
+        logName,
+      );
+      return demo.runner;
+    };
+    const demo: Demo = {
+      dataDir,
+      sample,
+      worker,
+      model,
+      runner,
+      d1,
+      adminToken: TEST_ADMIN_TOKEN,
+      restartRunner,
+      restartWorker,
+      stop,
+    };
+    return demo;
   } catch (error) {
     await stop();
     throw error;

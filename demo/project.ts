@@ -21,6 +21,8 @@ export type ProjectLink = Operator & {
   forgeApiUrl: string;
   /** Conveyor's account on the forge: it labels, comments, opens and merges pull requests. */
   forgeToken: string;
+  /** Project settings beyond the demo's (e.g. `jobs`, `reconcile`), as the operator API takes them. */
+  settings?: Record<string, unknown>;
 };
 
 async function operator<S extends z.ZodType>(
@@ -53,6 +55,7 @@ export async function connectProject(link: ProjectLink): Promise<void> {
       forgeToken: link.forgeToken,
       ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*" },
       protectedPaths: PROTECTED_PATHS,
+      ...link.settings,
     },
     z.object({ id: z.literal(PROJECT) }),
   );

@@ -15,9 +15,12 @@ export type RunnerSettings = {
 export type RunnerChild = {
   configFile: string;
   logFile: string;
+  pid: number;
   /** How the runner runs sessions (`bubblewrap`, or `none` if started unsafe), once it has started. */
   sandbox(): Promise<string>;
   stop(): Promise<void>;
+  /** SIGKILL, as a crash would: no shutdown, its leases left to expire. Resolves once it has exited. */
+  kill(): Promise<void>;
 };
 
 const STARTED = /"msg":"runner started".*"sandbox":"(\w+)"/;
@@ -39,9 +42,17 @@ export async function writeRunnerConfig(dir: string, settings: RunnerSettings): 
   return configFile;
 }
 
-export async function startRunner(dir: string, settings: RunnerSettings): Promise<RunnerChild> {
+/**
+ * Writes the config and starts a runner on it. A restart writes the same config again (the work dir keeps
+ * its identity and worktrees) and may log to another file (`logName`) to tell the processes apart.
+ */
+export async function startRunner(
+  dir: string,
+  settings: RunnerSettings,
+  logName = "runner.log",
+): Promise<RunnerChild> {
   const configFile = await writeRunnerConfig(dir, settings);
-  const logFile = join(dir, "runner.log");
+  const logFile = join(dir, logName);
   const log = await open(logFile, "a");
   // Settings come from the file alone: the environment would win over it (and carry this process's secrets).
   const env = Object.fromEntries(
@@ -55,9 +66,11 @@ export async function startRunner(dir: string, settings: RunnerSettings): Promis
   // The child has its own copy of the descriptor.
   await log.close();
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const ended = () => child.exitCode !== null || child.signalCode !== null;
   return {
     configFile,
     logFile,
+    pid: child.pid ?? 0,
     async sandbox() {
       for (let waited = 0; waited < 30_000; waited += 100) {
         const started = STARTED.exec(await readFile(logFile, "utf8"));
@@ -68,8 +81,13 @@ export async function startRunner(dir: string, settings: RunnerSettings): Promis
       throw new Error(`the runner did not start; see ${logFile}`);
     },
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (ended()) return;
       child.kill("SIGTERM");
+      await exited;
+    },
+    async kill() {
+      if (ended()) return;
+      child.kill("SIGKILL");
       await exited;
     },
   };

@@ -1,10 +1,12 @@
 /**
  * A runner's claim across projects: claim from each ProjectDO in turn without waiting; if none has a job for
- * this runner, wait until one has and go round again. Waiting leases nothing, and `hungUp` (the request's
- * signal: the runner closed the connection, e.g. it was killed) is checked before every lease, so a runner
- * gone mid-poll is not handed the next job. What is left (a hang-up while the answer is on its way) is a
- * lease nobody confirms: the ProjectDO takes it back after `jobs.confirmMs`, at no cost to the job. All D1
- * reads happen before any lease is taken.
+ * this runner, wait until one has (or `waitMs` passes) and answer nothing: the runner claims again at once,
+ * and that claim takes the job. Only a request that finds a job as it arrives leases it, never one that waited:
+ * a runner killed while its long-poll waited is not handed the next job even where its hang-up never reaches
+ * the Worker (wrangler dev's proxy does not pass it on). Where it does (`hungUp`, the request's signal), it is
+ * checked before every lease too. What is left (a runner killed while the answer is on its way) is a lease
+ * nobody confirms: the ProjectDO takes it back after `jobs.confirmMs`, at no cost to the job. All D1 reads
+ * happen before any lease is taken.
  */
 import { drizzle } from "drizzle-orm/d1";
 import { projects } from "../db/schema.ts";
@@ -20,24 +22,20 @@ export async function claimAcross(
   waitMs: number,
   hungUp?: AbortSignal,
 ): Promise<Claim | null> {
-  const deadline = Date.now() + waitMs;
   const order = claimOrder(only ?? (await registeredProjects(env)), holding);
-  for (;;) {
-    for (const project of order) {
-      if (hungUp?.aborted) return null;
-      const claim = await projectStub(env, project).claim(runnerId, holding, 0);
-      if (claim) return claim;
-    }
-    const left = deadline - Date.now();
-    if (left <= 0 || hungUp?.aborted) return null;
-    // Nothing to wait on (no project): hold the poll anyway, so an idle runner does not spin.
-    const waits =
-      order.length === 0
-        ? [sleep(left).then(() => false)]
-        : order.map((project) => projectStub(env, project).waitForJob(runnerId, holding, left));
-    const woken = await Promise.race([...waits, ...(hungUp ? [abortOf(hungUp)] : [])]);
-    if (!woken || order.length === 0) return null;
+  for (const project of order) {
+    if (hungUp?.aborted) return null;
+    const claim = await projectStub(env, project).claim(runnerId, holding, 0);
+    if (claim) return claim;
   }
+  if (waitMs <= 0 || hungUp?.aborted) return null;
+  // Nothing to wait on (no project): hold the poll anyway, so an idle runner does not spin.
+  const waits =
+    order.length === 0
+      ? [sleep(waitMs)]
+      : order.map((project) => projectStub(env, project).waitForJob(runnerId, holding, waitMs));
+  await Promise.race<unknown>([...waits, ...(hungUp ? [abortOf(hungUp)] : [])]);
+  return null;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

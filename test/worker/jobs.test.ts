@@ -317,6 +317,21 @@ describe("unconfirmed leases", () => {
     const [queued] = await jobsOf(project);
     expect(queued).toMatchObject({ status: "queued", attempt: 1, runnerId: null });
   });
+
+  it("a claim that waited leases nothing, so a runner whose hang-up never reached the Worker is not handed a job", async () => {
+    const {
+      project,
+      runners: [runner],
+    } = await setup("hangup-unheard", {}, 1);
+    if (!runner) throw new Error("no runner");
+    // No signal: the runner was killed behind a proxy that does not pass its hang-up on (wrangler dev's).
+    const waiting = claimAcross(env, runner.runnerId, [], [project], 5_000);
+    await sleep(200);
+    await implement(project, 1);
+    expect(await waiting).toBeNull();
+    const [queued] = await jobsOf(project);
+    expect(queued).toMatchObject({ status: "queued", attempt: 1, runnerId: null });
+  });
 });
 
 describe("lease expiry", () => {
@@ -545,18 +560,19 @@ describe("claim order and affinity", () => {
     expect(taken(await claim(b, [project])).job.kind).toBe("revise");
   });
 
-  it("the end of the grace period wakes a waiting claim", async () => {
+  it("the end of the grace period wakes a waiting claim: its runner's next claim takes the job", async () => {
     const { project, b } = await continuation("grace-wake");
     const [queued] = await jobsOf(project);
     const waiting = claim(b, [project], { waitMs: 5_000 });
     await sleep(200);
     await pastDeadline(project, queued?.id ?? "", "affinity_until");
-    expect(taken(await waiting).job.id).toBe(queued?.id);
+    expect(await waiting).toBeNull();
+    expect(taken(await claim(b, [project])).job.id).toBe(queued?.id);
   });
 });
 
 describe("long-poll", () => {
-  it("a claim started before the enqueue returns the job", async () => {
+  it("a claim started before the enqueue answers when the job comes; the runner's next claim takes it", async () => {
     const { project, runners } = await setup("poll", {}, 1);
     const runner = runners[0] as Runner;
     const settled = vi.fn();
@@ -565,8 +581,10 @@ describe("long-poll", () => {
     expect(settled).not.toHaveBeenCalled();
     const started = Date.now();
     await implement(project, 1);
-    expect(taken(await waiting).job.issue.number).toBe(1);
+    // Leasing nothing itself: a runner killed while it waited may never be heard hanging up.
+    expect(await waiting).toBeNull();
     expect(Date.now() - started).toBeLessThan(1_000);
+    expect(taken(await claim(runner, [project])).job.issue.number).toBe(1);
   });
 
   it("waits on several projects at once and takes the job of the one that has it", async () => {
@@ -576,7 +594,8 @@ describe("long-poll", () => {
     const waiting = claim(runner, [one, two], { waitMs: 5_000 });
     await sleep(300);
     await implement(two, 4);
-    expect(taken(await waiting).job).toMatchObject({ project: two, issue: { number: 4 } });
+    expect(await waiting).toBeNull();
+    expect(taken(await claim(runner, [one, two])).job).toMatchObject({ project: two, issue: { number: 4 } });
     expect(await jobsOf(one)).toEqual([]);
   });
 

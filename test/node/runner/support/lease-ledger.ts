@@ -18,6 +18,8 @@ export type Lease = {
   grantedAt: number;
   /** The latest `leaseExpiresAt` the Worker granted it, by the claim or a heartbeat. */
   lastExpiry: number;
+  /** Heartbeats the Worker answered 200: the first confirms the lease (an unconfirmed one is taken back early). */
+  heartbeats: number;
   /** When the claim's answer passed. */
   answeredAt: number;
   /** When the runner's `complete` or `fail` left; null while it runs or if it never ended (expired). */
@@ -34,8 +36,12 @@ const JOB_ROUTE = /^\/runner\/v1\/jobs\/[^/]+\/(heartbeat|events|complete|fail)$
  * its own answers: what tests assert about leases (never two at once for a job, slots) comes from the Worker,
  * not from what runners say about themselves. A runner that hangs up mid-poll hangs up on the Worker too.
  */
+/** A claim the runner hung up on before its answer came (it was killed mid-poll): sent and hung up, this clock. */
+export type HungUpClaim = { sentAt: number; hungUpAt: number };
+
 export class LeaseLedger {
   readonly leases: Lease[] = [];
+  readonly hungUpClaims: HungUpClaim[] = [];
   #url = "";
   readonly #target: string;
   readonly #server = createServer((req, res) => void this.#forward(req, res));
@@ -82,7 +88,11 @@ export class LeaseLedger {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString("utf8");
     const hangUp = new AbortController();
-    res.on("close", () => hangUp.abort());
+    let hungUpAt = 0;
+    res.on("close", () => {
+      if (!res.writableEnded) hungUpAt = Date.now();
+      hangUp.abort();
+    });
     const sentAt = Date.now();
     let status: number;
     let text: string;
@@ -99,6 +109,8 @@ export class LeaseLedger {
       status = response.status;
       text = await response.text();
     } catch {
+      if (hangUp.signal.aborted && new URL(req.url ?? "/", "http://ledger").pathname === "/runner/v1/claim")
+        this.hungUpClaims.push({ sentAt, hungUpAt });
       res.destroy();
       return;
     }
@@ -120,6 +132,7 @@ export class LeaseLedger {
         firstExpiry: leaseExpiresAt,
         grantedAt: leaseExpiresAt - (leaseMs ?? 0),
         lastExpiry: leaseExpiresAt,
+        heartbeats: 0,
         answeredAt: Date.now(),
         endedAt: null,
         end: null,
@@ -134,6 +147,7 @@ export class LeaseLedger {
     if (status === 403 || status === 404 || status === 409) lease.refused++;
     else if (route === "heartbeat" && status === 200) {
       lease.lastExpiry = heartbeatResponse.parse(JSON.parse(text)).leaseExpiresAt;
+      lease.heartbeats++;
     } else if ((route === "complete" || route === "fail") && status < 300) {
       lease.end = route;
       lease.endedAt = sentAt;
