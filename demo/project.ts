@@ -55,6 +55,9 @@ export async function connectProject(link: ProjectLink): Promise<void> {
       forgeToken: link.forgeToken,
       ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*" },
       protectedPaths: PROTECTED_PATHS,
+      // Every issue starts at once and each merge moves the base under the rest: the held #5 can fall behind
+      // more often than the default cap of 3 updates allows before a human is asked.
+      maxUpdates: 8,
       ...link.settings,
     },
     z.object({ id: z.literal(PROJECT) }),
