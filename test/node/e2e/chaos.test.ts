@@ -158,9 +158,15 @@ afterAll(async () => {
 
 const allLeases = () => lives.flatMap((life) => life.ledger.leases.map((lease) => ({ life, lease })));
 
-/** When the Worker let go of a lease: its end, or the end of its last extension (sooner if never confirmed). */
+/**
+ * When the Worker let go of a lease: its end as the runner heard it or as the Worker recorded it (a runner
+ * killed right after reporting never hears the answer), or the end of its last extension (sooner if never
+ * confirmed).
+ */
 function releasedAt(lease: Lease): number {
   if (lease.endedAt !== null) return lease.endedAt;
+  const ended = sampler?.ended.get(lease.token);
+  if (ended !== undefined) return Math.min(ended, lease.lastExpiry);
   if (lease.heartbeats === 0) return Math.min(lease.lastExpiry, lease.grantedAt + CONFIRM_MS);
   return lease.lastExpiry;
 }

@@ -19,9 +19,16 @@ const leaseRow = z.object({
 });
 export type WorkerLease = z.infer<typeof leaseRow>;
 
+const endedRow = z.object({ token: z.string(), endedAt: z.number() });
+
 export class WorkerLeaseSampler {
   /** Each lease once, as first seen. */
   readonly leases: WorkerLease[] = [];
+  /**
+   * When the Worker finished a leased job, by lease token: a runner killed right after its `complete` reached
+   * the Worker never hears the answer, so only the Worker knows that lease ended.
+   */
+  readonly ended = new Map<string, number>();
   /** Samples that read the table (a sample while the Worker writes or restarts may read nothing). */
   samples = 0;
   readonly #dir: string;
@@ -49,7 +56,14 @@ export class WorkerLeaseSampler {
              FROM jobs WHERE lease_token IS NOT NULL AND leased_at IS NOT NULL`,
           )
           .all();
+        const ended = db
+          .prepare(
+            `SELECT lease_token AS token, updated_at AS endedAt FROM jobs
+             WHERE lease_token IS NOT NULL AND status IN ('done', 'failed', 'cancelled')`,
+          )
+          .all();
         this.samples++;
+        for (const { token, endedAt } of z.array(endedRow).parse(ended)) this.ended.set(token, endedAt);
         for (const lease of z.array(leaseRow).parse(rows)) {
           if (this.#seen.has(lease.token)) continue;
           this.#seen.add(lease.token);
