@@ -96,9 +96,12 @@ function match(rules: Rule[], req: ScriptRequest): { rule: Rule; index: number }
   // The latest matching prompt wins, so a resumed session with a new prompt moves to that prompt's rule.
   for (let i = req.messages.length - 1; i >= 0; i--) {
     const message = req.messages[i];
-    if (message?.role !== "user" || !isPrompt(message)) continue;
-    const rule = eligible.find((r) => !r.when || r.when.test(textOf(message)));
-    if (rule) return { rule, index: countTurns(req.messages.slice(i + 1)) };
+    if (message?.role !== "user") continue;
+    // A session resumed after it was killed mid-tool gets its new prompt in the same message as the
+    // interrupted call's result: a prompt a rule names counts there too.
+    const prompt = isPrompt(message);
+    const rule = eligible.find((r) => (r.when ? r.when.test(textOf(message)) : prompt));
+    if (rule && (prompt || rule.when)) return { rule, index: countTurns(req.messages.slice(i + 1)) };
   }
   const rule = eligible.find((r) => !r.when || r.when.test(req.system));
   return rule && { rule, index: req.assistantTurns };
