@@ -99,7 +99,7 @@ export type AgentDefinition = Omit<z.output<typeof frontmatterSchema>, "outputs"
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
-const FRONTMATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+export const FRONTMATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
 /** A definition is a prompt, not a document: past this it is a mistake. */
 export const MAX_DEFINITION_BYTES = 64 * 1024;
 
@@ -128,7 +128,8 @@ export function parseAgentDefinition(
   };
 }
 
-function readYaml(text: string): Parsed<unknown> {
+/** YAML without aliases and with unique keys; the error is its first line. */
+export function readYaml(text: string): Parsed<unknown> {
   const document = parseDocument(text, { uniqueKeys: true });
   const [error] = document.errors;
   if (error) return { ok: false, error: error.message.split("\n")[0] ?? "invalid YAML" };
