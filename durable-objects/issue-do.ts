@@ -250,6 +250,7 @@ export class IssueDO extends DurableObject<Env> {
         seq,
         now,
         keepsWorktree: retainsWorktree(outcome.next),
+        kind: outcome.next.kind ?? "code",
       };
       this.store.replaceTimers(armTimers(edge, this.store.timers(), row.timeouts));
       for (const [index, effect] of outcome.effects.entries()) {

@@ -20,6 +20,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     ...gateFindings,
     // GitHub caps an issue's title at 256 characters and its body at 65 536.
     brief: z.object({ title: text(1_000), body: text(65_536), by: actor }).optional(),
+    action: z.object({ formula: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/) }).optional(),
   }),
   z.object({ type: z.literal("dependencies"), ...gateFindings }),
   z.object({
@@ -41,6 +42,10 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
       .regex(/^[0-9a-f]{7,64}$/)
       .optional(),
     summary: text(4_000).optional(),
+    step: z
+      .string()
+      .regex(/^[a-z][a-z0-9_-]{0,39}$/)
+      .optional(),
   }),
   z.object({
     type: z.literal("ci"),
@@ -76,6 +81,13 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("budget_exceeded"), reason: text(2_000) }),
   z.object({ type: z.literal("reply"), thread: z.number().int().positive(), text: text(2_000) }),
   z.object({ type: z.literal("effect_failed"), effect: text(100), error: text(2_000) }),
+  z.object({
+    type: z.literal("vault_decision"),
+    itemId: z.string().min(1).max(100),
+    decision: z.enum(["approved", "rejected", "expired"]),
+    by: actor,
+    reason: text(2_000).optional(),
+  }),
 ]) satisfies z.ZodType<LifecycleEvent>;
 
 export const CAUSE_KINDS = ["delivery", "job", "cron", "operator", "timer", "system"] as const;

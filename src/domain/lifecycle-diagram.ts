@@ -1,18 +1,22 @@
-import { edges, STATES } from "./lifecycle.ts";
+import { edges, STATES, TERMINAL_STATES } from "./lifecycle.ts";
 
-/** A Mermaid state diagram of the lifecycle table, one arrow per (from, to) with its events. */
-export function lifecycleMermaid(): string {
+/**
+ * A Mermaid state diagram of the lifecycle table, one arrow per (from, to) with its events. `kind: "action"`:
+ * the edges where an action issue's rules differ from a code issue's (every other edge is shared).
+ */
+export function lifecycleMermaid(kind: "code" | "action" = "code"): string {
   const grouped = new Map<string, string[]>();
-  for (const { from, event, to } of edges()) {
+  for (const { from, event, to } of edges(kind)) {
     const key = `${from} --> ${to}`;
     const events = grouped.get(key) ?? [];
     if (!events.includes(event)) events.push(event);
     grouped.set(key, events);
   }
-  const lines = ["stateDiagram-v2", "  [*] --> new"];
+  const lines = ["stateDiagram-v2", ...(kind === "code" ? ["  [*] --> new"] : [])];
   for (const [arrow, events] of grouped) lines.push(`  ${arrow}: ${events.join(", ")}`);
   for (const state of STATES)
-    if (state === "merged" || state === "abandoned") lines.push(`  ${state} --> [*]`);
+    if (TERMINAL_STATES.includes(state) && lines.some((l) => l.includes(`--> ${state}:`)))
+      lines.push(`  ${state} --> [*]`);
   return `${lines.join("\n")}\n`;
 }
 
@@ -33,9 +37,27 @@ export function lifecycleDoc(): string {
     lifecycleMermaid().trimEnd(),
     "```",
     "",
+    ...ACTIONS,
+    "```mermaid",
+    lifecycleMermaid("action").trimEnd(),
+    "```",
+    "",
     ...STAYING_CURRENT,
   ].join("\n");
 }
+
+/** How an action issue's lifecycle differs; its own diagram follows. */
+const ACTIONS = [
+  "## Action issues",
+  "",
+  "An issue labelled `action` (its triage names a formula, see [actions.md](actions.md)) follows the same table",
+  "where its rules are not its own; it never opens a pull request. Its session ends with `PHASE:done` (`done`: the",
+  "issue is closed with the session's summary), `PHASE:vault` + `Step: <id>` (`awaiting_approval`: the step",
+  "waits for the vault; approved resumes the same session with that step allowed, rejected or expired stops",
+  "the action with a comment), or `PHASE:escalate` (`escalated`: a human's reply resumes the same session; the",
+  "`idle` timer, 4 h, stops it). The edges that differ from a code issue's:",
+  "",
+];
 
 /** The rules behind the `branch_updated` and `conflict` edges, which the diagram cannot say. */
 const STAYING_CURRENT = [

@@ -18,10 +18,19 @@ export const STATES = [
   "escalated",
   "merged",
   "abandoned",
+  /** An `action` issue whose session finished its formula: closed with the session's summary. */
+  "done",
 ] as const;
 export type State = (typeof STATES)[number];
 
-export const TERMINAL_STATES: readonly State[] = ["merged", "abandoned"];
+export const TERMINAL_STATES: readonly State[] = ["merged", "abandoned", "done"];
+
+/**
+ * `code`: an issue implemented as a change (pull request, CI, critic, merge). `action`: an operational task
+ * (labelled `action`) whose session follows a formula (src/formulas/formula.ts) and has no pull request: its
+ * dangerous steps wait for the vault, its questions for a human's reply, and it ends `done` or `abandoned`.
+ */
+export type IssueKind = "code" | "action";
 
 /** Only sessions at work hold one of the project's `parallel` slots; waiting states hold none. */
 export function holdsSlot(state: State): boolean {
@@ -47,6 +56,8 @@ export const TIMERS = [
   "escalation",
   "renotify",
   "retention",
+  /** An action session waiting for a human's reply ends after this (4 h): its work is operational, not kept. */
+  "idle",
 ] as const;
 export type TimerKind = (typeof TIMERS)[number];
 
@@ -55,9 +66,10 @@ export type Verdict = "APPROVE" | "REQUEST_CHANGES" | "BLOCK";
 export type LifecycleEvent =
   /**
    * The issue entered the backlog (label, cron, operator); blockers are its still-open dependencies. `brief`:
-   * the issue's text as a writer queued it, what its session will be given.
+   * the issue's text as a writer queued it, what its session will be given. `action`: the issue is labelled
+   * `action` and names this formula; its lifecycle is an action's from then on.
    */
-  | ({ type: "triage"; brief?: Brief } & GateFindings)
+  | ({ type: "triage"; brief?: Brief; action?: { formula: string } } & GateFindings)
   /** The issue's dependencies changed (body edited, a dependency closed). */
   | ({ type: "dependencies" } & GateFindings)
   /** A runner claimed the issue's job (and confirmed its lease): attempt `attempt` of job `jobId`. */
@@ -77,6 +89,8 @@ export type LifecycleEvent =
       headSha?: string;
       /** The session's closing words: what the pull request's description says it changed. */
       summary?: string;
+      /** `vault` (action sessions): the formula step that waits for the vault's approval. */
+      step?: string;
     }
   | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
   /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
@@ -119,7 +133,15 @@ export type LifecycleEvent =
    * An effect was given up on (refused for good, or failing after the project's `effects.maxAttempts`): it
    * sits in the dead letter with its last error, and a human must look.
    */
-  | { type: "effect_failed"; effect: string; error: string };
+  | { type: "effect_failed"; effect: string; error: string }
+  /** The vault decided an item this issue requested (an action's dangerous step); sent once per item. */
+  | {
+      type: "vault_decision";
+      itemId: string;
+      decision: "approved" | "rejected" | "expired";
+      by: string;
+      reason?: string;
+    };
 export type EventType = LifecycleEvent["type"];
 
 /**
@@ -161,6 +183,7 @@ export const EVENT_TYPES = [
   "budget_exceeded",
   "reply",
   "effect_failed",
+  "vault_decision",
 ] as const satisfies readonly EventType[];
 
 /** Label roles; the project maps them to its own label names. */
@@ -169,7 +192,7 @@ export type LabelRole = "backlog" | "in_progress" | "blocked" | "needs_human" | 
 export type JobKind = "implement" | "revise" | "resume" | "update" | "reap";
 
 export type Effect =
-  | { kind: "enqueue_job"; job: JobKind; reason?: string; detail?: string }
+  | { kind: "enqueue_job"; job: JobKind; reason?: string; detail?: string; approvedStep?: string }
   | { kind: "cancel_jobs" }
   | { kind: "labels"; add: LabelRole[]; remove: LabelRole[] }
   /** `reminder`: the escalation is still unanswered (the `renotify` timer). */
@@ -193,7 +216,9 @@ export type Effect =
   | { kind: "close_issue" }
   /** Deletes the merged `conveyor/<n>` on the forge, unless the project keeps branches. */
   | { kind: "delete_branch" }
-  | { kind: "notify_dependents" };
+  | { kind: "notify_dependents" }
+  /** An action's dangerous step asks the vault for a decision (it answers with `vault_decision`). */
+  | { kind: "vault_request"; step: string };
 
 export type Limits = {
   maxCiFixes: number;
@@ -248,7 +273,15 @@ export type IssueContext = {
    * since (the forge merging the base in before the merge) waits for an approval of its own.
    */
   approvedHead: string | null;
+  /** Absent: `code` (contexts stored before actions existed). */
+  kind?: IssueKind;
+  /** An action issue's formula, by name. */
+  formula?: string;
+  /** The dangerous step an action waits for the vault on (`awaiting_approval`). */
+  vaultStep?: string | null;
 };
+
+export const isAction = (ctx: IssueContext): boolean => ctx.kind === "action";
 
 export type JobRun = { id: string; attempt: number };
 
@@ -342,9 +375,19 @@ function gate(
 const GATE_TARGETS = ["blocked", "queued"] as const;
 const QUEUE: Effect[] = [{ kind: "enqueue_job", job: "implement" }];
 
-/** A writer's triage replaces the text the issue's jobs will carry; any other gate event keeps it. */
-const briefed = (ctx: IssueContext, e: EventOf<"dependencies" | "triage">): IssueContext =>
-  e.type === "triage" && e.brief ? { ...ctx, brief: e.brief } : ctx;
+/**
+ * A writer's triage replaces the text the issue's jobs will carry; any other gate event keeps it. A triage
+ * also says what kind of issue it is: an action (its formula) or, without `action`, code.
+ */
+const briefed = (ctx: IssueContext, e: EventOf<"dependencies" | "triage">): IssueContext => {
+  if (e.type !== "triage") return ctx;
+  const kind = e.action
+    ? { kind: "action" as const, formula: e.action.formula }
+    : ctx.kind === "action"
+      ? { kind: "code" as const, formula: undefined }
+      : {};
+  return { ...ctx, ...(e.brief && { brief: e.brief }), ...kind };
+};
 
 const triageFromNew: Rule<"triage"> = {
   to: GATE_TARGETS,
@@ -564,6 +607,9 @@ const sessionPhase: Rule<"phase"> = {
         return escalate(s, `session reported done without a pull request${e.reason ? `: ${e.reason}` : ""}`);
       case "failed":
         return escalate(s, `session failed: ${e.reason ?? "no reason given"}`);
+      case "vault":
+        // Only an action's formula has steps for the vault; a code change goes through CI and the critic.
+        return escalate(s, "the session asked the vault for a step, but this issue is not an action");
       case "dry_exit":
         return escalate(
           s,
@@ -862,9 +908,146 @@ const TABLE: { [S in State]: StateRules } = {
     }),
   },
   merged: {},
+  done: {},
   abandoned: {
     retry,
     timeout: keptWorktreeTimeout("abandoned"),
+  },
+};
+
+// --- action issues -------------------------------------------------------------------------------------------
+
+/**
+ * An action's job resumes its session in `running`: the job that ran the last session is not this one's.
+ * `approvedStep`: the step the vault approved, carried by this job alone (a later job, a retry's, does not
+ * inherit it): the runner runs that dangerous step's command for this job and no other.
+ */
+const resumeAction = (ctx: IssueContext, detail: string, approvedStep?: string): Outcome =>
+  accept(
+    enter(ctx, "running", {
+      iteration: ctx.iteration + 1,
+      reason: null,
+      worktreeKept: false,
+      job: NOT_DISPATCHED,
+      vaultStep: null,
+    }),
+    [
+      { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
+      approvedStep
+        ? { kind: "enqueue_job", job: "resume", reason: "vault", detail, approvedStep }
+        : { kind: "enqueue_job", job: "resume", reason: "human", detail },
+    ],
+  );
+
+/** An action that cannot go on: said on the issue with why, and its worktree goes. */
+const actionStops = (ctx: IssueContext, why: string): Outcome =>
+  abandon(ctx, `the action stops: ${why}`, [{ kind: "comment", body: `The action stops: ${why}.` }]);
+
+const actionPhase: Rule<"phase"> = {
+  to: ["done", "awaiting_approval", "escalated"],
+  apply: (ctx, e, limits) => {
+    const stale = stalePhase(ctx, e);
+    if (stale) return reject(stale);
+    const s = { ...ctx, sessionId: e.sessionId ?? ctx.sessionId, summary: e.summary ?? ctx.summary };
+    switch (e.phase) {
+      case "done": {
+        const summary = e.summary ?? e.reason ?? "The action finished its formula.";
+        return accept(enter(s, "done", { reason: null, worktreeKept: false }), [
+          { kind: "comment", body: `**The action is done.**\n\n${summary}` },
+          { kind: "close_issue" },
+          { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
+          REAP,
+          { kind: "notify_dependents" },
+        ]);
+      }
+      case "vault":
+        if (!e.step) return escalate(s, "the session asked the vault without naming the step (a Step: line)");
+        return accept(
+          enter(s, "awaiting_approval", {
+            vaultStep: e.step,
+            reason: `step ${e.step} waits for the vault's decision`,
+          }),
+          [
+            { kind: "labels", add: [], remove: ["in_progress"] },
+            { kind: "vault_request", step: e.step },
+          ],
+        );
+      case "awaiting_ci":
+      case "awaiting_review":
+        return escalate(s, `an action has no pull request, but its session ended with ${e.phase}`);
+      default:
+        // escalate, failed, dry_exit: as a code session's, for a human to answer or retry.
+        return sessionPhase.apply(s, e, limits);
+    }
+  },
+};
+
+const vaultDecision: Rule<"vault_decision"> = {
+  to: ["running", "abandoned"],
+  apply: (ctx, e) => {
+    const step = ctx.vaultStep;
+    if (!step) return reject("no step is waiting for the vault");
+    const by = e.by;
+    switch (e.decision) {
+      case "approved":
+        return resumeAction(
+          ctx,
+          `The vault approved step ${step} (item ${e.itemId}, by ${by}${e.reason ? `: ${e.reason}` : ""}). Run it now with run_step.`,
+          step,
+        );
+      case "rejected":
+        return actionStops(
+          { ...ctx, vaultStep: null },
+          `the vault rejected step ${step} (item ${e.itemId}, by ${by}${e.reason ? `: ${e.reason}` : ""})`,
+        );
+      case "expired":
+        return actionStops(
+          { ...ctx, vaultStep: null },
+          `nobody decided on step ${step} before its vault item ${e.itemId} expired`,
+        );
+    }
+  },
+};
+
+/**
+ * Where an action's lifecycle differs from a code issue's; every other (state, event) follows the code table.
+ * An action never reaches a pull request's states: its session ends done, at the vault, or with a human.
+ */
+const ACTION_RULES: { [S in State]?: StateRules } = {
+  running: {
+    phase: actionPhase,
+  },
+  awaiting_approval: {
+    vault_decision: vaultDecision,
+    human_approval: {
+      to: [],
+      apply: () =>
+        reject("an action's step is approved in the vault (/conveyor approve <item>), not by a review"),
+    },
+    timeout: {
+      to: ["abandoned"],
+      apply: (ctx, e) =>
+        e.timer === "approval"
+          ? actionStops(ctx, `no vault decision on step ${ctx.vaultStep ?? "?"} in time`)
+          : reject(`the ${e.timer} timer does not run in state ${ctx.state}`),
+    },
+  },
+  escalated: {
+    human_reply: {
+      to: ["running"],
+      apply: (ctx, e) => {
+        if (!ctx.sessionId) return reject("no session to resume: use retry");
+        return resumeAction(ctx, `${e.author}: ${e.text}`);
+      },
+    },
+    // An idle action session ends: nobody answered within `idle` (4 h); the retention timer as for code.
+    timeout: keptWorktreeTimeout("escalated", {
+      to: ["abandoned"],
+      apply: (ctx, e) =>
+        e.timer === "idle"
+          ? actionStops(ctx, `nobody answered within the idle time (${ctx.reason ?? "no reason recorded"})`)
+          : reject(`the ${e.timer} timer does not run in state ${ctx.state} of an action`),
+    }),
   },
 };
 
@@ -881,6 +1064,7 @@ const DEFAULT_REASON: { [S in State]: string } = {
   escalated: "the issue is waiting for a human",
   merged: "the issue is merged",
   abandoned: "the issue is abandoned",
+  done: "the action is done",
 };
 
 /** Applies one event. Never throws for a well-typed event: an inapplicable one is a rejection with a reason. */
@@ -889,15 +1073,22 @@ export function transition(
   event: LifecycleEvent,
   limits: Limits = DEFAULT_LIMITS,
 ): Outcome {
-  const rule = ruleFor(ctx.state, event.type) as Rule<typeof event.type> | undefined;
+  const rule = ruleFor(ctx.state, event.type, ctx.kind) as Rule<typeof event.type> | undefined;
   if (!rule) return reject(`${event.type} does not apply: ${DEFAULT_REASON[ctx.state]}`);
   return (rule.apply as (c: IssueContext, e: LifecycleEvent, l: Limits) => Outcome)(ctx, event, limits);
 }
 
-/** The edges the table can take, for the generated diagram and its staleness test. */
-export function edges(): { from: State; event: EventType; to: State }[] {
+/**
+ * The edges the table can take, for the generated diagram and its staleness test; `kind: "action"` gives the
+ * edges only an action issue takes, where its rules differ from a code issue's.
+ */
+export function edges(kind: IssueKind = "code"): { from: State; event: EventType; to: State }[] {
   return STATES.flatMap((from) =>
-    EVENT_TYPES.flatMap((event) => (ruleFor(from, event)?.to ?? []).map((to) => ({ from, event, to }))),
+    EVENT_TYPES.flatMap((event) =>
+      kind === "action" && !ACTION_RULES[from]?.[event]
+        ? []
+        : (ruleFor(from, event, kind)?.to ?? []).map((to) => ({ from, event, to })),
+    ),
   );
 }
 
@@ -918,8 +1109,12 @@ const effectFailed = (state: State): Rule<"effect_failed"> =>
           ),
       };
 
-const ruleFor = (state: State, event: EventType) =>
-  event === "reply" ? reply(state) : event === "effect_failed" ? effectFailed(state) : TABLE[state][event];
+const ruleFor = (state: State, event: EventType, kind: IssueKind = "code") => {
+  if (event === "reply") return reply(state);
+  if (event === "effect_failed") return effectFailed(state);
+  const action = kind === "action" ? ACTION_RULES[state]?.[event] : undefined;
+  return action ?? TABLE[state][event];
+};
 
 const HOUR = 60 * 60_000;
 
@@ -933,4 +1128,5 @@ export const DEFAULT_TIMEOUTS_MS: { [K in TimerKind]: number } = {
   escalation: 24 * HOUR,
   renotify: 6 * HOUR,
   retention: 7 * 24 * HOUR,
+  idle: 4 * HOUR,
 };

@@ -8,10 +8,13 @@
  * `invalid` with the offending line rather than guessed at. The `Reason:` label is matched case-insensitively:
  * it only carries text for humans, and dropping an escalation reason over its spelling helps nobody.
  *
+ * `PHASE:vault` (action sessions only) stops at a dangerous formula step until the vault decides; a `Step: <id>`
+ * line names the step (matched like `Reason:`).
+ *
  * `PHASE:needs_human` is the older protocol's word for `escalate` (agent instructions written for it still
  * say so): read as `escalate`, an alias and not a guess.
  */
-export const PHASES = ["awaiting_ci", "awaiting_review", "escalate", "done", "failed"] as const;
+export const PHASES = ["awaiting_ci", "awaiting_review", "escalate", "done", "failed", "vault"] as const;
 export type Phase = (typeof PHASES)[number];
 
 /** Older names a phase file may use, and the phase each stands for. */
@@ -19,7 +22,9 @@ export const PHASE_ALIASES: Readonly<Record<string, Phase>> = { needs_human: "es
 
 export type PhaseSignal =
   /** No phase file, or one with nothing but whitespace: the session ended without a phase (counts as failed). */
-  { kind: "dry_exit" } | { kind: "invalid"; line: string } | { kind: "phase"; phase: Phase; reason?: string };
+  | { kind: "dry_exit" }
+  | { kind: "invalid"; line: string }
+  | { kind: "phase"; phase: Phase; reason?: string; step?: string };
 
 export const MAX_REASON_CHARS = 2_000;
 /** The offending line of an invalid file ends up in comments and logs; a runaway line must not. */
@@ -27,6 +32,9 @@ export const MAX_INVALID_LINE_CHARS = 200;
 
 const PHASE_PREFIX = "PHASE:";
 const REASON_LINE = /^reason:/i;
+const STEP_LINE = /^step:\s*(\S+)\s*$/i;
+/** A formula's step id (src/formulas/formula.ts); anything else on a Step line is not a step. */
+const STEP_ID = /^[a-z][a-z0-9_-]{0,39}$/;
 
 export function parsePhaseFile(text: string | null): PhaseSignal {
   // trim() also strips U+FEFF, which covers a UTF-8 BOM.
@@ -38,11 +46,22 @@ export function parsePhaseFile(text: string | null): PhaseSignal {
   const phase = PHASES.find((p) => p === name) ?? (name !== undefined ? aliasOf(name) : undefined);
   if (phase === undefined) return { kind: "invalid", line: truncate(line, MAX_INVALID_LINE_CHARS) };
 
-  const reasonLine = rest.map((l) => l.trim()).find((l) => REASON_LINE.test(l));
+  const lines = rest.map((l) => l.trim());
+  const reasonLine = lines.find((l) => REASON_LINE.test(l));
   const reason = reasonLine?.slice("reason:".length).trim();
-  return reason
-    ? { kind: "phase", phase, reason: truncate(reason, MAX_REASON_CHARS) }
-    : { kind: "phase", phase };
+  const step = phase === "vault" ? stepOf(lines) : undefined;
+  return {
+    kind: "phase",
+    phase,
+    ...(reason ? { reason: truncate(reason, MAX_REASON_CHARS) } : {}),
+    ...(step ? { step } : {}),
+  };
+}
+
+/** The step a `PHASE:vault` file names on its first `Step:` line, if that is a step id. */
+function stepOf(lines: string[]): string | undefined {
+  const id = lines.map((l) => STEP_LINE.exec(l)?.[1]).find((m) => m !== undefined);
+  return id !== undefined && STEP_ID.test(id) ? id : undefined;
 }
 
 const aliasOf = (name: string): Phase | undefined =>

@@ -6,14 +6,18 @@
  * its job is dispatched: a continuation waiting for its job (a paused daily budget) has not started, and a
  * redispatch (a lost lease, another runner) does not restart it.
  */
-import type { LifecycleEvent, State, TimerKind } from "./lifecycle.ts";
+import type { IssueKind, LifecycleEvent, State, TimerKind } from "./lifecycle.ts";
 
 export type Timeouts = { [K in TimerKind]: number };
 
 export type Timer = { kind: TimerKind; dueAt: number; armedSeq: number };
 
-/** The timers that run while an issue is in a state. */
-export function timersFor(state: State): TimerKind[] {
+/**
+ * The timers that run while an issue is in a state. An action waiting for a human's reply has one idle
+ * timer instead of the escalation's: its session is let go after `idle` (4 h), with no reminders.
+ */
+export function timersFor(state: State, kind: IssueKind = "code"): TimerKind[] {
+  if (kind === "action" && state === "escalated") return ["idle"];
   switch (state) {
     case "running":
     case "revising":
@@ -41,6 +45,8 @@ export type Edge = {
   now: number;
   /** The issue's worktree is kept for a human after the edge (`retainsWorktree`). */
   keepsWorktree?: boolean;
+  /** The issue's kind after the edge; absent: code. */
+  kind?: IssueKind;
 };
 
 /**
@@ -65,7 +71,7 @@ export function armTimers(edge: Edge, running: readonly Timer[], timeouts: Timeo
 function stateTimers(edge: Edge, running: readonly Timer[], timeouts: Timeouts): Timer[] {
   const arm = (kind: TimerKind): Timer => ({ kind, dueAt: edge.now + timeouts[kind], armedSeq: edge.seq });
   const { event } = edge;
-  const kinds = timersFor(edge.to);
+  const kinds = timersFor(edge.to, edge.kind);
   if (edge.from !== edge.to) {
     return kinds.filter((kind) => kind !== "session" || event.type === "dispatched").map(arm);
   }

@@ -108,7 +108,8 @@ export const settingsSchema = z.object({
   /**
    * How long each wait may last, in milliseconds (see src/domain/timers.ts): a session's wall clock, CI, the
    * critic's review, a human's merge approval, the merge's answer, an escalation before it expires (the issue
-   * is abandoned, saying so) and the interval at which an escalation reminds its humans.
+   * is abandoned, saying so), the interval at which an escalation reminds its humans, and how long an action's
+   * session waits for a human's reply (`idle`).
    */
   timeouts: z
     .object({
@@ -119,6 +120,7 @@ export const settingsSchema = z.object({
       merge: duration.default(DEFAULT_TIMEOUTS_MS.merge),
       escalation: duration.default(DEFAULT_TIMEOUTS_MS.escalation),
       renotify: duration.default(DEFAULT_TIMEOUTS_MS.renotify),
+      idle: duration.default(DEFAULT_TIMEOUTS_MS.idle),
       // A second and up: a kept worktree may go as soon as the operator likes.
       retention: z
         .number()

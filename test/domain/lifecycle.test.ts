@@ -133,6 +133,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   },
   merged: {},
   abandoned: { retry: "queued" },
+  done: {},
 });
 
 /** A reply is taken everywhere; a dead-lettered effect escalates every issue not already with a human or done. */
@@ -875,7 +876,7 @@ describe("humans and operators", () => {
   it("abandon cancels jobs from every live state", () => {
     for (const state of STATES) {
       const outcome = transition(at(state), { type: "abandon", by: "op" });
-      if (state === "new" || state === "merged" || state === "abandoned") {
+      if (state === "new" || TERMINAL_STATES.includes(state)) {
         expect(outcome.ok).toBe(false);
         continue;
       }

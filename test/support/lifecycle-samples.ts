@@ -54,6 +54,8 @@ export function sample(type: EventType, state: State): LifecycleEvent {
         effect: "labels",
         error: "forgejo: POST /repos/o/r/issues/7/labels returned 403: forbidden",
       };
+    case "vault_decision":
+      return { type, itemId: "vlt_1", decision: "approved", by: "alice" };
   }
 }
 
@@ -100,5 +102,11 @@ export const PATHS: { [S in State]: LifecycleEvent[] } = {
   abandoned: [
     { type: "triage", blockers: [] },
     { type: "abandon", by: "op" },
+  ],
+  // Only an action issue ends done: its session finished its formula.
+  done: [
+    { type: "triage", blockers: [], action: { formula: "rotate-token" } },
+    { type: "dispatched", jobId: "job-1", runnerId: "runner-1" },
+    { type: "phase", phase: "done", sessionId: "sess-1", summary: "rotated" },
   ],
 };
