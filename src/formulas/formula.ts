@@ -181,5 +181,5 @@ export function formulaOf(body: string, labels: readonly string[]): FormulaChoic
 }
 
 /** The step `id` of `formula`, if it has one. */
-export const stepOf = (formula: Formula, id: string): FormulaStep | undefined =>
+export const stepOf = (formula: Pick<Formula, "steps">, id: string): FormulaStep | undefined =>
   formula.steps.find((step) => step.id === id);

@@ -15,6 +15,7 @@ import { z } from "zod";
 import { AGENT_TOOLS, OUTPUT_TYPES } from "../agents/definition.ts";
 import { MAX_REQUESTS_PER_RUN, requestedOutputSchema } from "../agents/outputs.ts";
 import { PHASES } from "../domain/lifecycle.ts";
+import { formulaSchema, MAX_FORMULA_BYTES, SECRET_NAME, STEP_ID } from "../formulas/formula.ts";
 import { projectIdSchema, sessionSandboxSchema } from "../projects/config.ts";
 import { SANDBOX_KINDS } from "./sandbox.ts";
 
@@ -82,6 +83,20 @@ export const agentRunSchema = z.object({
 });
 export type AgentRun = z.infer<typeof agentRunSchema>;
 
+/**
+ * What an action job runs (an `implement` or `resume` job of an `action` issue): its formula, read from the
+ * default branch when the job was queued, and the one dangerous step the vault approved for this job, if any.
+ * `secrets`: the values of the project's secrets the formula declares, opened by the Worker at claim time
+ * (never stored in the job queue): the runner gives each step only its own, as environment variables.
+ */
+export const actionRunSchema = z.object({
+  formula: formulaSchema,
+  guidance: z.string().max(MAX_FORMULA_BYTES),
+  approvedStep: z.string().regex(STEP_ID).nullable().default(null),
+  secrets: z.record(z.string().regex(SECRET_NAME), z.string().max(10_000)).default({}),
+});
+export type ActionRun = z.infer<typeof actionRunSchema>;
+
 export const jobSchema = z.object({
   id: z.string(),
   kind: z.enum(JOB_KINDS),
@@ -111,6 +126,8 @@ export const jobSchema = z.object({
   sandbox: sessionSandboxSchema.prefault({}),
   /** Set for (and only for) `agent` jobs. */
   agent: agentRunSchema.optional(),
+  /** Set for the sessions of `action` issues: no pull request, the formula's tools. */
+  action: actionRunSchema.optional(),
 });
 export type Job = z.infer<typeof jobSchema>;
 
@@ -160,6 +177,11 @@ export const runnerEvent = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("usage"), sessionId: z.string().min(1), usage: usageSchema }),
   z.object({ kind: z.literal("pushed"), branch: z.string().min(1), headSha: sha }),
   z.object({ kind: z.literal("activity"), items: z.array(activityItemSchema).min(1).max(50) }),
+  /**
+   * An action session's progress note for its issue (the `progress` tool), posted once as a comment: `seq`
+   * counts the job attempt's notes from 1, so a report sent again is the same note.
+   */
+  z.object({ kind: z.literal("progress"), seq: z.number().int().min(1).max(1_000), text: z.string().min(1).max(2_000) }),
   z.object({
     kind: z.literal("log"),
     level: z.enum(["debug", "info", "warn", "error"]),
@@ -183,6 +205,8 @@ export const completeRequest = z.object({
   headSha: sha.optional(),
   /** The session's own account of what it did (its last message), for the pull request's description. */
   summary: z.string().max(4_000).optional(),
+  /** `vault`: the formula step the action session stopped at (its phase file's `Step:` line). */
+  step: z.string().regex(STEP_ID).optional(),
   /** An agent job's requested safe outputs, in the order it asked; the Worker decides which are applied. */
   outputs: z.array(requestedOutputSchema).max(MAX_REQUESTS_PER_RUN).optional(),
   /** An agent job's usage (as its last `usage` event would say): it counts in the project's daily budget. */
