@@ -181,7 +181,11 @@ export const runnerEvent = z.discriminatedUnion("kind", [
    * An action session's progress note for its issue (the `progress` tool), posted once as a comment: `seq`
    * counts the job attempt's notes from 1, so a report sent again is the same note.
    */
-  z.object({ kind: z.literal("progress"), seq: z.number().int().min(1).max(1_000), text: z.string().min(1).max(2_000) }),
+  z.object({
+    kind: z.literal("progress"),
+    seq: z.number().int().min(1).max(1_000),
+    text: z.string().min(1).max(2_000),
+  }),
   z.object({
     kind: z.literal("log"),
     level: z.enum(["debug", "info", "warn", "error"]),
