@@ -288,6 +288,17 @@ export class ProjectDO extends DurableObject<Env> {
           case "activity":
             // The issue's to keep, below.
             break;
+          case "progress":
+            // An action's note, posted once on its issue: the id names the job attempt's note.
+            if (job.spec.action) {
+              this.recordIssueEvent(project, job, `progress:${job.id}:${job.attempt}:${event.seq}`, now, {
+                type: "reply",
+                thread: job.number,
+                // Within the reply's 2 000 characters.
+                text: `**Progress:** ${event.text}`.slice(0, 2_000),
+              });
+            }
+            break;
         }
       }
       this.store.save({ ...job, updatedAt: now });
@@ -346,6 +357,7 @@ export class ProjectDO extends DurableObject<Env> {
           ...(branch && { branch }),
           ...(headSha && { headSha }),
           ...(request.summary && { summary: request.summary }),
+          ...(request.step && job.spec.action && { step: request.step }),
         });
       }
     });

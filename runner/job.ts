@@ -147,6 +147,8 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   if (started) log.info("resuming the session an earlier attempt started", { sessionId: started });
 
   const briefed = job.kind === "update" ? await withConflictBrief(workspace, ref, job) : job;
+  // An action's secrets are the runner's to hide from here on: in its logs, activity and reports.
+  if (job.action) ctx.secrets.add(...Object.values(job.action.secrets));
   const result = await ctx.driver.run({
     job: started ? { ...briefed, sessionId: started } : briefed,
     worktree: worktree.path,
@@ -167,6 +169,8 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
       const redacted = items.map((item) => ({ ...item, text: ctx.secrets.redact(item.text) }));
       void reporter.event({ kind: "activity", items: redacted });
     },
+    onProgress: (seq, text) => void reporter.event({ kind: "progress", seq, text: ctx.secrets.redact(text) }),
+    redact: (text) => ctx.secrets.redact(text),
   });
   // A session that ended on its own is still reported during a shutdown; not once the job is cancelled.
   if (signal.reason !== "shutdown") signal.throwIfAborted();
@@ -181,7 +185,7 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   if (signalled.kind === "invalid") {
     return { phase: "failed", sessionId, reason: `invalid phase file: ${JSON.stringify(signalled.line)}` };
   }
-  const { phase, reason } = signalled;
+  const { phase, reason, step } = signalled;
   const summary = result.summary && ctx.secrets.redact(result.summary).slice(0, MAX_SUMMARY_CHARS);
   const base = {
     phase,
@@ -190,6 +194,8 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
     ...(reason ? { reason } : {}),
     ...(summary ? { summary } : {}),
   };
+  // An action has no branch to push, whatever its session wrote.
+  if (job.action) return { ...base, ...(step ? { step } : {}) };
   if (phase !== "awaiting_ci" && phase !== "awaiting_review") return base;
 
   const collected = await workspace.collect(ref, `Conveyor: uncommitted work on #${job.issue.number}`);

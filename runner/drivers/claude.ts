@@ -1,5 +1,8 @@
 import { join } from "node:path";
-import type { Usage } from "../../src/runner-api/contract.ts";
+import type { ActionRun, Usage } from "../../src/runner-api/contract.ts";
+import { ACTION_SERVER, actionTools } from "../actions/action-tools.ts";
+import { actionContinuationPrompt, actionPrompt } from "../actions/prompt.ts";
+import { sandboxedStepCommand } from "../actions/step-command.ts";
 import { SAFE_OUTPUTS_SERVER, safeOutputs } from "../agents/safe-outputs.ts";
 import type { Sandbox } from "../sandbox/session-sandbox.ts";
 import { type ClaudeRun, claudeSession } from "./claude-session.ts";
@@ -8,6 +11,8 @@ import { agentEnv, sessionPlace } from "./env.ts";
 import { continuationPrompt, implementPrompt, recoveryPrompt } from "./prompt.ts";
 
 const ALLOWED_TOOLS = ["Bash", "Write", "Edit", "Read", "Glob", "Grep"];
+/** An action session looks around; its steps' commands are run by the runner (run_step), not by it. */
+const ACTION_TOOLS = ["Bash", "Read", "Glob", "Grep"];
 /** What Claude Code answers `resume` with when the session's transcript is not in CLAUDE_CONFIG_DIR. */
 const NO_TRANSCRIPT = /No conversation found with session ID/;
 
@@ -27,6 +32,7 @@ export class ClaudeDriver implements Driver, AgentDriver {
 
   async run(input: SessionInput): Promise<SessionResult> {
     const { job, log } = input;
+    if (job.action) return this.#action(input, job.action);
     if (job.sessionId) {
       const resumed = await this.#query(input, continuationPrompt(job), job.sessionId);
       if (!isMissingTranscript(resumed)) return outcome(resumed, input.signal);
@@ -73,6 +79,52 @@ export class ClaudeDriver implements Driver, AgentDriver {
     });
     const { sessionId, error } = outcome(run, input.signal);
     return { sessionId, outputs: outputs.requests(), usage, ...(error && { error }) };
+  }
+
+  /**
+   * An action issue's session: the formula's tools (served here, outside the sandbox) and no repository
+   * settings. A resumed session whose transcript is gone starts afresh from the formula and the issue.
+   */
+  async #action(input: SessionInput, action: ActionRun): Promise<SessionResult> {
+    const { job, log } = input;
+    const place = sessionPlace(input);
+    const tools = actionTools({
+      action,
+      runCommand: sandboxedStepCommand(this.#options.sandbox, place, {
+        PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+        HOME: input.home,
+      }),
+      onProgress: (seq, text) => input.onProgress?.(seq, text),
+      redact: input.redact ?? ((text) => text),
+      onStep: (step, exitCode) => log.info("action step ran", { step, exitCode }),
+      signal: input.signal,
+    });
+    const query = (prompt: string, resume?: string) =>
+      claudeSession({
+        sandbox: this.#options.sandbox,
+        place,
+        prompt,
+        env: agentEnv(input),
+        allowedTools: [...ACTION_TOOLS, ...tools.toolNames],
+        mcpServers: { [ACTION_SERVER]: tools.server },
+        projectSettings: false,
+        allowedDomains: job.sandbox.allowedDomains,
+        budgetUsd: job.budget.usdRemaining,
+        maxTurns: job.budget.maxTurns,
+        model: this.#options.model,
+        resume,
+        signal: input.signal,
+        log,
+        onSession: input.onSession,
+        onUsage: input.onUsage,
+        onActivity: input.onActivity,
+      });
+    if (job.sessionId) {
+      const resumed = await query(actionContinuationPrompt(job, action), job.sessionId);
+      if (!isMissingTranscript(resumed)) return outcome(resumed, input.signal);
+      log.warn("action transcript missing; starting a fresh session", { sessionId: job.sessionId });
+    }
+    return outcome(await query(actionPrompt(job, action)), input.signal);
   }
 
   #query(input: SessionInput, prompt: string, resume?: string): Promise<ClaudeRun> {

@@ -24,6 +24,10 @@ export type SessionInput = {
   onUsage(sessionId: string, usage: Usage): void;
   /** What the session is doing, as it goes (activity.ts). */
   onActivity(items: ActivityItem[]): void;
+  /** An action session's progress note (runner/actions/action-tools.ts), redacted, numbered from 1. */
+  onProgress?(seq: number, text: string): void;
+  /** The runner's redaction of its secrets, for what an action's tools show the agent. */
+  redact?(text: string): string;
 };
 
 export type SessionResult = {
