@@ -4,6 +4,7 @@
  */
 
 import { issueBranch } from "../src/domain/branch.ts";
+import { loadActionRun } from "../src/formulas/load.ts";
 import { projectStub } from "../src/project-stub.ts";
 import { cachedProject } from "../src/projects/cache.ts";
 import { budgetLimits } from "../src/projects/config.ts";
@@ -19,6 +20,11 @@ export const JOB_DELIVERERS: Deliverers = {
     const { settings } = project;
     // The text a writer queued; an issue triaged without one (by the operator) is read now, not at lease time.
     const brief = issue.brief ?? (await mirroredIssues(env, project.id, [issue.number]))[0];
+    // An action's formula as the default branch has it now; a reap needs none.
+    const action =
+      issue.kind === "action" && effect.job !== "reap"
+        ? await loadActionRun(registered, issue.formula ?? null, effect.approvedStep)
+        : undefined;
     await projectStub(env, project.id).enqueue({
       key,
       spec: {
@@ -35,6 +41,7 @@ export const JOB_DELIVERERS: Deliverers = {
         // Recomputed from the issue's spend when the job is leased.
         budget: { maxTurns: settings.maxTurnsPerSession, usdRemaining: settings.issueBudgetUsd },
         sandbox: settings.sandbox,
+        ...(action && { action }),
       },
       policy: { parallel: settings.parallel, ...settings.jobs, budget: budgetLimits(settings) },
     });

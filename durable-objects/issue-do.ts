@@ -75,6 +75,11 @@ export type IssueSummary = {
   /** The last session's account of its work. */
   summary: string | null;
   reason: string | null;
+  /** `action`: an operational task following `formula` (docs/actions.md); absent: code. */
+  kind?: "code" | "action";
+  formula?: string | null;
+  /** The action step waiting for the vault. */
+  vaultStep?: string | null;
 };
 
 export class IssueDO extends DurableObject<Env> {
@@ -177,6 +182,9 @@ export class IssueDO extends DurableObject<Env> {
       brief: c.brief,
       summary: c.summary,
       reason: c.reason,
+      kind: c.kind ?? "code",
+      formula: c.formula ?? null,
+      vaultStep: c.vaultStep ?? null,
     };
   }
 

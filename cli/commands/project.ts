@@ -15,6 +15,7 @@ const addOptions = z.object({
   repo: z.string({ error: "--repo is required (owner/name)" }),
   "forge-token-file": z.string().optional(),
   "webhook-secret-file": z.string().optional(),
+  "action-secrets-file": z.string().optional(),
   "clone-url": z.string().optional(),
   "default-branch": z.string().optional(),
   parallel: z.coerce.number().optional(),
@@ -27,7 +28,7 @@ export const projectAdd = command({
   args: ["id"],
   usage:
     "project add <id> --forge forgejo|gitea|github --api-url <url> --repo <owner/name> [--forge-token-file <file>] " +
-    "[--webhook-secret-file <file>] [--clone-url <url>] [--default-branch <b>] [--parallel <n>] [--public-url <url>] " +
+    "[--webhook-secret-file <file>] [--action-secrets-file <file>] [--clone-url <url>] [--default-branch <b>] [--parallel <n>] [--public-url <url>] " +
     "[--setup | --no-setup]",
   summary:
     "register (or update) a project; a new one also gets its forge webhook (<public url>/hooks/<id>) and labels",
@@ -37,6 +38,7 @@ export const projectAdd = command({
     repo: { type: "string" },
     "forge-token-file": { type: "string" },
     "webhook-secret-file": { type: "string" },
+    "action-secrets-file": { type: "string" },
     "clone-url": { type: "string" },
     "default-branch": { type: "string" },
     parallel: { type: "string" },
@@ -58,6 +60,15 @@ export const projectAdd = command({
     }
     const webhookSecret = secretSetting(o["webhook-secret-file"], undefined, "--webhook-secret-file");
     const generatedSecret = webhookSecret === undefined;
+    // One line of JSON, {"NAME": "value", …}: the secrets action formulas declare (docs/actions.md).
+    const actionSecretsText = secretSetting(o["action-secrets-file"], undefined, "--action-secrets-file");
+    let actionSecrets: unknown;
+    try {
+      actionSecrets = actionSecretsText === undefined ? undefined : JSON.parse(actionSecretsText);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "--action-secrets-file: not one line of JSON" });
+      return z.NEVER;
+    }
     const registration = {
       forge: o.forge,
       apiUrl: o["api-url"],
@@ -67,6 +78,7 @@ export const projectAdd = command({
       ...(o["clone-url"] && { cloneUrl: o["clone-url"] }),
       ...(o["default-branch"] && { defaultBranch: o["default-branch"] }),
       ...(o.parallel !== undefined && { parallel: o.parallel }),
+      ...(actionSecrets !== undefined && { actionSecrets }),
     };
     // The Worker's own schema: a bad flag is reported before anything is sent.
     const valid = registrationSchema.safeParse(registration);

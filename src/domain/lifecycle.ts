@@ -377,13 +377,14 @@ const QUEUE: Effect[] = [{ kind: "enqueue_job", job: "implement" }];
 
 /**
  * A writer's triage replaces the text the issue's jobs will carry; any other gate event keeps it. A triage
- * also says what kind of issue it is: an action (its formula) or, without `action`, code.
+ * naming a formula makes the issue an action; a writer's triage without one makes it code; a regate without
+ * a brief (a dependency closed, reconciliation) keeps its kind.
  */
 const briefed = (ctx: IssueContext, e: EventOf<"dependencies" | "triage">): IssueContext => {
   if (e.type !== "triage") return ctx;
   const kind = e.action
     ? { kind: "action" as const, formula: e.action.formula }
-    : ctx.kind === "action"
+    : e.brief && ctx.kind === "action"
       ? { kind: "code" as const, formula: undefined }
       : {};
   return { ...ctx, ...(e.brief && { brief: e.brief }), ...kind };

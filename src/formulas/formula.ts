@@ -119,6 +119,9 @@ export function parseFormula(fileName: string, text: string): Parsed<Formula> {
   return { ok: true, value: { ...parsed.data, guidance } };
 }
 
+/** The label that makes an issue an action (project setup creates it; the planner adds it to operational work). */
+export const ACTION_LABEL = "action";
+
 export const FORMULAS_DIR = ".conveyor/formulas/";
 /** More files than this in the directory are a mistake; the rest are reported, not read. */
 export const MAX_FORMULA_FILES = 30;

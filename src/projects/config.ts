@@ -157,6 +157,18 @@ export const settingsSchema = z.object({
 });
 export type ProjectSettings = z.infer<typeof settingsSchema>;
 
+export const actionSecretsSchema = z
+  .record(
+    z
+      .string()
+      .regex(
+        /^[A-Z][A-Z0-9_]{0,63}$/,
+        "an action secret's name is an environment variable name such as DEPLOY_TOKEN",
+      ),
+    z.string().min(1).max(10_000),
+  )
+  .refine((secrets) => Object.keys(secrets).length <= 50, "at most 50 action secrets");
+
 export const registrationSchema = settingsSchema.extend({
   forge: z.enum(["forgejo", "gitea", "github"]),
   /** API base: `https://codeberg.org/api/v1`, `https://api.github.com`. */
@@ -168,6 +180,11 @@ export const registrationSchema = settingsSchema.extend({
   forgeToken: z.string().min(1).max(500),
   /** Woodpecker API token (read access) for `ci.woodpeckerUrl`; sealed like the forge token. */
   woodpeckerToken: z.string().min(1).max(500).optional(),
+  /**
+   * Secrets for action formulas (docs/actions.md), by the environment variable name a formula's steps use;
+   * sealed like the forge token and given to a runner only for the steps that declare them.
+   */
+  actionSecrets: actionSecretsSchema.optional(),
 });
 export type ProjectRegistration = z.infer<typeof registrationSchema>;
 

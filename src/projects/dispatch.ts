@@ -5,6 +5,7 @@
 import type { Brief } from "../domain/lifecycle.ts";
 import { needsWriter } from "../domain/queueing.ts";
 import type { Env } from "../env.ts";
+import { ACTION_LABEL, formulaOf } from "../formulas/formula.ts";
 import type { EventEnvelope } from "../issue-events.ts";
 import { type Forges, gateFor } from "./gate.ts";
 import { type Cause, sendEvent } from "./lifecycle-client.ts";
@@ -36,9 +37,40 @@ export async function triage(
   brief?: Brief,
 ) {
   if (!wantsWork(project, issue) || !isGated(state) || (needsWriter(state) && !brief)) return null;
+  const action = actionOf(issue, brief);
+  if (action && "error" in action) {
+    // Said once (the event's id is the triage's): the issue stays out of the lifecycle until it is fixed.
+    const text = `Conveyor cannot start this action: ${action.error}. Name its formula with a line \`Formula: <name>\` in the issue or a label \`formula/<name>\`, then queue it again.`;
+    return sendEvent(
+      env,
+      project,
+      issue.number,
+      `${id}:formula`,
+      cause,
+      { type: "reply", thread: issue.number, text },
+      delivery,
+    );
+  }
   const gate = await gateFor(env, project, issue, forges);
-  const event = { type: "triage" as const, ...gate, ...(brief && { brief }) };
+  const event = { type: "triage" as const, ...gate, ...(brief && { brief }), ...(action && { action }) };
   return sendEvent(env, project, issue.number, id, cause, event, delivery);
+}
+
+/**
+ * An issue labelled `action` is an operational task following the formula it names (src/formulas); the
+ * text a writer queued names it, else the mirror's. Null for a code issue.
+ */
+function actionOf(issue: MirroredIssue, brief?: Brief): { formula: string } | { error: string } | null {
+  if (!issue.labels.includes(ACTION_LABEL)) return null;
+  const choice = formulaOf(brief?.body ?? issue.body, issue.labels);
+  switch (choice.kind) {
+    case "named":
+      return { formula: choice.name };
+    case "invalid":
+      return { error: choice.error };
+    case "none":
+      return { error: "it is labelled action but names no formula" };
+  }
 }
 
 /** Re-gates every issue that declares `dependency` as a dependency; returns how many were sent an event. */

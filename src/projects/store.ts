@@ -6,7 +6,13 @@ import { importSecretsKey, open, seal } from "../crypto/secrets.ts";
 import { projects } from "../db/schema.ts";
 import type { Env } from "../env.ts";
 import { createForgeClient, type ForgeClient, type ForgeClientOptions } from "../forge/client/index.ts";
-import { defaultCloneUrl, type ProjectRegistration, type ProjectSettings, settingsSchema } from "./config.ts";
+import {
+  actionSecretsSchema,
+  defaultCloneUrl,
+  type ProjectRegistration,
+  type ProjectSettings,
+  settingsSchema,
+} from "./config.ts";
 
 export type Project = {
   id: string;
@@ -23,17 +29,28 @@ const secretsSchema = z.object({
   webhookSecret: z.string(),
   forgeToken: z.string(),
   woodpeckerToken: z.string().optional(),
+  actionSecrets: actionSecretsSchema.optional(),
 });
 export type ProjectSecrets = z.infer<typeof secretsSchema>;
 
 export async function saveProject(env: Env, id: string, registration: ProjectRegistration): Promise<Project> {
-  const { forge, apiUrl, repo, cloneUrl, webhookSecret, forgeToken, woodpeckerToken, ...rest } = registration;
+  const {
+    forge,
+    apiUrl,
+    repo,
+    cloneUrl,
+    webhookSecret,
+    forgeToken,
+    woodpeckerToken,
+    actionSecrets,
+    ...rest
+  } = registration;
   const settings = settingsSchema.parse(rest);
   const key = await importSecretsKey(env.CONVEYOR_SECRETS_KEY);
   const secrets = await seal(
     key,
     id,
-    JSON.stringify({ webhookSecret, forgeToken, woodpeckerToken } satisfies ProjectSecrets),
+    JSON.stringify({ webhookSecret, forgeToken, woodpeckerToken, actionSecrets } satisfies ProjectSecrets),
   );
   const now = Date.now();
   const row = {

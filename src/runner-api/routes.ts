@@ -10,6 +10,7 @@ import { jsonBody } from "../api/json-body.ts";
 import { claimScope } from "../domain/runner-tokens.ts";
 import type { Env } from "../env.ts";
 import { projectOfJob, projectStub } from "../project-stub.ts";
+import { withActionSecrets } from "./action-secrets.ts";
 import { claimAcross } from "./claim.ts";
 import {
   claimRequest,
@@ -71,7 +72,7 @@ runnerRoutes.post("/claim", async (c) => {
   const scope = claimScope(runner.projects, projects);
   // The request's signal aborts when the runner hangs up (`enable_request_signal`): no lease for it then.
   const claim = await claimAcross(c.env, runner.id, holding, scope, waitMs, c.req.raw.signal);
-  return claim ? c.json(claim) : c.body(null, 204);
+  return claim ? c.json(await withActionSecrets(c.env, claim)) : c.body(null, 204);
 });
 
 runnerRoutes.post("/jobs/:id/heartbeat", async (c) => {

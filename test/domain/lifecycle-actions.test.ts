@@ -84,13 +84,16 @@ describe("an action issue, every (state, event) pair", () => {
 });
 
 describe("an action's run", () => {
-  it("a triage that names a formula makes the issue an action; a later one without it makes it code", () => {
+  it("a triage that names a formula makes the issue an action; a writer's later one without it, code", () => {
     const { next } = accepted(
       transition(INITIAL_CONTEXT, { type: "triage", blockers: [], action: { formula: "rotate-token" } }),
     );
     expect(next).toMatchObject({ state: "queued", kind: "action", formula: "rotate-token" });
-    const again = accepted(transition({ ...next, state: "blocked" }, { type: "triage", blockers: [] }));
-    expect(again.next.kind).toBe("code");
+    const blocked = { ...next, state: "blocked" as const, blockers: ["#2"] };
+    // A regate without a writer's brief (a dependency closed) keeps the kind.
+    expect(accepted(transition(blocked, { type: "triage", blockers: [] })).next.kind).toBe("action");
+    const brief = { title: "t", body: "b", by: "alice" };
+    expect(accepted(transition(blocked, { type: "triage", blockers: [], brief })).next.kind).toBe("code");
   });
 
   it("done closes the issue with the session's summary", () => {

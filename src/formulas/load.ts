@@ -1,0 +1,42 @@
+/**
+ * An action job's formula, read from the repository's default branch through the forge client when the job
+ * is queued (as the agent catalog reads `.conveyor/agents/`), so every session of the action runs the formula
+ * as the default branch has it then.
+ */
+import type { Registered } from "../projects/store.ts";
+import { clientOf } from "../projects/store.ts";
+import type { ActionRun } from "../runner-api/contract.ts";
+import { FORMULAS_DIR, findFormula, MAX_FORMULA_FILES, stepOf } from "./formula.ts";
+
+/**
+ * A formula the action cannot run with (missing, malformed, the approved step gone). Shaped as a refusal
+ * for good (src/domain/failure.ts): retrying reads the same file, so the effect goes to the dead letter at
+ * once and the issue escalates with this message.
+ */
+export class FormulaProblem extends Error {
+  readonly status = 422;
+  readonly forgeMessage: string;
+  constructor(message: string) {
+    super(message);
+    this.forgeMessage = message;
+  }
+}
+
+/** The job's action: the formula `name` and the approved step; its secrets are added at claim time. */
+export async function loadActionRun(
+  registered: Registered,
+  name: string | null,
+  approvedStep: string | undefined,
+): Promise<ActionRun> {
+  if (!name) throw new FormulaProblem("the action names no formula");
+  const { project } = registered;
+  const forge = clientOf(project, await registered.secrets());
+  const files = await forge.readDirectory(FORMULAS_DIR, project.settings.defaultBranch, MAX_FORMULA_FILES);
+  const found = findFormula(files, name);
+  if (!found.ok) throw new FormulaProblem(found.error);
+  const { guidance, ...formula } = found.formula;
+  if (approvedStep && !stepOf(formula, approvedStep)) {
+    throw new FormulaProblem(`the approved step ${approvedStep} is no longer in formula ${name}`);
+  }
+  return { formula, guidance, approvedStep: approvedStep ?? null, secrets: {} };
+}
