@@ -1,0 +1,216 @@
+/**
+ * Action issues end to end: the maintainer files an issue labelled `action` that names a formula kept on the
+ * default branch; the Worker (wrangler dev) queues it with the formula, the real runner runs the real Agent SDK
+ * binary in its sandbox against the scripted model stand-in, and the session's tools do the rest — progress
+ * notes become one comment each, `run_step` runs the step's command on the runner with the step's secret only
+ * (shown to the agent redacted), a dangerous step stops the session for the vault, and a session that finishes
+ * its formula closes the issue with its summary. No pull request is opened.
+ */
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
+import { PROJECT, REPO } from "../../../demo/scenario.ts";
+import { ACTION_SERVER } from "../../../runner/actions/action-tools.ts";
+import { bash, type ScriptRequest, type Turn, text, use } from "../../support/model/script.ts";
+
+const run = promisify(execFile);
+const tool = (name: string) => `mcp__${ACTION_SERVER}__${name}`;
+const DEPLOY_TOKEN = "deploy-token-e2e-0123456789";
+const phase = (lines: string) => bash(`printf '${lines}' > "$CONVEYOR_PHASE_FILE"`, "Write the phase");
+
+const FORMULAS = {
+  "rotate-token": `---
+name: rotate-token
+version: 1
+description: Rotate the deploy token
+secrets: [DEPLOY_TOKEN]
+steps:
+  - id: check
+    description: Check the current token
+    command: 'echo "token length \${#DEPLOY_TOKEN}: $DEPLOY_TOKEN"'
+    secrets: [DEPLOY_TOKEN]
+  - id: rotate
+    description: Revoke the old token and issue a new one
+    command: 'echo rotated'
+    dangerous: true
+    secrets: [DEPLOY_TOKEN]
+---
+Post the outcome of each step.
+`,
+  "say-hello": `---
+name: say-hello
+version: 1
+description: Greet the team
+steps:
+  - id: greet
+    description: Print a greeting
+    command: 'echo hello from $(pwd | wc -c) chars deep'
+---
+`,
+};
+
+/** A comment's text without the marker Conveyor adds to post each comment once. */
+const bodyOf = (comment: { body: string }) => comment.body.replace(/\n\n<!-- conveyor:[0-9a-f]+ -->$/, "");
+
+/** The progress note that quotes what the last tool answered. */
+const quoteLastResult = (req: ScriptRequest): Turn =>
+  use(tool("progress"), { text: `check: ${req.toolResults.at(-1)?.text ?? "(nothing)"}` });
+
+let dataDir = "";
+let demo: Demo | undefined;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "conveyor-action-"));
+  demo = await startDemo({
+    dataDir,
+    model: { kind: "stand-in" },
+    settings: { actionSecrets: { DEPLOY_TOKEN } },
+    script: [
+      {
+        when: /follows the formula rotate-token/,
+        steps: [
+          use(tool("progress"), { text: "Starting the rotation." }),
+          use(tool("run_step"), { id: "check" }),
+          quoteLastResult,
+          use(tool("run_step"), { id: "rotate" }),
+          phase("PHASE:vault\\nStep: rotate\\n"),
+          text("Waiting for the vault to approve rotate."),
+        ],
+      },
+      {
+        when: /follows the formula say-hello/,
+        steps: [
+          use(tool("run_step"), { id: "greet" }),
+          use(tool("progress"), { text: "Greeted." }),
+          phase("PHASE:done\\n"),
+          text("Greeted the team; nothing else to do."),
+        ],
+      },
+    ],
+  });
+  await pushFormulas(demo);
+}, 180_000);
+
+afterAll(async () => {
+  await demo?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** The maintainer commits the formulas to the default branch. */
+async function pushFormulas(d: Demo): Promise<void> {
+  const clone = join(dataDir, "formulas-clone");
+  const url = d.sample.forge.cloneUrl(REPO, d.sample.accounts.maintainer.token);
+  await run("git", ["clone", "--quiet", url, clone]);
+  await mkdir(join(clone, ".conveyor", "formulas"), { recursive: true });
+  for (const [name, body] of Object.entries(FORMULAS)) {
+    await writeFile(join(clone, ".conveyor", "formulas", `${name}.md`), body);
+  }
+  const identity = ["-c", "user.name=maintainer", "-c", "user.email=maintainer@example.test"];
+  await run("git", ["-C", clone, "add", "-A"]);
+  await run("git", ["-C", clone, ...identity, "commit", "--quiet", "-m", "Formulas"]);
+  await run("git", ["-C", clone, "push", "--quiet", "origin", "HEAD"]);
+}
+
+type IssueView = { state: string; reason: string | null; prNumber: number | null };
+
+async function issueView(number: number): Promise<IssueView | null> {
+  if (!demo) throw new Error("no demo");
+  const res = await fetch(`${demo.worker.url}/api/v1/projects/${PROJECT}/issues/${number}`, {
+    headers: { authorization: `Bearer ${demo.adminToken}` },
+  });
+  return res.ok ? ((await res.json()) as IssueView) : null;
+}
+
+async function until<T>(what: string, check: () => Promise<T | null> | T | null, ms = 120_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function fileAction(title: string, formula: string): Promise<number> {
+  if (!demo) throw new Error("no demo");
+  const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+  await maintainer.ensureLabels([{ name: "action", color: "0052cc", description: "operational work" }]);
+  const { number } = await maintainer.createIssue({
+    title,
+    body: `Please do it.\n\nFormula: ${formula}\n`,
+    labels: ["action"],
+  });
+  await until(`#${number} mirrored`, () => (demo?.d1.openMirrored(PROJECT).includes(number) ? true : null));
+  await maintainer.addLabels(number, ["backlog"]);
+  return number;
+}
+
+const inState = (number: number, state: string) => async () => {
+  const view = await issueView(number);
+  if (view && view.state !== state && ["escalated", "abandoned"].includes(view.state)) {
+    throw new Error(`#${number} is ${view.state}: ${view.reason}`);
+  }
+  return view?.state === state ? view : null;
+};
+
+describe("action issues", { timeout: 240_000 }, () => {
+  it("run their formula, post progress once, and stop at a dangerous step for the vault", async () => {
+    if (!demo) throw new Error("no demo");
+    const number = await fileAction("Rotate the deploy token", "rotate-token");
+    const view = await until("the action waits for the vault", inState(number, "awaiting_approval"));
+    expect(view.reason).toBe("step rotate waits for the vault's decision");
+    expect(view.prNumber).toBeNull();
+
+    const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+    const progress = await until("both progress notes", async () => {
+      const notes = (await maintainer.listComments(number)).filter((c) => c.body.startsWith("**Progress:**"));
+      return notes.length >= 2 ? notes : null;
+    });
+    expect(progress.map(bodyOf)).toEqual([
+      "**Progress:** Starting the rotation.",
+      // The step had the secret (its length), and the agent saw it only redacted.
+      `**Progress:** check: step check exited with code 0.\nIts output (the end):\ntoken length ${DEPLOY_TOKEN.length}: ***`,
+    ]);
+    const all = (await maintainer.listComments(number)).map((c) => c.body).join("\n");
+    expect(all).not.toContain(DEPLOY_TOKEN);
+  });
+
+  it("close the issue with the session's summary when the formula is done", async () => {
+    if (!demo) throw new Error("no demo");
+    const number = await fileAction("Greet the team", "say-hello");
+    await until("the action is done", inState(number, "done"));
+    const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+    const issue = await until("the issue closed", async () => {
+      const current = await maintainer.getIssue(number);
+      return current.state === "closed" ? current : null;
+    });
+    expect(issue.state).toBe("closed");
+    const bodies = (await maintainer.listComments(number)).map(bodyOf);
+    expect(bodies).toContain("**Progress:** Greeted.");
+    expect(bodies).toContain("**The action is done.**\n\nGreeted the team; nothing else to do.");
+  });
+
+  it("answer an action issue that names no formula, and do not start it", async () => {
+    if (!demo) throw new Error("no demo");
+    const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+    const { number } = await maintainer.createIssue({
+      title: "Do something",
+      body: "No formula.",
+      labels: ["action"],
+    });
+    await until(`#${number} mirrored`, () => (demo?.d1.openMirrored(PROJECT).includes(number) ? true : null));
+    await maintainer.addLabels(number, ["backlog"]);
+    const answer = await until("the answer", async () => {
+      const found = (await maintainer.listComments(number)).find((c) =>
+        c.body.startsWith("Conveyor cannot start"),
+      );
+      return found ?? null;
+    });
+    expect(answer.body).toMatch(/it is labelled action but names no formula/);
+    expect((await issueView(number))?.state).toBe("new");
+  });
+});
