@@ -218,7 +218,7 @@ export type Effect =
   | { kind: "delete_branch" }
   | { kind: "notify_dependents" }
   /** An action's dangerous step asks the vault for a decision (it answers with `vault_decision`). */
-  | { kind: "vault_request"; step: string };
+  | { kind: "vault_step"; step: string };
 
 export type Limits = {
   maxCiFixes: number;
@@ -970,7 +970,7 @@ const actionPhase: Rule<"phase"> = {
           }),
           [
             { kind: "labels", add: [], remove: ["in_progress"] },
-            { kind: "vault_request", step: e.step },
+            { kind: "vault_step", step: e.step },
           ],
         );
       case "awaiting_ci":

@@ -126,7 +126,7 @@ describe("an action's run", () => {
     expect(holdsSlot(next.state)).toBe(false);
     expect(effects).toEqual([
       { kind: "labels", add: [], remove: ["in_progress"] },
-      { kind: "vault_request", step: "rotate" },
+      { kind: "vault_step", step: "rotate" },
     ]);
   });
 
