@@ -37,7 +37,7 @@ const setupRequest = z.object({
   webhookUrl: z.url({ protocol: /^https?$/ }),
 });
 
-const AGENT_LABELS: LabelSpec[] = [
+export const AGENT_LABELS: LabelSpec[] = [
   { name: "prediction/unreviewed", color: "bfd4f2", description: "Filed by the predictor; not triaged yet" },
   {
     name: "prediction/backlog",
