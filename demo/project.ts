@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { AGENT_LABELS } from "../src/api/project-setup.ts";
+import { AGENT_LABELS } from "../src/agents/labels.ts";
 import { createForgeClient } from "../src/forge/client/index.ts";
 import { settingsSchema } from "../src/projects/config.ts";
 import { PROJECT, PROTECTED_PATHS, REPO } from "./scenario.ts";
