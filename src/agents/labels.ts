@@ -8,7 +8,8 @@ export const AGENT_LABELS: LabelSpec[] = [
     color: "bfd4f2",
     description: "A prediction the planner accepted as later work",
   },
-  { name: "action", color: "0052cc", description: "A prediction the planner accepted as work to do" },
+  // An action issue (docs/actions.md): operational work following a formula, without a pull request.
+  { name: "action", color: "0052cc", description: "Operational work: follows a formula, no pull request" },
   {
     name: "vision",
     color: "d4c5f9",
