@@ -52,6 +52,11 @@ export type VaultEvent =
 /** A decision the requester hears: approved (once fired), rejected or expired. */
 export type Decision = "approved" | "rejected" | "expired";
 
+/** An item without its payload: what crosses an RPC boundary (a payload of any shape cannot be typed there). */
+export type VaultItemHead = Omit<VaultItem, "payload">;
+
+export const itemHead = ({ payload: _, ...head }: VaultItem): VaultItemHead => head;
+
 export type VaultOutcome = { ok: true; item: VaultItem } | { ok: false; reason: string };
 
 const HOUR = 60 * 60_000;
