@@ -218,6 +218,9 @@ const MEANING: Record<string, string> = {
   "branch_updated>awaiting_ci": "behind its base: the forge merged the base in; CI and the critic again",
   "conflict>revising": "in conflict with its base: the same session merges it and resolves",
   "human_approval>merging": "a maintainer approved the pull request; merging",
+  "vault_requested>awaiting_approval": "held in the vault until a maintainer decides",
+  "human_approval>awaiting_approval": "a maintainer approved the pull request; the vault decides",
+  "vault_decision>merging": "the vault approved the merge; merging",
   "human_reply>revising": "a human replied; the session resumes with the reply",
 };
 

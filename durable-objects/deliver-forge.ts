@@ -55,12 +55,26 @@ async function escalationText(ctx: EffectContext, effect: Extract<Effect, { kind
     `- iteration: ${issue.iteration}`,
     `- cost so far: $${cost.toFixed(2)}`,
     "",
-    // A held merge is not resumed by a reply: it waits for an approving review of its head.
+    // A held merge or an action's step is not resumed by a reply: it waits for its vault item's decision.
     issue.state === "awaiting_approval"
-      ? "Approve the pull request (a review by a user with write access) to merge it, or comment `/conveyor abandon`."
+      ? issue.kind === "action"
+        ? stepApprovalHowTo(issue.vaultItem, issue.vaultStep ?? "?")
+        : approvalHowTo(issue.vaultItem)
       : "Reply here to resume the session with your answer, or comment `/conveyor retry` or `/conveyor abandon`.",
   ].join("\n");
 }
+
+/** How a writer decides a held merge; unanswered, its vault item expires and the issue is abandoned. */
+const approvalHowTo = (item: string | null) =>
+  item
+    ? `Approve the pull request (a review by a user with write access) or comment \`/conveyor approve ${item}\` to merge it; \`/conveyor reject ${item} <reason>\` to refuse. Unanswered, vault item ${item} expires and the issue is abandoned.`
+    : "Approve the pull request (a review by a user with write access) to merge it, or comment `/conveyor abandon`.";
+
+/** How a writer decides an action's dangerous step; unanswered, its vault item expires and the action stops. */
+const stepApprovalHowTo = (item: string | null, step: string) =>
+  item
+    ? `Comment \`/conveyor approve ${item}\` to run step ${step}, or \`/conveyor reject ${item} <reason>\` to stop the action. Unanswered, vault item ${item} expires and the action stops.`
+    : `Step ${step} waits for the vault to hold it; its item's id follows.`;
 
 export const FORGE_DELIVERERS: Deliverers = {
   labels: async (effect, ctx) => {

@@ -9,6 +9,8 @@ import type { Env } from "../src/env.ts";
 import { FORGE_DELIVERERS } from "./deliver-forge.ts";
 import { JOB_DELIVERERS } from "./deliver-jobs.ts";
 import { REVIEW_DELIVERERS } from "./deliver-review.ts";
+import { VAULT_DELIVERERS } from "./deliver-vault.ts";
+import { VAULT_STEP_DELIVERERS } from "./deliver-vault-step.ts";
 import type { IssueSummary } from "./issue-do.ts";
 
 export type EffectContext = {
@@ -26,7 +28,13 @@ export type Deliverer<K extends Effect["kind"]> = (
 export type Deliverers = { [K in Effect["kind"]]?: Deliverer<K> };
 
 /** Kinds without a deliverer yet wait in the outbox, durably, until one is deployed. */
-export const DELIVERERS: Deliverers = { ...FORGE_DELIVERERS, ...JOB_DELIVERERS, ...REVIEW_DELIVERERS };
+export const DELIVERERS: Deliverers = {
+  ...FORGE_DELIVERERS,
+  ...JOB_DELIVERERS,
+  ...REVIEW_DELIVERERS,
+  ...VAULT_DELIVERERS,
+  ...VAULT_STEP_DELIVERERS,
+};
 
 /**
  * Effects go out in order within a lane (a cancel never overtakes the enqueue it cancels, a merge precedes
@@ -38,6 +46,9 @@ export const LANES = {
   forge: [
     "labels",
     "comment",
+    // Before the notice that names its item, after the label; an approval follows the request it decides.
+    "vault_request",
+    "vault_approve",
     "notify_human",
     "open_pull_request",
     "describe_pull_request",
@@ -51,7 +62,7 @@ export const LANES = {
   // The merge timer's check must not wait behind a merge the forge lane is stuck on.
   merge_check: ["check_merge"],
   ci: ["watch_ci"],
-  // An action's dangerous step for the vault (its deliverer comes with the vault): never behind a slow forge.
+  // An action's dangerous step for the vault: never behind a slow forge.
   vault: ["vault_step"],
 } as const satisfies Record<string, readonly Effect["kind"][]>;
 

@@ -80,6 +80,8 @@ export type IssueSummary = {
   formula?: string | null;
   /** The action step waiting for the vault. */
   vaultStep?: string | null;
+  /** The vault item a held merge waits on. */
+  vaultItem: string | null;
 };
 
 export class IssueDO extends DurableObject<Env> {
@@ -185,6 +187,7 @@ export class IssueDO extends DurableObject<Env> {
       kind: c.kind ?? "code",
       formula: c.formula ?? null,
       vaultStep: c.vaultStep ?? null,
+      vaultItem: c.vaultItem,
     };
   }
 

@@ -123,6 +123,20 @@ export type LifecycleEvent =
    * review says); absent from the operator's approval, which is for the head the issue is at.
    */
   | { type: "human_approval"; by: string; headSha?: string }
+  /** The vault holds the item this issue waits on (`vault_request`'s answer): its id, for humans to name. */
+  | { type: "vault_requested"; itemId: string }
+  /**
+   * The vault decided the item this issue waits on (durable-objects/vault.ts): approved (and fired), rejected
+   * or expired; `by`: a forge login, `operator`, `policy` or `timeout`. The item is a held merge's, or an
+   * action's dangerous step.
+   */
+  | {
+      type: "vault_decision";
+      itemId: string;
+      decision: "approved" | "rejected" | "expired";
+      by: string;
+      reason?: string;
+    }
   | { type: "abandon"; by: string }
   | { type: "retry"; by: string }
   | { type: "timeout"; timer: TimerKind }
@@ -133,15 +147,7 @@ export type LifecycleEvent =
    * An effect was given up on (refused for good, or failing after the project's `effects.maxAttempts`): it
    * sits in the dead letter with its last error, and a human must look.
    */
-  | { type: "effect_failed"; effect: string; error: string }
-  /** The vault decided an item this issue requested (an action's dangerous step); sent once per item. */
-  | {
-      type: "vault_decision";
-      itemId: string;
-      decision: "approved" | "rejected" | "expired";
-      by: string;
-      reason?: string;
-    };
+  | { type: "effect_failed"; effect: string; error: string };
 export type EventType = LifecycleEvent["type"];
 
 /**
@@ -177,13 +183,14 @@ export const EVENT_TYPES = [
   "issue_closed",
   "human_reply",
   "human_approval",
+  "vault_requested",
+  "vault_decision",
   "abandon",
   "retry",
   "timeout",
   "budget_exceeded",
   "reply",
   "effect_failed",
-  "vault_decision",
 ] as const satisfies readonly EventType[];
 
 /** Label roles; the project maps them to its own label names. */
@@ -206,6 +213,10 @@ export type Effect =
   /** Watch the head's CI until it settles: poll where the forge sends no CI webhooks. */
   | { kind: "watch_ci" }
   | { kind: "merge" }
+  /** Puts the held merge of the current head in the vault (`protected_merge`); answered by `vault_requested`. */
+  | { kind: "vault_request"; reason: string }
+  /** A human approved the held merge here (a review, the operator): the vault decides, and answers once. */
+  | { kind: "vault_approve"; itemId: string; by: string }
   /** Read whether the issue's pull request is merged, once the merge ahead of it has its answer. */
   | { kind: "check_merged" }
   /**
@@ -273,6 +284,8 @@ export type IssueContext = {
    * since (the forge merging the base in before the merge) waits for an approval of its own.
    */
   approvedHead: string | null;
+  /** The vault item the held merge waits on (`awaiting_approval`), once the vault has it. */
+  vaultItem: string | null;
   /** Absent: `code` (contexts stored before actions existed). */
   kind?: IssueKind;
   /** An action issue's formula, by name. */
@@ -306,6 +319,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   job: null,
   worktreeKept: false,
   approvedHead: null,
+  vaultItem: null,
 };
 
 export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
@@ -696,6 +710,13 @@ function approvalRequest(ctx: IssueContext, why: string): string {
   return `${asked}. The approval given for ${ctx.approvedHead.slice(0, 12)} does not carry over: the branch has moved since (now ${ctx.headSha?.slice(0, 12) ?? "unknown"}); approve the pull request again`;
 }
 
+/** A human's approval of the held merge, for the head the issue is at. */
+const approveMerge = (ctx: IssueContext): Outcome =>
+  accept(enter(ctx, "merging", { reason: null, approvedHead: ctx.headSha, vaultItem: null }), [
+    { kind: "labels", add: [], remove: ["needs_human"] },
+    { kind: "merge" },
+  ]);
+
 const conflict: Rule<"conflict"> = {
   to: ["revising", "escalated"],
   apply: (ctx, e, limits) => {
@@ -783,10 +804,14 @@ const TABLE: { [S in State]: StateRules } = {
         switch (e.verdict) {
           case "APPROVE":
             if (e.needsHumanApproval) {
-              return accept(enter(ctx, "awaiting_approval", { reason: e.needsHumanApproval }), [
-                { kind: "labels", add: ["needs_human"], remove: [] },
-                { kind: "notify_human", reason: approvalRequest(ctx, e.needsHumanApproval) },
-              ]);
+              // The human is asked once the vault holds the item (`vault_requested`), naming its id.
+              return accept(
+                enter(ctx, "awaiting_approval", { reason: e.needsHumanApproval, vaultItem: null }),
+                [
+                  { kind: "labels", add: ["needs_human"], remove: [] },
+                  { kind: "vault_request", reason: e.needsHumanApproval },
+                ],
+              );
             }
             return accept(enter(ctx, "merging", { reason: null }), [{ kind: "merge" }]);
           case "REQUEST_CHANGES": {
@@ -824,15 +849,50 @@ const TABLE: { [S in State]: StateRules } = {
   awaiting_approval: {
     pr_opened: prOpened("awaiting_approval"),
     human_approval: {
-      to: ["merging"],
+      to: ["awaiting_approval", "merging"],
       apply: (ctx, e) => {
         // A late or replayed approval of an earlier head does not approve this one.
         if (e.headSha && ctx.headSha && e.headSha !== ctx.headSha) {
           return reject(`the approval is for ${e.headSha}, not the current head ${ctx.headSha}`);
         }
-        return accept(enter(ctx, "merging", { reason: null, approvedHead: ctx.headSha }), [
+        // The vault decides, so that every way of approving leaves one audit trail and the first decision
+        // (an approval, a rejection, the expiry) wins; its `vault_decision` moves the issue on.
+        if (ctx.vaultItem) return accept(ctx, [{ kind: "vault_approve", itemId: ctx.vaultItem, by: e.by }]);
+        // Held before the vault knew of it (its request not delivered yet, or from an earlier version).
+        return approveMerge(ctx);
+      },
+    },
+    vault_requested: {
+      to: ["awaiting_approval"],
+      apply: (ctx, e) => {
+        if (ctx.vaultItem === e.itemId) return reject(`no change: the merge already waits on ${e.itemId}`);
+        return accept({ ...ctx, vaultItem: e.itemId }, [
+          {
+            kind: "notify_human",
+            reason: `${approvalRequest(ctx, ctx.reason ?? "it needs a human's approval")} (vault item ${e.itemId})`,
+          },
+        ]);
+      },
+    },
+    vault_decision: {
+      to: ["merging", "abandoned"],
+      apply: (ctx, e) => {
+        if (ctx.vaultItem !== e.itemId) {
+          return reject(
+            `vault item ${e.itemId} is not the one the merge waits on (${ctx.vaultItem ?? "none yet"})`,
+          );
+        }
+        if (e.decision === "approved") return approveMerge(ctx);
+        const why =
+          e.decision === "rejected"
+            ? `rejected by ${e.by}${e.reason ? `: ${e.reason}` : ""}`
+            : "not approved before its vault item expired";
+        return abandon({ ...ctx, vaultItem: null }, `the merge was ${why}`, [
+          {
+            kind: "comment",
+            body: `The merge of this change (vault item ${e.itemId}) was ${why}. Conveyor abandons the issue; comment \`/conveyor retry\` to start it again.`,
+          },
           { kind: "labels", add: [], remove: ["needs_human"] },
-          { kind: "merge" },
         ]);
       },
     },
@@ -840,7 +900,7 @@ const TABLE: { [S in State]: StateRules } = {
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
-    timeout: timeoutRule("approval", "no human approved the merge in time"),
+    // No timer of its own: the vault item's expiry (vault_decision `expired`) is the held merge's way out.
   },
   merging: {
     pr_opened: prOpened("merging"),
@@ -931,6 +991,7 @@ const resumeAction = (ctx: IssueContext, detail: string, approvedStep?: string):
       worktreeKept: false,
       job: NOT_DISPATCHED,
       vaultStep: null,
+      vaultItem: null,
     }),
     [
       { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
@@ -942,7 +1003,10 @@ const resumeAction = (ctx: IssueContext, detail: string, approvedStep?: string):
 
 /** An action that cannot go on: said on the issue with why, and its worktree goes. */
 const actionStops = (ctx: IssueContext, why: string): Outcome =>
-  abandon(ctx, `the action stops: ${why}`, [{ kind: "comment", body: `The action stops: ${why}.` }]);
+  abandon({ ...ctx, vaultStep: null, vaultItem: null }, `the action stops: ${why}`, [
+    { kind: "comment", body: `The action stops: ${why}.` },
+    { kind: "labels", add: [], remove: ["needs_human"] },
+  ]);
 
 const actionPhase: Rule<"phase"> = {
   to: ["done", "awaiting_approval", "escalated"],
@@ -966,6 +1030,7 @@ const actionPhase: Rule<"phase"> = {
         return accept(
           enter(s, "awaiting_approval", {
             vaultStep: e.step,
+            vaultItem: null,
             reason: `step ${e.step} waits for the vault's decision`,
           }),
           [
@@ -988,6 +1053,10 @@ const vaultDecision: Rule<"vault_decision"> = {
   apply: (ctx, e) => {
     const step = ctx.vaultStep;
     if (!step) return reject("no step is waiting for the vault");
+    // Before `vault_requested` is recorded the step's item is the only one the issue asked for.
+    if (ctx.vaultItem && ctx.vaultItem !== e.itemId) {
+      return reject(`vault item ${e.itemId} is not the one step ${step} waits on (${ctx.vaultItem})`);
+    }
     const by = e.by;
     switch (e.decision) {
       case "approved":
@@ -998,14 +1067,11 @@ const vaultDecision: Rule<"vault_decision"> = {
         );
       case "rejected":
         return actionStops(
-          { ...ctx, vaultStep: null },
+          ctx,
           `the vault rejected step ${step} (item ${e.itemId}, by ${by}${e.reason ? `: ${e.reason}` : ""})`,
         );
       case "expired":
-        return actionStops(
-          { ...ctx, vaultStep: null },
-          `nobody decided on step ${step} before its vault item ${e.itemId} expired`,
-        );
+        return actionStops(ctx, `nobody decided on step ${step} before its vault item ${e.itemId} expired`);
     }
   },
 };
@@ -1019,18 +1085,29 @@ const ACTION_RULES: { [S in State]?: StateRules } = {
     phase: actionPhase,
   },
   awaiting_approval: {
-    vault_decision: vaultDecision,
-    human_approval: {
-      to: [],
-      apply: () =>
-        reject("an action's step is approved in the vault (/conveyor approve <item>), not by a review"),
+    vault_requested: {
+      to: ["awaiting_approval"],
+      apply: (ctx, e) => {
+        if (!ctx.vaultStep) return reject("no step is waiting for the vault");
+        if (ctx.vaultItem === e.itemId)
+          return reject(`no change: step ${ctx.vaultStep} already waits on ${e.itemId}`);
+        return accept({ ...ctx, vaultItem: e.itemId }, [
+          { kind: "labels", add: ["needs_human"], remove: [] },
+          {
+            kind: "notify_human",
+            reason: `step ${ctx.vaultStep} of formula ${ctx.formula ?? "?"} is dangerous and waits for the vault (item ${e.itemId})`,
+          },
+        ]);
+      },
     },
-    timeout: {
-      to: ["abandoned"],
+    vault_decision: vaultDecision,
+    // The operator's approval of the issue (`conveyor approve <n>`) is the vault's to decide, as a held merge's.
+    human_approval: {
+      to: ["awaiting_approval"],
       apply: (ctx, e) =>
-        e.timer === "approval"
-          ? actionStops(ctx, `no vault decision on step ${ctx.vaultStep ?? "?"} in time`)
-          : reject(`the ${e.timer} timer does not run in state ${ctx.state}`),
+        ctx.vaultItem
+          ? accept(ctx, [{ kind: "vault_approve", itemId: ctx.vaultItem, by: e.by }])
+          : reject("the vault does not hold the step yet: approve its item once it does"),
     },
   },
   escalated: {

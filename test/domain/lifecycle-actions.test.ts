@@ -30,6 +30,7 @@ function action(state: State, patch: Partial<IssueContext> = {}): IssueContext {
     sessionId: started ? "sess-1" : null,
     job: started ? { id: "job-1", attempt: 1 } : null,
     vaultStep: state === "awaiting_approval" ? "rotate" : null,
+    vaultItem: state === "awaiting_approval" ? "v1" : null,
     ...patch,
   };
 }
@@ -49,7 +50,11 @@ function actionSample(type: EventType, state: State): LifecycleEvent {
 // Where an action's rules differ from a code issue's; every other pair must behave as the code table does.
 const OWN: Partial<Record<State, Partial<Record<EventType, State | "rejected">>>> = {
   running: { phase: "done" },
-  awaiting_approval: { vault_decision: "running", human_approval: "rejected", timeout: "abandoned" },
+  awaiting_approval: {
+    vault_requested: "awaiting_approval",
+    vault_decision: "running",
+    human_approval: "awaiting_approval",
+  },
   escalated: { human_reply: "running", timeout: "abandoned" },
 };
 
@@ -146,7 +151,7 @@ describe("an action's run", () => {
     const { next, effects } = accepted(
       transition(action("awaiting_approval"), {
         type: "vault_decision",
-        itemId: "vlt_1",
+        itemId: "v1",
         decision: "approved",
         by: "alice",
       }),
@@ -160,7 +165,7 @@ describe("an action's run", () => {
         job: "resume",
         reason: "vault",
         approvedStep: "rotate",
-        detail: "The vault approved step rotate (item vlt_1, by alice). Run it now with run_step.",
+        detail: "The vault approved step rotate (item v1, by alice). Run it now with run_step.",
       },
     ]);
     // The resumed job's phase is the session's; the earlier job's is stale.
@@ -169,21 +174,27 @@ describe("an action's run", () => {
   });
 
   it.each([
-    ["rejected", "the vault rejected step rotate (item vlt_1, by bob: not today)"],
-    ["expired", "nobody decided on step rotate before its vault item vlt_1 expired"],
+    ["rejected", "the vault rejected step rotate (item v1, by bob: not today)"],
+    ["expired", "nobody decided on step rotate before its vault item v1 expired"],
   ] as const)("a %s item stops the action with a comment saying why", (decision, why) => {
     const { next, effects } = accepted(
       transition(action("awaiting_approval"), {
         type: "vault_decision",
-        itemId: "vlt_1",
+        itemId: "v1",
         decision,
         by: "bob",
         ...(decision === "rejected" && { reason: "not today" }),
       }),
     );
-    expect(next).toMatchObject({ state: "abandoned", reason: `the action stops: ${why}`, vaultStep: null });
+    expect(next).toMatchObject({
+      state: "abandoned",
+      reason: `the action stops: ${why}`,
+      vaultStep: null,
+      vaultItem: null,
+    });
     expect(effects).toEqual([
       { kind: "comment", body: `The action stops: ${why}.` },
+      { kind: "labels", add: [], remove: ["needs_human"] },
       { kind: "labels", add: [], remove: ["in_progress", "blocked"] },
       { kind: "enqueue_job", job: "reap" },
     ]);
@@ -250,11 +261,37 @@ describe("an action's run", () => {
     expect(code.map((t) => t.kind)).toEqual(["escalation", "renotify"]);
   });
 
-  it("a merge approval does not approve an action's step", () => {
-    expect(transition(action("awaiting_approval"), { type: "human_approval", by: "alice" })).toMatchObject({
+  it("the vault's item id is recorded and named to the humans; a decision on another item is refused", () => {
+    const asked = action("awaiting_approval", { vaultItem: null });
+    const { next, effects } = accepted(transition(asked, { type: "vault_requested", itemId: "v7" }));
+    expect(next).toMatchObject({ state: "awaiting_approval", vaultItem: "v7" });
+    expect(effects).toEqual([
+      { kind: "labels", add: ["needs_human"], remove: [] },
+      {
+        kind: "notify_human",
+        reason: "step rotate of formula rotate-token is dangerous and waits for the vault (item v7)",
+      },
+    ]);
+    const other = { type: "vault_decision", itemId: "v6", decision: "approved", by: "a" } as const;
+    expect(transition(next, other)).toMatchObject({
       ok: false,
-      reason: expect.stringMatching(/approved in the vault/),
+      reason: expect.stringMatching(/not the one/),
     });
+    // A decision that overtook `vault_requested` is for the only item the issue asked for.
+    expect(transition(asked, other).ok).toBe(true);
+  });
+
+  it("the operator's approval of the issue goes to the vault, which decides", () => {
+    const { next, effects } = accepted(
+      transition(action("awaiting_approval"), { type: "human_approval", by: "op" }),
+    );
+    expect(next.state).toBe("awaiting_approval");
+    expect(effects).toEqual([{ kind: "vault_approve", itemId: "v1", by: "op" }]);
+    const early = transition(action("awaiting_approval", { vaultItem: null }), {
+      type: "human_approval",
+      by: "op",
+    });
+    expect(early).toMatchObject({ ok: false, reason: expect.stringMatching(/does not hold the step yet/) });
   });
 
   it("an action session asking for CI escalates: an action has no pull request", () => {
