@@ -4,7 +4,9 @@
  * binary in its sandbox against the scripted model stand-in, and the session's tools do the rest — progress
  * notes become one comment each, `run_step` runs the step's command on the runner with the step's secret only
  * (shown to the agent redacted), a dangerous step stops the session for the vault, and a session that finishes
- * its formula closes the issue with its summary. No pull request is opened.
+ * its formula closes the issue with its summary. No pull request is opened. The dangerous step is a vault item:
+ * a non-writer's approval is refused, a maintainer's `/conveyor approve <id>` resumes the same session, which
+ * runs the step and finishes; an item nobody decides expires (short here) and the action stops, saying so.
  */
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -20,6 +22,7 @@ import { bash, type ScriptRequest, type Turn, text, use } from "../../support/mo
 const run = promisify(execFile);
 const tool = (name: string) => `mcp__${ACTION_SERVER}__${name}`;
 const DEPLOY_TOKEN = "deploy-token-e2e-0123456789";
+const VAULT_EXPIRY_MS = 25_000;
 const phase = (lines: string) => bash(`printf '${lines}' > "$CONVEYOR_PHASE_FILE"`, "Write the phase");
 
 const FORMULAS = {
@@ -40,6 +43,17 @@ steps:
     secrets: [DEPLOY_TOKEN]
 ---
 Post the outcome of each step.
+`,
+  "wipe-cache": `---
+name: wipe-cache
+version: 1
+description: Wipe the CDN cache
+steps:
+  - id: wipe
+    description: Purge everything
+    command: 'echo purged'
+    dangerous: true
+---
 `,
   "say-hello": `---
 name: say-hello
@@ -68,7 +82,8 @@ beforeAll(async () => {
   demo = await startDemo({
     dataDir,
     model: { kind: "stand-in" },
-    settings: { actionSecrets: { DEPLOY_TOKEN } },
+    // Long enough for the approval below, short enough for the expiry test.
+    settings: { actionSecrets: { DEPLOY_TOKEN }, vault: { expiryMs: VAULT_EXPIRY_MS } },
     script: [
       {
         when: /follows the formula rotate-token/,
@@ -80,6 +95,28 @@ beforeAll(async () => {
           phase("PHASE:vault\\nStep: rotate\\n"),
           text("Waiting for the vault to approve rotate."),
         ],
+      },
+      {
+        when: /The vault approved step rotate/,
+        steps: [
+          use(tool("run_step"), { id: "rotate" }),
+          (req) => use(tool("progress"), { text: `rotate: ${req.toolResults.at(-1)?.text ?? "(nothing)"}` }),
+          phase("PHASE:done\\n"),
+          text("Rotated the deploy token; the old one is revoked."),
+        ],
+      },
+      {
+        when: /follows the formula wipe-cache/,
+        steps: [
+          use(tool("run_step"), { id: "wipe" }),
+          phase("PHASE:vault\\nStep: wipe\\n"),
+          text("Waiting for the vault to approve wipe."),
+        ],
+      },
+      // The vault's classifier leaves every step to a human.
+      {
+        forced: "vault_verdict",
+        steps: [use("vault_verdict", { verdict: "ask", reason: "a human decides" })],
       },
       {
         when: /follows the formula say-hello/,
@@ -149,16 +186,31 @@ async function fileAction(title: string, formula: string): Promise<number> {
   return number;
 }
 
-const inState = (number: number, state: string) => async () => {
-  const view = await issueView(number);
-  if (view && view.state !== state && ["escalated", "abandoned"].includes(view.state)) {
-    throw new Error(`#${number} is ${view.state}: ${view.reason}`);
-  }
-  return view?.state === state ? view : null;
-};
+/** The vault item the issue's notice names, once the vault holds its step. */
+async function vaultItemNamed(number: number): Promise<string> {
+  if (!demo) throw new Error("no demo");
+  const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+  return until(`#${number}'s vault item named`, async () => {
+    for (const comment of await maintainer.listComments(number)) {
+      const item = /waits for the vault \(item (v\d+)\)/.exec(comment.body)?.[1];
+      if (item) return item;
+    }
+    return null;
+  });
+}
+
+const inState =
+  (number: number, state: string, expected = false) =>
+  async () => {
+    const view = await issueView(number);
+    if (!expected && view && view.state !== state && ["escalated", "abandoned"].includes(view.state)) {
+      throw new Error(`#${number} is ${view.state}: ${view.reason}`);
+    }
+    return view?.state === state ? view : null;
+  };
 
 describe("action issues", { timeout: 240_000 }, () => {
-  it("run their formula, post progress once, and stop at a dangerous step for the vault", async () => {
+  it("run their formula, post progress once, stop at a dangerous step, and go on when a writer approves it", async () => {
     if (!demo) throw new Error("no demo");
     const number = await fileAction("Rotate the deploy token", "rotate-token");
     const view = await until("the action waits for the vault", inState(number, "awaiting_approval"));
@@ -177,6 +229,51 @@ describe("action issues", { timeout: 240_000 }, () => {
     ]);
     const all = (await maintainer.listComments(number)).map((c) => c.body).join("\n");
     expect(all).not.toContain(DEPLOY_TOKEN);
+
+    const item = await vaultItemNamed(number);
+    // Not a writer: refused, and the step still waits.
+    const outsider = demo.sample.forge.createUser(`outsider-${Date.now().toString(36)}`);
+    await demo.sample.client(outsider).comment(number, `/conveyor approve ${item}`);
+    await until("the refusal", async () =>
+      (await maintainer.listComments(number)).some((c) => c.body.startsWith(`@${outsider.login} only users`))
+        ? true
+        : null,
+    );
+    expect((await issueView(number))?.state).toBe("awaiting_approval");
+
+    await maintainer.comment(number, `/conveyor approve ${item}`);
+    await until("the action is done", inState(number, "done"));
+    const closed = await until("the issue closed", async () => {
+      const current = await maintainer.getIssue(number);
+      return current.state === "closed" ? current : null;
+    });
+    expect(closed.state).toBe("closed");
+    const bodies = (await maintainer.listComments(number)).map(bodyOf);
+    // The same session went on: the approved step ran once, on the runner.
+    expect(bodies).toContain(
+      "**Progress:** rotate: step rotate exited with code 0.\nIts output (the end):\nrotated",
+    );
+    expect(bodies).toContain("**The action is done.**\n\nRotated the deploy token; the old one is revoked.");
+    expect(bodies.filter((b) => b.startsWith("**The action is done.**"))).toHaveLength(1);
+  });
+
+  it("stop with a comment when nobody decides on the dangerous step before its item expires", async () => {
+    if (!demo) throw new Error("no demo");
+    const number = await fileAction("Wipe the cache", "wipe-cache");
+    const item = await vaultItemNamed(number);
+    const view = await until(
+      "the action stops",
+      inState(number, "abandoned", true),
+      VAULT_EXPIRY_MS + 60_000,
+    );
+    expect(view.reason).toBe(
+      `the action stops: nobody decided on step wipe before its vault item ${item} expired`,
+    );
+    const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+    const bodies = (await maintainer.listComments(number)).map(bodyOf);
+    expect(bodies).toContain(
+      `The action stops: nobody decided on step wipe before its vault item ${item} expired.`,
+    );
   });
 
   it("close the issue with the session's summary when the formula is done", async () => {
