@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { issueStub } from "../../src/issue-stub.ts";
+import { projectStub } from "../../src/project-stub.ts";
 import { call, claim, complete, heartbeat, jobsOf, newRunner, taken } from "./support/jobs.ts";
 import { type Loop, loopProject, push, send, until } from "./support/review.ts";
 
@@ -95,6 +96,15 @@ describe("action issues in the Worker", () => {
       return v.state === "awaiting_approval";
     });
     expect(view.reason).toBe("step rotate waits for the vault's decision");
+    // The vault holds the step as an action_step item of this issue, and the issue knows its id.
+    const held = await until(loop, number, (v) => v.vaultItem !== null);
+    const item = await projectStub(env, loop.project).vaultItem(held.vaultItem ?? "");
+    expect(item).toMatchObject({
+      kind: "action_step",
+      state: "pending",
+      requester: { type: "issue", issue: number, step: "rotate" },
+      title: `Run step rotate of formula rotate-token (v3) for #${number}: Revoke the old token`,
+    });
     const progress = (await loop.forge.listComments(number)).filter((c) =>
       c.body.startsWith("**Progress:**"),
     );
