@@ -6,6 +6,7 @@ import {
   type CompleteRequest,
   claimResponse,
   type DiskReport,
+  type HostReport,
   heartbeatResponse,
   type RunnerEvent,
   registerResponse,
@@ -98,7 +99,7 @@ export class RunnerApi {
 
   /** Long-polls for a job; null when the Worker had none within `waitMs`. */
   async claim(
-    body: { waitMs: number; holding: string[]; projects?: string[]; disk?: DiskReport },
+    body: { waitMs: number; holding: string[]; projects?: string[]; disk?: DiskReport; host?: HostReport },
     signal?: AbortSignal,
   ): Promise<Claim | null> {
     const timeout = body.waitMs + CLAIM_SLACK_MS;

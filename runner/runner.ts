@@ -1,6 +1,7 @@
 import { backoffDelay } from "../src/domain/backoff.ts";
 import { RETRY_BACKOFF, UnauthorizedError } from "./api.ts";
 import { DiskMeter } from "./disk.ts";
+import { measureHost } from "./host.ts";
 import { type JobContext, runJob } from "./job.ts";
 import { sleep } from "./sleep.ts";
 
@@ -63,10 +64,12 @@ export class Runner {
     while (!signal.aborted) {
       try {
         const holding = holdings.list().slice(0, MAX_HOLDING);
-        // Disk use rides along with every claim, the runner's sign of life: the runners page shows it.
+        // Disk use, memory and load ride along with every claim, the runner's sign of life: the runners page
+        // shows them and the supervisor checks them.
         const disk = this.#disk.latest();
+        const host = measureHost();
         const claim = await api.claim(
-          { waitMs: claimWaitMs, holding, ...(projects && { projects }), ...(disk && { disk }) },
+          { waitMs: claimWaitMs, holding, host, ...(projects && { projects }), ...(disk && { disk }) },
           signal,
         );
         failures = 0;

@@ -25,7 +25,7 @@ import { redact } from "./redact.ts";
 import {
   type AuthenticatedRunner,
   authenticateRunner,
-  recordDisk,
+  recordHealth,
   recordSandbox,
   registerRunner,
   rotateRunnerToken,
@@ -62,12 +62,10 @@ runnerRoutes.post("/rotate", async (c) => c.json(await rotateRunnerToken(c.env, 
 runnerRoutes.post("/claim", async (c) => {
   const body = await jsonBody(c, claimRequest);
   if (!body.ok) return body.response;
-  const { holding, projects, sandbox, waitMs, disk } = body.data;
+  const { holding, projects, sandbox, waitMs, disk, host } = body.data;
   const runner = c.var.runner;
   if (sandbox && sandbox !== runner.sandbox) await recordSandbox(c.env, runner.id, sandbox);
-  if (disk && (disk.bytes !== runner.disk?.bytes || disk.worktrees !== runner.disk?.worktrees)) {
-    await recordDisk(c.env, runner.id, disk);
-  }
+  await recordHealth(c.env, runner, { ...(disk && { disk }), ...(host && { host }) });
   const scope = claimScope(runner.projects, projects);
   // The request's signal aborts when the runner hangs up (`enable_request_signal`): no lease for it then.
   const claim = await claimAcross(c.env, runner.id, holding, scope, waitMs, c.req.raw.signal);
