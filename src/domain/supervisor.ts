@@ -1,0 +1,426 @@
+/**
+ * The supervisor's checks (issue 18): from a snapshot of a project's factory — its runners' health, its live
+ * issues with the time they have spent in their state, its jobs, dead-lettered effects, today's spend and its
+ * blocked issues' dependencies — the findings a human (or a safe remedy) must attend to, each with a priority
+ * from P0 (memory crisis) to P4 (housekeeping). Pure: the ProjectDO gathers the snapshot and applies the
+ * remedies (durable-objects/supervisor.ts).
+ *
+ * A finding's key names its cause, not the moment it was seen: the same cause found on the next run has the
+ * same key, so it is reported once, and it resolves when a run no longer finds it (`reconcileFindings`).
+ */
+import { type State, TERMINAL_STATES, type TimerKind } from "./lifecycle.ts";
+import { type Timeouts, timersFor } from "./timers.ts";
+
+export const PRIORITIES = ["P0", "P1", "P2", "P3", "P4"] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
+export const CHECKS = [
+  "memory",
+  "runner_offline",
+  "disk",
+  "load",
+  "worktrees",
+  "issue_stuck",
+  "issue_waiting",
+  "approval_waiting",
+  "lease_overdue",
+  "job_waiting",
+  "dead_letter",
+  "budget",
+  "dependency",
+] as const;
+export type Check = (typeof CHECKS)[number];
+
+/** What the supervisor may do about a finding by itself: nothing in it can lose work. */
+export type Remedy =
+  /** The issue's timers are overdue: its Durable Object re-arms its alarm and delivers what is due. */
+  { kind: "wake_issue"; number: number };
+
+export type Finding = {
+  key: string;
+  priority: Priority;
+  check: Check;
+  /** What it is about: `runner build-a`, `#12`, `budget`. */
+  subject: string;
+  /** One line for a human: what is wrong and what to do. */
+  summary: string;
+  remedy?: Remedy;
+};
+
+/** Thresholds, from the project's `supervisor` settings (src/projects/config.ts). */
+export type SupervisorLimits = {
+  /** A runner not seen this long is offline. */
+  runnerSilentMs: number;
+  /** Available memory below this share of the total: P0 (below `memoryLowRatio`: P2). */
+  memoryCrisisRatio: number;
+  memoryLowRatio: number;
+  /** Free disk below this share of the file system: P1 (below `diskLowRatio`: P3). */
+  diskCriticalRatio: number;
+  diskLowRatio: number;
+  /** One-minute load per CPU above this: P3. */
+  loadPerCpu: number;
+  /** Worktrees on one runner above this: P4. */
+  maxWorktrees: number;
+  /** An issue past its state's own time limit by more than this is stuck (its timer did not move it). */
+  stuckGraceMs: number;
+  /** An issue or job waiting for a runner longer than this: P2. */
+  queuedMs: number;
+  /** A merge waiting for a human's approval longer than this: P3. */
+  approvalWaitMs: number;
+  /** A dead letter of a finished issue is reported this long after it happened. */
+  deadLetterWindowMs: number;
+  /** Today's spend at this share of the daily cap: P3 (at the cap: P2). */
+  budgetWarnRatio: number;
+};
+
+export type RunnerHealth = {
+  id: string;
+  name: string;
+  lastSeenAt: number;
+  disk: { freeBytes: number; totalBytes: number } | null;
+  memory: { availableBytes: number; totalBytes: number } | null;
+  load: { load1: number; cpus: number } | null;
+  /** When memory and load were recorded: a sample older than the runner's silence limit is not judged. */
+  hostAt: number | null;
+  worktrees: number | null;
+};
+
+export type IssueHealth = {
+  number: number;
+  state: State;
+  /** When, and at which of its history's seq, the issue entered its current state. */
+  enteredAt: number;
+  enteredSeq: number;
+};
+
+export type JobHealth = {
+  id: string;
+  number: number;
+  kind: string;
+  status: "queued" | "leased" | "done" | "failed" | "cancelled";
+  runnerId: string | null;
+  leaseExpiresAt: number | null;
+  createdAt: number;
+};
+
+/** An `effect_failed` entry of an issue's history: an effect Conveyor gave up on. */
+export type DeadLetterEntry = { number: number; seq: number; at: number; reason: string };
+
+/** A blocked issue's dependency and that dependency's state (null: Conveyor never saw it). */
+export type DependencyEdge = { dependent: number; dependency: number; state: State | null };
+
+export type Snapshot = {
+  now: number;
+  runners: readonly RunnerHealth[];
+  /** The project's live issues (not merged or abandoned). */
+  issues: readonly IssueHealth[];
+  jobs: readonly JobHealth[];
+  deadLetters: readonly DeadLetterEntry[];
+  dependencies: readonly DependencyEdge[];
+  spentTodayUsd: number;
+  dailyCapUsd: number;
+  /** The UTC day the spend is of: the budget's findings are per day. */
+  day: string;
+  timeouts: Timeouts;
+  limits: SupervisorLimits;
+};
+
+/** Every finding in the snapshot, most urgent first; one per key. */
+export function runChecks(snapshot: Snapshot): Finding[] {
+  const found = [
+    ...snapshot.runners.flatMap((runner) => runnerFindings(runner, snapshot)),
+    ...snapshot.issues.flatMap((issue) => issueFindings(issue, snapshot)),
+    ...jobFindings(snapshot),
+    ...deadLetterFindings(snapshot),
+    ...budgetFindings(snapshot),
+    ...dependencyFindings(snapshot),
+  ];
+  const byKey = new Map<string, Finding>();
+  for (const finding of found) if (!byKey.has(finding.key)) byKey.set(finding.key, finding);
+  return [...byKey.values()].sort(
+    (a, b) => PRIORITIES.indexOf(a.priority) - PRIORITIES.indexOf(b.priority) || a.key.localeCompare(b.key),
+  );
+}
+
+const MINUTE = 60_000;
+
+/** `95 min`, `3.5 h`, `2.0 d`: durations for a human. */
+export function duration(ms: number): string {
+  if (ms < 2 * 60 * MINUTE) return `${Math.round(ms / MINUTE)} min`;
+  if (ms < 48 * 60 * MINUTE) return `${(ms / (60 * MINUTE)).toFixed(1)} h`;
+  return `${(ms / (24 * 60 * MINUTE)).toFixed(1)} d`;
+}
+
+const GIB = 1024 ** 3;
+const gib = (bytes: number) => `${(bytes / GIB).toFixed(1)} GiB`;
+const percent = (ratio: number) => `${Math.round(ratio * 100)} %`;
+
+function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot): Finding[] {
+  const subject = `runner ${runner.name}`;
+  const silentFor = now - runner.lastSeenAt;
+  if (silentFor > limits.runnerSilentMs) {
+    // What an offline runner last reported is old news: only its silence is a finding.
+    return [
+      {
+        key: `runner_offline:${runner.id}`,
+        priority: "P1",
+        check: "runner_offline",
+        subject,
+        summary: `${subject} has not been heard from for ${duration(silentFor)}: restart it, or revoke it if it is gone for good (its leased jobs requeue when their leases expire).`,
+      },
+    ];
+  }
+  const found: Finding[] = [];
+  const hostFresh = runner.hostAt !== null && now - runner.hostAt <= limits.runnerSilentMs;
+  if (runner.memory && hostFresh) {
+    const { availableBytes, totalBytes } = runner.memory;
+    const ratio = availableBytes / totalBytes;
+    const state = `${gib(availableBytes)} of ${gib(totalBytes)} (${percent(ratio)}) available`;
+    if (ratio < limits.memoryCrisisRatio) {
+      found.push({
+        key: `memory_crisis:${runner.id}`,
+        priority: "P0",
+        check: "memory",
+        subject,
+        summary: `${subject} is out of memory: ${state}. Sessions there may be killed; lower its slots or add memory.`,
+      });
+    } else if (ratio < limits.memoryLowRatio) {
+      found.push({
+        key: `memory_low:${runner.id}`,
+        priority: "P2",
+        check: "memory",
+        subject,
+        summary: `${subject} is short of memory: ${state}.`,
+      });
+    }
+  }
+  if (runner.disk && runner.disk.totalBytes > 0) {
+    const { freeBytes, totalBytes } = runner.disk;
+    const ratio = freeBytes / totalBytes;
+    const state = `${gib(freeBytes)} of ${gib(totalBytes)} (${percent(ratio)}) free`;
+    if (ratio < limits.diskCriticalRatio) {
+      found.push({
+        key: `disk_full:${runner.id}`,
+        priority: "P1",
+        check: "disk",
+        subject,
+        summary: `${subject}'s disk is nearly full: ${state}. Free space or reap worktrees there before sessions fail.`,
+      });
+    } else if (ratio < limits.diskLowRatio) {
+      found.push({
+        key: `disk_low:${runner.id}`,
+        priority: "P3",
+        check: "disk",
+        subject,
+        summary: `${subject}'s disk is getting full: ${state}.`,
+      });
+    }
+  }
+  if (runner.load && hostFresh && runner.load.load1 / runner.load.cpus > limits.loadPerCpu) {
+    found.push({
+      key: `load:${runner.id}`,
+      priority: "P3",
+      check: "load",
+      subject,
+      summary: `${subject} is overloaded: load ${runner.load.load1} on ${runner.load.cpus} CPUs.`,
+    });
+  }
+  if (runner.worktrees !== null && runner.worktrees > limits.maxWorktrees) {
+    found.push({
+      key: `worktrees:${runner.id}`,
+      priority: "P4",
+      check: "worktrees",
+      subject,
+      summary: `${subject} holds ${runner.worktrees} worktrees (more than ${limits.maxWorktrees}): lower \`timeouts.retention\` or abandon what nobody will answer, and reap jobs remove them.`,
+    });
+  }
+  return found;
+}
+
+/** The timer that bounds a state, if one does: its own (not the worktree's retention). */
+export function stateTimer(state: State): TimerKind | null {
+  return timersFor(state)[0] ?? null;
+}
+
+function issueFindings(issue: IssueHealth, { now, timeouts, limits }: Snapshot): Finding[] {
+  const inState = now - issue.enteredAt;
+  const subject = `#${issue.number}`;
+  const timer = stateTimer(issue.state);
+  if (timer !== null && inState > timeouts[timer] + limits.stuckGraceMs) {
+    return [
+      {
+        key: `issue_stuck:${issue.number}:${issue.state}`,
+        priority: "P1",
+        check: "issue_stuck",
+        subject,
+        summary: `${subject} has been ${issue.state} for ${duration(inState)}, past its ${timer} limit of ${duration(timeouts[timer])}: its timer did not move it. The supervisor woke the issue; if it stays, look at its history.`,
+        remedy: { kind: "wake_issue", number: issue.number },
+      },
+    ];
+  }
+  if (issue.state === "queued" && inState > limits.queuedMs) {
+    return [
+      {
+        key: `issue_waiting:${issue.number}`,
+        priority: "P2",
+        check: "issue_waiting",
+        subject,
+        summary: `${subject} has waited ${duration(inState)} for a runner: are runners up, is the daily budget spent, are all slots held?`,
+      },
+    ];
+  }
+  if (issue.state === "awaiting_approval" && inState > limits.approvalWaitMs) {
+    return [
+      {
+        key: `approval_waiting:${issue.number}`,
+        priority: "P3",
+        check: "approval_waiting",
+        subject,
+        summary: `${subject}'s pull request touches protected paths and has waited ${duration(inState)} for a human's approval.`,
+      },
+    ];
+  }
+  return [];
+}
+
+function jobFindings({ jobs, now, limits }: Snapshot): Finding[] {
+  return jobs.flatMap((job): Finding[] => {
+    const about = job.number === 0 ? `${job.kind} job` : `#${job.number}'s ${job.kind} job`;
+    if (
+      job.status === "leased" &&
+      job.leaseExpiresAt !== null &&
+      now - job.leaseExpiresAt > limits.stuckGraceMs
+    ) {
+      return [
+        {
+          key: `lease_overdue:${job.id}`,
+          priority: "P1",
+          check: "lease_overdue",
+          subject: `job ${job.id}`,
+          summary: `${about} (${job.id}) is still leased to ${job.runnerId ?? "a runner"} ${duration(now - job.leaseExpiresAt)} after its lease expired: the project's alarm is not running.`,
+        },
+      ];
+    }
+    // An issue's queued job is the issue's finding (`issue_waiting`); an agent's run has no issue to say it.
+    if (job.status === "queued" && job.number === 0 && now - job.createdAt > limits.queuedMs) {
+      return [
+        {
+          key: `job_waiting:${job.id}`,
+          priority: "P2",
+          check: "job_waiting",
+          subject: `job ${job.id}`,
+          summary: `${about} (${job.id}) has waited ${duration(now - job.createdAt)} for a runner.`,
+        },
+      ];
+    }
+    return [];
+  });
+}
+
+/**
+ * A dead letter stands while its issue is still in the state it was in (or escalated to) when the effect
+ * failed: a human's retry, reply or abandon moves the issue on and answers it. A finished issue's dead letter
+ * (a closing comment that never went out) is reported for `deadLetterWindowMs`.
+ */
+function deadLetterFindings({ deadLetters, issues, now, limits }: Snapshot): Finding[] {
+  const live = new Map(issues.map((issue) => [issue.number, issue]));
+  return deadLetters.flatMap((entry): Finding[] => {
+    const issue = live.get(entry.number);
+    const stands = issue ? entry.seq >= issue.enteredSeq : now - entry.at <= limits.deadLetterWindowMs;
+    if (!stands) return [];
+    return [
+      {
+        key: `dead_letter:${entry.number}:${entry.seq}`,
+        priority: "P1",
+        check: "dead_letter",
+        subject: `#${entry.number}`,
+        summary: `Conveyor gave up on an action for #${entry.number}: ${entry.reason}. See the issue's page; \`/conveyor retry\` once the cause is fixed.`,
+      },
+    ];
+  });
+}
+
+function budgetFindings({ spentTodayUsd, dailyCapUsd, day, limits }: Snapshot): Finding[] {
+  const spend = `$${spentTodayUsd.toFixed(2)} of $${dailyCapUsd.toFixed(2)}`;
+  if (spentTodayUsd >= dailyCapUsd) {
+    return [
+      {
+        key: `budget_cap:${day}`,
+        priority: "P2",
+        check: "budget",
+        subject: "budget",
+        summary: `The daily budget is spent (${spend} on ${day}, UTC): no session starts until tomorrow, or until \`dailyBudgetUsd\` is raised.`,
+      },
+    ];
+  }
+  if (dailyCapUsd > 0 && spentTodayUsd >= dailyCapUsd * limits.budgetWarnRatio) {
+    return [
+      {
+        key: `budget_near:${day}`,
+        priority: "P3",
+        check: "budget",
+        subject: "budget",
+        summary: `Today's spend is near the daily cap: ${spend} on ${day} (UTC).`,
+      },
+    ];
+  }
+  return [];
+}
+
+const TROUBLED: readonly (State | null)[] = ["escalated", ...TERMINAL_STATES.filter((s) => s !== "merged")];
+
+/** A blocked issue waits on a dependency that needs a human (escalated) or was given up (abandoned). */
+function dependencyFindings({ dependencies, issues }: Snapshot): Finding[] {
+  const blocked = new Set(issues.filter((i) => i.state === "blocked").map((i) => i.number));
+  return dependencies.flatMap((edge): Finding[] => {
+    if (!blocked.has(edge.dependent) || !TROUBLED.includes(edge.state)) return [];
+    return [
+      {
+        key: `dependency:${edge.dependent}:${edge.dependency}`,
+        priority: "P2",
+        check: "dependency",
+        subject: `#${edge.dependent}`,
+        summary: `#${edge.dependent} is blocked by #${edge.dependency}, which is ${edge.state}: it will wait until a human answers or closes #${edge.dependency}, or removes the dependency.`,
+      },
+    ];
+  });
+}
+
+/** A finding as the supervisor keeps it: since when it stands, and the forge issue that reports it. */
+export type OpenFinding = Finding & { openedAt: number };
+
+export type FindingChanges = {
+  /** New causes: each gets its forge issue. */
+  opened: Finding[];
+  /** Still standing: reported already, never again; their text is refreshed. */
+  kept: Finding[];
+  /** Gone: their forge issue is closed. */
+  resolved: OpenFinding[];
+};
+
+/** What a run changes, given the findings that stood before it and the ones it found. */
+export function reconcileFindings(open: readonly OpenFinding[], found: readonly Finding[]): FindingChanges {
+  const before = new Set(open.map((f) => f.key));
+  const now = new Set(found.map((f) => f.key));
+  return {
+    opened: found.filter((f) => !before.has(f.key)),
+    kept: found.filter((f) => before.has(f.key)),
+    resolved: open.filter((f) => !now.has(f.key)),
+  };
+}
+
+/** The forge issue that reports a finding: titled with its priority, labelled `supervisor` and the priority. */
+export function findingIssue(
+  finding: Finding,
+  labels: { supervisor: string },
+): { title: string; body: string; labels: string[] } {
+  return {
+    title: `[${finding.priority}] ${finding.check.replaceAll("_", " ")}: ${finding.subject}`.slice(0, 200),
+    body: [
+      finding.summary,
+      "",
+      `Found by Conveyor's supervisor (check \`${finding.check}\`, priority ${finding.priority}). It closes this issue when a later check no longer finds the cause.`,
+    ].join("\n"),
+    labels: [labels.supervisor, finding.priority],
+  };
+}
