@@ -25,6 +25,7 @@ import type { Env } from "../src/env.ts";
 import type { EventEnvelope } from "../src/issue-events.ts";
 import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
+import { supervisorSettingsSchema } from "../src/projects/config.ts";
 import type { Project } from "../src/projects/store.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
 import {
@@ -44,8 +45,11 @@ import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./jo
 import { MergeTurns } from "./merge-turn.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
 import { type CycleOutcome, Reconciliation } from "./reconciliation.ts";
+import { type Health, Supervisor, type SupervisorRun } from "./supervisor.ts";
 
 const D1_BATCH = 50;
+/** The supervisor's period until the project's settings say otherwise (its first check reads them). */
+const DEFAULT_SUPERVISOR_PERIOD_MS = supervisorSettingsSchema.parse({}).periodMs;
 /**
  * Job records go to D1 in batches: the first waits this long, the ones written meanwhile join it, so a burst
  * of jobs is one D1 write rather than one per job. D1's job rows are a read model (dashboards, the runners
@@ -84,6 +88,7 @@ export class ProjectDO extends DurableObject<Env> {
   private readonly agentRuns: AgentRuns;
   private readonly agentSchedules: AgentSchedules;
   private readonly agentTriggers: AgentTriggers;
+  private readonly supervisor: Supervisor;
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
@@ -97,6 +102,7 @@ export class ProjectDO extends DurableObject<Env> {
     this.agentRuns = new AgentRuns(ctx.storage.sql, this.outbox);
     this.agentSchedules = new AgentSchedules(ctx.storage.sql);
     this.agentTriggers = new AgentTriggers(ctx.storage.sql, this.agentRuns);
+    this.supervisor = new Supervisor(ctx.storage, this.outbox);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
     ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
@@ -446,13 +452,39 @@ export class ProjectDO extends DurableObject<Env> {
    * The cron's and the registration's call: the project's reconciliation has a cycle scheduled (the first
    * after `delayMs` when none is); returns when it is due.
    */
-  async armReconciliation(project: string, delayMs = 0): Promise<number> {
+  async armReconciliation(
+    project: string,
+    delayMs = 0,
+    supervisorPeriodMs = DEFAULT_SUPERVISOR_PERIOD_MS,
+  ): Promise<number> {
     const now = Date.now();
     const nextAt = this.reconciliation.arm(project, now, now + delayMs);
-    // The agents' schedules ride on the same arming: the cron's call reaches every project.
+    // The agents' schedules and the supervisor ride on the same arming: the cron's call reaches every project.
     this.agentSchedules.arm(project, now);
+    this.supervisor.arm(project, now, supervisorPeriodMs);
     await this.scheduleAlarm();
     return nextAt;
+  }
+
+  /** Runs the supervisor's checks now (operators, tests), then keeps to its period (./supervisor.ts). */
+  async superviseNow(
+    project: string,
+    periodMs = DEFAULT_SUPERVISOR_PERIOD_MS,
+  ): Promise<SupervisorRun | null> {
+    this.supervisor.arm(project, Date.now(), periodMs);
+    const run = await this.supervisor.runIfDue(this.env, Date.now(), () => this.supervisedState(), true);
+    await this.supervisor.drain(this.env);
+    await this.scheduleAlarm();
+    return run;
+  }
+
+  /** The supervisor's findings that stand, and when it checked. */
+  health(): Health {
+    return this.supervisor.health();
+  }
+
+  private supervisedState() {
+    return { jobs: this.store.open(), spentTodayUsd: this.store.daySpendUsd(utcDay(Date.now())) };
   }
 
   /** Checks the agents' schedules now (operators, tests), queueing the runs that are due. */
@@ -483,6 +515,9 @@ export class ProjectDO extends DurableObject<Env> {
     // Likewise the agents' schedules, which read the catalog from the forge. Never throws.
     const schedules = this.agentSchedules.runIfDue(this.env, Date.now(), this.scheduleHooks());
     this.ctx.waitUntil(schedules.then(() => this.scheduleAlarm()));
+    // And the supervisor's checks, and its forge issues. Never throws.
+    const supervised = this.supervisor.runIfDue(this.env, Date.now(), () => this.supervisedState());
+    this.ctx.waitUntil(supervised.then(() => this.scheduleAlarm()));
     await this.scheduleAlarm();
   }
 
@@ -783,6 +818,7 @@ export class ProjectDO extends DurableObject<Env> {
       nextDeadline(this.store.deadlineFields(), Date.now()),
       this.reconciliation.nextAt(),
       this.agentSchedules.nextAt(),
+      this.supervisor.nextAt(),
     ]);
   }
 

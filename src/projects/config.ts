@@ -80,6 +80,8 @@ export const settingsSchema = z.object({
       needsHuman: labelName.default("needs-human"),
       underspecified: labelName.default("underspecified"),
       techDebt: labelName.default("tech-debt"),
+      /** The supervisor's issues (docs/supervisor.md), beside their priority label `P0`..`P4`. */
+      supervisor: labelName.default("supervisor"),
     })
     .prefault({}),
   /** Sessions at work at once (running + revising). */

@@ -142,6 +142,11 @@ describe("project", () => {
     expect(hooks[0]).toMatchObject({ active: true, config: { url: `${worker.url}/hooks/demo` } });
     const labels = ((await forgeGet("/labels")) as { name: string }[]).map((l) => l.name).sort();
     expect(labels).toEqual([
+      "P0",
+      "P1",
+      "P2",
+      "P3",
+      "P4",
       "action",
       "backlog",
       "blocked",
@@ -149,6 +154,7 @@ describe("project", () => {
       "needs-human",
       "prediction/backlog",
       "prediction/unreviewed",
+      "supervisor",
       "tech-debt",
       "underspecified",
       "vision",
