@@ -261,6 +261,21 @@ describe("runners and status", () => {
     expect(out).toContain("no runners");
   });
 
+  it("health shows the supervisor's findings of a project, or of every project", async () => {
+    expect(await ok(["health", "--project", "demo"])).toMatch(/^demo: healthy \(not checked yet\)$/m);
+    const checked = await fetch(`${worker.url}/api/v1/projects/demo/health/check`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    });
+    expect(checked.status).toBe(200);
+    const answer = await json(["health", "--project", "demo"]);
+    expect(answer).toMatchObject({ project: "demo", findings: [], error: null });
+    expect(answer.checkedAt).toEqual(expect.any(Number));
+    expect(await ok(["health"])).toMatch(/^demo: healthy \(checked .+\)$/m);
+    const all = await json(["health"]);
+    expect(all.projects.map((h: { project: string }) => h.project)).toContain("demo");
+  });
+
   it("runner token --projects binds the runner; status shows its sandbox; runner revoke ends it", async () => {
     const token = await json(["runner", "token", "--projects", "demo,ops"]);
     expect(token.projects).toEqual(["demo", "ops"]);
