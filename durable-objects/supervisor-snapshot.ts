@@ -95,6 +95,7 @@ export async function gatherSnapshot(
         state: row.state,
         enteredAt: row.enteredAt ?? row.updatedAt,
         enteredSeq: row.enteredSeq ?? 0,
+        lastEventAt: row.updatedAt,
       }),
     ),
     jobs: own.jobs,

@@ -21,6 +21,7 @@ export const CHECKS = [
   "load",
   "worktrees",
   "issue_stuck",
+  "escalation_silent",
   "issue_waiting",
   "approval_waiting",
   "lease_overdue",
@@ -33,7 +34,10 @@ export type Check = (typeof CHECKS)[number];
 
 /** What the supervisor may do about a finding by itself: nothing in it can lose work. */
 export type Remedy =
-  /** The issue's timers are overdue: its Durable Object re-arms its alarm and delivers what is due. */
+  /**
+   * The issue's timers are overdue: its Durable Object re-arms its alarm and delivers what is due (which fires
+   * the overdue timer: an escalation's reminder re-notifies its humans).
+   */
   { kind: "wake_issue"; number: number };
 
 export type Finding = {
@@ -91,6 +95,8 @@ export type IssueHealth = {
   /** When, and at which of its history's seq, the issue entered its current state. */
   enteredAt: number;
   enteredSeq: number;
+  /** When its last applied event was (an escalation's reminder is one). */
+  lastEventAt: number;
 };
 
 export type JobHealth = {
@@ -254,6 +260,19 @@ function issueFindings(issue: IssueHealth, { now, timeouts, limits }: Snapshot):
         check: "issue_stuck",
         subject,
         summary: `${subject} has been ${issue.state} for ${duration(inState)}, past its ${timer} limit of ${duration(timeouts[timer])}: its timer did not move it. The supervisor woke the issue; if it stays, look at its history.`,
+        remedy: { kind: "wake_issue", number: issue.number },
+      },
+    ];
+  }
+  const quietFor = now - Math.max(issue.enteredAt, issue.lastEventAt);
+  if (issue.state === "escalated" && quietFor > timeouts.renotify + limits.stuckGraceMs) {
+    return [
+      {
+        key: `escalation_silent:${issue.number}`,
+        priority: "P2",
+        check: "escalation_silent",
+        subject,
+        summary: `${subject} has waited ${duration(inState)} for a human, and its reminder (every ${duration(timeouts.renotify)}) has not gone out for ${duration(quietFor)}. The supervisor woke the issue to remind them.`,
         remedy: { kind: "wake_issue", number: issue.number },
       },
     ];

@@ -59,6 +59,7 @@ const issue = (number: number, state: State, inStateMs: number, enteredSeq = 5):
   state,
   enteredAt: NOW - inStateMs,
   enteredSeq,
+  lastEventAt: NOW - inStateMs,
 });
 
 describe("a healthy factory", () => {
@@ -180,8 +181,10 @@ describe("issues", () => {
       const limit = DEFAULT_TIMEOUTS_MS[timer] + limits.stuckGraceMs;
       // (A merge's approval wait has its own, shorter, finding: out of the way here.)
       const patient = { ...limits, approvalWaitMs: 30 * 24 * HOUR };
-      expect(keys({ limits: patient, issues: [issue(7, state, limit)] })).toEqual([]);
-      const [finding] = runChecks(snapshot({ limits: patient, issues: [issue(7, state, limit + 1)] }));
+      // (Nor is an escalation's reminder overdue: one just went out.)
+      const at = (inState: number) => ({ ...issue(7, state, inState), lastEventAt: NOW });
+      expect(keys({ limits: patient, issues: [at(limit)] })).toEqual([]);
+      const [finding] = runChecks(snapshot({ limits: patient, issues: [at(limit + 1)] }));
       expect(finding).toMatchObject({
         key: `issue_stuck:7:${state}`,
         priority: "P1",
@@ -200,6 +203,23 @@ describe("issues", () => {
       "issue_stuck:3:awaiting_ci",
     ]);
     expect(keys({ issues: [issue(3, "awaiting_ci", inState)] })).toEqual([]);
+  });
+
+  it("an escalation whose reminder is overdue is P2, and the issue is woken to send it", () => {
+    const limit = DEFAULT_TIMEOUTS_MS.renotify + limits.stuckGraceMs;
+    expect(keys({ issues: [issue(6, "escalated", limit)] })).toEqual([]);
+    const [finding] = runChecks(snapshot({ issues: [issue(6, "escalated", limit + 1)] }));
+    expect(finding).toMatchObject({
+      key: "escalation_silent:6",
+      priority: "P2",
+      remedy: { kind: "wake_issue", number: 6 },
+    });
+    // A reminder went out an hour ago: nothing is overdue, however long the escalation has waited.
+    const reminded = { ...issue(6, "escalated", 12 * HOUR), lastEventAt: NOW - HOUR };
+    expect(keys({ issues: [reminded] })).toEqual([]);
+    // Past the escalation's own limit the issue is stuck (P1), which says more.
+    const expired = issue(6, "escalated", DEFAULT_TIMEOUTS_MS.escalation + limits.stuckGraceMs + 1);
+    expect(keys({ issues: [expired] })).toEqual(["issue_stuck:6:escalated"]);
   });
 
   it("an issue waiting for a runner past the queue limit is P2; states without a limit are never stuck", () => {
