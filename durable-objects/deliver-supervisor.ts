@@ -8,7 +8,8 @@
 import { commentMarker } from "../src/crypto/markers.ts";
 import { sameLogin } from "../src/domain/logins.ts";
 import type { Env } from "../src/env.ts";
-import type { Issue } from "../src/forge/client/index.ts";
+import { errorMessage } from "../src/error-message.ts";
+import { hasStatus, type Issue } from "../src/forge/client/index.ts";
 import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
 import { posterFor } from "./deliver-agent-outputs.ts";
 
@@ -27,8 +28,34 @@ export type SupervisorEffect =
 const occurrence = (effect: { key: string; openedAt: number }) =>
   `supervisor:${effect.key}:${effect.openedAt}`;
 
-/** Applies one effect on the forge; the number of the finding's forge issue (null: there is none). */
+/**
+ * Applies one effect on the forge; the number of the finding's forge issue (null: there is none). A refusal
+ * that trying again cannot change (the issue was deleted, the token may not open issues) is logged and the
+ * effect dropped, rather than holding up the ones behind it; anything else throws, and the outbox retries.
+ */
 export async function deliverSupervisorEffect(
+  env: Env,
+  projectId: string,
+  effect: SupervisorEffect,
+  known: number | null,
+): Promise<number | null> {
+  try {
+    return await apply(env, projectId, effect, known);
+  } catch (error) {
+    if (!hasStatus(error, 403, 404, 410, 422)) throw error;
+    console.warn(
+      JSON.stringify({
+        msg: "supervisor issue refused",
+        key: effect.key,
+        kind: effect.kind,
+        error: errorMessage(error),
+      }),
+    );
+    return null;
+  }
+}
+
+async function apply(
   env: Env,
   projectId: string,
   effect: SupervisorEffect,

@@ -151,8 +151,14 @@ export class Supervisor {
     try {
       const project = await loadProject(env, projectId);
       if (!project) {
-        // Deleted: nothing keeps the alarm for it.
-        this.sql.exec("DELETE FROM supervisor_state");
+        // Deleted: nothing keeps the alarm for it, and its forge is no longer Conveyor's to write to.
+        this.storage.transactionSync(() => {
+          this.sql.exec("DELETE FROM supervisor_state");
+          this.sql.exec("DELETE FROM supervisor_findings");
+          this.sql.exec("DELETE FROM supervisor_forge_issues");
+          const waiting = this.outbox.due([SUPERVISOR_CHANNEL], Number.POSITIVE_INFINITY, 10_000);
+          this.outbox.ack(waiting.map((row) => row.id));
+        });
         return { error: `project ${projectId} is not registered` };
       }
       const findings = runChecks(await gatherSnapshot(env, project, own(), now));

@@ -202,5 +202,37 @@ describe("the supervisor", () => {
     expect(comments.filter((c) => c.body.startsWith("Resolved: gone."))).toHaveLength(1);
     expect((await loop.forge.getIssue(first as number)).state).toBe("closed");
     expect(await supervisorIssues(loop)).toHaveLength(2);
+    // An issue gone from the forge: the refusal is for good, and the effect is dropped rather than retried.
+    expect(await deliverSupervisorEffect(env, loop.project, close, 99_999)).toBeNull();
+  });
+
+  it("forgets a deleted project: its findings and the forge issues still to write are dropped", async () => {
+    const loop = await loopProject("supervised-gone");
+    const stub = projectStub(env, loop.project);
+    // A finding stands and its forge issue waits in the outbox (its forge failing, say) when the project goes.
+    await runInDurableObject(stub, (_instance, state) => {
+      const effect = { kind: "open", key: "budget_cap:x", openedAt: 1, label: "supervisor", issue: {} };
+      state.storage.sql.exec(
+        "INSERT INTO outbox (channel, payload, next_at) VALUES ('supervisor', ?, ?)",
+        JSON.stringify(effect),
+        Date.now() + 60 * MIN,
+      );
+      state.storage.sql.exec(
+        "INSERT INTO supervisor_findings (key, finding, opened_at, seen_at) VALUES ('budget_cap:x', '{}', 1, 1)",
+      );
+    });
+    const res = await SELF.fetch(`${BASE}/api/v1/projects/${loop.project}`, {
+      method: "DELETE",
+      headers: OPERATOR,
+    });
+    expect(res.status).toBe(204);
+    expect(await stub.superviseNow(loop.project)).toEqual({
+      error: `project ${loop.project} is not registered`,
+    });
+    expect(await stub.health()).toMatchObject({ project: null, findings: [], nextAt: null });
+    const left = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql.exec("SELECT COUNT(*) AS n FROM outbox WHERE channel = 'supervisor'").one(),
+    );
+    expect(left).toEqual({ n: 0 });
   });
 });
