@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { follow, runScenario, type ScenarioRun, ScenarioTimeout } from "./drive.ts";
+import { factoryHealth, healthLines } from "./health.ts";
 import { type Demo, type ModelChoice, startDemo } from "./orchestrator.ts";
 import { ISSUES, PROJECT } from "./scenario.ts";
 import { deviations, outcomes, summaryTable } from "./summary.ts";
@@ -58,7 +59,9 @@ try {
   const results = await outcomes(demo, run);
   console.log(`\nEvery issue settled in ${((Date.now() - run.startedAt) / 1000).toFixed(1)} s.\n`);
   console.log(summaryTable(results));
-  const problems = deviations(results, model.kind === "stand-in");
+  const health = await factoryHealth(demo);
+  console.log(`\n${healthLines(health, `${demo.worker.url}/dashboard/health`).join("\n")}\n`);
+  const problems = [...deviations(results, model.kind === "stand-in"), ...health.problems];
   for (const problem of problems) console.log(`NOT AS DESIGNED: ${problem}`);
   if (problems.length === 0) console.log("\nEvery issue ended as designed.");
   failed = problems.length > 0;

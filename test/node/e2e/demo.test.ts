@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { runScenario, type ScenarioRun } from "../../../demo/drive.ts";
+import { type FactoryHealth, factoryHealth } from "../../../demo/health.ts";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
 import { ISSUES } from "../../../demo/scenario.ts";
 import {
@@ -22,6 +23,7 @@ let dataDir = "";
 let demo: Demo | undefined;
 let run: ScenarioRun;
 let results: IssueOutcome[];
+let health: FactoryHealth;
 /** A failed test keeps the forge's, the Worker's and the runner's state and logs for a look. */
 let keep = false;
 
@@ -30,6 +32,7 @@ beforeAll(async () => {
   demo = await startDemo({ dataDir, model: { kind: "stand-in" } });
   run = await runScenario(demo, { print: () => {}, timeoutMs: 150_000, replyToAny: false });
   results = await outcomes(demo, run);
+  health = await factoryHealth(demo);
 }, 180_000);
 
 beforeEach(() => {
@@ -69,6 +72,10 @@ function sessionRequests(requests: readonly RecordedRequest[]) {
 }
 
 describe("the demo scenario", () => {
+  it("ends with the supervisor finding the factory healthy", () => {
+    expect(health.problems).toEqual([]);
+  });
+
   it("ends every issue on its designed path", () => {
     expect(deviations(results, true), summaryTable(results)).toEqual([]);
     expect(
