@@ -45,7 +45,7 @@ import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./jo
 import { MergeTurns } from "./merge-turn.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
 import { type CycleOutcome, Reconciliation } from "./reconciliation.ts";
-import { type Health, Supervisor, type SupervisorRun } from "./supervisor.ts";
+import { type Health, Supervisor, type SupervisorHooks, type SupervisorRun } from "./supervisor.ts";
 
 const D1_BATCH = 50;
 /** The supervisor's period until the project's settings say otherwise (its first check reads them). */
@@ -472,7 +472,7 @@ export class ProjectDO extends DurableObject<Env> {
     periodMs = DEFAULT_SUPERVISOR_PERIOD_MS,
   ): Promise<SupervisorRun | null> {
     this.supervisor.arm(project, Date.now(), periodMs);
-    const run = await this.supervisor.runIfDue(this.env, Date.now(), () => this.supervisedState(), true);
+    const run = await this.supervisor.runIfDue(this.env, Date.now(), this.supervisorHooks(), true);
     await this.supervisor.drain(this.env);
     await this.scheduleAlarm();
     return run;
@@ -483,8 +483,11 @@ export class ProjectDO extends DurableObject<Env> {
     return this.supervisor.health();
   }
 
-  private supervisedState() {
-    return { jobs: this.store.open(), spentTodayUsd: this.store.daySpendUsd(utcDay(Date.now())) };
+  private supervisorHooks(): SupervisorHooks {
+    return {
+      own: () => ({ jobs: this.store.open(), spentTodayUsd: this.store.daySpendUsd(utcDay(Date.now())) }),
+      enqueue: (request) => this.enqueue(request),
+    };
   }
 
   /** Checks the agents' schedules now (operators, tests), queueing the runs that are due. */
@@ -516,7 +519,7 @@ export class ProjectDO extends DurableObject<Env> {
     const schedules = this.agentSchedules.runIfDue(this.env, Date.now(), this.scheduleHooks());
     this.ctx.waitUntil(schedules.then(() => this.scheduleAlarm()));
     // And the supervisor's checks, and its forge issues. Never throws.
-    const supervised = this.supervisor.runIfDue(this.env, Date.now(), () => this.supervisedState());
+    const supervised = this.supervisor.runIfDue(this.env, Date.now(), this.supervisorHooks());
     this.ctx.waitUntil(supervised.then(() => this.scheduleAlarm()));
     await this.scheduleAlarm();
   }

@@ -8,6 +8,7 @@ import type { State } from "../src/domain/lifecycle.ts";
 import type {
   DeadLetterEntry,
   DependencyEdge,
+  FinishedWorktree,
   IssueHealth,
   JobHealth,
   RunnerHealth,
@@ -63,6 +64,25 @@ JOIN issues b ON b.project_id = d.project_id AND b.number = d.dependent AND b.st
 LEFT JOIN issues dep ON dep.project_id = d.project_id AND dep.number = d.dependency
 WHERE d.project_id = ?`;
 
+/**
+ * Finished issues that had sessions, ended within `FINISHED_WINDOW` past their retention, with their last
+ * session and last reap job that did not fail. Read over issues_by_state, worker_sessions_by_issue and
+ * jobs_by_issue.
+ */
+const FINISHED = `
+SELECT i.number, i.state, i.updated_at AS endedAt, MAX(s.updated_at) AS sessionAt,
+  (SELECT MAX(j.updated_at) FROM jobs j
+   WHERE j.project_id = i.project_id AND j.number = i.number AND j.kind = 'reap'
+     AND j.status IN ('queued', 'leased', 'done')) AS reapAt
+FROM issues i
+JOIN worker_sessions s ON s.project_id = i.project_id AND s.number = i.number
+WHERE i.project_id = ? AND i.state IN ('merged', 'abandoned') AND i.updated_at >= ?
+GROUP BY i.number, i.state, i.updated_at
+ORDER BY i.updated_at DESC
+LIMIT 500`;
+/** A worktree left over longer than this after its retention is no longer looked for. */
+const FINISHED_WINDOW = 30 * DAY;
+
 export type OwnState = { jobs: JobHealth[]; spentTodayUsd: number };
 
 export async function gatherSnapshot(
@@ -72,11 +92,13 @@ export async function gatherSnapshot(
   now: number,
 ): Promise<Snapshot> {
   const { settings } = project;
-  const [runners, issues, deadLetters, dependencies] = await env.DB.batch<Record<string, unknown>>([
+  const finishedSince = now - settings.timeouts.retention - FINISHED_WINDOW;
+  const [runners, issues, deadLetters, dependencies, finished] = await env.DB.batch<Record<string, unknown>>([
     env.DB.prepare(RUNNERS),
     env.DB.prepare(ISSUES).bind(project.id),
     env.DB.prepare(DEAD_LETTERS).bind(project.id, now - settings.retentionDays * DAY),
     env.DB.prepare(DEPENDENCIES).bind(project.id),
+    env.DB.prepare(FINISHED).bind(project.id, finishedSince),
   ]);
   return {
     now,
@@ -108,6 +130,7 @@ export async function gatherSnapshot(
       }),
     ),
     dependencies: rows<DependencyEdge>(dependencies),
+    finished: rows<FinishedWorktree>(finished),
     spentTodayUsd: own.spentTodayUsd,
     dailyCapUsd: settings.dailyBudgetUsd,
     day: utcDay(now),

@@ -19,8 +19,10 @@ import type { Env } from "../src/env.ts";
 import { errorMessage } from "../src/error-message.ts";
 import { issueStub } from "../src/issue-stub.ts";
 import { loadProject, type Project } from "../src/projects/store.ts";
+import { jobRequest } from "./deliver-jobs.ts";
 import { deliverSupervisorEffect, type SupervisorEffect } from "./deliver-supervisor.ts";
 import { deliverInOrder, type Outbox } from "./outbox.ts";
+import type { EnqueueRequest } from "./project-do.ts";
 import { gatherSnapshot, type OwnState } from "./supervisor-snapshot.ts";
 
 const SCHEMA = `
@@ -65,6 +67,14 @@ export type SupervisorRun =
   | { checkedAt: number; findings: Finding[]; opened: string[]; resolved: string[] }
   | { error: string };
 
+/** What the supervisor needs of the ProjectDO it runs in. */
+export type SupervisorHooks = {
+  /** Its job queue and today's spend. */
+  own(): OwnState;
+  /** Queues a job (a remedy's reap), once per key. */
+  enqueue(request: EnqueueRequest): Promise<{ jobId: string; created: boolean }>;
+};
+
 type StateRow = { project: string; next_at: number | null; checked_at: number | null; error: string | null };
 
 export class Supervisor {
@@ -106,7 +116,7 @@ export class Supervisor {
    * Checks when due (or when `force`d), then delivers the forge effects that are due; one run at a time, a
    * due check during a run joins it. Never throws: a failed check is retried, a failed effect backs off.
    */
-  runIfDue(env: Env, now: number, own: () => OwnState, force = false): Promise<SupervisorRun | null> {
+  runIfDue(env: Env, now: number, hooks: SupervisorHooks, force = false): Promise<SupervisorRun | null> {
     if (this.running) return this.running;
     const row = this.state();
     const due = row && (force || (row.next_at !== null && row.next_at <= now));
@@ -115,7 +125,7 @@ export class Supervisor {
     // Claimed before the check starts: an object evicted mid-check checks again later, not in a loop now.
     if (due) this.sql.exec("UPDATE supervisor_state SET next_at = ? WHERE id = 1", now + RETRY_MS);
     this.running = (async () => {
-      const run = due && row ? await this.check(env, row.project, now, own) : null;
+      const run = due && row ? await this.check(env, row.project, now, hooks) : null;
       await this.deliver(env);
       return run;
     })().finally(() => {
@@ -147,7 +157,12 @@ export class Supervisor {
     };
   }
 
-  private async check(env: Env, projectId: string, now: number, own: () => OwnState): Promise<SupervisorRun> {
+  private async check(
+    env: Env,
+    projectId: string,
+    now: number,
+    hooks: SupervisorHooks,
+  ): Promise<SupervisorRun> {
     try {
       const project = await loadProject(env, projectId);
       if (!project) {
@@ -161,8 +176,9 @@ export class Supervisor {
         });
         return { error: `project ${projectId} is not registered` };
       }
-      const findings = runChecks(await gatherSnapshot(env, project, own(), now));
-      await applyRemedies(env, project, findings);
+      const found = runChecks(await gatherSnapshot(env, project, hooks.own(), now));
+      const settled = await applyRemedies(env, project, found, hooks);
+      const findings = found.filter((f) => !settled.has(f.key));
       const { opened, resolved } = this.storage.transactionSync(() =>
         this.record(project, findings, Date.now()),
       );
@@ -179,6 +195,7 @@ export class Supervisor {
           findings: findings.length,
           opened,
           resolved,
+          settled: [...settled],
         }),
       );
       return { checkedAt: now, findings, opened, resolved };
@@ -292,23 +309,48 @@ export class Supervisor {
 
 /**
  * The safe remedies: an issue past its state's time limit has its Durable Object re-arm its alarm and deliver
- * what is due, which fires the overdue timer. Each is best effort; the finding stays until a check no longer
- * finds its cause.
+ * what is due, which fires the overdue timer; a left-over worktree gets a reap job. Each is best effort. The
+ * keys of the findings a remedy settled for good (a reap queued now) come back: those are not reported. One
+ * it tried before (the same reap, failed since) is, like every finding a remedy cannot settle.
  */
-async function applyRemedies(env: Env, project: Project, findings: readonly Finding[]): Promise<void> {
+async function applyRemedies(
+  env: Env,
+  project: Project,
+  findings: readonly Finding[],
+  hooks: SupervisorHooks,
+): Promise<Set<string>> {
+  const settled = new Set<string>();
   for (const finding of findings) {
     const remedy = finding.remedy;
     if (!remedy) continue;
-    switch (remedy.kind) {
-      case "wake_issue":
-        await issueStub(env, project.id, remedy.number)
-          .drain()
-          .catch((error: unknown) =>
-            console.warn(
-              JSON.stringify({ msg: "remedy failed", key: finding.key, error: errorMessage(error) }),
-            ),
-          );
-        break;
+    try {
+      switch (remedy.kind) {
+        case "wake_issue":
+          await issueStub(env, project.id, remedy.number).drain();
+          break;
+        case "reap": {
+          // One reap per session however often it is found: the queue keeps one job per key.
+          const key = `supervisor:reap:${remedy.number}:${remedy.sessionAt}`;
+          const request = jobRequest(project, key, {
+            kind: "reap",
+            number: remedy.number,
+            title: "",
+            body: "",
+            headSha: null,
+            iteration: 0,
+            sessionId: null,
+            instructions: null,
+          });
+          // Settled when queued now, or still waiting or running from before (its record not in D1 yet); a
+          // reap that failed is reported.
+          const { jobId, created } = await hooks.enqueue(request);
+          if (created || hooks.own().jobs.some((job) => job.id === jobId)) settled.add(finding.key);
+          break;
+        }
+      }
+    } catch (error) {
+      console.warn(JSON.stringify({ msg: "remedy failed", key: finding.key, error: errorMessage(error) }));
     }
   }
+  return settled;
 }

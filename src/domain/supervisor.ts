@@ -20,6 +20,7 @@ export const CHECKS = [
   "disk",
   "load",
   "worktrees",
+  "leftover_worktree",
   "issue_stuck",
   "escalation_silent",
   "issue_waiting",
@@ -38,7 +39,12 @@ export type Remedy =
    * The issue's timers are overdue: its Durable Object re-arms its alarm and delivers what is due (which fires
    * the overdue timer: an escalation's reminder re-notifies its humans).
    */
-  { kind: "wake_issue"; number: number };
+  | { kind: "wake_issue"; number: number }
+  /**
+   * A finished issue's worktree was never reaped: a reap job (one per session, however often it is found) goes
+   * to the runner that last held it. The pushed branch stays.
+   */
+  | { kind: "reap"; number: number; sessionAt: number };
 
 export type Finding = {
   key: string;
@@ -112,6 +118,18 @@ export type JobHealth = {
 /** An `effect_failed` entry of an issue's history: an effect Conveyor gave up on. */
 export type DeadLetterEntry = { number: number; seq: number; at: number; reason: string };
 
+/**
+ * A finished issue that had a session (its worktree on a runner): when it ended, when its last session was,
+ * and when a reap job for it was last queued or done (null: never).
+ */
+export type FinishedWorktree = {
+  number: number;
+  state: "merged" | "abandoned";
+  endedAt: number;
+  sessionAt: number;
+  reapAt: number | null;
+};
+
 /** A blocked issue's dependency and that dependency's state (null: Conveyor never saw it). */
 export type DependencyEdge = { dependent: number; dependency: number; state: State | null };
 
@@ -123,6 +141,7 @@ export type Snapshot = {
   jobs: readonly JobHealth[];
   deadLetters: readonly DeadLetterEntry[];
   dependencies: readonly DependencyEdge[];
+  finished: readonly FinishedWorktree[];
   spentTodayUsd: number;
   dailyCapUsd: number;
   /** The UTC day the spend is of: the budget's findings are per day. */
@@ -140,6 +159,7 @@ export function runChecks(snapshot: Snapshot): Finding[] {
     ...deadLetterFindings(snapshot),
     ...budgetFindings(snapshot),
     ...dependencyFindings(snapshot),
+    ...leftoverFindings(snapshot),
   ];
   const byKey = new Map<string, Finding>();
   for (const finding of found) if (!byKey.has(finding.key)) byKey.set(finding.key, finding);
@@ -400,6 +420,29 @@ function dependencyFindings({ dependencies, issues }: Snapshot): Finding[] {
         check: "dependency",
         subject: `#${edge.dependent}`,
         summary: `#${edge.dependent} is blocked by #${edge.dependency}, which is ${edge.state}: it will wait until a human answers or closes #${edge.dependency}, or removes the dependency.`,
+      },
+    ];
+  });
+}
+
+/**
+ * A finished issue's worktree is reaped at once when it merged or a human abandoned it, after
+ * `timeouts.retention` when it was kept for a human: one still there past that (and the grace), with no reap
+ * queued or done since its last session, is left over (P4), and a reap job removes it.
+ */
+function leftoverFindings({ finished, now, timeouts, limits }: Snapshot): Finding[] {
+  return finished.flatMap((issue): Finding[] => {
+    if (issue.reapAt !== null && issue.reapAt >= issue.sessionAt) return [];
+    const keptFor = issue.state === "merged" ? 0 : timeouts.retention;
+    if (now - issue.endedAt <= keptFor + limits.stuckGraceMs) return [];
+    return [
+      {
+        key: `leftover_worktree:${issue.number}:${issue.sessionAt}`,
+        priority: "P4",
+        check: "leftover_worktree",
+        subject: `#${issue.number}`,
+        summary: `#${issue.number} ${issue.state} ${duration(now - issue.endedAt)} ago and its worktree was never reaped: the supervisor queued a reap job.`,
+        remedy: { kind: "reap", number: issue.number, sessionAt: issue.sessionAt },
       },
     ];
   });

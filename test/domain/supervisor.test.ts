@@ -5,6 +5,7 @@ import {
   type DependencyEdge,
   duration,
   type Finding,
+  type FinishedWorktree,
   findingIssue,
   type IssueHealth,
   type JobHealth,
@@ -43,6 +44,7 @@ function snapshot(patch: Partial<Snapshot> = {}): Snapshot {
     jobs: [],
     deadLetters: [],
     dependencies: [],
+    finished: [],
     spentTodayUsd: 1,
     dailyCapUsd: 100,
     day: "2026-11-26",
@@ -355,6 +357,39 @@ describe("dependencies", () => {
     expect(runChecks(snapshot({ issues: [blocked], dependencies: [edge("escalated")] }))[0]?.priority).toBe(
       "P2",
     );
+  });
+});
+
+describe("leftover worktrees", () => {
+  const ended = (patch: Partial<FinishedWorktree> = {}): FinishedWorktree => ({
+    number: 4,
+    state: "merged",
+    endedAt: NOW - HOUR,
+    sessionAt: NOW - 2 * HOUR,
+    reapAt: null,
+    ...patch,
+  });
+
+  it("a merged issue's worktree never reaped past the grace is P4, and a reap job removes it", () => {
+    expect(runChecks(snapshot({ finished: [ended()] }))).toEqual([
+      expect.objectContaining({
+        key: `leftover_worktree:4:${NOW - 2 * HOUR}`,
+        priority: "P4",
+        remedy: { kind: "reap", number: 4, sessionAt: NOW - 2 * HOUR },
+      }),
+    ]);
+    expect(keys({ finished: [ended({ endedAt: NOW - limits.stuckGraceMs })] })).toEqual([]);
+  });
+
+  it("an abandoned issue keeps its worktree for the retention first", () => {
+    const keptFor = DEFAULT_TIMEOUTS_MS.retention + limits.stuckGraceMs;
+    expect(keys({ finished: [ended({ state: "abandoned", endedAt: NOW - keptFor })] })).toEqual([]);
+    expect(keys({ finished: [ended({ state: "abandoned", endedAt: NOW - keptFor - 1 })] })).toHaveLength(1);
+  });
+
+  it("a reap queued or done since the last session answers it; one from before that session does not", () => {
+    expect(keys({ finished: [ended({ reapAt: NOW - 2 * HOUR })] })).toEqual([]);
+    expect(keys({ finished: [ended({ reapAt: NOW - 3 * HOUR })] })).toHaveLength(1);
   });
 });
 

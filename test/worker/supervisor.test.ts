@@ -206,6 +206,33 @@ describe("the supervisor", () => {
     expect(await deliverSupervisorEffect(env, loop.project, close, 99_999)).toBeNull();
   });
 
+  it("queues a reap for a finished issue's worktree never reaped, once, and reports nothing it settled", async () => {
+    const loop = await loopProject("supervised-reap");
+    const now = Date.now();
+    // #7 merged an hour ago; its session ran on a runner two hours ago; no reap ever ran for it.
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO issues (project_id, number, state, iteration, seq, updated_at) VALUES (?, 7, 'merged', 1, 9, ?)`,
+      ).bind(loop.project, now - 60 * MIN),
+      env.DB.prepare(
+        `INSERT INTO worker_sessions (session_id, project_id, number, runner_id, iteration, started_at, updated_at)
+         VALUES (?, ?, 7, 'runner-x', 1, ?, ?)`,
+      ).bind(`sess-${loop.project}`, loop.project, now - 120 * MIN, now - 120 * MIN),
+    ]);
+    const stub = projectStub(env, loop.project);
+    const reaps = async () => (await stub.jobs()).filter((j) => j.kind === "reap" && j.number === 7);
+
+    const first = await check(loop);
+    expect(first.findings).toEqual([]);
+    expect(await reaps()).toEqual([expect.objectContaining({ status: "queued" })]);
+    // Found again before the job's record reaches D1, and after: still one reap, nothing reported.
+    expect((await check(loop)).findings).toEqual([]);
+    await stub.drain();
+    expect((await check(loop)).findings).toEqual([]);
+    expect(await reaps()).toHaveLength(1);
+    expect(await supervisorIssues(loop)).toEqual([]);
+  });
+
   it("forgets a deleted project: its findings and the forge issues still to write are dropped", async () => {
     const loop = await loopProject("supervised-gone");
     const stub = projectStub(env, loop.project);
