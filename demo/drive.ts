@@ -68,10 +68,16 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
   const answered = new Set<number>();
   const deadline = run.startedAt + options.timeoutMs;
 
-  for (const issue of issues) await maintainer.addLabels(issue.number, [LABELS.backlog]);
-  print(
-    `${stamp(run.startedAt, Date.now())}  maintainer labels ${issues.map((i) => `#${i.number}`).join(" ")} ${LABELS.backlog}`,
-  );
+  const queue = async (batch: readonly SampleIssue[]) => {
+    for (const issue of batch) await maintainer.addLabels(issue.number, [LABELS.backlog]);
+    print(
+      `${stamp(run.startedAt, Date.now())}  maintainer labels ${batch.map((i) => `#${i.number}`).join(" ")} ${LABELS.backlog}`,
+    );
+  };
+  /** Issues the maintainer queues later (`queueWhen`), and held pull requests not yet approved (`approveAfter`). */
+  const later = new Set(issues.filter((issue) => issue.queueWhen));
+  const held = new Set<SampleIssue>();
+  await queue(issues.filter((issue) => !later.has(issue)));
 
   for (;;) {
     for (const edge of run.nextEdges()) {
@@ -89,23 +95,32 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
         answered.add(edge.number);
         print(`${stamp(run.startedAt, Date.now())}  maintainer replies on #${edge.number}: "${text}"`);
       }
-      const approval =
-        edge.to === "awaiting_approval" && edge.from !== "awaiting_approval"
-          ? approvalOf(edge.number, run.approvals)
-          : undefined;
-      if (approval) {
-        const pr = await pullRequestOf(demo, edge.number);
-        await maintainer.createReview(pr, { event: "APPROVE", body: approval });
-        run.approvals.push({ number: edge.number, at: Date.now(), text: approval });
-        answered.add(edge.number);
-        print(
-          `${stamp(run.startedAt, Date.now())}  maintainer approves pull request #${pr} of #${edge.number}: "${approval}"`,
-        );
+      const sample = issues.find((issue) => issue.number === edge.number);
+      if (sample && edge.to === "awaiting_approval" && edge.from !== "awaiting_approval") held.add(sample);
+    }
+    for (const issue of later) {
+      if (issue.queueWhen && state.get(issue.queueWhen.issue) === issue.queueWhen.state) {
+        later.delete(issue);
+        await queue([issue]);
       }
+    }
+    for (const issue of held) {
+      if (issue.approveAfter !== undefined && state.get(issue.approveAfter) !== "merged") continue;
+      held.delete(issue);
+      const approval = approvalOf(issue.number, run.approvals);
+      if (!approval) continue;
+      const pr = await pullRequestOf(demo, issue.number);
+      await maintainer.createReview(pr, { event: "APPROVE", body: approval });
+      run.approvals.push({ number: issue.number, at: Date.now(), text: approval });
+      answered.add(issue.number);
+      print(
+        `${stamp(run.startedAt, Date.now())}  maintainer approves pull request #${pr} of #${issue.number}: "${approval}"`,
+      );
     }
     const open = issues.filter((issue) => {
       const now = state.get(issue.number) ?? "new";
-      return !TERMINAL.has(now) && !(WAITING_FOR_HUMAN.has(now) && !answered.has(issue.number));
+      const waits = WAITING_FOR_HUMAN.has(now) && !answered.has(issue.number) && !held.has(issue);
+      return !TERMINAL.has(now) && !waits;
     });
     if (open.length === 0) return run;
     if (Date.now() > deadline) {

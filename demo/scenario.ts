@@ -30,6 +30,10 @@ export type SampleIssue = {
   reply?: string;
   /** What a maintainer says approving the pull request, when it waits for a human (a protected path). */
   approval?: string;
+  /** The maintainer gets to the held pull request only once this issue merged. */
+  approveAfter?: number;
+  /** The maintainer queues the issue only once another reached a state (all others are queued at the start). */
+  queueWhen?: { issue: number; state: string };
 };
 
 export const ISSUES: readonly SampleIssue[] = [
@@ -80,11 +84,21 @@ export const ISSUES: readonly SampleIssue[] = [
     title: "Name every test in CI's log",
     body: [
       "CI's log only counts the tests. Make `ci.sh` run `node --test --test-reporter=spec`, so that a failing",
-      "run names its test.",
+      "run names its test, and say so in the README.",
     ].join("\n"),
-    story: "changes CI's own script: merged only once a maintainer approves the pull request",
-    design: { state: "merged", iterations: 1, ciAttempts: 1, criticRounds: 1, escalations: 0 },
+    story:
+      "changes CI's own script: held for a maintainer, whose approval comes after #6 changed the same README line; the same session resolves the conflict, and the new head is approved again",
+    design: { state: "merged", iterations: 2, ciAttempts: 2, criticRounds: 2, escalations: 0 },
     approval: "Checked the new ci.sh: it still runs every test. Approved.",
+    approveAfter: 6,
+  },
+  {
+    number: 6,
+    title: "Say how to run one test file",
+    body: "Say in the README's line about `ci.sh` how to run the tests of one file.",
+    story: "queued once #5 waits for its approval, edits the README line #5 edits, merged first",
+    design: { state: "merged", iterations: 1, ciAttempts: 1, criticRounds: 1, escalations: 0 },
+    queueWhen: { issue: 5, state: "awaiting_approval" },
   },
 ];
 

@@ -6,10 +6,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
+import { z } from "zod";
 import { runScenario, type ScenarioRun } from "../../../demo/drive.ts";
 import { type FactoryHealth, factoryHealth } from "../../../demo/health.ts";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
-import { ISSUES } from "../../../demo/scenario.ts";
+import { ISSUES, REPO } from "../../../demo/scenario.ts";
 import {
   deviations,
   type IssueOutcome,
@@ -103,16 +104,29 @@ describe("the demo scenario", () => {
       "human_approval>merging",
       "merge_confirmed>merged",
     ]);
-    // The base may move on while the merge waits for the maintainer (the other issues merge meanwhile): then
-    // the forge merges it in at the merge, and the new head goes through CI, the critic and an approval again.
+    // The base moves on while the merge waits for the maintainer: #6 changed the same README line, so the
+    // first approved merge finds a conflict that #5's own session resolves; a base that merely moved on is
+    // merged in by the forge. Either way the new head goes through CI, the critic and an approval again.
     const approved = edges.flatMap((e, i) => (e === "human_approval>merging" ? [edges[i + 1]] : []));
-    expect(approved).toEqual([
-      ...approved.slice(0, -1).map(() => "branch_updated>awaiting_ci"),
+    expect(approved[0]).toBe("conflict>revising");
+    expect(approved.slice(1)).toEqual([
+      ...approved.slice(2).map(() => "branch_updated>awaiting_ci"),
       "merge_confirmed>merged",
     ]);
     expect(run.transitions.find((t) => t.number === 5 && t.to === "awaiting_approval")?.reason).toContain(
       "ci.sh",
     );
+  });
+
+  it("keeps both sides of the conflict #5's session resolved on the default branch", async () => {
+    const { forge, accounts } = (demo as Demo).sample;
+    const res = await fetch(`${forge.apiUrl}/repos/${REPO}/contents/README.md?ref=main`, {
+      headers: { authorization: `token ${accounts.conveyor.token}` },
+    });
+    const { content } = z.object({ content: z.string() }).parse(await res.json());
+    const readme = Buffer.from(content, "base64").toString("utf8");
+    expect(readme).toContain("--test-reporter=spec");
+    expect(readme).toContain("runs one file");
   });
 
   it("leaves exactly one merged pull request per merged issue on the forge", async () => {
