@@ -52,10 +52,18 @@ LEFT JOIN transitions e ON e.project_id = i.project_id AND e.number = i.number A
     AND t.to_state = i.state AND t.from_state <> t.to_state)
 WHERE i.project_id = ? AND i.state NOT IN ('merged', 'abandoned')`;
 
+/**
+ * `effect_failed` entries of the live issues (each read by its history's key), and of any issue within the
+ * window (over transitions_by_time): never a scan of the project's whole history.
+ */
 const DEAD_LETTERS = `
+SELECT t.number, t.seq, t.at, t.reason FROM issues i
+JOIN transitions t ON t.project_id = i.project_id AND t.number = i.number
+WHERE i.project_id = ? AND i.state NOT IN ('merged', 'abandoned') AND t.event = 'effect_failed'
+UNION
 SELECT number, seq, at, reason FROM transitions
-WHERE project_id = ? AND event = 'effect_failed' AND at >= ?
-ORDER BY number, seq`;
+WHERE at >= ? AND project_id = ? AND event = 'effect_failed'
+ORDER BY 1, 2`;
 
 const DEPENDENCIES = `
 SELECT d.dependent, d.dependency, dep.state
@@ -96,7 +104,7 @@ export async function gatherSnapshot(
   const [runners, issues, deadLetters, dependencies, finished] = await env.DB.batch<Record<string, unknown>>([
     env.DB.prepare(RUNNERS),
     env.DB.prepare(ISSUES).bind(project.id),
-    env.DB.prepare(DEAD_LETTERS).bind(project.id, now - settings.retentionDays * DAY),
+    env.DB.prepare(DEAD_LETTERS).bind(project.id, now - settings.supervisor.deadLetterWindowMs, project.id),
     env.DB.prepare(DEPENDENCIES).bind(project.id),
     env.DB.prepare(FINISHED).bind(project.id, finishedSince),
   ]);
