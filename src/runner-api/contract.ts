@@ -145,7 +145,12 @@ export const claimResponse = z.object({
 });
 export type Claim = z.infer<typeof claimResponse>;
 
-export const heartbeatRequest = z.object({ leaseToken: z.string() });
+export const heartbeatRequest = z.object({
+  leaseToken: z.string(),
+  /** As with a claim: a runner whose slots are all busy claims nothing, but heartbeats. */
+  disk: diskReportSchema.optional(),
+  host: hostReportSchema.optional(),
+});
 export const heartbeatResponse = z.object({
   leaseExpiresAt: z.number().int(),
   /** How long the lease lasts from this answer (the Worker's clock never meets the runner's). */

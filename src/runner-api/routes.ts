@@ -77,8 +77,11 @@ runnerRoutes.post("/jobs/:id/heartbeat", async (c) => {
   if (!body.ok) return body.response;
   const job = jobOf(c);
   if (job instanceof Response) return job;
-  const result = await job.stub.heartbeat(job.id, c.var.runner.id, body.data.leaseToken);
+  const { leaseToken, disk, host } = body.data;
+  const result = await job.stub.heartbeat(job.id, c.var.runner.id, leaseToken);
   if (!result.ok) return jsonError(c, result.status, result.error);
+  // Only under a current lease: a refused heartbeat records nothing.
+  await recordHealth(c.env, c.var.runner, { ...(disk && { disk }), ...(host && { host }) });
   const { leaseExpiresAt, leaseMs, cancelled } = result;
   return c.json({ leaseExpiresAt, leaseMs, cancelled });
 });

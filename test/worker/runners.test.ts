@@ -207,6 +207,39 @@ describe("GET /api/v1/runners", () => {
     expect((await claimWith({ host: { ...later, load1: "high" } })).status).toBe(400);
   });
 
+  it("records the host a runner reports with a heartbeat under its lease: one busy with long sessions claims nothing", async () => {
+    const runner = await newRunner("busy");
+    const project = freshProject("busy");
+    await seedProject(project);
+    await enqueue(issueView(project, 3, { state: "queued", iteration: 0 }), "implement", `${project}#3:1:0`);
+    const claimed = await claim(runner, [project]);
+    if (!claimed) throw new Error("no job claimed");
+    const memoryOf = async () =>
+      await env.DB.prepare(
+        "SELECT mem_available_bytes AS mem, disk_free_bytes AS free FROM runners WHERE id = ?",
+      )
+        .bind(runner.runnerId)
+        .first();
+    expect(await memoryOf()).toEqual({ mem: null, free: null });
+    const host = { memAvailableBytes: 512, memTotalBytes: 8_192, load1: 7, cpus: 2 };
+    const disk = { bytes: 10, worktrees: 1, freeBytes: 99, totalBytes: 1_000 };
+    // A heartbeat under a lease that is not current records nothing.
+    const stale = await call(runner, `jobs/${claimed.job.id}/heartbeat`, {
+      leaseToken: "lease_nope",
+      host,
+      disk,
+    });
+    expect(stale.status).toBe(409);
+    expect(await memoryOf()).toEqual({ mem: null, free: null });
+    const res = await call(runner, `jobs/${claimed.job.id}/heartbeat`, {
+      leaseToken: claimed.leaseToken,
+      host,
+      disk,
+    });
+    expect(res.status).toBe(200);
+    expect(await memoryOf()).toEqual({ mem: 512, free: 99 });
+  });
+
   it("shows how each runner runs sessions, as it said at registration and says with every claim", async () => {
     const runner = await newRunner("unsafe");
     const sandboxOf = async () => {
