@@ -3,7 +3,6 @@ import { DEFAULT_TIMEOUTS_MS, STATES, type State } from "../../src/domain/lifecy
 import {
   type DeadLetterEntry,
   type DependencyEdge,
-  duration,
   type Finding,
   type FinishedWorktree,
   findingIssue,
@@ -15,8 +14,8 @@ import {
   reconcileFindings,
   runChecks,
   type Snapshot,
-  stateTimer,
 } from "../../src/domain/supervisor.ts";
+import { duration, stateTimer } from "../../src/domain/supervisor-checks.ts";
 import { supervisorSettingsSchema } from "../../src/projects/config.ts";
 
 const NOW = Date.UTC(2026, 10, 26, 12);
