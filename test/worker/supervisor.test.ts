@@ -118,6 +118,8 @@ describe("the supervisor", () => {
     ).text();
     expect(html).toContain(`runner_offline`);
     expect(html).toContain("runner silent has not been heard from");
+    const all = await (await page("/dashboard/health", await sessionCookie())).text();
+    expect(all).toContain(`${loop.project}</a>: 4 findings`);
 
     // The causes go: the silent runner claims again, the disk is freed, the stuck issue is abandoned by a
     // human, and the dead letter's issue is retried.
