@@ -172,7 +172,7 @@ describe("issues", () => {
       "awaiting_ci",
       "awaiting_review",
       "revising",
-      "awaiting_approval",
+      // (A held merge waits on its vault item, which expires on the ProjectDO's alarm.)
       "merging",
       "escalated",
     ]);
