@@ -294,8 +294,6 @@ export type IssueContext = {
   vaultStep?: string | null;
 };
 
-export const isAction = (ctx: IssueContext): boolean => ctx.kind === "action";
-
 export type JobRun = { id: string; attempt: number };
 
 /** A continuation's session has begun no job yet: no job's phase is its phase. */
