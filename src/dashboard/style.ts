@@ -27,7 +27,7 @@ button:hover { background: #eef2f7; }
 .state-running, .state-revising { background: #fdf0c6; }
 .state-awaiting_ci, .state-awaiting_review, .state-merging { background: #dde9f7; }
 .state-awaiting_approval, .state-escalated { background: #fbdcc9; }
-.state-merged { background: #d6efd8; }
+.state-merged, .state-done { background: #d6efd8; }
 .state-abandoned { background: #eadede; }
 .priority { padding: 1px 6px; border-radius: 3px; font-weight: 600; }
 .priority-P0, .priority-P1 { background: #fbdcc9; }
