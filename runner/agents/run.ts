@@ -1,12 +1,13 @@
 /**
- * One agent job on the runner: a fresh worktree of the default branch (never pushed), the agent's own HOME,
+ * One agent job on the runner: a fresh worktree of the default branch (a review run's: the pull request's head,
+ * with its context files) never pushed, the agent's own HOME,
  * the session with its safe-output tools, and the completion that carries what it asked for. Both the
  * worktree and the HOME are gone when the run ends: an agent run leaves nothing to resume.
  */
-import { rm } from "node:fs/promises";
-import { dirname } from "node:path";
+import { appendFile, mkdir, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { RequestedOutput } from "../../src/agents/outputs.ts";
-import type { Job } from "../../src/runner-api/contract.ts";
+import type { Job, ReviewCheckout } from "../../src/runner-api/contract.ts";
 import { runsAgents } from "../drivers/driver.ts";
 import { prepareAgentHome } from "../drivers/env.ts";
 import { DEFAULT_AUTHOR } from "../git/workspace.ts";
@@ -25,13 +26,13 @@ export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): 
   const { reporter, log, signal } = run;
   const repoKey = job.repo.fullName;
   await workspace.ensureMirror({ repoKey, remoteUrl: job.repo.cloneUrl });
-  const worktree = await workspace.agentWorktree({
-    repoKey,
-    baseBranch: job.repo.defaultBranch,
-    runId: agent.runId,
-  });
+  const where = { repoKey, baseBranch: job.repo.defaultBranch, runId: agent.runId };
   const home = ctx.layout.agentRunHome(job.project, agent.runId);
   try {
+    const worktree = agent.review
+      ? await workspace.reviewWorktree({ ...where, ref: agent.review.ref, headSha: agent.review.headSha })
+      : await workspace.agentWorktree(where);
+    if (agent.review) await writeReviewContext(worktree, agent.review);
     await prepareAgentHome(home, DEFAULT_AUTHOR);
     log.info("agent run started", { agent: agent.name, run: agent.runId });
     signal.throwIfAborted();
@@ -67,6 +68,22 @@ export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): 
     await rm(dirname(home), { recursive: true, force: true });
   }
 }
+
+/**
+ * The review's context where the reviewer's prompt says (`.conveyor/context/`), excluded in the worktree's own
+ * repository so that git does not see it among the pull request's changes.
+ */
+export async function writeReviewContext(worktree: string, review: ReviewCheckout): Promise<void> {
+  const dir = join(worktree, REVIEW_CONTEXT_DIR);
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, "pull-request.json"), review.pullRequest);
+  await writeFile(join(dir, "diff.patch"), review.diff);
+  const exclude = join(worktree, ".git", "info", "exclude");
+  await mkdir(dirname(exclude), { recursive: true });
+  await appendFile(exclude, `/${REVIEW_CONTEXT_DIR}/\n`);
+}
+
+export const REVIEW_CONTEXT_DIR = ".conveyor/context";
 
 export class NotAnAgentDriverError extends Error {
   constructor() {
