@@ -52,7 +52,9 @@ export async function queueReviewRun(
     const reason = `the ${REVIEWER} agent is disabled, or its definition in the repository does not parse`;
     return { type: "review_failed", reason, headSha };
   }
+  // Conveyor's mirror of the forge, or the forge itself for an issue the mirror has not seen yet.
   const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
+  const { title, body } = mirrored ?? (await forge.getIssue(issue.number));
   const context = {
     pullRequest: {
       number: prNumber,
@@ -60,7 +62,7 @@ export async function queueReviewRun(
       base: project.settings.defaultBranch,
       author: "conveyor",
     },
-    issue: { number: issue.number, title: mirrored?.title ?? "", body: mirrored?.body ?? "" },
+    issue: { number: issue.number, title, body },
     earlierRounds: await criticLedger(env, project.id, issue.number),
   };
   const runId = await eventRunId(project.id, `review\n${key}`, reviewer.name);
