@@ -5,10 +5,11 @@
  */
 
 import { z } from "zod";
+import { FactoryAgents } from "./agents.ts";
 import type { Transition } from "./local-d1.ts";
 import type { Demo } from "./orchestrator.ts";
 import { LABELS } from "./project.ts";
-import { FALLBACK_REPLY, ISSUES, PROJECT, type SampleIssue } from "./scenario.ts";
+import { FALLBACK_REPLY, ISSUES, PLANNED, PROJECT, type SampleIssue } from "./scenario.ts";
 
 const POLL_MS = 200;
 /** Longer than an edge takes from its Durable Object to D1. */
@@ -27,6 +28,10 @@ const WAITING_FOR_HUMAN = new Set(["escalated", "awaiting_approval"]);
 export type Reply = { number: number; at: number; text: string };
 export type ScenarioRun = {
   startedAt: number;
+  /** The issues it followed: the scenario's, and the planner's once queued. */
+  issues: SampleIssue[];
+  /** The gardener's and the planner's runs (when asked for). */
+  agents: FactoryAgents | null;
   transitions: Transition[];
   replies: Reply[];
   /** Pull requests a maintainer approved for a merge that waited for a human. */
@@ -42,6 +47,8 @@ export type DriveOptions = {
   replyToAny: boolean;
   /** The issues to label (all of the scenario's by default). */
   issues?: readonly SampleIssue[];
+  /** Run the gardener and the planner beside the assembly line, and queue the planner's issue. */
+  agents?: boolean;
   /** Around posting a reply (`post`): e.g. with the Worker down, so that only reconciliation sees it. */
   aroundReply?: (number: number, post: () => Promise<void>) => Promise<void>;
 };
@@ -52,12 +59,16 @@ export class ScenarioTimeout extends Error {
 
 export async function runScenario(demo: Demo, options: DriveOptions): Promise<ScenarioRun> {
   const { print } = options;
-  const issues = options.issues ?? ISSUES;
+  const issues = [...(options.issues ?? ISSUES)];
   const aroundReply = options.aroundReply ?? ((_: number, post: () => Promise<void>) => post());
   const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
   const startedAt = Date.now();
   const run: ScenarioRun = {
     startedAt,
+    issues,
+    agents: options.agents
+      ? new FactoryAgents(demo, (line) => print(`${stamp(startedAt, Date.now())}  ${line}`))
+      : null,
     transitions: [],
     replies: [],
     approvals: [],
@@ -77,6 +88,7 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
   /** Issues the maintainer queues later (`queueWhen`), and held pull requests not yet approved (`approveAfter`). */
   const later = new Set(issues.filter((issue) => issue.queueWhen));
   const held = new Set<SampleIssue>();
+  await run.agents?.fileGroomable();
   await queue(issues.filter((issue) => !later.has(issue)));
 
   for (;;) {
@@ -97,6 +109,11 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
       }
       const sample = issues.find((issue) => issue.number === edge.number);
       if (sample && edge.to === "awaiting_approval" && edge.from !== "awaiting_approval") held.add(sample);
+    }
+    const planned = await run.agents?.step();
+    if (planned) {
+      issues.push(planned);
+      titles.set(planned.number, planned.title);
     }
     for (const issue of later) {
       if (issue.queueWhen && state.get(issue.queueWhen.issue) === issue.queueWhen.state) {
@@ -122,9 +139,12 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
       const waits = WAITING_FOR_HUMAN.has(now) && !answered.has(issue.number) && !held.has(issue);
       return !TERMINAL.has(now) && !waits;
     });
-    if (open.length === 0) return run;
+    if (open.length === 0 && !run.agents?.busy) return run;
     if (Date.now() > deadline) {
-      const where = open.map((i) => `#${i.number} ${state.get(i.number) ?? "new"}`).join(", ");
+      const where = [
+        ...open.map((i) => `#${i.number} ${state.get(i.number) ?? "new"}`),
+        ...(run.agents?.busy ? ["the gardener's and the planner's runs"] : []),
+      ].join(", ");
       throw new ScenarioTimeout(`timed out after ${options.timeoutMs / 1000} s; still moving: ${where}`);
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -198,11 +218,14 @@ const MEANING: Record<string, string> = {
   "branch_updated>awaiting_ci": "behind its base: the forge merged the base in; CI and the critic again",
   "conflict>revising": "in conflict with its base: the same session merges it and resolves",
   "human_approval>merging": "a maintainer approved the pull request; merging",
+  "vault_requested>awaiting_approval": "held in the vault until a maintainer decides",
+  "human_approval>awaiting_approval": "a maintainer approved the pull request; the vault decides",
+  "vault_decision>merging": "the vault approved the merge; merging",
   "human_reply>revising": "a human replied; the session resumes with the reply",
 };
 
 const titles = new Map(ISSUES.map((issue) => [issue.number, issue.title]));
-const TITLE_WIDTH = Math.max(...ISSUES.map((issue) => issue.title.length));
+const TITLE_WIDTH = Math.max(...[...ISSUES, PLANNED].map((issue) => issue.title.length));
 
 function describe(edge: Transition, startedAt: number): string {
   const move = `${edge.from} → ${edge.to}`;

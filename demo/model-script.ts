@@ -4,6 +4,7 @@
  * Every decision is read from the request, so the script holds no state and survives resumed sessions.
  */
 import { readFileSync } from "node:fs";
+import { SAFE_OUTPUTS_SERVER } from "../runner/agents/safe-outputs.ts";
 import type { CriticReport, Finding } from "../src/critic/report.ts";
 import {
   bash,
@@ -15,6 +16,7 @@ import {
   use,
   write,
 } from "../test/support/model/script.ts";
+import { GROOMING, PLANNED } from "./scenario.ts";
 
 const phase = (line: string) => `printf '${line}\\n' > "$CONVEYOR_PHASE_FILE"`;
 const commitAndWait = (message: string) =>
@@ -153,6 +155,40 @@ const README_ONE_FILE =
 const README_BOTH =
   "`sh ci.sh` runs every test with `node --test --test-reporter=spec`, naming each one (no dependencies to install; `node --test test/<name>.test.js` runs one file); CI runs the same script on each";
 
+// --- the planner's gap: truncate --------------------------------------------------------------------------
+
+const TRUNCATE = `/** Cuts text longer than max characters to its first max - 1 and an ellipsis. */
+export function truncate(text, max) {
+  return text.length <= max ? text : \`\${text.slice(0, max - 1)}…\`;
+}
+`;
+
+const TRUNCATE_TEST = `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { truncate } from "../src/truncate.js";
+
+test("cuts long text to max characters, the last an ellipsis", () => {
+  assert.equal(truncate("Hello, World!", 6), "Hello…");
+});
+
+test("keeps text that fits", () => {
+  assert.equal(truncate("Hello", 5), "Hello");
+});
+`;
+
+// --- the gardener and the planner -------------------------------------------------------------------------
+
+const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
+
+const groom: Turn[] = GROOMING.flatMap(({ number, gardener }) =>
+  gardener
+    ? [
+        use(tool("comment"), { issue: number, body: gardener.comment }),
+        use(tool("add_labels"), { issue: number, labels: [gardener.label] }),
+      ]
+    : [],
+);
+
 // --- the critic ---------------------------------------------------------------------------------------------
 
 const report = (verdict: CriticReport["verdict"], summary: string, findings: Finding[] = []): Turn =>
@@ -286,6 +322,31 @@ export const DEMO_SCRIPT: Rule[] = [
       runTests,
       commitAndWait("README: how to run one test file (#6)"),
       text("The README's line about ci.sh now says how to run one file's tests."),
+    ],
+  },
+  {
+    when: /Title: Add truncate\(text, max\)/,
+    steps: [
+      write("src/truncate.js", TRUNCATE),
+      write("test/truncate.test.js", TRUNCATE_TEST),
+      runTests,
+      commitAndWait("Add truncate, a gap the planner found"),
+      text("truncate is in src/truncate.js with tests; they pass."),
+    ],
+  },
+  {
+    when: /You are the gardener/,
+    steps: [
+      ...groom,
+      text("Groomed: one duplicate for a maintainer to close, one issue without acceptance criteria."),
+    ],
+  },
+  {
+    when: /You are the planner/,
+    steps: [
+      use("Glob", { pattern: "src/*.js" }),
+      use(tool("create_issue"), { title: PLANNED.title, body: PLANNED.body }),
+      text(`Filed the largest gap: ${PLANNED.title}.`),
     ],
   },
   { forced: "report", when: /<issue number="1"/, steps: [reviewSlugify] },

@@ -55,12 +55,18 @@ async function escalationText(ctx: EffectContext, effect: Extract<Effect, { kind
     `- iteration: ${issue.iteration}`,
     `- cost so far: $${cost.toFixed(2)}`,
     "",
-    // A held merge is not resumed by a reply: it waits for an approving review of its head.
+    // A held merge is not resumed by a reply: it waits for its vault item's decision.
     issue.state === "awaiting_approval"
-      ? "Approve the pull request (a review by a user with write access) to merge it, or comment `/conveyor abandon`."
+      ? approvalHowTo(issue.vaultItem)
       : "Reply here to resume the session with your answer, or comment `/conveyor retry` or `/conveyor abandon`.",
   ].join("\n");
 }
+
+/** How a writer decides a held merge; unanswered, its vault item expires and the issue is abandoned. */
+const approvalHowTo = (item: string | null) =>
+  item
+    ? `Approve the pull request (a review by a user with write access) or comment \`/conveyor approve ${item}\` to merge it; \`/conveyor reject ${item} <reason>\` to refuse. Unanswered, vault item ${item} expires and the issue is abandoned.`
+    : "Approve the pull request (a review by a user with write access) to merge it, or comment `/conveyor abandon`.";
 
 export const FORGE_DELIVERERS: Deliverers = {
   labels: async (effect, ctx) => {

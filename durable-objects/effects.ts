@@ -9,6 +9,7 @@ import type { Env } from "../src/env.ts";
 import { FORGE_DELIVERERS } from "./deliver-forge.ts";
 import { JOB_DELIVERERS } from "./deliver-jobs.ts";
 import { REVIEW_DELIVERERS } from "./deliver-review.ts";
+import { VAULT_DELIVERERS } from "./deliver-vault.ts";
 import type { IssueSummary } from "./issue-do.ts";
 
 export type EffectContext = {
@@ -26,7 +27,12 @@ export type Deliverer<K extends Effect["kind"]> = (
 export type Deliverers = { [K in Effect["kind"]]?: Deliverer<K> };
 
 /** Kinds without a deliverer yet wait in the outbox, durably, until one is deployed. */
-export const DELIVERERS: Deliverers = { ...FORGE_DELIVERERS, ...JOB_DELIVERERS, ...REVIEW_DELIVERERS };
+export const DELIVERERS: Deliverers = {
+  ...FORGE_DELIVERERS,
+  ...JOB_DELIVERERS,
+  ...REVIEW_DELIVERERS,
+  ...VAULT_DELIVERERS,
+};
 
 /**
  * Effects go out in order within a lane (a cancel never overtakes the enqueue it cancels, a merge precedes
@@ -38,6 +44,9 @@ export const LANES = {
   forge: [
     "labels",
     "comment",
+    // Before the notice that names its item, after the label; an approval follows the request it decides.
+    "vault_request",
+    "vault_approve",
     "notify_human",
     "open_pull_request",
     "describe_pull_request",

@@ -75,6 +75,8 @@ export type IssueSummary = {
   /** The last session's account of its work. */
   summary: string | null;
   reason: string | null;
+  /** The vault item a held merge waits on. */
+  vaultItem: string | null;
 };
 
 export class IssueDO extends DurableObject<Env> {
@@ -177,6 +179,7 @@ export class IssueDO extends DurableObject<Env> {
       brief: c.brief,
       summary: c.summary,
       reason: c.reason,
+      vaultItem: c.vaultItem,
     };
   }
 

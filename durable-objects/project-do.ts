@@ -21,11 +21,12 @@ import {
   spendsBudget,
 } from "../src/domain/job-queue.ts";
 import type { LifecycleEvent } from "../src/domain/lifecycle.ts";
+import { itemHead, type VaultItemHead } from "../src/domain/vault.ts";
 import type { Env } from "../src/env.ts";
 import type { EventEnvelope } from "../src/issue-events.ts";
 import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
-import type { Project } from "../src/projects/store.ts";
+import { loadProject, type Project } from "../src/projects/store.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
 import {
   AGENT_CHANNELS,
@@ -45,6 +46,13 @@ import { MergeTurns } from "./merge-turn.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
 import { type CycleOutcome, Reconciliation } from "./reconciliation.ts";
 import { ReviewRuns } from "./review-runs.ts";
+import {
+  VAULT_CHANNELS,
+  Vault,
+  type VaultDecideRequest,
+  type VaultDecideResult,
+  type VaultRequest,
+} from "./vault.ts";
 
 const D1_BATCH = 50;
 /**
@@ -57,7 +65,7 @@ export const RECORD_DELAY_MS = 1_000;
 const RETENTION_MS = 30 * 24 * 60 * 60_000;
 /** The envelope schema's limit for a phase reason. */
 const MAX_REASON = 2_000;
-const CHANNELS = { d1: "d1", issue: "issue", ...AGENT_CHANNELS } as const;
+const CHANNELS = { d1: "d1", issue: "issue", ...AGENT_CHANNELS, ...VAULT_CHANNELS } as const;
 /**
  * A merge's turn lasts its stay-current check (GitHub's update-branch is waited for, about 10 s at most) and
  * the forge's answer, each under the forge client's own timeouts and retries; past this it is taken back.
@@ -86,6 +94,7 @@ export class ProjectDO extends DurableObject<Env> {
   private readonly agentSchedules: AgentSchedules;
   private readonly agentTriggers: AgentTriggers;
   private readonly reviewRuns: ReviewRuns;
+  private readonly vault: Vault;
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
@@ -100,6 +109,10 @@ export class ProjectDO extends DurableObject<Env> {
     this.agentSchedules = new AgentSchedules(ctx.storage.sql);
     this.agentTriggers = new AgentTriggers(ctx.storage.sql, this.agentRuns);
     this.reviewRuns = new ReviewRuns(ctx.storage.sql);
+    this.vault = new Vault(ctx.storage, this.outbox, {
+      record: (record, now) => this.recordD1(record, now),
+      issueEvent: (envelope, now) => this.outbox.enqueue(CHANNELS.issue, envelope, now),
+    });
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
     ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
@@ -131,6 +144,35 @@ export class ProjectDO extends DurableObject<Env> {
     if (result.created) this.wake();
     await this.scheduleAlarm();
     return { runId, jobId: result.jobId };
+  }
+
+  // --- the vault (./vault.ts) -----------------------------------------------------------------------------
+
+  /** Puts a dangerous action in the vault, pending; the same `key` requests once. */
+  async vaultRequest(request: VaultRequest): Promise<{ id: string }> {
+    const project = this.projectName();
+    const settings = (await loadProject(this.env, project))?.settings;
+    if (!settings) throw new Error(`project ${project} is not registered`);
+    const { id } = this.vault.request(project, request, settings.vault.expiryMs, Date.now());
+    await this.deliverSoon();
+    return { id };
+  }
+
+  /** A human's or the operator's approval or rejection of item `id`. */
+  async vaultDecide(id: string, request: VaultDecideRequest): Promise<VaultDecideResult> {
+    const result = this.vault.decide(this.projectName(), id, request, Date.now());
+    if (result.ok) await this.deliverSoon();
+    return result;
+  }
+
+  vaultItem(id: string): VaultItemHead | null {
+    const item = this.vault.item(id);
+    return item && itemHead(item);
+  }
+
+  /** The project this object is for: the name it is addressed by (idFromName), else the project of its jobs. */
+  private projectName(): string {
+    return this.ctx.id.name ?? this.store.meta()?.project ?? "";
   }
 
   /** A forge event (webhook delivery `deliveryId`) starts the agents whose `on` names it: their run ids. */
@@ -477,6 +519,7 @@ export class ProjectDO extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     this.expireLeases(Date.now());
+    this.vault.expireDue(this.projectName(), Date.now());
     // A grace period may have ended: waiting claims look again.
     this.wake();
     await this.flush();
@@ -762,6 +805,8 @@ export class ProjectDO extends DurableObject<Env> {
   /** Delivers the rows due by `horizon` (now by default); one run at a time, a caller mid-run joins it. */
   private flush(horizon?: number): Promise<void> {
     this.flushing ??= (async () => {
+      // Beside the rest: a slow classification holds back no job event.
+      const vault = this.vault.deliver(this.env, this.projectName(), horizon);
       const d1 = (rows: OutboxRow[]) =>
         writeJobRecords(
           this.env.DB,
@@ -790,6 +835,7 @@ export class ProjectDO extends DurableObject<Env> {
       );
       const project = this.store.meta()?.project;
       if (project) await this.deliverAgentOutputs(project, horizon);
+      await vault;
     })().finally(() => {
       this.flushing = null;
     });
@@ -803,6 +849,7 @@ export class ProjectDO extends DurableObject<Env> {
       nextDeadline(this.store.deadlineFields(), Date.now()),
       this.reconciliation.nextAt(),
       this.agentSchedules.nextAt(),
+      this.vault.nextExpiry(),
     ]);
   }
 

@@ -12,6 +12,8 @@ export interface Env {
   ANTHROPIC_BASE_URL?: string;
   /** The critic's model; see README for the default. */
   CRITIC_MODEL?: string;
+  /** The vault classifier's model (same key and base URL as the critic); see docs/vault.md for the default. */
+  VAULT_MODEL?: string;
   /** Operator token for /api/v1 and the dashboard's login (Worker secret). */
   CONVEYOR_ADMIN_TOKEN?: string;
   /** Cloudflare Access in front of /dashboard: the team domain (`<team>.cloudflareaccess.com`) and the

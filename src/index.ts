@@ -7,6 +7,7 @@ import { projectSetupRoutes } from "./api/project-setup.ts";
 import { projectRoutes } from "./api/projects.ts";
 import { runnerAdminRoutes } from "./api/runners.ts";
 import { statusRoutes } from "./api/status.ts";
+import { vaultRoutes } from "./api/vault.ts";
 import { armReconciliation } from "./cron/reconcile.ts";
 import { pruneAll } from "./cron/retention.ts";
 import { dashboardRoutes } from "./dashboard/routes.tsx";
@@ -33,6 +34,7 @@ app.route("/api/v1/projects", projectSetupRoutes);
 app.route("/api/v1/projects", agentRoutes);
 app.route("/api/v1/runners", runnerAdminRoutes);
 app.route("/api/v1", statusRoutes);
+app.route("/api/v1", vaultRoutes);
 app.route("/dashboard", dashboardRoutes);
 
 app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));

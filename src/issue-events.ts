@@ -2,11 +2,13 @@
 import { z } from "zod";
 import { MAX_CI_EXCERPT_CHARS } from "./domain/ci-verdict.ts";
 import { DEFAULT_LIMITS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
+import { VAULT_ID } from "./domain/vault.ts";
 import { projectIdSchema } from "./projects/config.ts";
 
 const refs = z.array(z.string().min(1).max(200)).max(200);
 const text = (max: number) => z.string().max(max);
 const actor = z.string().min(1).max(100);
+const vaultItemId = z.string().regex(VAULT_ID);
 const pullRef = { number: z.number().int().positive(), byConveyor: z.boolean() };
 const gateFindings = {
   blockers: refs,
@@ -75,6 +77,14 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("issue_closed"), unmerged: z.literal(true).optional() }),
   z.object({ type: z.literal("human_reply"), author: actor, text: text(20_000) }),
   z.object({ type: z.literal("human_approval"), by: actor, headSha: z.string().min(1).max(64).optional() }),
+  z.object({ type: z.literal("vault_requested"), itemId: vaultItemId }),
+  z.object({
+    type: z.literal("vault_decision"),
+    itemId: vaultItemId,
+    decision: z.enum(["approved", "rejected", "expired"]),
+    by: actor,
+    reason: text(2_000).optional(),
+  }),
   z.object({ type: z.literal("abandon"), by: actor }),
   z.object({ type: z.literal("retry"), by: actor }),
   z.object({ type: z.literal("timeout"), timer: z.enum(TIMERS) }),

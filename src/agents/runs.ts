@@ -11,6 +11,7 @@ import { projectStub } from "../project-stub.ts";
 import { budgetLimits } from "../projects/config.ts";
 import { openMirroredIssues } from "../projects/mirror.ts";
 import { clientOf, type Project, type Registered } from "../projects/store.ts";
+import { recentActivity } from "./activity.ts";
 import { BUILTIN_AGENTS } from "./builtin.generated.ts";
 import { AGENTS_DIR, agentCatalog, type Catalog, MAX_REPOSITORY_AGENTS } from "./catalog.ts";
 import { agentPrompt, MAX_CONTEXT_ISSUES } from "./context.ts";
@@ -62,13 +63,19 @@ export async function agentRunRequest(
   review?: ReviewRun,
 ): Promise<AgentRunRequest> {
   const { settings } = project;
-  // A review is of one pull request: the open issues are not its business.
-  const issues = review ? [] : await openMirroredIssues(env, project.id, MAX_CONTEXT_ISSUES);
+  // A review is of one pull request: the open issues and the project's activity are not its business.
+  const [issues, activity] = review
+    ? [[], undefined]
+    : await Promise.all([
+        openMirroredIssues(env, project.id, MAX_CONTEXT_ISSUES),
+        recentActivity(env, project.id, Date.now()),
+      ]);
   const context = {
     project: project.id,
     repo: project.repo,
     trigger,
     issues,
+    ...(activity && { activity }),
     ...(event?.subject && { subject: event.subject }),
     ...(review && { checkout: `pull request #${review.checkout.pr} at ${review.checkout.headSha}` }),
   };

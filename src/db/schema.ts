@@ -226,3 +226,31 @@ export const criticReports = sqliteTable(
   },
   (t) => [index("critic_reports_by_issue").on(t.projectId, t.number, t.round)],
 );
+
+/**
+ * The vault's items, as their ProjectDO last wrote them (durable-objects/vault.ts): a read model for the API,
+ * the dashboard and the CLI; the ProjectDO decides.
+ */
+export const vaultItems = sqliteTable(
+  "vault_items",
+  // requester, payload, verdict and audit hold JSON text, written and read as such by the vault's sink.
+  {
+    projectId: text("project_id").notNull(),
+    id: text("id").notNull(),
+    kind: text("kind", { enum: ["action_step", "agent_output", "protected_merge"] }).notNull(),
+    requester: text("requester").notNull(),
+    title: text("title").notNull(),
+    payload: text("payload").notNull(),
+    state: text("state", { enum: ["pending", "approved", "fired", "rejected", "expired"] }).notNull(),
+    verdict: text("verdict"),
+    audit: text("audit").notNull(),
+    createdAt: integer("created_at", { mode: "number" }).notNull(),
+    expiresAt: integer("expires_at", { mode: "number" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.id] }),
+    // The pending queue across projects, oldest first.
+    index("vault_items_by_state").on(t.state, t.createdAt),
+  ],
+);

@@ -113,6 +113,19 @@ export type LifecycleEvent =
    * review says); absent from the operator's approval, which is for the head the issue is at.
    */
   | { type: "human_approval"; by: string; headSha?: string }
+  /** The vault holds the item this issue waits on (`vault_request`'s answer): its id, for humans to name. */
+  | { type: "vault_requested"; itemId: string }
+  /**
+   * The vault decided the item this issue waits on (durable-objects/vault.ts): approved (and fired), rejected
+   * or expired; `by`: a forge login, `operator`, `policy` or `timeout`.
+   */
+  | {
+      type: "vault_decision";
+      itemId: string;
+      decision: "approved" | "rejected" | "expired";
+      by: string;
+      reason?: string;
+    }
   | { type: "abandon"; by: string }
   | { type: "retry"; by: string }
   | { type: "timeout"; timer: TimerKind }
@@ -159,6 +172,8 @@ export const EVENT_TYPES = [
   "issue_closed",
   "human_reply",
   "human_approval",
+  "vault_requested",
+  "vault_decision",
   "abandon",
   "retry",
   "timeout",
@@ -187,6 +202,10 @@ export type Effect =
   /** Watch the head's CI until it settles: poll where the forge sends no CI webhooks. */
   | { kind: "watch_ci" }
   | { kind: "merge" }
+  /** Puts the held merge of the current head in the vault (`protected_merge`); answered by `vault_requested`. */
+  | { kind: "vault_request"; reason: string }
+  /** A human approved the held merge here (a review, the operator): the vault decides, and answers once. */
+  | { kind: "vault_approve"; itemId: string; by: string }
   /** Read whether the issue's pull request is merged, once the merge ahead of it has its answer. */
   | { kind: "check_merged" }
   /**
@@ -252,6 +271,8 @@ export type IssueContext = {
    * since (the forge merging the base in before the merge) waits for an approval of its own.
    */
   approvedHead: string | null;
+  /** The vault item the held merge waits on (`awaiting_approval`), once the vault has it. */
+  vaultItem: string | null;
 };
 
 export type JobRun = { id: string; attempt: number };
@@ -277,6 +298,7 @@ export const INITIAL_CONTEXT: IssueContext = {
   job: null,
   worktreeKept: false,
   approvedHead: null,
+  vaultItem: null,
 };
 
 export type Outcome = { ok: true; next: IssueContext; effects: Effect[] } | { ok: false; reason: string };
@@ -659,6 +681,13 @@ function approvalRequest(ctx: IssueContext, why: string): string {
   return `${asked}. The approval given for ${ctx.approvedHead.slice(0, 12)} does not carry over: the branch has moved since (now ${ctx.headSha?.slice(0, 12) ?? "unknown"}); approve the pull request again`;
 }
 
+/** A human's approval of the held merge, for the head the issue is at. */
+const approveMerge = (ctx: IssueContext): Outcome =>
+  accept(enter(ctx, "merging", { reason: null, approvedHead: ctx.headSha, vaultItem: null }), [
+    { kind: "labels", add: [], remove: ["needs_human"] },
+    { kind: "merge" },
+  ]);
+
 const conflict: Rule<"conflict"> = {
   to: ["revising", "escalated"],
   apply: (ctx, e, limits) => {
@@ -747,10 +776,14 @@ const TABLE: { [S in State]: StateRules } = {
         switch (e.verdict) {
           case "APPROVE":
             if (e.needsHumanApproval) {
-              return accept(enter(ctx, "awaiting_approval", { reason: e.needsHumanApproval }), [
-                { kind: "labels", add: ["needs_human"], remove: [] },
-                { kind: "notify_human", reason: approvalRequest(ctx, e.needsHumanApproval) },
-              ]);
+              // The human is asked once the vault holds the item (`vault_requested`), naming its id.
+              return accept(
+                enter(ctx, "awaiting_approval", { reason: e.needsHumanApproval, vaultItem: null }),
+                [
+                  { kind: "labels", add: ["needs_human"], remove: [] },
+                  { kind: "vault_request", reason: e.needsHumanApproval },
+                ],
+              );
             }
             return accept(enter(ctx, "merging", { reason: null }), [{ kind: "merge" }]);
           case "REQUEST_CHANGES": {
@@ -791,15 +824,50 @@ const TABLE: { [S in State]: StateRules } = {
   awaiting_approval: {
     pr_opened: prOpened("awaiting_approval"),
     human_approval: {
-      to: ["merging"],
+      to: ["awaiting_approval", "merging"],
       apply: (ctx, e) => {
         // A late or replayed approval of an earlier head does not approve this one.
         if (e.headSha && ctx.headSha && e.headSha !== ctx.headSha) {
           return reject(`the approval is for ${e.headSha}, not the current head ${ctx.headSha}`);
         }
-        return accept(enter(ctx, "merging", { reason: null, approvedHead: ctx.headSha }), [
+        // The vault decides, so that every way of approving leaves one audit trail and the first decision
+        // (an approval, a rejection, the expiry) wins; its `vault_decision` moves the issue on.
+        if (ctx.vaultItem) return accept(ctx, [{ kind: "vault_approve", itemId: ctx.vaultItem, by: e.by }]);
+        // Held before the vault knew of it (its request not delivered yet, or from an earlier version).
+        return approveMerge(ctx);
+      },
+    },
+    vault_requested: {
+      to: ["awaiting_approval"],
+      apply: (ctx, e) => {
+        if (ctx.vaultItem === e.itemId) return reject(`no change: the merge already waits on ${e.itemId}`);
+        return accept({ ...ctx, vaultItem: e.itemId }, [
+          {
+            kind: "notify_human",
+            reason: `${approvalRequest(ctx, ctx.reason ?? "it needs a human's approval")} (vault item ${e.itemId})`,
+          },
+        ]);
+      },
+    },
+    vault_decision: {
+      to: ["merging", "abandoned"],
+      apply: (ctx, e) => {
+        if (ctx.vaultItem !== e.itemId) {
+          return reject(
+            `vault item ${e.itemId} is not the one the merge waits on (${ctx.vaultItem ?? "none yet"})`,
+          );
+        }
+        if (e.decision === "approved") return approveMerge(ctx);
+        const why =
+          e.decision === "rejected"
+            ? `rejected by ${e.by}${e.reason ? `: ${e.reason}` : ""}`
+            : "not approved before its vault item expired";
+        return abandon({ ...ctx, vaultItem: null }, `the merge was ${why}`, [
+          {
+            kind: "comment",
+            body: `The merge of this change (vault item ${e.itemId}) was ${why}. Conveyor abandons the issue; comment \`/conveyor retry\` to start it again.`,
+          },
           { kind: "labels", add: [], remove: ["needs_human"] },
-          { kind: "merge" },
         ]);
       },
     },
@@ -807,7 +875,7 @@ const TABLE: { [S in State]: StateRules } = {
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
-    timeout: timeoutRule("approval", "no human approved the merge in time"),
+    // No timer of its own: the vault item's expiry (vault_decision `expired`) is the held merge's way out.
   },
   merging: {
     pr_opened: prOpened("merging"),

@@ -22,8 +22,7 @@ export function timersFor(state: State): TimerKind[] {
       return ["ci"];
     case "awaiting_review":
       return ["review"];
-    case "awaiting_approval":
-      return ["approval"];
+    // A held merge waits on its vault item, whose expiry (the vault's, 48 h by default) is its way out.
     case "merging":
       return ["merge"];
     case "escalated":

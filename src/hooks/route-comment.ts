@@ -1,15 +1,17 @@
 /**
- * Comments: `/conveyor retry|abandon` from users with write access, and a reply to an escalated issue, which
+ * Comments: `/conveyor retry|abandon` and the vault's `/conveyor approve|reject <id> [reason]` from users with
+ * write access, and a reply to an escalated issue, which
  * resumes its session with the reply. Commands from anyone else are refused with a reply (posted by the issue's
  * outbox, like every effect). A writer's approving
  * review of a merge held for protected paths is the human approval it waits for.
  */
-import { ABANDON_LABEL, parseComment } from "../domain/commands.ts";
+import { ABANDON_LABEL, type ParsedComment, parseComment } from "../domain/commands.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
 import { sameLogin } from "../domain/logins.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
 import type { CommentEvent, ReviewEvent } from "../forge/webhooks/events.ts";
+import { projectStub } from "../project-stub.ts";
 import { conveyorAccount } from "../projects/account.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { issueOfPull, lifecycleStates } from "../projects/mirror.ts";
@@ -54,8 +56,14 @@ export async function routeComment(
     await answer("refused", `@${author} only users with write access can command Conveyor.`);
     return { kind: "routed", events: 1 };
   }
+  if (parsed.kind === "vault") {
+    const refusal = await decideVaultItem(env, project, parsed, author);
+    if (refusal) await answer("vault", `@${author} ${refusal}`);
+    return { kind: "routed", events: refusal ? 1 : 0 };
+  }
   if (parsed.kind === "unknown_command") {
-    const usage = "`/conveyor retry` or `/conveyor abandon`";
+    const usage =
+      "`/conveyor retry`, `/conveyor abandon`, `/conveyor approve <id>` or `/conveyor reject <id> [reason]`";
     await answer("unknown", `@${author} unknown command \`${parsed.verb}\`: use ${usage}.`);
     return { kind: "routed", events: 1 };
   }
@@ -67,6 +75,22 @@ export async function routeComment(
         : { type: "abandon", by: author };
   await sendEvent(env, project, number, `${key}:comment`, cause, lifecycle);
   return { kind: "routed", events: 1 };
+}
+
+/** A writer's `/conveyor approve|reject <id>`: the vault decides; why it refused, if it did. */
+async function decideVaultItem(
+  env: Env,
+  project: Project,
+  parsed: Extract<ParsedComment, { kind: "vault" }>,
+  author: string,
+): Promise<string | null> {
+  if (!parsed.id) return `name the vault item: \`/conveyor ${parsed.command} v<n>\`.`;
+  const result = await projectStub(env, project.id).vaultDecide(parsed.id, {
+    decision: parsed.command,
+    by: author,
+    ...(parsed.reason && { reason: parsed.reason }),
+  });
+  return result.ok ? null : `cannot ${parsed.command} ${parsed.id}: ${result.error}.`;
 }
 
 /** Labelling an issue `loop:abandon` abandons it; the forge lets only writers label. */

@@ -8,6 +8,7 @@ import {
   type TimerKind,
 } from "../domain/lifecycle.ts";
 import { DEFAULT_PROTECTED_PATHS } from "../domain/protected-paths.ts";
+import { DEFAULT_VAULT_EXPIRY_MS, VAULT_KINDS } from "../domain/vault.ts";
 
 export const PROJECT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export const projectIdSchema = z
@@ -107,7 +108,8 @@ export const settingsSchema = z.object({
     .prefault({}),
   /**
    * How long each wait may last, in milliseconds (see src/domain/timers.ts): a session's wall clock, CI, the
-   * critic's review, a human's merge approval, the merge's answer, an escalation before it expires (the issue
+   * critic's review, a human's merge approval (no longer used: a held merge waits on its vault item, which
+   * expires after `vault.expiryMs`), the merge's answer, an escalation before it expires (the issue
    * is abandoned, saying so) and the interval at which an escalation reminds its humans.
    */
   timeouts: z
@@ -137,6 +139,20 @@ export const settingsSchema = z.object({
     .array(z.string().min(1).max(200))
     .max(100)
     .default([...DEFAULT_PROTECTED_PATHS]),
+  /** The vault (docs/vault.md): how long an item waits for a decision, what the classifier may approve. */
+  vault: z
+    .object({
+      // A second and up, like the retention: short waits are for tests and drills.
+      expiryMs: z
+        .number()
+        .int()
+        .min(1_000)
+        .max(30 * 24 * 60 * 60_000)
+        .default(DEFAULT_VAULT_EXPIRY_MS),
+      /** Kinds the classifier may approve without a human; a protected merge never is, listed or not. */
+      autoApprove: z.array(z.enum(VAULT_KINDS)).max(VAULT_KINDS.length).default([]),
+    })
+    .prefault({}),
   sandbox: sessionSandboxSchema.prefault({}),
   critic: z
     .object({

@@ -13,6 +13,15 @@ describe("parseComment", () => {
     ["please /conveyor retry", { kind: "text" }],
     ["/conveyorretry", { kind: "text" }],
     ["", { kind: "text" }],
+    ["/conveyor approve v7", { kind: "vault", command: "approve", id: "v7" }],
+    ["/conveyor approve 12\nlooks fine", { kind: "vault", command: "approve", id: "v12" }],
+    [
+      "/conveyor reject v3 rotates the wrong key",
+      { kind: "vault", command: "reject", id: "v3", reason: "rotates the wrong key" },
+    ],
+    ["/conveyor REJECT V3", { kind: "vault", command: "reject", id: "v3" }],
+    ["/conveyor approve", { kind: "vault", command: "approve", id: null }],
+    ["/conveyor approve everything", { kind: "vault", command: "approve", id: null }],
   ])("%j → %j", (body, expected) => {
     expect(parseComment(body)).toEqual(expected);
   });

@@ -43,6 +43,8 @@ function at(state: State, patch: Partial<IssueContext> = {}): IssueContext {
     branch: started ? "conveyor/7" : null,
     headSha: started ? HEAD : null,
     prOpened: PR_STATES.includes(state),
+    // A held merge waits on its vault item.
+    vaultItem: state === "awaiting_approval" ? "v1" : null,
     ...patch,
   };
 }
@@ -103,12 +105,13 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   },
   awaiting_approval: {
     pr_opened: "awaiting_approval",
-    human_approval: "merging",
+    human_approval: "awaiting_approval",
+    vault_requested: "awaiting_approval",
+    vault_decision: "merging",
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
     issue_closed: "abandoned",
-    timeout: "escalated",
   },
   merging: {
     pr_opened: "merging",
@@ -464,13 +467,74 @@ describe("critic", () => {
       state: "awaiting_approval",
       reason: "touches protected paths: .ci/run",
     });
+    // The held merge goes to the vault; the human is asked once the vault names the item.
     expect(held.effects).toContainEqual({
-      kind: "notify_human",
-      reason: "approved by the critic; touches protected paths: .ci/run",
+      kind: "vault_request",
+      reason: "touches protected paths: .ci/run",
     });
-    const approved = expectAccepted(transition(held.next, { type: "human_approval", by: "alice" }));
-    expect(approved.next.state).toBe("merging");
+    const requested = expectAccepted(transition(held.next, { type: "vault_requested", itemId: "v4" }));
+    expect(requested.next.vaultItem).toBe("v4");
+    expect(requested.effects).toEqual([
+      {
+        kind: "notify_human",
+        reason: "approved by the critic; touches protected paths: .ci/run (vault item v4)",
+      },
+    ]);
+    // A human's approval is the vault's to decide: one audit trail, the first decision wins.
+    const asked = expectAccepted(transition(requested.next, { type: "human_approval", by: "alice" }));
+    expect(asked.next.state).toBe("awaiting_approval");
+    expect(asked.effects).toEqual([{ kind: "vault_approve", itemId: "v4", by: "alice" }]);
+    const approved = expectAccepted(
+      transition(asked.next, { type: "vault_decision", itemId: "v4", decision: "approved", by: "alice" }),
+    );
+    expect(approved.next).toMatchObject({ state: "merging", approvedHead: HEAD, vaultItem: null });
     expect(approved.effects).toContainEqual({ kind: "merge" });
+  });
+
+  it("the vault's rejection or expiry abandons the held merge, saying who and why", () => {
+    const held = at("awaiting_approval", { vaultItem: "v4" });
+    const rejected = expectAccepted(
+      transition(held, {
+        type: "vault_decision",
+        itemId: "v4",
+        decision: "rejected",
+        by: "bob",
+        reason: "not now",
+      }),
+    );
+    expect(rejected.next).toMatchObject({
+      state: "abandoned",
+      reason: "the merge was rejected by bob: not now",
+    });
+    expect(rejected.effects).toContainEqual({
+      kind: "comment",
+      body: expect.stringMatching(
+        /^The merge of this change \(vault item v4\) was rejected by bob: not now\./,
+      ),
+    });
+    expect(rejected.effects.some((e) => e.kind === "merge")).toBe(false);
+    const expired = expectAccepted(
+      transition(held, { type: "vault_decision", itemId: "v4", decision: "expired", by: "timeout" }),
+    );
+    expect(expired.next).toMatchObject({
+      state: "abandoned",
+      reason: "the merge was not approved before its vault item expired",
+    });
+  });
+
+  it("a decision about another vault item (an earlier head's) moves nothing", () => {
+    const held = at("awaiting_approval", { vaultItem: "v4" });
+    expect(
+      expectRejected(
+        transition(held, { type: "vault_decision", itemId: "v3", decision: "approved", by: "alice" }),
+      ),
+    ).toBe("vault item v3 is not the one the merge waits on (v4)");
+    const unnamed = at("awaiting_approval", { vaultItem: null });
+    expect(
+      expectRejected(
+        transition(unnamed, { type: "vault_decision", itemId: "v3", decision: "approved", by: "a" }),
+      ),
+    ).toBe("vault item v3 is not the one the merge waits on (none yet)");
   });
 
   it("a human approval is for one head: a moved branch asks for another, a stale one is refused", () => {
@@ -480,6 +544,7 @@ describe("critic", () => {
       summary: "ok",
       needsHumanApproval: "touches protected paths: ci.sh",
     };
+    // Held before the vault named its item: the approval moves the issue itself.
     const held = expectAccepted(transition(at("awaiting_review"), protectedReview)).next;
     const approved = expectAccepted(transition(held, { type: "human_approval", by: "alice", headSha: HEAD }));
     expect(approved.next).toMatchObject({ state: "merging", approvedHead: HEAD });
@@ -488,8 +553,9 @@ describe("critic", () => {
     const green = expectAccepted(
       transition(updated.next, { type: "ci", result: "green", headSha: "c0ffee" }),
     );
-    const again = expectAccepted(transition(green.next, protectedReview));
-    expect(again.next.state).toBe("awaiting_approval");
+    const held2 = expectAccepted(transition(green.next, protectedReview));
+    expect(held2.next.state).toBe("awaiting_approval");
+    const again = expectAccepted(transition(held2.next, { type: "vault_requested", itemId: "v2" }));
     const asked = again.effects.find((e) => e.kind === "notify_human");
     expect(asked).toMatchObject({
       reason: expect.stringContaining(`approval given for ${HEAD.slice(0, 12)}`),
@@ -500,8 +566,12 @@ describe("critic", () => {
       ok: false,
       reason: `the approval is for ${HEAD}, not the current head c0ffee`,
     });
-    const merging = expectAccepted(
+    const approving = expectAccepted(
       transition(again.next, { type: "human_approval", by: "alice", headSha: "c0ffee" }),
+    );
+    expect(approving.effects).toEqual([{ kind: "vault_approve", itemId: "v2", by: "alice" }]);
+    const merging = expectAccepted(
+      transition(approving.next, { type: "vault_decision", itemId: "v2", decision: "approved", by: "alice" }),
     );
     expect(merging.next).toMatchObject({ state: "merging", approvedHead: "c0ffee" });
     // The operator's approval (the dashboard) names no commit: it is for the head the issue is at.
@@ -937,7 +1007,6 @@ describe("timeouts", () => {
       ["awaiting_ci", ["ci"]],
       ["awaiting_review", ["review"]],
       ["revising", ["session"]],
-      ["awaiting_approval", ["approval"]],
       ["merging", ["merge"]],
       ["escalated", ["escalation", "renotify"]],
     ]);
@@ -974,13 +1043,6 @@ describe("timeouts", () => {
     const { next, effects } = expectAccepted(transition(at("merging"), { type: "timeout", timer: "merge" }));
     expect(next.state).toBe("merging");
     expect(effects).toEqual([{ kind: "check_merge" }]);
-  });
-
-  it("an unapproved merge escalates after the approval window", () => {
-    const { next } = expectAccepted(
-      transition(at("awaiting_approval"), { type: "timeout", timer: "approval" }),
-    );
-    expect(next).toMatchObject({ state: "escalated", reason: "no human approved the merge in time" });
   });
 });
 

@@ -13,6 +13,7 @@ const timeouts = { ...DEFAULT_TIMEOUTS_MS, escalation: 24_000, renotify: 6_000, 
 const event: LifecycleEvent = { type: "pr_opened", number: 4, byConveyor: true };
 
 describe("timersFor", () => {
+  // awaiting_approval's way out is its vault item's expiry (test/worker/vault.test.ts).
   it("every state that waits has a way out", () => {
     const waiting = STATES.filter((s) => timersFor(s).length > 0);
     expect(waiting).toEqual([
@@ -20,7 +21,6 @@ describe("timersFor", () => {
       "awaiting_ci",
       "awaiting_review",
       "revising",
-      "awaiting_approval",
       "merging",
       "escalated",
     ]);

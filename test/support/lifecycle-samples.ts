@@ -38,6 +38,10 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type };
     case "human_reply":
       return { type, author: "alice", text: "use the v2 endpoint" };
+    case "vault_requested":
+      return { type, itemId: "v2" };
+    case "vault_decision":
+      return { type, itemId: "v1", decision: "approved", by: "alice" };
     case "human_approval":
     case "abandon":
     case "retry":
@@ -89,6 +93,7 @@ export const PATHS: { [S in State]: LifecycleEvent[] } = {
       summary: "ok",
       needsHumanApproval: "touches protected paths: .ci/run",
     },
+    { type: "vault_requested", itemId: "v1" },
   ],
   merging: [...reviewing, { type: "review", verdict: "APPROVE", summary: "ok" }],
   escalated: [...started, { type: "phase", phase: "escalate", reason: "stuck" }],

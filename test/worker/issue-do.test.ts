@@ -227,7 +227,6 @@ describe("IssueDO timeouts fire from its alarm", () => {
     ["revising", "session", "escalated", "session exceeded its wall-clock limit"],
     ["awaiting_ci", "ci", "escalated", "CI did not report in time"],
     ["awaiting_review", "review", "escalated", "the review did not arrive in time"],
-    ["awaiting_approval", "approval", "escalated", "no human approved the merge in time"],
     ["escalated", "escalation", "abandoned", "no human answered within the escalation window"],
   ];
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { IssueView } from "../../durable-objects/issue-do.ts";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
+import { projectStub } from "../../src/project-stub.ts";
 import { jobsOf } from "./support/jobs.ts";
 import {
   control,
@@ -175,12 +176,20 @@ describe("merging", () => {
       ...PARSER,
       ".woodpecker.yml": "steps: []\n",
     });
-    const held = await until(loop, number, (v) => v.state === "awaiting_approval");
+    // It waits in the vault: a protected_merge item for this head, pending a human.
+    const held = await until(loop, number, (v) => v.state === "awaiting_approval" && v.vaultItem !== null);
     expect((await loop.forge.getPullRequest(held.prNumber ?? 0)).merged).toBe(false);
     expect((await loop.forge.getIssue(number)).labels).toContain("needs-human");
+    const vault = projectStub(env, loop.project);
+    expect(await vault.vaultItem(held.vaultItem ?? "")).toMatchObject({
+      kind: "protected_merge",
+      state: "pending",
+      requester: { type: "issue", issue: number },
+    });
     await send(loop, number, { type: "human_approval", by: "alice" });
     await until(loop, number, (v) => v.state === "merged");
     expect((await loop.forge.getPullRequest(held.prNumber ?? 0)).merged).toBe(true);
+    expect(await vault.vaultItem(held.vaultItem ?? "")).toMatchObject({ state: "fired" });
   });
 
   it.each<[string, Record<string, string>, string[], string]>([

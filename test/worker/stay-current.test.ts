@@ -68,8 +68,11 @@ describe("staying current with the base on a local forge", () => {
           number,
           (v) =>
             v.state === "merged" ||
+            // Held again for the updated head, its vault item named and the human asked.
             (v.state === "awaiting_approval" &&
-              !v.outbox.some((o) => o.channel === "effect:notify_human" && o.pending > 0)),
+              v.history.some((h) => h.event === "branch_updated") &&
+              v.vaultItem !== null &&
+              v.outbox.length === 0),
         ),
       ),
     );
@@ -82,7 +85,7 @@ describe("staying current with the base on a local forge", () => {
     const asked = (await loop.forge.listComments(second)).map((c) => c.body);
     const again = asked.filter((body) => body.includes("approve the pull request again"));
     expect(again).toHaveLength(1);
-    expect(again[0]).toContain("Approve the pull request (a review by a user with write access) to merge it");
+    expect(again[0]).toContain("Approve the pull request (a review by a user with write access) or comment");
     await send(loop, second, { type: "human_approval", by: "alice" });
     for (const { number } of pair) {
       const view = await until(loop, number, (v) => v.state === "merged");

@@ -1,6 +1,7 @@
 /**
  * Critic answers for the Messages-API stand-in, queued per issue: a test says what the critic answers for
- * `<repo>#<n>` (a report, a malformed report, no tool call), one answer per critic request, in order.
+ * `<repo>#<n>` (a report, a malformed report, no tool call), one answer per critic request, in order. The
+ * vault's classifier is answered likewise from `<repo>#vault` (a `report` is then the verdict tool's input).
  */
 import type { ScriptRequest, Turn } from "../model/script.ts";
 
@@ -22,7 +23,9 @@ export class CriticScript {
   /** The next answer for the issue this request reviews; the last answer repeats once the queue runs dry. */
   turn(req: ScriptRequest): Turn {
     const repo = /^Repository: (\S+)$/m.exec(req.lastUserText)?.[1];
-    const number = /<issue number="(\d+)"/.exec(req.lastUserText)?.[1];
+    // The vault's classifier (src/vault/classifier.ts) is answered from the repository's `<repo>#vault` queue.
+    const number =
+      req.forcedTool === "vault_verdict" ? "vault" : /<issue number="(\d+)"/.exec(req.lastUserText)?.[1];
     const key = `${repo}#${number}`;
     this.seen.set(key, this.calls(key) + 1);
     const queue = this.queues.get(key);

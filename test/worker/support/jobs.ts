@@ -120,6 +120,7 @@ export function issueView(project: string, number: number, patch: Partial<IssueS
     brief: null,
     summary: null,
     reason: null,
+    vaultItem: null,
     ...patch,
   };
 }
