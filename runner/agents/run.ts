@@ -54,7 +54,9 @@ export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): 
     if (signal.reason !== "shutdown") signal.throwIfAborted();
     if (result.error?.retryable) throw new Error(result.error.message);
     // The outputs go to the forge for everyone to read: no secret of the runner's rides along.
-    const outputs = result.outputs.map((output) => redacted(output, (text) => ctx.secrets.redact(text)));
+    const outputs = result.outputs.map((output) =>
+      redactedOutput(output, (text) => ctx.secrets.redact(text)),
+    );
     log.info("agent run done", { outputs: outputs.length, error: result.error?.message });
     return {
       phase: result.error ? "failed" : "done",
@@ -91,10 +93,17 @@ export class NotAnAgentDriverError extends Error {
   }
 }
 
-function redacted(output: RequestedOutput, redact: (text: string) => string): RequestedOutput {
-  const copy: Record<string, unknown> = { ...output };
-  for (const key of ["title", "body", "reason"]) {
-    if (typeof copy[key] === "string") copy[key] = redact(copy[key] as string);
-  }
-  return copy as RequestedOutput;
+/**
+ * Every text of the output, however deep (a review's summary and each finding's file and comment too), with
+ * the runner's secrets redacted: what goes to the forge is for everyone to read.
+ */
+export function redactedOutput(output: RequestedOutput, redact: (text: string) => string): RequestedOutput {
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return redact(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (value && typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, walk(inner)]));
+    return value;
+  };
+  return walk(output) as RequestedOutput;
 }
