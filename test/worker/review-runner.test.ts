@@ -6,10 +6,12 @@
 
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REVIEW_DELIVERERS } from "../../durable-objects/deliver-review.ts";
+import type { Deliverer } from "../../durable-objects/effects.ts";
 import type { IssueView } from "../../durable-objects/issue-do.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";
-import { claim, complete, drain, newRunner, type Runner } from "./support/jobs.ts";
+import { claim, complete, drain, jobsOf, newRunner, type Runner } from "./support/jobs.ts";
 import { control, firstPush, GREEN_CI, type Loop, loopProject, push, until } from "./support/review.ts";
 
 const ON_RUNNER = { critic: { runsOn: "runner" } };
@@ -65,6 +67,13 @@ describe("the critic on a runner", () => {
     });
     const waiting = await until(loop, number, awaitingReview);
     const pr = waiting.prNumber ?? 0;
+    // The request delivered again under its key (a lost acknowledgement) queues no second run.
+    const reviewJobs = async () => (await jobsOf(loop.project)).filter((j) => j.kind === "agent").length;
+    expect(await reviewJobs()).toBe(1);
+    const key = `${loop.project}#${number}:${waiting.history.find((h) => h.to === "awaiting_review" && h.event === "ci")?.seq}:0`;
+    const again = REVIEW_DELIVERERS.request_review as Deliverer<"request_review">;
+    expect(await again({ kind: "request_review" }, { env, key, issue: waiting })).toBeUndefined();
+    expect(await reviewJobs()).toBe(1);
 
     const { runner, claimed } = await reviewerJob(loop, "rr-approve");
     const agent = claimed.job.agent;
