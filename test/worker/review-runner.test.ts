@@ -9,10 +9,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REVIEW_DELIVERERS } from "../../durable-objects/deliver-review.ts";
 import type { Deliverer } from "../../durable-objects/effects.ts";
 import type { IssueView } from "../../durable-objects/issue-do.ts";
+import { createForgeClient } from "../../src/forge/client/index.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";
 import { claim, complete, drain, jobsOf, newRunner, type Runner } from "./support/jobs.ts";
-import { control, firstPush, GREEN_CI, type Loop, loopProject, push, until } from "./support/review.ts";
+import {
+  control,
+  firstPush,
+  GREEN_CI,
+  type Loop,
+  loopProject,
+  push,
+  services,
+  until,
+} from "./support/review.ts";
+import { deliver, pretty } from "./support/webhooks.ts";
 
 const ON_RUNNER = { critic: { runsOn: "runner" } };
 
@@ -151,5 +162,95 @@ describe("the critic on a runner", () => {
     expect(escalated.history.some((h) => h.event === "review")).toBe(false);
     expect(await loop.forge.listReviews(pr)).toEqual([]);
     expect(await criticCalls(loop, number)).toBe(0);
+  });
+});
+
+const PULL = JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request.opened.json"] ?? "{}");
+
+/** A pull request event as the forge sends it: `author` opened it, `sender` caused this event. */
+function pullEvent(loop: Loop, action: string, pull: { number: number; author: string; sender: string }) {
+  const person = (login: string) => ({ ...PULL.pull_request.user, login, username: login });
+  return deliver(
+    loop.project,
+    { forge: "forgejo", event: { grouped: "pull_request", type: "pull_request" } },
+    pretty({
+      ...PULL,
+      action,
+      number: pull.number,
+      pull_request: { ...PULL.pull_request, number: pull.number, user: person(pull.author), merged: false },
+      repository: { ...PULL.repository, full_name: loop.repo },
+      sender: person(pull.sender),
+    }),
+  );
+}
+
+describe("the reviewer on people's pull requests", () => {
+  it("reviews a person's pull request at its head, once, with a forge review only; Conveyor's are the critic's", async () => {
+    const loop = await loopProject("rr-human", { critic: { reviewHumanPullRequests: true } });
+    const alice = await control<{ login: string; token: string }>("user", {
+      repo: loop.repo,
+      login: "alice-rr",
+      level: "write",
+    });
+    const head = await push(
+      loop,
+      0,
+      { "src/shout.js": "export const shout = (s) => s + '!!';\n" },
+      {
+        branch: "shout",
+      },
+    );
+    const forge = createForgeClient({
+      forge: "forgejo",
+      apiUrl: services.forgeApiUrl,
+      repo: loop.repo,
+      token: alice.token,
+    });
+    const { number: pr } = await forge.createPullRequest({
+      head: "shout",
+      base: "main",
+      title: "Shout",
+      body: "",
+    });
+
+    // Conveyor's own pull request, pushed to by its runner's account: not this reviewer's.
+    await push(loop, 77, { "src/other.js": "export {};\n" });
+    const ours = await loop.forge.createPullRequest({
+      head: "conveyor/77",
+      base: "main",
+      title: "#77",
+      body: "",
+    });
+    const sync = { number: ours.number, author: "conveyor", sender: "conveyor-runner" };
+    expect((await pullEvent(loop, "synchronized", sync)).status).toBe(202);
+    const opened = { number: pr, author: alice.login, sender: alice.login };
+    expect((await pullEvent(loop, "opened", opened)).status).toBe(202);
+
+    const runner = await newRunner("rr-human-0");
+    const claimed = await claim(runner, [loop.project]);
+    const agent = claimed?.job.agent;
+    expect(agent).toMatchObject({ name: "reviewer" });
+    expect(agent?.review).toMatchObject({ pr, headSha: head, ref: `refs/pull/${pr}/head` });
+    expect(agent?.review?.diff).toContain("+export const shout");
+    // One run only: none for Conveyor's pull request.
+    expect(await claim(await newRunner("rr-human-1"), [loop.project])).toBeNull();
+    if (!claimed) return;
+
+    const finding = {
+      severity: "minor",
+      file: "src/shout.js",
+      line: 1,
+      comment: "One is enough.",
+      inScope: true,
+    };
+    const done = { phase: "done", outputs: [review(pr, "REQUEST_CHANGES", "Too loud.", [finding])] };
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    await drain(loop.project);
+    await drain(loop.project);
+
+    const reviews = await forge.listReviews(pr);
+    expect(reviews.map((r) => r.body.split("\n")[0])).toEqual(["**Critic: REQUEST_CHANGES**"]);
+    expect((await runOf(loop, agent?.runId ?? "")).decisions?.[0]).toMatchObject({ applied: true });
   });
 });
