@@ -23,7 +23,13 @@ export async function agentTargets(env: Env, projectId: string, numbers: number[
   );
 }
 
-async function posterFor(env: Env, projectId: string): Promise<{ poster: Poster; project: Project }> {
+/** The project's forge client, Conveyor's account on it and the secret its markers are made with. */
+export async function posterFor(env: Env, projectId: string): Promise<Poster> {
+  return (await projectPoster(env, projectId)).poster;
+}
+
+/** The project with its poster: a review applies the project's settings (protected paths, labels). */
+async function projectPoster(env: Env, projectId: string): Promise<{ poster: Poster; project: Project }> {
   const registered = await loadRegistered(env, projectId);
   if (!registered) throw new Error(`project ${projectId} is not registered`);
   const { project } = registered;
@@ -61,7 +67,7 @@ async function apply(
   { key, runId, review }: OutputRef,
   output: RequestedOutput,
 ): Promise<string | null> {
-  const { poster, project } = await posterFor(env, projectId);
+  const { poster, project } = await projectPoster(env, projectId);
   const { forge } = poster;
   switch (output.type) {
     case "create_issue":
