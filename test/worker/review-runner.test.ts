@@ -110,6 +110,13 @@ describe("the critic on a runner", () => {
     expect(reviews.filter((r) => r.body.includes("**Critic: APPROVE**"))).toHaveLength(1);
     // The Worker never asked a model: the review came from the runner.
     expect(await criticCalls(loop, number)).toBe(0);
+    // Kept in the critic ledger like the Worker critic's, under the request's key.
+    const ledger = await env.DB.prepare(
+      "SELECT id, round, head_sha AS headSha, verdict FROM critic_reports WHERE project_id = ? AND number = ?",
+    )
+      .bind(loop.project, number)
+      .all();
+    expect(ledger.results).toEqual([{ id: key, round: 1, headSha: sha, verdict: "APPROVE" }]);
     const run = await runOf(loop, agent?.runId ?? "");
     expect(run.decisions?.map((d) => [d.status, d.applied ?? false])).toEqual([["accepted", true]]);
   });
