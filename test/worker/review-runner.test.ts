@@ -12,7 +12,7 @@ import type { IssueView } from "../../durable-objects/issue-do.ts";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";
-import { claim, complete, drain, jobsOf, newRunner, type Runner } from "./support/jobs.ts";
+import { call, claim, complete, drain, jobsOf, newRunner, type Runner } from "./support/jobs.ts";
 import {
   control,
   firstPush,
@@ -169,6 +169,26 @@ describe("the critic on a runner", () => {
     expect(escalated.history.some((h) => h.event === "review")).toBe(false);
     expect(await loop.forge.listReviews(pr)).toEqual([]);
     expect(await criticCalls(loop, number)).toBe(0);
+  });
+
+  it("a reviewer run that fails for good fails the review once", async () => {
+    const loop = await loopProject("rr-failed", ON_RUNNER);
+    const { number } = await firstPush(loop, {
+      "src/parser.ts": "export const parse = 1;\n",
+      "ci.sh": GREEN_CI,
+    });
+    await until(loop, number, awaitingReview);
+    const { runner, claimed } = await reviewerJob(loop, "rr-failed");
+    const failed = { leaseToken: claimed.leaseToken, error: "the model refused", retryable: false };
+    expect((await call(runner, `jobs/${claimed.job.id}/fail`, failed)).status).toBe(204);
+    expect((await call(runner, `jobs/${claimed.job.id}/fail`, failed)).status).toBe(204);
+    await drain(loop.project);
+
+    const escalated = await until(loop, number, (v) => v.state === "escalated");
+    expect(escalated.reason).toBe(
+      "the critic failed: the reviewer's run failed: runner failed: the model refused",
+    );
+    expect(escalated.history.filter((h) => h.event === "review_failed")).toHaveLength(1);
   });
 });
 
