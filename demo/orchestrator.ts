@@ -48,6 +48,8 @@ export async function startDemo(options: {
   script?: Script;
   /** Project settings beyond the demo's (e.g. `jobs`, `reconcile`). */
   settings?: Record<string, unknown>;
+  /** false: the Worker holds no model key (every critic runs on a runner: `critic.runsOn`). */
+  workerModel?: boolean;
   /** Where the first runner reaches the Worker (a proxy in front of it), given the Worker's address. */
   runnerWorkerUrl?: (workerUrl: string) => Promise<string>;
 }): Promise<Demo> {
@@ -69,11 +71,14 @@ export async function startDemo(options: {
     const workerOptions = {
       stateDir: join(dataDir, "worker"),
       logFile: join(dataDir, "worker.log"),
-      // The critic runs inside the Worker, on the same model as the sessions.
-      vars: {
-        ANTHROPIC_API_KEY: anthropic.apiKey,
-        ...(anthropic.baseUrl && { ANTHROPIC_BASE_URL: anthropic.baseUrl }),
-      },
+      // The critic runs inside the Worker, on the same model as the sessions (unless the Worker has none).
+      vars:
+        options.workerModel === false
+          ? {}
+          : {
+              ANTHROPIC_API_KEY: anthropic.apiKey,
+              ...(anthropic.baseUrl && { ANTHROPIC_BASE_URL: anthropic.baseUrl }),
+            },
     };
     const [sample, firstWorker] = await Promise.all([
       startSampleForge({ dataDir: join(dataDir, "forge") }),

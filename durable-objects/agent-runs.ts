@@ -9,8 +9,10 @@ import {
   checkOutputs,
   type OutputDecision,
   type RequestedOutput,
+  type RunContext,
   type Targets,
 } from "../src/agents/outputs.ts";
+import type { ReviewBinding } from "../src/agents/review-run.ts";
 import type { JobSpec, ProjectPolicy } from "./job-store.ts";
 import type { Outbox } from "./outbox.ts";
 
@@ -39,6 +41,8 @@ export type AgentRunRequest = {
   outputs: AgentDefinition["outputs"];
   spec: JobSpec & { agent: NonNullable<JobSpec["agent"]> };
   policy: ProjectPolicy;
+  /** A review run's pull request and the issue its review decides (src/agents/review-run.ts). */
+  review?: ReviewBinding;
 };
 
 export const AGENT_CHANNELS = { check: "agent-check", apply: "agent-apply" } as const;
@@ -81,14 +85,6 @@ type Row = {
   cost_usd: number;
   created_at: number;
   updated_at: number;
-};
-
-/**
- * Outputs the checks may accept but this version does not apply yet: rejected with this reason rather than
- * lost silently.
- */
-const NOT_APPLIED: Partial<Record<RequestedOutput["type"], string>> = {
-  submit_review: "submit_review is not applied by this version of Conveyor yet",
 };
 
 /** Thin typed access plus the decisions; every write method is meant to run inside `transactionSync`. */
@@ -172,20 +168,13 @@ export class AgentRuns {
 
   /**
    * Decides the run's requests once (a repeated check finds them decided) and queues each accepted output
-   * for the forge. Inside a transaction.
+   * for the forge; returns the decisions, or null when they were made before. Inside a transaction.
    */
-  decide(runId: string, targets: Targets, now: number): void {
+  decide(runId: string, targets: Targets, now: number, context: RunContext = {}): KeptDecision[] | null {
     const row = this.row(runId);
-    if (!row || row.decisions !== null || row.requests === null) return;
+    if (!row || row.decisions !== null || row.requests === null) return null;
     const outputs = JSON.parse(row.outputs) as AgentDefinition["outputs"];
-    const decisions: KeptDecision[] = checkOutputs({ outputs }, this.requests(row), targets).map(
-      (decision) => {
-        const unsupported = NOT_APPLIED[decision.output.type];
-        return decision.status === "accepted" && unsupported
-          ? { status: "rejected", output: decision.output, reason: unsupported }
-          : decision;
-      },
-    );
+    const decisions: KeptDecision[] = checkOutputs({ outputs }, this.requests(row), targets, context);
     this.sql.exec(
       "UPDATE agent_runs SET status = 'done', decisions = ?, updated_at = ? WHERE id = ?",
       JSON.stringify(decisions),
@@ -197,6 +186,7 @@ export class AgentRuns {
         this.outbox.enqueue(AGENT_CHANNELS.apply, { runId, index } satisfies ApplyRow, now);
       }
     }
+    return decisions;
   }
 
   /** The accepted output an `agent-apply` row stands for; null when the run is gone. */

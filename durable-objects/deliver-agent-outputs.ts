@@ -6,13 +6,15 @@
  */
 import { withDependency } from "../src/agents/link-dependency.ts";
 import type { RequestedOutput, Targets } from "../src/agents/outputs.ts";
+import type { ReviewBinding } from "../src/agents/review-run.ts";
 import type { Env } from "../src/env.ts";
 import { errorMessage } from "../src/error-message.ts";
 import { hasStatus } from "../src/forge/client/index.ts";
 import { commentOnce, type Poster } from "../src/forge/comment-once.ts";
 import { conveyorAccount } from "../src/projects/account.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
-import { clientOf, loadRegistered } from "../src/projects/store.ts";
+import { clientOf, loadRegistered, type Project } from "../src/projects/store.ts";
+import { applyReviewRun } from "./deliver-review-run.ts";
 
 export async function agentTargets(env: Env, projectId: string, numbers: number[]): Promise<Targets> {
   const issues = await mirroredIssues(env, projectId, numbers);
@@ -23,12 +25,21 @@ export async function agentTargets(env: Env, projectId: string, numbers: number[
 
 /** The project's forge client, Conveyor's account on it and the secret its markers are made with. */
 export async function posterFor(env: Env, projectId: string): Promise<Poster> {
+  return (await projectPoster(env, projectId)).poster;
+}
+
+/** The project with its poster: a review applies the project's settings (protected paths, labels). */
+async function projectPoster(env: Env, projectId: string): Promise<{ poster: Poster; project: Project }> {
   const registered = await loadRegistered(env, projectId);
   if (!registered) throw new Error(`project ${projectId} is not registered`);
-  const forge = clientOf(registered.project, await registered.secrets());
-  const account = await conveyorAccount(env, registered.project);
-  return { forge, account, secretsKey: env.CONVEYOR_SECRETS_KEY };
+  const { project } = registered;
+  const forge = clientOf(project, await registered.secrets());
+  const account = await conveyorAccount(env, project);
+  return { poster: { forge, account, secretsKey: env.CONVEYOR_SECRETS_KEY }, project };
 }
+
+/** Which output of which run is applied; `review`: the pull request a review run is about. */
+export type OutputRef = { key: string; runId: string; review: ReviewBinding | null };
 
 /**
  * Applies one accepted output on the forge; `key` names it for the retries. A refusal that trying again
@@ -38,11 +49,11 @@ export async function posterFor(env: Env, projectId: string): Promise<Poster> {
 export async function applyAgentOutput(
   env: Env,
   projectId: string,
-  key: string,
+  ref: OutputRef,
   output: RequestedOutput,
 ): Promise<string | null> {
   try {
-    return await apply(env, projectId, key, output);
+    return await apply(env, projectId, ref, output);
   } catch (error) {
     if (hasStatus(error, 403, 404, 410, 422)) return `the forge refused it: ${errorMessage(error)}`;
     throw error;
@@ -53,10 +64,10 @@ export async function applyAgentOutput(
 async function apply(
   env: Env,
   projectId: string,
-  key: string,
+  { key, runId, review }: OutputRef,
   output: RequestedOutput,
 ): Promise<string | null> {
-  const poster = await posterFor(env, projectId);
+  const { poster, project } = await projectPoster(env, projectId);
   const { forge } = poster;
   switch (output.type) {
     case "create_issue":
@@ -86,8 +97,11 @@ async function apply(
       return null;
     }
     case "submit_review":
+      // Accepted only for the pull request a review run is about (src/agents/outputs.ts).
+      if (!review) return "not a review run: there is no pull request to review";
+      return applyReviewRun(env, poster, project, runId, review, output);
     case "noop":
-      // Never queued: the run's decisions reject the first, and a noop asks for nothing.
+      // Never queued: a noop asks for nothing.
       return null;
   }
 }

@@ -2,20 +2,15 @@
  * The review loop's effects: watching CI, the critic's review, and the merge. Each returns what it learned
  * as a lifecycle event, recorded with its acknowledgement.
  */
+
+import { queueReviewRun } from "../src/agents/review-run.ts";
 import { checkHead, readCi } from "../src/ci/gate.ts";
+import { applyCriticReport } from "../src/critic/apply.ts";
 import { runCritic } from "../src/critic/critic.ts";
-import { criticLedger, saveReport } from "../src/critic/ledger.ts";
-import { type CriticReport, decide, type Finding, findingsText } from "../src/critic/report.ts";
-import { commentMarker } from "../src/crypto/markers.ts";
+import { criticLedger } from "../src/critic/ledger.ts";
 import type { LifecycleEvent } from "../src/domain/lifecycle.ts";
-import { sameLogin } from "../src/domain/logins.ts";
-import { approvalReason, type FileListing } from "../src/domain/protected-paths.ts";
-import type { ForgeClient } from "../src/forge/client/index.ts";
-import { hasStatus } from "../src/forge/client/index.ts";
-import { type Poster, reviewOnce } from "../src/forge/comment-once.ts";
 import { projectStub } from "../src/project-stub.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
-import type { Project } from "../src/projects/store.ts";
 import { forgeOf, posterOf } from "./deliver-forge.ts";
 import type { Deliverers, EffectContext } from "./effects.ts";
 import { keepCurrent } from "./stay-current.ts";
@@ -59,11 +54,14 @@ export const REVIEW_DELIVERERS: Deliverers = {
     // A head behind or in conflict with the base is brought up to date first; the critic reviews that one.
     const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha));
     if (stale) return stale;
+    // On a runner: the reviewer agent's run is queued, and its review is applied when its runner completes
+    // it (./review-runs.ts); the issue waits in awaiting_review, bounded by its review timer.
+    if (project.settings.critic.runsOn === "runner")
+      return queueReviewRun(env, project, forge, { issue, prNumber: issue.prNumber, key: ctx.key });
     const apiKey = env.ANTHROPIC_API_KEY;
     if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
     const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
     const diff = await forge.getPullRequestDiff(issue.prNumber);
-    const round = issue.criticRounds + 1;
     const result = await runCritic(
       {
         apiKey,
@@ -79,26 +77,14 @@ export const REVIEW_DELIVERERS: Deliverers = {
       },
     );
     if (!result.ok) return { type: "review_failed", reason: result.reason };
-
-    const { report } = result;
-    const decision = decide(report);
-    await saveReport(
-      env,
-      { id: ctx.key, projectId: project.id, number: issue.number, round, headSha: issue.headSha },
-      report,
-    );
-    await fileTechDebt(poster, project, ctx, decision.techDebt);
-    await postReview(poster, issue.prNumber, ctx.key, report, decision.verdict);
-    const approval =
-      decision.verdict === "APPROVE"
-        ? approvalReason(await fileListing(forge, issue.prNumber), project.settings.protectedPaths)
-        : null;
-    return {
-      type: "review",
-      verdict: decision.verdict,
-      summary: decision.verdict === "REQUEST_CHANGES" ? findingsText(report, decision.toFix) : report.summary,
-      ...(approval && { needsHumanApproval: approval }),
+    const target = {
+      key: ctx.key,
+      number: issue.number,
+      prNumber: issue.prNumber,
+      headSha: issue.headSha,
+      round: issue.criticRounds + 1,
     };
+    return applyCriticReport(env, poster, project, target, result.report);
   },
 
   merge: async (_effect, ctx) => {
@@ -159,82 +145,4 @@ async function readMerged(ctx: EffectContext, unmerged: LifecycleEvent): Promise
   return pull.merged
     ? { type: "merge_confirmed", sha: pull.headSha, number: issue.prNumber, byConveyor: true }
     : unmerged;
-}
-
-/**
- * The forge's own list of the pull request's files, not a parse of its diff (quoted paths, binary files and
- * mode changes hide there). A forge that cannot answer means a human looks: the merge gate fails closed.
- */
-async function fileListing(forge: ForgeClient, pr: number): Promise<FileListing> {
-  try {
-    return await forge.listPullRequestFiles(pr);
-  } catch (error) {
-    return {
-      error: error instanceof Error ? (error.message.split("\n")[0]?.slice(0, 300) ?? "") : String(error),
-    };
-  }
-}
-
-/**
- * One review with the whole report (the verdict, the summary, the findings, in-scope ones also inline); a
- * forge refusing a self-review gets the same report as a comment review. Submitted once under the effect's
- * key, whichever of the two it was.
- */
-async function postReview(
-  poster: Poster,
-  pr: number,
-  key: string,
-  report: CriticReport,
-  verdict: CriticReport["verdict"],
-) {
-  const body = reviewText(report, verdict);
-  const event = verdict === "APPROVE" ? "APPROVE" : "REQUEST_CHANGES";
-  const comments = report.findings
-    .filter((f) => f.inScope && f.line)
-    .map((f) => ({ path: f.file, line: f.line ?? 1, body: `[${f.severity}] ${f.comment}` }));
-  try {
-    await reviewOnce(poster, pr, key, { event, body, comments });
-  } catch (error) {
-    if (!hasStatus(error, 422)) throw error;
-    await reviewOnce(poster, pr, key, { event: "COMMENT", body });
-  }
-}
-
-function reviewText(report: CriticReport, verdict: CriticReport["verdict"]): string {
-  const findings = report.findings.map(
-    (f) =>
-      `- **${f.severity}**${f.inScope ? "" : " (out of scope → tech debt)"} \`${f.file}${f.line ? `:${f.line}` : ""}\`: ${f.comment}`,
-  );
-  return [
-    `**Critic: ${verdict}**`,
-    "",
-    report.summary,
-    ...(findings.length > 0 ? ["", ...findings] : []),
-  ].join("\n");
-}
-
-/**
- * Out-of-scope findings become their own issues, labelled tech-debt, once each (found again by a marker in an
- * issue Conveyor opened).
- */
-async function fileTechDebt(poster: Poster, project: Project, ctx: EffectContext, findings: Finding[]) {
-  if (findings.length === 0) return;
-  const { forge, account, secretsKey } = poster;
-  const label = project.settings.labels.techDebt;
-  const existing = await forge.listIssuesByLabel(label, "all");
-  for (const [i, finding] of findings.entries()) {
-    const marker = await commentMarker(secretsKey, `${ctx.key}:debt:${i}`);
-    if (existing.some((issue) => sameLogin(issue.author, account) && issue.body.includes(marker))) continue;
-    await forge.createIssue({
-      title: `Tech debt: ${finding.comment.split("\n")[0]?.slice(0, 80)}`,
-      body: [
-        `Found by the critic while reviewing #${ctx.issue.number}, outside that issue's scope.`,
-        "",
-        `\`${finding.file}${finding.line ? `:${finding.line}` : ""}\` (${finding.severity}): ${finding.comment}`,
-        "",
-        marker,
-      ].join("\n"),
-      labels: [label],
-    });
-  }
 }

@@ -46,6 +46,7 @@ import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./jo
 import { MergeTurns } from "./merge-turn.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
 import { type CycleOutcome, Reconciliation } from "./reconciliation.ts";
+import { ReviewRuns } from "./review-runs.ts";
 import { type Health, Supervisor, type SupervisorHooks, type SupervisorRun } from "./supervisor.ts";
 import {
   VAULT_CHANNELS,
@@ -96,6 +97,7 @@ export class ProjectDO extends DurableObject<Env> {
   private readonly agentRuns: AgentRuns;
   private readonly agentSchedules: AgentSchedules;
   private readonly agentTriggers: AgentTriggers;
+  private readonly reviewRuns: ReviewRuns;
   private readonly vault: Vault;
   private readonly supervisor: Supervisor;
   /** Long-polling claims, woken whenever a job may have become claimable. */
@@ -111,6 +113,7 @@ export class ProjectDO extends DurableObject<Env> {
     this.agentRuns = new AgentRuns(ctx.storage.sql, this.outbox);
     this.agentSchedules = new AgentSchedules(ctx.storage.sql);
     this.agentTriggers = new AgentTriggers(ctx.storage.sql, this.agentRuns);
+    this.reviewRuns = new ReviewRuns(ctx.storage.sql);
     this.vault = new Vault(ctx.storage, this.outbox, {
       record: (record, now) => this.recordD1(record, now),
       issueEvent: (envelope, now) => this.outbox.enqueue(CHANNELS.issue, envelope, now),
@@ -140,6 +143,7 @@ export class ProjectDO extends DurableObject<Env> {
         this.agentRuns.prune(now - RETENTION_MS);
         const run = { id: runId, agent: spec.agent.name, jobId: queued.jobId, trigger: request.trigger };
         this.agentRuns.queue({ ...run, outputs: request.outputs }, now);
+        if (request.review) this.reviewRuns.bind(runId, request.review);
       }
       return queued;
     });
@@ -386,9 +390,9 @@ export class ProjectDO extends DurableObject<Env> {
           const sessionId = request.sessionId ?? job.sessionId ?? "agent";
           this.recordAgentSpend(project, job, { kind: "usage", sessionId, usage: request.usage }, now);
         }
-        if (job.cancelled) this.agentRuns.ended(runId, "cancelled", now);
+        if (job.cancelled) this.endAgentRun(project, runId, "cancelled", now);
         else if (request.phase === "done") this.agentRuns.reported(runId, request.outputs ?? [], now);
-        else this.agentRuns.ended(runId, `the run ended ${request.phase}: ${request.reason ?? ""}`, now);
+        else this.endAgentRun(project, runId, `the run ended ${request.phase}: ${request.reason ?? ""}`, now);
       }
       if (!job.cancelled && isSession(job.kind)) {
         const sessionId = request.sessionId ?? job.sessionId;
@@ -715,7 +719,7 @@ export class ProjectDO extends DurableObject<Env> {
     const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
     this.store.save(ended);
     this.recordJob(project, ended, now);
-    if (job.spec.agent) this.agentRuns.ended(job.spec.agent.runId, reason ?? "cancelled", now);
+    if (job.spec.agent) this.endAgentRun(project, job.spec.agent.runId, reason ?? "cancelled", now);
     if (reason !== null && isSession(job.kind)) {
       this.recordIssueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
@@ -746,6 +750,13 @@ export class ProjectDO extends DurableObject<Env> {
   }
 
   // --- agent runs ------------------------------------------------------------------------------------------
+
+  /** An agent run ended without a completion; a review run's issue hears `review_failed`. In a transaction. */
+  private endAgentRun(project: string, runId: string, reason: string, now: number): void {
+    this.agentRuns.ended(runId, reason, now);
+    const failed = this.reviewRuns.failed(project, runId, `the reviewer's run failed: ${reason}`);
+    if (failed) this.outbox.enqueue(CHANNELS.issue, failed, now);
+  }
 
   private scheduleHooks(): ScheduleHooks {
     return {
@@ -786,7 +797,15 @@ export class ProjectDO extends DurableObject<Env> {
         for (const row of rows) {
           const { runId } = JSON.parse(row.payload) as CheckRow;
           const targets = await agentTargets(this.env, project, this.agentRuns.targetsOf(runId));
-          storage.transactionSync(() => this.agentRuns.decide(runId, targets, Date.now()));
+          const review = this.reviewRuns.of(runId);
+          const context = review ? { pullRequest: review.pr } : {};
+          storage.transactionSync(() => {
+            const now = Date.now();
+            const decisions = this.agentRuns.decide(runId, targets, now, context);
+            // A review run without a valid review: its issue hears review_failed, never an approval.
+            const failed = decisions && review && this.reviewRuns.decided(project, runId, decisions);
+            if (failed) this.outbox.enqueue(CHANNELS.issue, failed, now);
+          });
         }
       },
       horizon,
@@ -801,7 +820,8 @@ export class ProjectDO extends DurableObject<Env> {
           const { runId, index } = JSON.parse(row.payload) as ApplyRow;
           const output = this.agentRuns.accepted(runId, index);
           if (!output) continue;
-          const refusal = await applyAgentOutput(this.env, project, `agent:${runId}:${index}`, output);
+          const ref = { key: `agent:${runId}:${index}`, runId, review: this.reviewRuns.of(runId) };
+          const refusal = await applyAgentOutput(this.env, project, ref, output);
           storage.transactionSync(() => this.agentRuns.markApplied(runId, index, Date.now(), refusal));
         }
       },

@@ -1,12 +1,13 @@
 /**
- * One agent job on the runner: a fresh worktree of the default branch (never pushed), the agent's own HOME,
+ * One agent job on the runner: a fresh worktree of the default branch (a review run's: the pull request's head,
+ * with its context files) never pushed, the agent's own HOME,
  * the session with its safe-output tools, and the completion that carries what it asked for. Both the
  * worktree and the HOME are gone when the run ends: an agent run leaves nothing to resume.
  */
-import { rm } from "node:fs/promises";
-import { dirname } from "node:path";
+import { appendFile, mkdir, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { RequestedOutput } from "../../src/agents/outputs.ts";
-import type { Job } from "../../src/runner-api/contract.ts";
+import type { Job, ReviewCheckout } from "../../src/runner-api/contract.ts";
 import { runsAgents } from "../drivers/driver.ts";
 import { prepareAgentHome } from "../drivers/env.ts";
 import { DEFAULT_AUTHOR } from "../git/workspace.ts";
@@ -25,13 +26,13 @@ export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): 
   const { reporter, log, signal } = run;
   const repoKey = job.repo.fullName;
   await workspace.ensureMirror({ repoKey, remoteUrl: job.repo.cloneUrl });
-  const worktree = await workspace.agentWorktree({
-    repoKey,
-    baseBranch: job.repo.defaultBranch,
-    runId: agent.runId,
-  });
+  const where = { repoKey, baseBranch: job.repo.defaultBranch, runId: agent.runId };
   const home = ctx.layout.agentRunHome(job.project, agent.runId);
   try {
+    const worktree = agent.review
+      ? await workspace.reviewWorktree({ ...where, ref: agent.review.ref, headSha: agent.review.headSha })
+      : await workspace.agentWorktree(where);
+    if (agent.review) await writeReviewContext(worktree, agent.review);
     await prepareAgentHome(home, DEFAULT_AUTHOR);
     log.info("agent run started", { agent: agent.name, run: agent.runId });
     signal.throwIfAborted();
@@ -53,7 +54,9 @@ export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): 
     if (signal.reason !== "shutdown") signal.throwIfAborted();
     if (result.error?.retryable) throw new Error(result.error.message);
     // The outputs go to the forge for everyone to read: no secret of the runner's rides along.
-    const outputs = result.outputs.map((output) => redacted(output, (text) => ctx.secrets.redact(text)));
+    const outputs = result.outputs.map((output) =>
+      redactedOutput(output, (text) => ctx.secrets.redact(text)),
+    );
     log.info("agent run done", { outputs: outputs.length, error: result.error?.message });
     return {
       phase: result.error ? "failed" : "done",
@@ -68,16 +71,39 @@ export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): 
   }
 }
 
+/**
+ * The review's context where the reviewer's prompt says (`.conveyor/context/`), excluded in the worktree's own
+ * repository so that git does not see it among the pull request's changes.
+ */
+export async function writeReviewContext(worktree: string, review: ReviewCheckout): Promise<void> {
+  const dir = join(worktree, REVIEW_CONTEXT_DIR);
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, "pull-request.json"), review.pullRequest);
+  await writeFile(join(dir, "diff.patch"), review.diff);
+  const exclude = join(worktree, ".git", "info", "exclude");
+  await mkdir(dirname(exclude), { recursive: true });
+  await appendFile(exclude, `/${REVIEW_CONTEXT_DIR}/\n`);
+}
+
+export const REVIEW_CONTEXT_DIR = ".conveyor/context";
+
 export class NotAnAgentDriverError extends Error {
   constructor() {
     super("this runner's driver runs no agents");
   }
 }
 
-function redacted(output: RequestedOutput, redact: (text: string) => string): RequestedOutput {
-  const copy: Record<string, unknown> = { ...output };
-  for (const key of ["title", "body", "reason"]) {
-    if (typeof copy[key] === "string") copy[key] = redact(copy[key] as string);
-  }
-  return copy as RequestedOutput;
+/**
+ * Every text of the output, however deep (a review's summary and each finding's file and comment too), with
+ * the runner's secrets redacted: what goes to the forge is for everyone to read.
+ */
+export function redactedOutput(output: RequestedOutput, redact: (text: string) => string): RequestedOutput {
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return redact(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (value && typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, walk(inner)]));
+    return value;
+  };
+  return walk(output) as RequestedOutput;
 }

@@ -230,8 +230,49 @@ export class Workspace {
     });
   }
 
+  /**
+   * A review run's worktree: the pull request's head, fetched by `ref` (its branch, or the forge's pull ref
+   * for a person's pull request) and checked out on no branch at `headSha` — only that commit: a head that
+   * moved since the Worker asked is refused (the Worker re-checks it anyway). Nothing in it is pushed. After
+   * `ensureMirror`, which keeps the remote's URL.
+   */
+  async reviewWorktree({
+    repoKey,
+    baseBranch,
+    runId,
+    ref,
+    headSha,
+  }: RepoRef & { baseBranch: string; runId: string; ref: string; headSha: string }) {
+    const mirror = this.mirrorPath(repoKey);
+    const path = this.agentWorktreePath(repoKey, runId);
+    const remoteUrl = this.#remoteUrls.get(repoKey);
+    if (remoteUrl === undefined) throw new Error(`reviewWorktree(${repoKey}) before ensureMirror`);
+    return this.#serial(repoKey, async () => {
+      const base = await resolveRef(mirror, `refs/remotes/origin/${baseBranch}`);
+      if (base === undefined)
+        throw new Error(`reviewWorktree(${repoKey}): no branch ${baseBranch} on the remote`);
+      // Kept under a ref of the run's own while the worktree borrows its objects; removeAgentWorktree drops it.
+      await this.#remote(mirror, remoteUrl, [
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        remoteUrl,
+        `+${ref}:${reviewRef(runId)}`,
+      ]);
+      const fetched = await resolveRef(mirror, reviewRef(runId));
+      if (fetched !== headSha)
+        throw new Error(`the pull request's head is ${fetched ?? "gone"}, not ${headSha}: nothing to review`);
+      await rm(path, { recursive: true, force: true });
+      await this.#createWorktree(mirror, path, { branch: null, start: headSha, baseBranch, base });
+      return path;
+    });
+  }
+
   async removeAgentWorktree(repoKey: string, runId: string): Promise<void> {
     await rm(this.agentWorktreePath(repoKey, runId), { recursive: true, force: true });
+    const mirror = this.mirrorPath(repoKey);
+    if (existsSync(mirror) && (await resolveRef(mirror, reviewRef(runId))) !== undefined)
+      await this.#serial(repoKey, () => run(mirror, ["update-ref", "-d", reviewRef(runId)]));
   }
 
   /**
@@ -500,6 +541,9 @@ function run(cwd: string, args: string[], env?: Record<string, string>, timeoutM
 /** The remote refused the update (not a fast-forward, or a stale lease), as opposed to failing. */
 const isRejection = (error: unknown): error is GitError =>
   error instanceof GitError && error.stderr.includes("[rejected]");
+
+/** Where a review run's pull request head is kept in the private repository while the run lasts. */
+const reviewRef = (runId: string) => `refs/conveyor-reviews/${runId}`;
 
 async function hasCommit(gitDir: string, sha: string): Promise<boolean> {
   return run(gitDir, ["cat-file", "-e", `${sha}^{commit}`]).then(

@@ -34,6 +34,8 @@ export type RunContext = {
   activity?: readonly ActivityEntry[];
   /** The issue, pull request or comment a forge event's run is about. */
   subject?: EventSubject;
+  /** What the working directory holds when it is not the default branch (a review's pull request). */
+  checkout?: string;
 };
 
 /** At most this many open issues, each body cut at this length: the prompt stays bounded. */
@@ -50,7 +52,7 @@ export function agentPrompt(definition: Pick<AgentDefinition, "prompt">, context
     definition.prompt.trim(),
     "",
     "## This run",
-    `Project: ${context.project} (repository ${context.repo}); the working directory is its default branch.`,
+    `Project: ${context.project} (repository ${context.repo}); the working directory is ${context.checkout ?? "its default branch"}.`,
     `Trigger: ${context.trigger}.`,
     ...(context.subject
       ? [

@@ -4,6 +4,7 @@
  * accepted outputs exactly once and records each rejected one with its reason.
  */
 import { z } from "zod";
+import { reportSchema } from "../critic/report.ts";
 import type { AgentDefinition, OutputType } from "./definition.ts";
 
 const issueNumber = z.number().int().positive();
@@ -23,12 +24,8 @@ export const requestedOutputSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("remove_labels"), issue: issueNumber, labels: labelList }),
   z.object({ type: z.literal("close_issue"), issue: issueNumber, reason: z.string().min(1).max(2_000) }),
   z.object({ type: z.literal("link_dependency"), issue: issueNumber, dependsOn: issueNumber }),
-  z.object({
-    type: z.literal("submit_review"),
-    pr: issueNumber,
-    verdict: z.enum(["APPROVE", "REQUEST_CHANGES", "BLOCK"]),
-    body,
-  }),
+  // The Worker critic's report, as the same schema: both reviews are applied by one piece (src/critic/apply.ts).
+  reportSchema.extend({ type: z.literal("submit_review"), pr: issueNumber }),
   z.object({ type: z.literal("noop"), reason: z.string().min(1).max(2_000) }),
 ]);
 export type RequestedOutput = z.output<typeof requestedOutputSchema>;

@@ -6,6 +6,7 @@ import type { AgentRunRequest } from "../../durable-objects/agent-runs.ts";
 import { randomToken, sha256Hex } from "../crypto/tokens.ts";
 import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";
+import type { ForgeClient } from "../forge/client/index.ts";
 import { projectStub } from "../project-stub.ts";
 import { budgetLimits } from "../projects/config.ts";
 import { openMirroredIssues } from "../projects/mirror.ts";
@@ -15,6 +16,7 @@ import { BUILTIN_AGENTS } from "./builtin.generated.ts";
 import { AGENTS_DIR, agentCatalog, type Catalog, MAX_REPOSITORY_AGENTS } from "./catalog.ts";
 import { agentPrompt, MAX_CONTEXT_ISSUES } from "./context.ts";
 import type { AgentDefinition, OutputType } from "./definition.ts";
+import type { ReviewRun } from "./review-run.ts";
 import type { EventSubject } from "./triggers.ts";
 
 /** `files`: the repository's `.conveyor/agents/` files at the default branch (path → text). */
@@ -23,12 +25,11 @@ export const projectCatalog = (files: ReadonlyMap<string, string>): Catalog =>
 
 /** The project's catalog as its default branch has it now. */
 export async function loadCatalog(registered: Registered): Promise<Catalog> {
-  const forge = clientOf(registered.project, await registered.secrets());
-  const files = await forge.readDirectory(
-    AGENTS_DIR,
-    registered.project.settings.defaultBranch,
-    MAX_REPOSITORY_AGENTS,
-  );
+  return catalogOf(clientOf(registered.project, await registered.secrets()), registered.project);
+}
+
+export async function catalogOf(forge: ForgeClient, project: Project): Promise<Catalog> {
+  const files = await forge.readDirectory(AGENTS_DIR, project.settings.defaultBranch, MAX_REPOSITORY_AGENTS);
   return projectCatalog(files);
 }
 
@@ -49,8 +50,8 @@ export async function eventRunId(project: string, deliveryId: string, agent: str
   return `run_${(await sha256Hex(`${project}\n${deliveryId}\n${agent}`)).slice(0, 24)}`;
 }
 
-/** A run triggered by a forge event: its id (from the delivery) and what the event is about. */
-export type EventRun = { runId: string; subject: EventSubject };
+/** A run triggered by a forge event (or a review request): its id, and what the event is about. */
+export type EventRun = { runId: string; subject?: EventSubject };
 
 /** What queues one run of `definition` for `project`: its job, with the prompt composed now. */
 export async function agentRunRequest(
@@ -59,14 +60,26 @@ export async function agentRunRequest(
   definition: AgentDefinition,
   trigger: string,
   event?: EventRun,
+  review?: ReviewRun,
 ): Promise<AgentRunRequest> {
   const { settings } = project;
-  const [issues, activity] = await Promise.all([
-    openMirroredIssues(env, project.id, MAX_CONTEXT_ISSUES),
-    recentActivity(env, project.id, Date.now()),
-  ]);
-  const context = { project: project.id, repo: project.repo, trigger, issues, activity };
-  const prompt = agentPrompt(definition, event ? { ...context, subject: event.subject } : context);
+  // A review is of one pull request: the open issues and the project's activity are not its business.
+  const [issues, activity] = review
+    ? [[], undefined]
+    : await Promise.all([
+        openMirroredIssues(env, project.id, MAX_CONTEXT_ISSUES),
+        recentActivity(env, project.id, Date.now()),
+      ]);
+  const context = {
+    project: project.id,
+    repo: project.repo,
+    trigger,
+    issues,
+    ...(activity && { activity }),
+    ...(event?.subject && { subject: event.subject }),
+    ...(review && { checkout: `pull request #${review.checkout.pr} at ${review.checkout.headSha}` }),
+  };
+  const prompt = agentPrompt(definition, context);
   const runId = event?.runId ?? newRunId();
   return {
     runId,
@@ -91,8 +104,10 @@ export async function agentRunRequest(
         tools: definition.tools,
         outputs: Object.keys(definition.outputs) as OutputType[],
         ...(definition.model && { model: definition.model }),
+        ...(review && { review: review.checkout }),
       },
     },
+    ...(review && { review: review.binding }),
     policy: { parallel: settings.parallel, ...settings.jobs, budget: budgetLimits(settings) },
   };
 }

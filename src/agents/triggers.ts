@@ -70,13 +70,21 @@ function subjectOf(event: ForgeEvent): EventSubject | null {
 }
 
 /**
- * The agents `event` starts: enabled repository agents whose `on` names it. A built-in's `on` starts
- * nothing yet: the reviewer's runs on pull requests wait for the project setting that chooses where the
- * critic runs; a repository turns a built-in on for events by overriding it with its own file.
+ * The agents `event` starts: enabled repository agents whose `on` names it, and the built-ins named in
+ * `builtins` (a project setting turned their `on` on: the reviewer's, for people's pull requests). Other
+ * built-ins' `on` starts nothing: a project does not pay for event runs it did not ask for; a repository
+ * turns a built-in on for events by overriding it with its own file.
  */
-export function triggeredAgents(catalog: Catalog, event: AgentEvent): AgentDefinition[] {
+export function triggeredAgents(
+  catalog: Catalog,
+  event: AgentEvent,
+  builtins: readonly string[] = [],
+): AgentDefinition[] {
   return catalog.agents.filter(
-    (agent) => agent.enabled && agent.source === "repository" && (agent.on ?? []).includes(event),
+    (agent) =>
+      agent.enabled &&
+      (agent.source === "repository" || builtins.includes(agent.name)) &&
+      (agent.on ?? []).includes(event),
   );
 }
 

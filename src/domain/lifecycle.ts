@@ -95,8 +95,12 @@ export type LifecycleEvent =
   | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
   /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
   | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
-  /** `needsHumanApproval`: why the merge waits for a human (protected paths, an unreadable file list). */
-  | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: string }
+  /**
+   * `needsHumanApproval`: why the merge waits for a human (protected paths, an unreadable file list).
+   * `headSha`: the commit reviewed, when the review comes from a runner's reviewer run: a review of another
+   * head than the issue's is stale and refused.
+   */
+  | { type: "review"; verdict: Verdict; summary: string; needsHumanApproval?: string; headSha?: string }
   /**
    * The forge merged the base into the pull request's head (its update-branch API) before the review or the
    * merge: `headSha` is the new head, which needs CI and a verdict of its own.
@@ -105,7 +109,7 @@ export type LifecycleEvent =
   /** The pull request conflicts with the base; `files`: the conflicting paths, where known. */
   | { type: "conflict"; files: string[] }
   /** The critic gave no valid report, even when asked again: a human looks, it is never read as APPROVE. */
-  | { type: "review_failed"; reason: string }
+  | { type: "review_failed"; reason: string; headSha?: string }
   /** A pull request for the issue's branch exists on the forge with this number. */
   | ({ type: "pr_opened" } & PullRef)
   | ({ type: "merge_confirmed"; sha?: string } & PullRef)
@@ -334,6 +338,12 @@ type StateRules = { [T in EventType]?: Rule<T> };
 
 const accept = (next: IssueContext, effects: Effect[] = []): Outcome => ({ ok: true, next, effects });
 const reject = (reason: string): Outcome => ({ ok: false, reason });
+
+/** Why a review (or its failure) of another commit than the issue's head does not count; undefined if it does. */
+function staleReview(ctx: IssueContext, e: { headSha?: string }): string | undefined {
+  if (e.headSha === undefined || e.headSha === ctx.headSha) return undefined;
+  return `stale: the review is of ${e.headSha}, the issue is at ${ctx.headSha ?? "no head"}`;
+}
 const enter = (ctx: IssueContext, state: State, patch: Partial<IssueContext> = {}): IssueContext => ({
   ...ctx,
   // A new continuation: the job that ran the last session is not this one's.
@@ -799,6 +809,7 @@ const TABLE: { [S in State]: StateRules } = {
     review: {
       to: ["merging", "awaiting_approval", "revising", "abandoned"],
       apply: (ctx, e, limits) => {
+        if (staleReview(ctx, e)) return reject(staleReview(ctx, e) as string);
         switch (e.verdict) {
           case "APPROVE":
             if (e.needsHumanApproval) {
@@ -831,7 +842,10 @@ const TABLE: { [S in State]: StateRules } = {
     },
     review_failed: {
       to: ["escalated"],
-      apply: (ctx, e) => escalate(ctx, `the critic failed: ${e.reason}`),
+      apply: (ctx, e) => {
+        const stale = staleReview(ctx, e);
+        return stale ? reject(stale) : escalate(ctx, `the critic failed: ${e.reason}`);
+      },
     },
     branch_updated: branchUpdated,
     conflict,

@@ -186,6 +186,18 @@ export const settingsSchema = z.object({
     })
     .prefault({}),
   sandbox: sessionSandboxSchema.prefault({}),
+  critic: z
+    .object({
+      /**
+       * Where the critic reviews Conveyor's pull requests: `worker`, through the Messages API with the
+       * Worker's ANTHROPIC_API_KEY; or `runner`, as the built-in `reviewer` agent in a runner's sandbox with
+       * the runner's model access (a Claude subscription on the build host is enough).
+       */
+      runsOn: z.enum(["worker", "runner"]).default("worker"),
+      /** The reviewer also reviews pull requests people open (a forge review only; it moves no issue). */
+      reviewHumanPullRequests: z.boolean().default(false),
+    })
+    .prefault({}),
   ci: z
     .object({
       kind: z.enum(["woodpecker", "github-actions", "none"]).default("woodpecker"),

@@ -90,6 +90,30 @@ export const issueRef = (project: string, number: number) => `${project}#${numbe
  * What an agent job runs: the prompt the Worker composed (the definition's body and the run's context), the
  * read-only tools its definition allows, and the safe outputs it may ask for (runner/agents/safe-outputs.ts).
  */
+/**
+ * A review run's pull request (the built-in `reviewer`): the runner fetches `ref`, checks out `headSha` (the
+ * commit CI passed; any other is refused), and writes the context files where the agent reads them and git
+ * does not look (`.conveyor/context/`, excluded in the worktree's own repository).
+ */
+/** Jobs are kept in a Durable Object's SQLite, whose rows stay under 2 MB: a longer diff is cut. */
+export const MAX_REVIEW_DIFF = 800_000;
+export const MAX_REVIEW_CONTEXT = 400_000;
+
+export const reviewCheckoutSchema = z.object({
+  pr: z.number().int().positive(),
+  /** `refs/heads/conveyor/<n>` for Conveyor's pull requests, the forge's `refs/pull/<n>/head` for others'. */
+  ref: z
+    .string()
+    .regex(/^refs\/(heads|pull)\/[A-Za-z0-9._/-]{1,200}$/)
+    .refine((ref) => !ref.includes("..") && !ref.endsWith(".lock"), "not a usable ref"),
+  headSha: sha,
+  /** `.conveyor/context/pull-request.json`: the pull request, its issue, the critic's earlier rounds. */
+  pullRequest: z.string().max(MAX_REVIEW_CONTEXT),
+  /** `.conveyor/context/diff.patch`: the diff against the base. */
+  diff: z.string().max(MAX_REVIEW_DIFF),
+});
+export type ReviewCheckout = z.infer<typeof reviewCheckoutSchema>;
+
 export const agentRunSchema = z.object({
   /** Names the run's worktree and HOME on the runner: no path separators, no dots. */
   runId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/),
@@ -98,6 +122,8 @@ export const agentRunSchema = z.object({
   tools: z.array(z.enum(AGENT_TOOLS)).max(AGENT_TOOLS.length),
   outputs: z.array(z.enum(OUTPUT_TYPES)).max(OUTPUT_TYPES.length),
   model: z.string().min(1).max(100).optional(),
+  /** Set for a review run: the worktree is the pull request's head, not the default branch. */
+  review: reviewCheckoutSchema.optional(),
 });
 export type AgentRun = z.infer<typeof agentRunSchema>;
 

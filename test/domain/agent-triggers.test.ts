@@ -131,6 +131,19 @@ describe("triggeredAgents", () => {
     );
     expect(triggeredAgents(overridden, "pull_request.synchronize").map((a) => a.name)).toEqual(["reviewer"]);
   });
+
+  it("a built-in's `on` where the project turned it on (the reviewer, for people's pull requests)", () => {
+    const names = (event: "pull_request.opened" | "pull_request.synchronize" | "issues.opened") =>
+      triggeredAgents(catalog, event, ["reviewer"]).map((a) => a.name);
+    expect(names("pull_request.opened")).toEqual(["pulls", "reviewer"]);
+    expect(names("pull_request.synchronize")).toEqual(["reviewer"]);
+    expect(names("issues.opened")).toEqual(["welcomer"]);
+    const disabled = agentCatalog(
+      BUILTIN_AGENTS,
+      new Map([[".conveyor/agents/reviewer.md", file("issues.opened", false)]]),
+    );
+    expect(triggeredAgents(disabled, "pull_request.opened", ["reviewer"])).toEqual([]);
+  });
 });
 
 describe("an event's run prompt", () => {

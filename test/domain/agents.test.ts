@@ -258,7 +258,7 @@ describe("safe outputs", () => {
     ],
     [
       "a review of another pull request",
-      { type: "submit_review", pr: 8, verdict: "APPROVE", body: "ok" },
+      { type: "submit_review", pr: 8, verdict: "APPROVE", summary: "ok", findings: [] },
       "a review only of the pull request the run is about (#none)",
     ],
   ])("rejects %s", (_name, request, reason) => {
@@ -272,7 +272,7 @@ describe("safe outputs", () => {
           { type: "comment", issue: 1, body: "hi" },
           { type: "add_labels", issue: 2, labels: ["underspecified"] },
           { type: "link_dependency", issue: 1, dependsOn: 2 },
-          { type: "submit_review", pr: 8, verdict: "REQUEST_CHANGES", body: "fix it" },
+          { type: "submit_review", pr: 8, verdict: "REQUEST_CHANGES", summary: "fix it", findings: [] },
           { type: "noop", reason: "nothing to do" },
         ],
         8,

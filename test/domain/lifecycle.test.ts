@@ -437,6 +437,21 @@ describe("CI", () => {
 });
 
 describe("critic", () => {
+  it("a runner's review (or its failure) of another head than the issue's is stale and refused", () => {
+    const review: LifecycleEvent = { type: "review", verdict: "APPROVE", summary: "ok", headSha: "old" };
+    expect(expectRejected(transition(at("awaiting_review"), review))).toBe(
+      `stale: the review is of old, the issue is at ${HEAD}`,
+    );
+    const failed: LifecycleEvent = { type: "review_failed", reason: "no review", headSha: "old" };
+    expect(expectRejected(transition(at("awaiting_review"), failed))).toMatch(/^stale: /);
+    expect(expectAccepted(transition(at("awaiting_review"), { ...review, headSha: HEAD })).next.state).toBe(
+      "merging",
+    );
+    expect(expectAccepted(transition(at("awaiting_review"), { ...failed, headSha: HEAD })).next.state).toBe(
+      "escalated",
+    );
+  });
+
   it("APPROVE merges; with protected paths it waits for a human first", () => {
     const merge = expectAccepted(transition(at("awaiting_review"), sample("review", "awaiting_review")));
     expect(merge.next.state).toBe("merging");

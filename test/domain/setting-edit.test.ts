@@ -15,6 +15,12 @@ describe("editSetting", () => {
     ["protectedPaths", '[".ci/**"]', { protectedPaths: [".ci/**"] }],
     ["sandbox.projectSettings", "true", { sandbox: { ...defaults.sandbox, projectSettings: true } }],
     ["labels", '{"backlog":"todo"}', { labels: { ...defaults.labels, backlog: "todo" } }],
+    ["critic.runsOn", "runner", { critic: { ...defaults.critic, runsOn: "runner" } }],
+    [
+      "critic.reviewHumanPullRequests",
+      "true",
+      { critic: { ...defaults.critic, reviewHumanPullRequests: true } },
+    ],
   ])("%s = %j", (key, value, changed) => {
     expect(editSetting(defaults, key, value)).toEqual({ ok: true, settings: { ...defaults, ...changed } });
   });
@@ -53,6 +59,7 @@ describe("editSetting", () => {
     ["parallel.x", "4", /^unknown setting parallel\.x;/],
     ["forgeToken", "x", /^forgeToken is part of the project's registration, not a setting/],
     ["repo", "a/b", /^repo is part of the project's registration/],
+    ["critic.runsOn", "laptop", /runsOn/],
   ])("refuses %s = %j", (key, value, reason) => {
     const edit = editSetting(defaults, key, value);
     expect(edit.ok).toBe(false);

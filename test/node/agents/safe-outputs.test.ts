@@ -6,6 +6,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { redactedOutput } from "../../../runner/agents/run.ts";
 import { SAFE_OUTPUTS_SERVER, safeOutputs } from "../../../runner/agents/safe-outputs.ts";
 import { claudeSession } from "../../../runner/drivers/claude-session.ts";
 import { Logger } from "../../../runner/log.ts";
@@ -88,5 +89,32 @@ describe("safe outputs in a sandboxed session", { timeout: 90_000 }, () => {
     expect(offered).toContain(tool("create_issue"));
     expect(offered).toContain(tool("comment"));
     expect(offered).not.toContain(tool("close_issue"));
+  });
+});
+
+describe("the outputs a run reports", () => {
+  it("carry none of the runner's secrets, in any text a review holds", () => {
+    const secrets = new Secrets();
+    secrets.add("tok-7f3a9c1e5b2d4680");
+    const review = redactedOutput(
+      {
+        type: "submit_review",
+        pr: 3,
+        verdict: "REQUEST_CHANGES",
+        summary: "The token tok-7f3a9c1e5b2d4680 is printed.",
+        findings: [
+          {
+            severity: "major",
+            file: "src/tok-7f3a9c1e5b2d4680.ts",
+            line: 1,
+            comment: "It logs tok-7f3a9c1e5b2d4680.",
+            inScope: true,
+          },
+        ],
+      },
+      (text) => secrets.redact(text),
+    );
+    expect(JSON.stringify(review)).not.toContain("tok-7f3a9c1e5b2d4680");
+    expect(review).toMatchObject({ type: "submit_review", pr: 3, verdict: "REQUEST_CHANGES" });
   });
 });

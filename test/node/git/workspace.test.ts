@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { writeReviewContext } from "../../../runner/agents/run.ts";
 import { GitError, git } from "../../../runner/git/exec.ts";
 import { PushRefusedError, PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
 import { running } from "../runner/support/processes.ts";
@@ -557,5 +558,42 @@ describe("agentWorktree", () => {
         /bad run id/,
       );
     }
+  });
+});
+
+describe("reviewWorktree", () => {
+  it("is the pull request's head fetched by its ref, with the review's context out of git's view", async () => {
+    const ws = workspace();
+    await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+    const before = (await upstream.sha("main")) ?? "";
+    const reviewed = await upstream.commit({ "src/c.txt": "c\n" }, "the pull request's change");
+    await git(["-C", upstream.path, "update-ref", "refs/pull/3/head", reviewed]);
+    await git(["-C", upstream.path, "update-ref", "refs/heads/main", before]);
+    await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+
+    const where = { repoKey: REPO, baseBranch: "main", ref: "refs/pull/3/head" };
+    const path = await ws.reviewWorktree({ ...where, runId: "run_r", headSha: reviewed });
+    expect(await head(path)).toBe(reviewed);
+    expect(await inWorktree(path, ["rev-parse", "--abbrev-ref", "HEAD"])).toBe("HEAD");
+    expect(await inWorktree(path, ["rev-parse", "origin/main"])).toBe(before);
+    await writeReviewContext(path, {
+      pr: 3,
+      ref: "refs/pull/3/head",
+      headSha: reviewed,
+      pullRequest: '{"number":3}',
+      diff: "+c\n",
+    });
+    expect(await readFile(join(path, ".conveyor/context/diff.patch"), "utf8")).toBe("+c\n");
+    expect(await inWorktree(path, ["status", "--porcelain"])).toBe("");
+
+    // The Worker recorded another head: the runner reviews nothing rather than the wrong commit.
+    await expect(ws.reviewWorktree({ ...where, runId: "run_s", headSha: before })).rejects.toThrow(
+      /nothing to review/,
+    );
+    await ws.removeAgentWorktree(REPO, "run_r");
+    await ws.removeAgentWorktree(REPO, "run_s");
+    expect(existsSync(path)).toBe(false);
+    const kept = await git(["for-each-ref", "refs/conveyor-reviews/"], { cwd: ws.mirrorPath(REPO) });
+    expect(kept.trim()).toBe("");
   });
 });

@@ -47,6 +47,7 @@ const schemas = {
     key: z.string(),
     answers: z.array(z.union([z.object({ report: z.unknown() }), z.object({ text: z.string() })])),
   }),
+  criticCalls: z.object({ key: z.string() }),
   pull: z.object({ repo: z.string(), number: z.number() }),
   apiCalls: z.object({ repo: z.string() }),
   rateLimit: z.object({ login: z.string(), used: z.number().int().min(0) }),
@@ -92,6 +93,10 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       const { key, answers } = schemas.critic.parse(body);
       critic.enqueue(key, answers);
       return { queued: answers.length };
+    },
+    "critic-calls": async (body) => {
+      const { key } = schemas.criticCalls.parse(body);
+      return { calls: critic.calls(key) };
     },
     "slow-merges": async (body) => {
       const { repo, ms } = schemas.slowMerges.parse(body);

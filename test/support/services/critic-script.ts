@@ -9,6 +9,12 @@ export type CriticAnswer = { report: unknown } | { text: string };
 
 export class CriticScript {
   private readonly queues = new Map<string, CriticAnswer[]>();
+  /** The critic requests seen per issue, answered or not: a test of the critic on a runner expects none. */
+  private readonly seen = new Map<string, number>();
+
+  calls(key: string): number {
+    return this.seen.get(key) ?? 0;
+  }
 
   enqueue(key: string, answers: CriticAnswer[]): void {
     this.queues.set(key, [...(this.queues.get(key) ?? []), ...answers]);
@@ -20,7 +26,9 @@ export class CriticScript {
     // The vault's classifier (src/vault/classifier.ts) is answered from the repository's `<repo>#vault` queue.
     const number =
       req.forcedTool === "vault_verdict" ? "vault" : /<issue number="(\d+)"/.exec(req.lastUserText)?.[1];
-    const queue = this.queues.get(`${repo}#${number}`);
+    const key = `${repo}#${number}`;
+    this.seen.set(key, this.calls(key) + 1);
+    const queue = this.queues.get(key);
     if (!queue || queue.length === 0) {
       return {
         error: { status: 500, type: "api_error", message: `no critic answer queued for ${repo}#${number}` },

@@ -1,0 +1,149 @@
+/**
+ * The reviewer on a runner, end to end: a person opens a pull request on the local forge, its webhook reaches
+ * the Worker (wrangler dev) of a project that has the reviewer review people's pull requests, the real runner
+ * checks out the pull request's head and runs the real Agent SDK binary in its sandbox against the scripted
+ * model stand-in; the session reads the diff from its context files and submits a review, which the Worker
+ * checks and posts on the forge once. The same for an issue's pull request, in a Worker with no model key.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEMO_SCRIPT } from "../../../demo/model-script.ts";
+import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
+import { PROJECT, REPO } from "../../../demo/scenario.ts";
+import { SAFE_OUTPUTS_SERVER } from "../../../runner/agents/safe-outputs.ts";
+import { bash, read, type ScriptRequest, text, use } from "../../support/model/script.ts";
+import { pushFiles } from "../../support/services/git-push.ts";
+
+const CHANGED_LINE = "export const shout = (s) => s.toUpperCase() + '!!';";
+
+let dataDir = "";
+let demo: Demo | undefined;
+/** What the session saw, as the stand-in's script read it from the tool results it was sent. */
+const seen = { diff: [] as string[], git: [] as string[] };
+
+const lastResult = (req: ScriptRequest) => req.toolResults.map((r) => r.text).join("\n");
+/** The run's prompt, wherever the SDK put it (the first user message). */
+const promptOf = (req: ScriptRequest) =>
+  req.messages
+    .map((m) =>
+      typeof m.content === "string" ? m.content : m.content.map((b) => String(b.text ?? "")).join(""),
+    )
+    .join("\n");
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "conveyor-reviewer-"));
+  demo = await startDemo({
+    dataDir,
+    model: { kind: "stand-in" },
+    settings: { critic: { runsOn: "runner", reviewHumanPullRequests: true } },
+    // The Worker holds no model key: the critic runs on the runner, for Conveyor's pull requests too.
+    workerModel: false,
+    script: [
+      {
+        when: /You are the reviewer of one pull request/,
+        steps: [
+          read(".conveyor/context/diff.patch"),
+          (req) => {
+            seen.diff.push(lastResult(req));
+            return bash("git status --porcelain; git rev-parse HEAD", "Where the worktree is");
+          },
+          (req) => {
+            seen.git.push(lastResult(req));
+            const pr = Number(/the working directory is pull request #(\d+) at/.exec(promptOf(req))?.[1]);
+            const diff = seen.diff.at(-1) ?? "";
+            // The person's change gets findings; Conveyor's (issue #6, a README line) is approved.
+            const shouting = diff.includes(CHANGED_LINE);
+            return use(`mcp__${SAFE_OUTPUTS_SERVER}__submit_review`, {
+              pr,
+              verdict: shouting ? "REQUEST_CHANGES" : diff.includes("README") ? "APPROVE" : "BLOCK",
+              summary: shouting
+                ? "Shouting adds two exclamation marks."
+                : "Says how to run one file's tests.",
+              findings: shouting
+                ? [
+                    {
+                      severity: "minor",
+                      file: "src/shout.js",
+                      line: 1,
+                      comment: "One exclamation mark is enough.",
+                      inScope: true,
+                    },
+                  ]
+                : [],
+            });
+          },
+          text("Reviewed."),
+        ],
+      },
+      // Issue #6's session, as the demo scripts it.
+      ...DEMO_SCRIPT,
+    ],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await demo?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function until<T>(what: string, check: () => Promise<T | null> | T | null, ms = 90_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+describe("the reviewer on a runner", { timeout: 180_000 }, () => {
+  it("reads the pull request's diff at its head and its review lands on the forge once", async () => {
+    if (!demo) throw new Error("no demo");
+    const { maintainer } = demo.sample.accounts;
+    const client = demo.sample.client(maintainer);
+    const head = await pushFiles({
+      cloneUrl: demo.sample.forge.cloneUrl(REPO, maintainer.token),
+      branch: "shout",
+      base: "main",
+      files: { "src/shout.js": `${CHANGED_LINE}\n` },
+      message: "Add shout",
+    });
+    const { number: pr } = await client.createPullRequest({
+      head: "shout",
+      base: "main",
+      title: "Add shout",
+      body: "Loud.",
+    });
+
+    const reviews = await until("the reviewer's review", async () => {
+      const found = await client.listReviews(pr);
+      return found.length > 0 ? found : null;
+    });
+    expect(reviews).toHaveLength(1);
+    expect(reviews[0]?.body).toContain("**Critic: REQUEST_CHANGES**");
+    expect(reviews[0]?.body).toContain("One exclamation mark is enough.");
+    // The session read the diff from its context files, at the pull request's head, with them out of git's view.
+    const at = seen.diff.findIndex((diff) => diff.includes(CHANGED_LINE));
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(seen.git[at]).toContain(head);
+    expect(seen.git[at]).not.toContain(".conveyor");
+  });
+
+  it("reviews Conveyor's pull request for its issue, and the issue merges with no model key in the Worker", async () => {
+    if (!demo) throw new Error("no demo");
+    const client = demo.sample.client(demo.sample.accounts.maintainer);
+    await client.addLabels(6, ["backlog"]);
+    const d1 = demo.d1;
+    const merged = await until(
+      "issue #6 merged",
+      () => d1.issues(PROJECT).find((issue) => issue.number === 6 && issue.state === "merged") ?? null,
+      120_000,
+    );
+    expect((await client.getIssue(6)).state).toBe("closed");
+    const reviews = await client.listReviews(merged.prNumber ?? 0);
+    expect(reviews.filter((r) => r.body.startsWith("**Critic: APPROVE**"))).toHaveLength(1);
+    expect(reviews[0]?.body).toContain("Says how to run one file's tests.");
+  });
+});

@@ -1,0 +1,283 @@
+/**
+ * The critic on a runner (`critic.runsOn: runner`): the issue's review is a run of the `reviewer` agent, which
+ * a runner completes with a `submit_review`; the Worker has no ANTHROPIC_API_KEY and calls no model. Real parts: the local forge with its
+ * CI, the Worker's Durable Objects, the runner API.
+ */
+
+import { env } from "cloudflare:test";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REVIEW_DELIVERERS } from "../../durable-objects/deliver-review.ts";
+import type { Deliverer } from "../../durable-objects/effects.ts";
+import type { IssueView } from "../../durable-objects/issue-do.ts";
+import { createForgeClient } from "../../src/forge/client/index.ts";
+import { projectStub } from "../../src/project-stub.ts";
+import type { Claim } from "../../src/runner-api/contract.ts";
+import { call, claim, complete, drain, jobsOf, newRunner, type Runner } from "./support/jobs.ts";
+import {
+  control,
+  firstPush,
+  GREEN_CI,
+  type Loop,
+  loopProject,
+  push,
+  services,
+  until,
+} from "./support/review.ts";
+import { deliver, pretty } from "./support/webhooks.ts";
+
+const ON_RUNNER = { critic: { runsOn: "runner" } };
+
+/** The issue waits for its review, and the reviewer's run waits for a runner. */
+const awaitingReview = (view: IssueView) =>
+  view.state === "awaiting_review" &&
+  !view.outbox.some((o) => o.channel === "effect:request_review" && o.pending > 0);
+
+/** The reviewer's job, as a runner claims it (the issue's own first job is taken by another runner first). */
+async function reviewerJob(loop: Loop, name: string): Promise<{ runner: Runner; claimed: Claim }> {
+  const runners = [await newRunner(`${name}-0`), await newRunner(`${name}-1`)];
+  for (const runner of runners) {
+    const claimed = await claim(runner, [loop.project]);
+    if (claimed?.job.kind === "agent") return { runner, claimed };
+  }
+  throw new Error("no reviewer job was queued");
+}
+
+const review = (pr: number, verdict: string, summary: string, findings: object[] = []) => ({
+  type: "submit_review",
+  pr,
+  verdict,
+  summary,
+  findings,
+});
+
+const criticCalls = (loop: Loop, number: number) =>
+  control<{ calls: number }>("critic-calls", { key: `${loop.repo}#${number}` }).then((r) => r.calls);
+
+const runOf = async (loop: Loop, runId: string) => {
+  const run = await projectStub(env, loop.project).agentRun(runId);
+  if (!run) throw new Error(`no run ${runId}`);
+  return run;
+};
+
+describe("the critic on a runner", () => {
+  // The Worker holds no model key: a project whose only model access is the runner's needs none.
+  const bindings = env as unknown as Record<string, unknown>;
+  const apiKey = bindings.ANTHROPIC_API_KEY;
+  beforeAll(() => {
+    delete bindings.ANTHROPIC_API_KEY;
+  });
+  afterAll(() => {
+    bindings.ANTHROPIC_API_KEY = apiKey;
+  });
+
+  it("reviews the head CI passed, and the issue moves on exactly once even when the completion comes twice", async () => {
+    const loop = await loopProject("rr-approve", ON_RUNNER);
+    const { number, sha } = await firstPush(loop, {
+      "src/parser.ts": "export const parse = (s: string) => s.split(',');\n",
+      "ci.sh": GREEN_CI,
+    });
+    const waiting = await until(loop, number, awaitingReview);
+    const pr = waiting.prNumber ?? 0;
+    // The request delivered again under its key (a lost acknowledgement) queues no second run.
+    const reviewJobs = async () => (await jobsOf(loop.project)).filter((j) => j.kind === "agent").length;
+    expect(await reviewJobs()).toBe(1);
+    const key = `${loop.project}#${number}:${waiting.history.find((h) => h.to === "awaiting_review" && h.event === "ci")?.seq}:0`;
+    const again = REVIEW_DELIVERERS.request_review as Deliverer<"request_review">;
+    expect(await again({ kind: "request_review" }, { env, key, issue: waiting })).toBeUndefined();
+    expect(await reviewJobs()).toBe(1);
+
+    const { runner, claimed } = await reviewerJob(loop, "rr-approve");
+    const agent = claimed.job.agent;
+    expect(agent).toMatchObject({ name: "reviewer", outputs: ["submit_review"] });
+    expect(agent?.review).toMatchObject({ pr, headSha: sha, ref: `refs/heads/conveyor/${number}` });
+    expect(agent?.review?.diff).toContain("+export const parse");
+    expect(JSON.parse(agent?.review?.pullRequest ?? "{}")).toMatchObject({
+      pullRequest: { number: pr, head: sha },
+      issue: { number, title: "Add the parser" },
+    });
+    expect(agent?.prompt).toContain(`the working directory is pull request #${pr} at ${sha}`);
+
+    const done = { phase: "done", outputs: [review(pr, "APPROVE", "Splits the input as asked.")] };
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    // Delivered twice (a lost answer): applied once.
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    await drain(loop.project);
+    await drain(loop.project);
+
+    const merged = await until(loop, number, (v) => v.state === "merged");
+    expect(merged.history.filter((h) => h.event === "review")).toHaveLength(1);
+    const reviews = await loop.forge.listReviews(pr);
+    expect(reviews.filter((r) => r.body.includes("**Critic: APPROVE**"))).toHaveLength(1);
+    // The Worker never asked a model: the review came from the runner.
+    expect(await criticCalls(loop, number)).toBe(0);
+    // Kept in the critic ledger like the Worker critic's, under the request's key.
+    const ledger = await env.DB.prepare(
+      "SELECT id, round, head_sha AS headSha, verdict FROM critic_reports WHERE project_id = ? AND number = ?",
+    )
+      .bind(loop.project, number)
+      .all();
+    expect(ledger.results).toEqual([{ id: key, round: 1, headSha: sha, verdict: "APPROVE" }]);
+    const run = await runOf(loop, agent?.runId ?? "");
+    expect(run.decisions?.map((d) => [d.status, d.applied ?? false])).toEqual([["accepted", true]]);
+  });
+
+  it("drops a review of a head that moved since: no review on the forge, the issue hears nothing", async () => {
+    const loop = await loopProject("rr-stale", ON_RUNNER);
+    const { number } = await firstPush(loop, {
+      "src/parser.ts": "export const parse = 1;\n",
+      "ci.sh": GREEN_CI,
+    });
+    const pr = (await until(loop, number, awaitingReview)).prNumber ?? 0;
+    const { runner, claimed } = await reviewerJob(loop, "rr-stale");
+    // A new push while the reviewer looked at the old head.
+    await push(loop, number, { "src/parser.ts": "export const parse = 2;\n" });
+
+    const done = { phase: "done", outputs: [review(pr, "APPROVE", "Fine.")] };
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    await drain(loop.project);
+    await drain(loop.project);
+
+    const run = await runOf(loop, claimed.job.agent?.runId ?? "");
+    expect(run.decisions?.[0]?.failed).toMatch(/^stale: the pull request's head is /);
+    expect(await loop.forge.listReviews(pr)).toEqual([]);
+    const view = await until(loop, number, () => true);
+    expect(view.state).toBe("awaiting_review");
+    expect(view.history.some((h) => h.event === "review" || h.event === "review_failed")).toBe(false);
+  });
+
+  it("a run without a valid review fails the review: escalated, never read as APPROVE", async () => {
+    const loop = await loopProject("rr-invalid", ON_RUNNER);
+    const { number } = await firstPush(loop, {
+      "src/parser.ts": "export const parse = 1;\n",
+      "ci.sh": GREEN_CI,
+    });
+    const pr = (await until(loop, number, awaitingReview)).prNumber ?? 0;
+    const { runner, claimed } = await reviewerJob(loop, "rr-invalid");
+
+    // A malformed review never passes the runner API's boundary.
+    const malformed = { phase: "done", outputs: [review(pr, "LGTM", "Ship it.")] };
+    expect((await complete(runner, claimed, malformed)).status).toBe(400);
+    // A review of another pull request is refused by the checks, which leaves the run without a review.
+    const elsewhere = { phase: "done", outputs: [review(pr + 100, "APPROVE", "Ship it.")] };
+    expect((await complete(runner, claimed, elsewhere)).status).toBe(204);
+    await drain(loop.project);
+    await drain(loop.project);
+
+    const escalated = await until(loop, number, (v) => v.state === "escalated");
+    expect(escalated.reason).toContain("a review only of the pull request the run is about");
+    expect(escalated.history.filter((h) => h.event === "review_failed")).toHaveLength(1);
+    expect(escalated.history.some((h) => h.event === "review")).toBe(false);
+    expect(await loop.forge.listReviews(pr)).toEqual([]);
+    expect(await criticCalls(loop, number)).toBe(0);
+  });
+
+  it("a reviewer run that fails for good fails the review once", async () => {
+    const loop = await loopProject("rr-failed", ON_RUNNER);
+    const { number } = await firstPush(loop, {
+      "src/parser.ts": "export const parse = 1;\n",
+      "ci.sh": GREEN_CI,
+    });
+    await until(loop, number, awaitingReview);
+    const { runner, claimed } = await reviewerJob(loop, "rr-failed");
+    const failed = { leaseToken: claimed.leaseToken, error: "the model refused", retryable: false };
+    expect((await call(runner, `jobs/${claimed.job.id}/fail`, failed)).status).toBe(204);
+    expect((await call(runner, `jobs/${claimed.job.id}/fail`, failed)).status).toBe(204);
+    await drain(loop.project);
+
+    const escalated = await until(loop, number, (v) => v.state === "escalated");
+    expect(escalated.reason).toBe(
+      "the critic failed: the reviewer's run failed: runner failed: the model refused",
+    );
+    expect(escalated.history.filter((h) => h.event === "review_failed")).toHaveLength(1);
+  });
+});
+
+const PULL = JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request.opened.json"] ?? "{}");
+
+/** A pull request event as the forge sends it: `author` opened it, `sender` caused this event. */
+function pullEvent(loop: Loop, action: string, pull: { number: number; author: string; sender: string }) {
+  const person = (login: string) => ({ ...PULL.pull_request.user, login, username: login });
+  return deliver(
+    loop.project,
+    { forge: "forgejo", event: { grouped: "pull_request", type: "pull_request" } },
+    pretty({
+      ...PULL,
+      action,
+      number: pull.number,
+      pull_request: { ...PULL.pull_request, number: pull.number, user: person(pull.author), merged: false },
+      repository: { ...PULL.repository, full_name: loop.repo },
+      sender: person(pull.sender),
+    }),
+  );
+}
+
+describe("the reviewer on people's pull requests", () => {
+  it("reviews a person's pull request at its head, once, with a forge review only; Conveyor's are the critic's", async () => {
+    const loop = await loopProject("rr-human", { critic: { reviewHumanPullRequests: true } });
+    const alice = await control<{ login: string; token: string }>("user", {
+      repo: loop.repo,
+      login: "alice-rr",
+      level: "write",
+    });
+    const head = await push(
+      loop,
+      0,
+      { "src/shout.js": "export const shout = (s) => s + '!!';\n" },
+      {
+        branch: "shout",
+      },
+    );
+    const forge = createForgeClient({
+      forge: "forgejo",
+      apiUrl: services.forgeApiUrl,
+      repo: loop.repo,
+      token: alice.token,
+    });
+    const { number: pr } = await forge.createPullRequest({
+      head: "shout",
+      base: "main",
+      title: "Shout",
+      body: "",
+    });
+
+    // Conveyor's own pull request, pushed to by its runner's account: not this reviewer's.
+    await push(loop, 77, { "src/other.js": "export {};\n" });
+    const ours = await loop.forge.createPullRequest({
+      head: "conveyor/77",
+      base: "main",
+      title: "#77",
+      body: "",
+    });
+    const sync = { number: ours.number, author: "conveyor", sender: "conveyor-runner" };
+    expect((await pullEvent(loop, "synchronized", sync)).status).toBe(202);
+    const opened = { number: pr, author: alice.login, sender: alice.login };
+    expect((await pullEvent(loop, "opened", opened)).status).toBe(202);
+
+    const runner = await newRunner("rr-human-0");
+    const claimed = await claim(runner, [loop.project]);
+    const agent = claimed?.job.agent;
+    expect(agent).toMatchObject({ name: "reviewer" });
+    expect(agent?.review).toMatchObject({ pr, headSha: head, ref: `refs/pull/${pr}/head` });
+    expect(agent?.review?.diff).toContain("+export const shout");
+    // One run only: none for Conveyor's pull request.
+    expect(await claim(await newRunner("rr-human-1"), [loop.project])).toBeNull();
+    if (!claimed) return;
+
+    const finding = {
+      severity: "minor",
+      file: "src/shout.js",
+      line: 1,
+      comment: "One is enough.",
+      inScope: true,
+    };
+    const done = { phase: "done", outputs: [review(pr, "REQUEST_CHANGES", "Too loud.", [finding])] };
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    await drain(loop.project);
+    await drain(loop.project);
+
+    const reviews = await forge.listReviews(pr);
+    expect(reviews.map((r) => r.body.split("\n")[0])).toEqual(["**Critic: REQUEST_CHANGES**"]);
+    expect((await runOf(loop, agent?.runId ?? "")).decisions?.[0]).toMatchObject({ applied: true });
+  });
+});
