@@ -15,6 +15,7 @@ import { agentList, agentRun, agentShow } from "./commands/agent.ts";
 import { abandon, approve, issueList, issueShow, retry } from "./commands/issue.ts";
 import { projectAdd, projectList, projectRemove, projectSet, projectShow } from "./commands/project.ts";
 import { runnerRevoke, runnerToken, status } from "./commands/status.ts";
+import { vaultApprove, vaultList, vaultReject } from "./commands/vault.ts";
 import { secretSetting } from "./secrets.ts";
 
 const COMMANDS: Command[] = [
@@ -34,6 +35,9 @@ const COMMANDS: Command[] = [
   agentList,
   agentRun,
   agentShow,
+  vaultList,
+  vaultApprove,
+  vaultReject,
 ];
 
 const GLOBAL_OPTIONS = {

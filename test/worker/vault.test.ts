@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { VaultItem } from "../../src/domain/vault.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { VaultItemView } from "../../src/vault/queries.ts";
+import { formFields, page, post, sessionCookie } from "./dashboard-support.ts";
 import { control, critic, firstPush, type Loop, loopProject, report, until } from "./support/review.ts";
 import { commentDelivery, OPERATOR } from "./support/webhooks.ts";
 
@@ -248,6 +249,26 @@ describe("a merge held for protected paths", () => {
     await commentDelivery(loop, number, "maintainer", `/conveyor approve ${itemId}`);
     await until(loop, number, (v) => v.state === "merged");
     expect((await loop.forge.getPullRequest(held.prNumber ?? 0)).merged).toBe(true);
+  });
+
+  it("the dashboard lists it and its form decides it; a post without the CSRF token changes nothing", async () => {
+    const loop = await loopProject("vault-dashboard");
+    const { number, itemId } = await heldMerge(loop);
+    const cookie = await sessionCookie();
+    const html = await (await page("/dashboard/approvals", cookie)).text();
+    expect(html).toContain(`${itemId} Merge pull request #`);
+    const action = `/dashboard/projects/${loop.project}/vault/${itemId}`;
+    const fields = formFields(html, action);
+    const forged = await post(action, cookie, { ...fields, csrf: "", decision: "approve" });
+    expect(forged.status).toBe(403);
+    expect((await projectStub(env, loop.project).vaultItem(itemId))?.state).toBe("pending");
+
+    const res = await post(action, cookie, { ...fields, decision: "reject", reason: "not this week" });
+    expect(res.status).toBe(303);
+    const item = await projectStub(env, loop.project).vaultItem(itemId);
+    expect(item?.audit.at(-1)).toMatchObject({ action: "rejected", by: "operator", reason: "not this week" });
+    const view = await until(loop, number, (v) => v.state === "abandoned");
+    expect(view.reason).toBe("the merge was rejected by operator: not this week");
   });
 
   it("expires unanswered on the project's alarm: the issue is abandoned, saying so", async () => {
