@@ -16,6 +16,8 @@ export default defineConfig(async () => {
   );
   return {
     test: {
+      // Most files wait on processes, sockets and timers rather than a core: two at once on CI's 2 cores.
+      maxWorkers: 2,
       projects: [
         {
           plugins: [

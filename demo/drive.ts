@@ -5,10 +5,11 @@
  */
 
 import { z } from "zod";
+import { FactoryAgents } from "./agents.ts";
 import type { Transition } from "./local-d1.ts";
 import type { Demo } from "./orchestrator.ts";
 import { LABELS } from "./project.ts";
-import { FALLBACK_REPLY, ISSUES, PROJECT, type SampleIssue } from "./scenario.ts";
+import { FALLBACK_REPLY, ISSUES, PLANNED, PROJECT, type SampleIssue } from "./scenario.ts";
 
 const POLL_MS = 200;
 /** Longer than an edge takes from its Durable Object to D1. */
@@ -27,6 +28,10 @@ const WAITING_FOR_HUMAN = new Set(["escalated", "awaiting_approval"]);
 export type Reply = { number: number; at: number; text: string };
 export type ScenarioRun = {
   startedAt: number;
+  /** The issues it followed: the scenario's, and the planner's once queued. */
+  issues: SampleIssue[];
+  /** The gardener's and the planner's runs (when asked for). */
+  agents: FactoryAgents | null;
   transitions: Transition[];
   replies: Reply[];
   /** Pull requests a maintainer approved for a merge that waited for a human. */
@@ -42,6 +47,8 @@ export type DriveOptions = {
   replyToAny: boolean;
   /** The issues to label (all of the scenario's by default). */
   issues?: readonly SampleIssue[];
+  /** Run the gardener and the planner beside the assembly line, and queue the planner's issue. */
+  agents?: boolean;
   /** Around posting a reply (`post`): e.g. with the Worker down, so that only reconciliation sees it. */
   aroundReply?: (number: number, post: () => Promise<void>) => Promise<void>;
 };
@@ -52,12 +59,16 @@ export class ScenarioTimeout extends Error {
 
 export async function runScenario(demo: Demo, options: DriveOptions): Promise<ScenarioRun> {
   const { print } = options;
-  const issues = options.issues ?? ISSUES;
+  const issues = [...(options.issues ?? ISSUES)];
   const aroundReply = options.aroundReply ?? ((_: number, post: () => Promise<void>) => post());
   const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
   const startedAt = Date.now();
   const run: ScenarioRun = {
     startedAt,
+    issues,
+    agents: options.agents
+      ? new FactoryAgents(demo, (line) => print(`${stamp(startedAt, Date.now())}  ${line}`))
+      : null,
     transitions: [],
     replies: [],
     approvals: [],
@@ -68,10 +79,17 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
   const answered = new Set<number>();
   const deadline = run.startedAt + options.timeoutMs;
 
-  for (const issue of issues) await maintainer.addLabels(issue.number, [LABELS.backlog]);
-  print(
-    `${stamp(run.startedAt, Date.now())}  maintainer labels ${issues.map((i) => `#${i.number}`).join(" ")} ${LABELS.backlog}`,
-  );
+  const queue = async (batch: readonly SampleIssue[]) => {
+    for (const issue of batch) await maintainer.addLabels(issue.number, [LABELS.backlog]);
+    print(
+      `${stamp(run.startedAt, Date.now())}  maintainer labels ${batch.map((i) => `#${i.number}`).join(" ")} ${LABELS.backlog}`,
+    );
+  };
+  /** Issues the maintainer queues later (`queueWhen`), and held pull requests not yet approved (`approveAfter`). */
+  const later = new Set(issues.filter((issue) => issue.queueWhen));
+  const held = new Set<SampleIssue>();
+  await run.agents?.fileGroomable();
+  await queue(issues.filter((issue) => !later.has(issue)));
 
   for (;;) {
     for (const edge of run.nextEdges()) {
@@ -89,27 +107,44 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
         answered.add(edge.number);
         print(`${stamp(run.startedAt, Date.now())}  maintainer replies on #${edge.number}: "${text}"`);
       }
-      const approval =
-        edge.to === "awaiting_approval" && edge.from !== "awaiting_approval"
-          ? approvalOf(edge.number, run.approvals)
-          : undefined;
-      if (approval) {
-        const pr = await pullRequestOf(demo, edge.number);
-        await maintainer.createReview(pr, { event: "APPROVE", body: approval });
-        run.approvals.push({ number: edge.number, at: Date.now(), text: approval });
-        answered.add(edge.number);
-        print(
-          `${stamp(run.startedAt, Date.now())}  maintainer approves pull request #${pr} of #${edge.number}: "${approval}"`,
-        );
+      const sample = issues.find((issue) => issue.number === edge.number);
+      if (sample && edge.to === "awaiting_approval" && edge.from !== "awaiting_approval") held.add(sample);
+    }
+    const planned = await run.agents?.step();
+    if (planned) {
+      issues.push(planned);
+      titles.set(planned.number, planned.title);
+    }
+    for (const issue of later) {
+      if (issue.queueWhen && state.get(issue.queueWhen.issue) === issue.queueWhen.state) {
+        later.delete(issue);
+        await queue([issue]);
       }
+    }
+    for (const issue of held) {
+      if (issue.approveAfter !== undefined && state.get(issue.approveAfter) !== "merged") continue;
+      held.delete(issue);
+      const approval = approvalOf(issue.number, run.approvals);
+      if (!approval) continue;
+      const pr = await pullRequestOf(demo, issue.number);
+      await maintainer.createReview(pr, { event: "APPROVE", body: approval });
+      run.approvals.push({ number: issue.number, at: Date.now(), text: approval });
+      answered.add(issue.number);
+      print(
+        `${stamp(run.startedAt, Date.now())}  maintainer approves pull request #${pr} of #${issue.number}: "${approval}"`,
+      );
     }
     const open = issues.filter((issue) => {
       const now = state.get(issue.number) ?? "new";
-      return !TERMINAL.has(now) && !(WAITING_FOR_HUMAN.has(now) && !answered.has(issue.number));
+      const waits = WAITING_FOR_HUMAN.has(now) && !answered.has(issue.number) && !held.has(issue);
+      return !TERMINAL.has(now) && !waits;
     });
-    if (open.length === 0) return run;
+    if (open.length === 0 && !run.agents?.busy) return run;
     if (Date.now() > deadline) {
-      const where = open.map((i) => `#${i.number} ${state.get(i.number) ?? "new"}`).join(", ");
+      const where = [
+        ...open.map((i) => `#${i.number} ${state.get(i.number) ?? "new"}`),
+        ...(run.agents?.busy ? ["the gardener's and the planner's runs"] : []),
+      ].join(", ");
       throw new ScenarioTimeout(`timed out after ${options.timeoutMs / 1000} s; still moving: ${where}`);
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -190,7 +225,7 @@ const MEANING: Record<string, string> = {
 };
 
 const titles = new Map(ISSUES.map((issue) => [issue.number, issue.title]));
-const TITLE_WIDTH = Math.max(...ISSUES.map((issue) => issue.title.length));
+const TITLE_WIDTH = Math.max(...[...ISSUES, PLANNED].map((issue) => issue.title.length));
 
 function describe(edge: Transition, startedAt: number): string {
   const move = `${edge.from} → ${edge.to}`;

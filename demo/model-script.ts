@@ -3,6 +3,8 @@
  * sample repository, run its tests, commit and write the phase file) and the critic's forced `report`.
  * Every decision is read from the request, so the script holds no state and survives resumed sessions.
  */
+import { readFileSync } from "node:fs";
+import { SAFE_OUTPUTS_SERVER } from "../runner/agents/safe-outputs.ts";
 import type { CriticReport, Finding } from "../src/critic/report.ts";
 import {
   bash,
@@ -14,6 +16,7 @@ import {
   use,
   write,
 } from "../test/support/model/script.ts";
+import { GROOMING, PLANNED } from "./scenario.ts";
 
 const phase = (line: string) => `printf '${line}\\n' > "$CONVEYOR_PHASE_FILE"`;
 const commitAndWait = (message: string) =>
@@ -141,6 +144,51 @@ set -e
 node --test --test-reporter=spec
 `;
 
+const SAMPLE_README = readFileSync(new URL("./sample-repo/README.md", import.meta.url), "utf8");
+/** The README's line about CI, as #5 and #6 each change it (the same line: their pull requests conflict). */
+const README_CI =
+  "`sh ci.sh` runs every test with `node --test` (no dependencies to install); CI runs the same script on each";
+const README_CI_NAMED =
+  "`sh ci.sh` runs every test with `node --test --test-reporter=spec`, naming each one (no dependencies to install); CI runs the same script on each";
+const README_ONE_FILE =
+  "`sh ci.sh` runs every test with `node --test` (no dependencies to install; `node --test test/<name>.test.js` runs one file); CI runs the same script on each";
+const README_BOTH =
+  "`sh ci.sh` runs every test with `node --test --test-reporter=spec`, naming each one (no dependencies to install; `node --test test/<name>.test.js` runs one file); CI runs the same script on each";
+
+// --- the planner's gap: truncate --------------------------------------------------------------------------
+
+const TRUNCATE = `/** Cuts text longer than max characters to its first max - 1 and an ellipsis. */
+export function truncate(text, max) {
+  return text.length <= max ? text : \`\${text.slice(0, max - 1)}…\`;
+}
+`;
+
+const TRUNCATE_TEST = `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { truncate } from "../src/truncate.js";
+
+test("cuts long text to max characters, the last an ellipsis", () => {
+  assert.equal(truncate("Hello, World!", 6), "Hello…");
+});
+
+test("keeps text that fits", () => {
+  assert.equal(truncate("Hello", 5), "Hello");
+});
+`;
+
+// --- the gardener and the planner -------------------------------------------------------------------------
+
+const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
+
+const groom: Turn[] = GROOMING.flatMap(({ number, gardener }) =>
+  gardener
+    ? [
+        use(tool("comment"), { issue: number, body: gardener.comment }),
+        use(tool("add_labels"), { issue: number, labels: [gardener.label] }),
+      ]
+    : [],
+);
+
 // --- the critic ---------------------------------------------------------------------------------------------
 
 const report = (verdict: CriticReport["verdict"], summary: string, findings: Finding[] = []): Turn =>
@@ -248,9 +296,57 @@ export const DEMO_SCRIPT: Rule[] = [
     steps: [
       bash("cat ci.sh", "Read CI's script"),
       write("ci.sh", CI_SCRIPT),
+      edit("README.md", README_CI, README_CI_NAMED),
       runTests,
       commitAndWait("CI: name every test in the log (#5)"),
       text("ci.sh runs the tests with the spec reporter now, so the log names every test."),
+    ],
+  },
+  {
+    // The update job: #6 changed the same README line meanwhile. Both changes kept.
+    when: continues(5),
+    steps: [
+      bash(`git merge --no-edit origin/main || git diff --name-only --diff-filter=U`, "Merge main in"),
+      bash("cat README.md", "Read the conflict"),
+      write("README.md", SAMPLE_README.replace(README_CI, README_BOTH)),
+      runTests,
+      commitAndWait("Merge main into conveyor/5: keep the spec reporter and the one-file hint (#5)"),
+      text("Merged main: the README line now says both how tests are named and how to run one file."),
+    ],
+  },
+  {
+    when: implement(6),
+    steps: [
+      bash("cat README.md", "Read the README"),
+      edit("README.md", README_CI, README_ONE_FILE),
+      runTests,
+      commitAndWait("README: how to run one test file (#6)"),
+      text("The README's line about ci.sh now says how to run one file's tests."),
+    ],
+  },
+  {
+    when: /Title: Add truncate\(text, max\)/,
+    steps: [
+      write("src/truncate.js", TRUNCATE),
+      write("test/truncate.test.js", TRUNCATE_TEST),
+      runTests,
+      commitAndWait("Add truncate, a gap the planner found"),
+      text("truncate is in src/truncate.js with tests; they pass."),
+    ],
+  },
+  {
+    when: /You are the gardener/,
+    steps: [
+      ...groom,
+      text("Groomed: one duplicate for a maintainer to close, one issue without acceptance criteria."),
+    ],
+  },
+  {
+    when: /You are the planner/,
+    steps: [
+      use("Glob", { pattern: "src/*.js" }),
+      use(tool("create_issue"), { title: PLANNED.title, body: PLANNED.body }),
+      text(`Filed the largest gap: ${PLANNED.title}.`),
     ],
   },
   { forced: "report", when: /<issue number="1"/, steps: [reviewSlugify] },

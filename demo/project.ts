@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import { AGENT_LABELS } from "../src/agents/labels.ts";
 import { createForgeClient } from "../src/forge/client/index.ts";
 import { settingsSchema } from "../src/projects/config.ts";
 import { PROJECT, PROTECTED_PATHS, REPO } from "./scenario.ts";
@@ -68,7 +69,7 @@ export async function connectProject(link: ProjectLink): Promise<void> {
     repo: REPO,
     token: link.forgeToken,
   });
-  await forge.ensureLabels(Object.values(LABELS));
+  await forge.ensureLabels([...Object.values(LABELS), ...AGENT_LABELS]);
   await forge.createWebhook({
     url: `${link.workerUrl}/hooks/${PROJECT}`,
     secret: webhookSecret,

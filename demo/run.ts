@@ -8,9 +8,10 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { agentDeviations } from "./agents.ts";
 import { follow, runScenario, type ScenarioRun, ScenarioTimeout } from "./drive.ts";
 import { type Demo, type ModelChoice, startDemo } from "./orchestrator.ts";
-import { ISSUES, PROJECT } from "./scenario.ts";
+import { GROOMING, ISSUES, PLANNED, PROJECT } from "./scenario.ts";
 import { deviations, outcomes, summaryTable } from "./summary.ts";
 
 const env = z
@@ -36,6 +37,9 @@ console.log(
   `Conveyor demo: ${ISSUES.length} issues, ${model.kind === "stand-in" ? "the scripted stand-in model" : "the real model"}.`,
 );
 for (const issue of ISSUES) console.log(`  #${issue.number} ${issue.title}: ${issue.story}`);
+console.log(
+  `  and beside them: the gardener grooms ${GROOMING.map((i) => `#${i.number}`).join(" ")}; the planner files "${PLANNED.title}" from VISION.md: ${PLANNED.story}`,
+);
 console.log("Starting the forge, the Worker, the model and a runner …");
 const demo = await startDemo({ dataDir, model });
 /** Until the scenario ends as designed, state and logs are kept for a look. */
@@ -54,11 +58,16 @@ try {
     print: (line) => console.log(line),
     timeoutMs: env.DEMO_TIMEOUT_SECONDS * 1000,
     replyToAny: model.kind === "anthropic",
+    agents: true,
   });
   const results = await outcomes(demo, run);
   console.log(`\nEvery issue settled in ${((Date.now() - run.startedAt) / 1000).toFixed(1)} s.\n`);
   console.log(summaryTable(results));
-  const problems = deviations(results, model.kind === "stand-in");
+  const exact = model.kind === "stand-in";
+  const problems = [
+    ...deviations(results, exact),
+    ...(run.agents ? await agentDeviations(demo, run.agents, exact) : []),
+  ];
   for (const problem of problems) console.log(`NOT AS DESIGNED: ${problem}`);
   if (problems.length === 0) console.log("\nEvery issue ended as designed.");
   failed = problems.length > 0;

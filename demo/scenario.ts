@@ -30,6 +30,10 @@ export type SampleIssue = {
   reply?: string;
   /** What a maintainer says approving the pull request, when it waits for a human (a protected path). */
   approval?: string;
+  /** The maintainer gets to the held pull request only once this issue merged. */
+  approveAfter?: number;
+  /** The maintainer queues the issue only once another reached a state (all others are queued at the start). */
+  queueWhen?: { issue: number; state: string };
 };
 
 export const ISSUES: readonly SampleIssue[] = [
@@ -80,13 +84,80 @@ export const ISSUES: readonly SampleIssue[] = [
     title: "Name every test in CI's log",
     body: [
       "CI's log only counts the tests. Make `ci.sh` run `node --test --test-reporter=spec`, so that a failing",
-      "run names its test.",
+      "run names its test, and say so in the README.",
     ].join("\n"),
-    story: "changes CI's own script: merged only once a maintainer approves the pull request",
-    design: { state: "merged", iterations: 1, ciAttempts: 1, criticRounds: 1, escalations: 0 },
+    story:
+      "changes CI's own script: held for a maintainer, whose approval comes after #6 changed the same README line; the same session resolves the conflict, and the new head is approved again",
+    design: { state: "merged", iterations: 2, ciAttempts: 2, criticRounds: 2, escalations: 0 },
     approval: "Checked the new ci.sh: it still runs every test. Approved.",
+    approveAfter: 6,
+  },
+  {
+    number: 6,
+    title: "Say how to run one test file",
+    body: "Say in the README's line about `ci.sh` how to run the tests of one file.",
+    story: "queued once #5 waits for its approval, edits the README line #5 edits, merged first",
+    design: { state: "merged", iterations: 1, ciAttempts: 1, criticRounds: 1, escalations: 0 },
+    queueWhen: { issue: 5, state: "awaiting_approval" },
   },
 ];
+
+/**
+ * Issues a teammate filed and nobody queued: the gardener's to groom. Each with what the gardener does to it:
+ * the newer of two duplicates is labelled for a human, the one without acceptance criteria `underspecified`.
+ */
+export type GroomedIssue = {
+  number: number;
+  title: string;
+  body: string;
+  /** The gardener's comment and label, when it has something to say. */
+  gardener?: { comment: string; label: string };
+};
+
+export const GROOMING: readonly GroomedIssue[] = [
+  {
+    number: 7,
+    title: "Add wordCount(text)",
+    body: 'Add `wordCount(text)` in `src/word-count.js`, built on `words`: `wordCount("Hello, big world")` is 3. With tests.',
+  },
+  {
+    number: 8,
+    title: "A function that counts words",
+    body: "It would be handy to know how many words a text has.",
+    gardener: {
+      comment:
+        "Looks like a duplicate of #7, which asks for the same change with an example. A maintainer, please close one.",
+      label: "needs-human",
+    },
+  },
+  {
+    number: 9,
+    title: "Make the helpers nicer",
+    body: "The helpers could be nicer to use.",
+    gardener: {
+      comment:
+        "What should change, in which helper, and how will we know it is done? Please add acceptance criteria (an example call and its result).",
+      label: "underspecified",
+    },
+  },
+];
+
+/**
+ * The gap the planner finds between the sample's VISION.md and its code, filed labelled `vision`: once the
+ * maintainer labels it `backlog` it takes the assembly line like the others. Its number is the forge's.
+ */
+export const PLANNED: Omit<SampleIssue, "number"> = {
+  title: "Add truncate(text, max)",
+  body: [
+    "VISION.md promises truncation for display; textkit has none.",
+    "",
+    "Add `truncate(text, max)` in `src/truncate.js`: text longer than `max` characters becomes its first",
+    '`max - 1` characters and `…`; shorter text is returned as is. `truncate("Hello, World!", 6)` is `"Hello…"`.',
+    "With tests.",
+  ].join("\n"),
+  story: "filed by the planner from VISION.md, labelled backlog by the maintainer, straight through",
+  design: { state: "merged", iterations: 1, ciAttempts: 1, criticRounds: 1, escalations: 0 },
+};
 
 /** Paths whose change waits for a human: the defaults, and the sample's own CI script. */
 export const PROTECTED_PATHS = [...DEFAULT_PROTECTED_PATHS, "ci.sh"];

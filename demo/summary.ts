@@ -7,7 +7,7 @@ import { parseDependencies } from "../src/domain/dependencies.ts";
 import type { ScenarioRun } from "./drive.ts";
 import type { Transition } from "./local-d1.ts";
 import type { Demo } from "./orchestrator.ts";
-import { ISSUES, PROJECT, REPO, type SampleIssue } from "./scenario.ts";
+import { PROJECT, REPO, type SampleIssue } from "./scenario.ts";
 
 export type IssueOutcome = {
   issue: SampleIssue;
@@ -51,7 +51,7 @@ export async function outcomes(demo: Demo, run: ScenarioRun): Promise<IssueOutco
   const rows = new Map(demo.d1.issues(PROJECT).map((row) => [row.number, row]));
   const costs = demo.d1.costs(PROJECT);
   const merged = (await pullRequests(demo)).filter((pull) => pull.merged);
-  return ISSUES.map((issue) => {
+  return run.issues.map((issue) => {
     const row = rows.get(issue.number);
     const edges = run.transitions.filter((t) => t.number === issue.number);
     const count = (match: (edge: Transition) => boolean) => edges.filter(match).length;

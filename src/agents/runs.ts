@@ -10,6 +10,7 @@ import { projectStub } from "../project-stub.ts";
 import { budgetLimits } from "../projects/config.ts";
 import { openMirroredIssues } from "../projects/mirror.ts";
 import { clientOf, type Project, type Registered } from "../projects/store.ts";
+import { recentActivity } from "./activity.ts";
 import { BUILTIN_AGENTS } from "./builtin.generated.ts";
 import { AGENTS_DIR, agentCatalog, type Catalog, MAX_REPOSITORY_AGENTS } from "./catalog.ts";
 import { agentPrompt, MAX_CONTEXT_ISSUES } from "./context.ts";
@@ -60,8 +61,11 @@ export async function agentRunRequest(
   event?: EventRun,
 ): Promise<AgentRunRequest> {
   const { settings } = project;
-  const issues = await openMirroredIssues(env, project.id, MAX_CONTEXT_ISSUES);
-  const context = { project: project.id, repo: project.repo, trigger, issues };
+  const [issues, activity] = await Promise.all([
+    openMirroredIssues(env, project.id, MAX_CONTEXT_ISSUES),
+    recentActivity(env, project.id, Date.now()),
+  ]);
+  const context = { project: project.id, repo: project.repo, trigger, issues, activity };
   const prompt = agentPrompt(definition, event ? { ...context, subject: event.subject } : context);
   const runId = event?.runId ?? newRunId();
   return {

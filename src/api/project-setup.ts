@@ -4,6 +4,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
+import { AGENT_LABELS } from "../agents/labels.ts";
 import type { Env } from "../env.ts";
 import { ForgeError, type LabelSpec } from "../forge/client/index.ts";
 import { projectIdSchema } from "../projects/config.ts";
@@ -36,21 +37,6 @@ const setupRequest = z.object({
   /** Where the forge delivers: `<the Worker's public URL>/hooks/<project>`. */
   webhookUrl: z.url({ protocol: /^https?$/ }),
 });
-
-const AGENT_LABELS: LabelSpec[] = [
-  { name: "prediction/unreviewed", color: "bfd4f2", description: "Filed by the predictor; not triaged yet" },
-  {
-    name: "prediction/backlog",
-    color: "bfd4f2",
-    description: "A prediction the planner accepted as later work",
-  },
-  { name: "action", color: "0052cc", description: "A prediction the planner accepted as work to do" },
-  {
-    name: "vision",
-    color: "d4c5f9",
-    description: "A gap to the vision, filed by the planner: a maintainer promotes it",
-  },
-];
 
 function labelSpecs(project: Project): LabelSpec[] {
   const { labels } = project.settings;

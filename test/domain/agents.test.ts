@@ -364,6 +364,26 @@ describe("a run's prompt", () => {
     expect(inside).toContain("a &amp; b");
   });
 
+  it("adds recent activity as data, each reason cut short", () => {
+    const activity = [
+      {
+        number: 3,
+        from: "running",
+        to: "escalated",
+        event: "phase",
+        reason: "x".repeat(1_000),
+        at: "2026-11-20T00:00:00.000Z",
+      },
+      { number: 4, from: "merging", to: "merged", event: "merge_confirmed", at: "2026-11-19T00:00:00.000Z" },
+    ];
+    const prompt = agentPrompt({ prompt: "Predict." }, { ...context([]), activity });
+    const json = prompt.slice(prompt.indexOf("<recent-activity>") + 17, prompt.indexOf("</recent-activity>"));
+    const listed = JSON.parse(json) as { number: number; reason?: string }[];
+    expect(listed.map((e) => e.number)).toEqual([3, 4]);
+    expect(listed[0]?.reason?.length).toBeLessThan(400);
+    expect(agentPrompt({ prompt: "Groom." }, context([]))).not.toContain("<recent-activity>");
+  });
+
   it("is bounded: at most MAX_CONTEXT_ISSUES issues, each body cut at MAX_ISSUE_BODY", () => {
     const many = Array.from({ length: MAX_CONTEXT_ISSUES + 5 }, (_, i) => issue(i + 1, `Issue ${i + 1}`));
     many[0] = issue(1, "Long", "x".repeat(MAX_ISSUE_BODY + 100));

@@ -164,6 +164,15 @@ describe("agents", () => {
     const [first = 0, second = 0] = loop.issues;
     const GONE = 9_999;
     await seedForgeIssue(loop.project, GONE, "Deleted on the forge", "");
+    // Lifecycle edges D1 recorded: the last week's reach the prompt as recent activity, older ones do not.
+    const edge = (number: number, to: string, reason: string, at: number) =>
+      env.DB.prepare(
+        "INSERT INTO transitions (project_id, number, seq, from_state, to_state, event, event_id, cause_kind, cause_id, outcome, reason, at) VALUES (?, ?, 1, 'running', ?, 'phase', ?, 'system', 'test', 'applied', ?, ?)",
+      )
+        .bind(loop.project, number, to, `e-${number}`, reason, at)
+        .run();
+    await edge(first, "escalated", "Needs <b>a</b> decision", Date.now() - 60_000);
+    await edge(second, "abandoned", "Long ago", Date.now() - 8 * 24 * 60 * 60_000);
     const runId = await startRun(loop.project, "triager");
     expect((await runOf(loop.project, "triager", runId)).status).toBe("queued");
 
@@ -173,6 +182,11 @@ describe("agents", () => {
     expect(claimed.job.agent).toMatchObject({ runId, name: "triager", outputs: ["comment", "add_labels"] });
     // The issues' text reaches the prompt as data: escaped inside its tag.
     expect(claimed.job.agent?.prompt).toContain("Add a &lt;script&gt; flag");
+    const prompt = claimed.job.agent?.prompt ?? "";
+    const activity = prompt.slice(prompt.indexOf("<recent-activity>"), prompt.indexOf("</recent-activity>"));
+    expect(activity).toContain(`"number":${first},"from":"running","to":"escalated"`);
+    expect(activity).toContain("Needs &lt;b&gt;a&lt;/b&gt; decision");
+    expect(activity).not.toContain("Long ago");
     expect((await runOf(loop.project, "triager", runId)).status).toBe("running");
 
     const outputs = [

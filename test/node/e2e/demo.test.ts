@@ -6,9 +6,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
+import { z } from "zod";
+import { agentDeviations, type FactoryAgents } from "../../../demo/agents.ts";
 import { runScenario, type ScenarioRun } from "../../../demo/drive.ts";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
-import { ISSUES } from "../../../demo/scenario.ts";
+import { GROOMING, ISSUES, PLANNED, REPO, type SampleIssue } from "../../../demo/scenario.ts";
 import {
   deviations,
   type IssueOutcome,
@@ -28,7 +30,7 @@ let keep = false;
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "conveyor-e2e-"));
   demo = await startDemo({ dataDir, model: { kind: "stand-in" } });
-  run = await runScenario(demo, { print: () => {}, timeoutMs: 150_000, replyToAny: false });
+  run = await runScenario(demo, { print: () => {}, timeoutMs: 150_000, replyToAny: false, agents: true });
   results = await outcomes(demo, run);
 }, 180_000);
 
@@ -80,13 +82,39 @@ describe("the demo scenario", () => {
         criticRounds,
         escalations,
       })),
-    ).toEqual(ISSUES.map(({ number, design }) => ({ number, ...design })));
+    ).toEqual(run.issues.map(({ number, design }) => ({ number, ...design })));
+    // The scenario's issues, and the one the planner filed.
+    expect(run.issues.slice(0, ISSUES.length)).toEqual(ISSUES);
+    expect(run.issues.slice(ISSUES.length).map((i) => i.title)).toEqual([PLANNED.title]);
     expect(run.replies.map((r) => r.number)).toEqual([4]);
     // Once per head the merge waited on: again when the base moved on while it waited (see the next test).
     const held = run.transitions.filter(
       (t) => t.number === 5 && t.event === "review" && t.to === "awaiting_approval",
     );
     expect(run.approvals.map((r) => r.number)).toEqual(held.map(() => 5));
+  });
+
+  it("runs the gardener and the planner beside the assembly line, each output applied once", async () => {
+    expect(await agentDeviations(demo as Demo, run.agents as FactoryAgents, true)).toEqual([]);
+    const decisions = (agent: "gardener" | "planner") =>
+      run.agents?.runs.get(agent)?.decisions?.map((d) => [d.output.type, d.status, d.applied]);
+    expect(decisions("gardener")).toEqual(
+      GROOMING.flatMap((issue) =>
+        issue.gardener
+          ? [
+              ["comment", "accepted", true],
+              ["add_labels", "accepted", true],
+            ]
+          : [],
+      ),
+    );
+    expect(decisions("planner")).toEqual([["create_issue", "accepted", true]]);
+    // The planner's issue carries the label its definition adds, and the maintainer's `backlog`.
+    const planned = run.issues.at(-1) as SampleIssue;
+    const maintainer = (demo as Demo).sample.client((demo as Demo).sample.accounts.maintainer);
+    expect((await maintainer.listIssuesByLabel("vision", "all")).map((i) => i.number)).toEqual([
+      planned.number,
+    ]);
   });
 
   it("holds a change to a protected path until a maintainer approves its pull request", () => {
@@ -102,16 +130,29 @@ describe("the demo scenario", () => {
       expect.stringMatching(approval),
       "merge_confirmed>merged",
     ]);
-    // The base may move on while the merge waits for the maintainer (the other issues merge meanwhile): then
-    // the forge merges it in at the merge, and the new head goes through CI, the critic and an approval again.
+    // The base moves on while the merge waits for the maintainer: #6 changed the same README line, so the
+    // first approved merge finds a conflict that #5's own session resolves; a base that merely moved on is
+    // merged in by the forge. Either way the new head goes through CI, the critic and an approval again.
     const approved = edges.flatMap((e, i) => (approval.test(e) ? [edges[i + 1]] : []));
-    expect(approved).toEqual([
-      ...approved.slice(0, -1).map(() => "branch_updated>awaiting_ci"),
+    expect(approved[0]).toBe("conflict>revising");
+    expect(approved.slice(1)).toEqual([
+      ...approved.slice(2).map(() => "branch_updated>awaiting_ci"),
       "merge_confirmed>merged",
     ]);
     expect(run.transitions.find((t) => t.number === 5 && t.to === "awaiting_approval")?.reason).toContain(
       "ci.sh",
     );
+  });
+
+  it("keeps both sides of the conflict #5's session resolved on the default branch", async () => {
+    const { forge, accounts } = (demo as Demo).sample;
+    const res = await fetch(`${forge.apiUrl}/repos/${REPO}/contents/README.md?ref=main`, {
+      headers: { authorization: `token ${accounts.conveyor.token}` },
+    });
+    const { content } = z.object({ content: z.string() }).parse(await res.json());
+    const readme = Buffer.from(content, "base64").toString("utf8");
+    expect(readme).toContain("--test-reporter=spec");
+    expect(readme).toContain("runs one file");
   });
 
   it("leaves exactly one merged pull request per merged issue on the forge", async () => {

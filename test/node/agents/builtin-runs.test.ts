@@ -1,5 +1,5 @@
 /**
- * A gardener run end to end: the operator asks for a run with the CLI, the Worker (wrangler dev) queues it as an agent
+ * Built-in agents' runs end to end (the gardener, the predictor; the planner runs in the demo's scenario): the operator asks for a run with the CLI, the Worker (wrangler dev) queues it as an agent
  * job, the real runner runs the real Agent SDK binary in its sandbox against the scripted model stand-in, and
  * the outputs the gardener asks for land on the local forge, checked and applied once by the Worker.
  */
@@ -17,6 +17,8 @@ const CLI = new URL("../../../cli/conveyor.ts", import.meta.url).pathname;
 const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
 const QUESTION = "What should slugify do with characters outside ASCII?";
 
+const PREDICTIONS = [1, 2, 3, 4, 5, 6].map((n) => `Holdout regression ${n}`);
+
 let dataDir = "";
 let demo: Demo | undefined;
 
@@ -26,6 +28,17 @@ beforeAll(async () => {
     dataDir,
     model: { kind: "stand-in" },
     script: [
+      {
+        // More predictions than the predictor's cap of five: the sixth is refused.
+        when: /You are the predictor/,
+        steps: [
+          use("Glob", { pattern: "evidence/**/*.json" }),
+          ...PREDICTIONS.map((title) =>
+            use(tool("create_issue"), { title, body: "holdout 2026-11-25: failed 2 (2026-11-18: 0)." }),
+          ),
+          text("Filed the predictions."),
+        ],
+      },
       {
         when: /You are the gardener/,
         steps: [
@@ -70,12 +83,24 @@ async function until<T>(what: string, check: () => Promise<T | null> | T | null,
   }
 }
 
+/** Asks for a manual run with the CLI and waits until every output the Worker accepted is on the forge. */
+async function runToTheEnd(agent: string): Promise<{ runId: string; run: Run }> {
+  const { runId } = (await conveyor("agent", "run", agent)) as { runId: string };
+  const run = await until(`the ${agent} run's outputs applied`, async () => {
+    const current = (await conveyor("agent", "show", agent, runId)) as Run;
+    if (current.status === "failed") throw new Error(`the run failed: ${JSON.stringify(current)}`);
+    const applied = current.decisions?.filter((d) => d.status === "accepted").every((d) => d.applied);
+    return current.status === "done" && applied ? current : null;
+  });
+  return { runId, run };
+}
+
 type Run = {
   status: string;
   decisions: { status: string; reason?: string; applied?: boolean; output: { type: string } }[] | null;
 };
 
-describe("a gardener run", { timeout: 150_000 }, () => {
+describe("built-in agents' runs", { timeout: 150_000 }, () => {
   it("asks through its safe outputs, and the accepted ones land on the forge once", async () => {
     if (!demo) throw new Error("no demo");
     const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
@@ -84,13 +109,7 @@ describe("a gardener run", { timeout: 150_000 }, () => {
     const d1 = demo.d1;
     await until("issue #1 mirrored", () => (d1.openMirrored(PROJECT).includes(1) ? true : null));
 
-    const { runId } = (await conveyor("agent", "run", "gardener")) as { runId: string };
-    const run = await until("the run's outputs applied", async () => {
-      const current = (await conveyor("agent", "show", "gardener", runId)) as Run;
-      if (current.status === "failed") throw new Error(`the run failed: ${JSON.stringify(current)}`);
-      const applied = current.decisions?.filter((d) => d.status === "accepted").every((d) => d.applied);
-      return current.status === "done" && applied ? current : null;
-    });
+    const { runId, run } = await runToTheEnd("gardener");
 
     expect(run.decisions?.map((d) => [d.output.type, d.status, d.reason ?? null])).toEqual([
       ["comment", "accepted", null],
@@ -111,5 +130,17 @@ describe("a gardener run", { timeout: 150_000 }, () => {
     expect(shown).toMatch(new RegExp(`^gardener ${runId}  done  manual  cost \\$`));
     expect(shown).toMatch(/3\s+add_labels\s+rejected\s+labels not allowed for this agent: backlog/);
     expect(shown).toMatch(/1\s+comment\s+applied/);
+  });
+
+  it("the predictor files at most its five predictions, titled and labelled by its definition", async () => {
+    if (!demo) throw new Error("no demo");
+    const { run } = await runToTheEnd("predictor");
+    expect(run.decisions?.map((d) => [d.status, d.reason ?? null])).toEqual([
+      ...PREDICTIONS.slice(0, 5).map(() => ["accepted", null]),
+      ["rejected", "over the cap: at most 5 create_issue per run"],
+    ]);
+    const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+    const filed = await maintainer.listIssuesByLabel("prediction/unreviewed");
+    expect(filed.map((i) => i.title).sort()).toEqual(PREDICTIONS.slice(0, 5).map((t) => `Prediction: ${t}`));
   });
 });
