@@ -829,7 +829,7 @@ export class ProjectDO extends DurableObject<Env> {
   private classify(horizon?: number): Promise<void> {
     this.classifying ??= this.vault
       .deliver(this.env, this.projectName(), horizon)
-      .then(() => this.deliverSoon())
+      .then((classified) => (classified ? this.deliverSoon() : undefined))
       // The rows stay in the outbox; the alarm tries again.
       .catch((error: unknown) =>
         console.error(JSON.stringify({ msg: "vault delivery failed", error: String(error) })),
