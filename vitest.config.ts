@@ -52,6 +52,8 @@ export default defineConfig(async () => {
         {
           test: {
             name: "node",
+            // Many files start processes (the CLI, wrangler dev, git, the runner): under load one takes seconds.
+            testTimeout: 30_000,
             include: ["test/node/**/*.test.ts", "test/domain/**/*.test.ts"],
             environment: "node",
           },

@@ -12,6 +12,7 @@ import { zodMessage } from "../src/validation.ts";
 import { CliError, OperatorApi } from "./api.ts";
 import type { Command } from "./command.ts";
 import { agentList, agentRun, agentShow } from "./commands/agent.ts";
+import { health } from "./commands/health.ts";
 import { abandon, approve, issueList, issueShow, retry } from "./commands/issue.ts";
 import { projectAdd, projectList, projectRemove, projectSet, projectShow } from "./commands/project.ts";
 import { runnerRevoke, runnerToken, status } from "./commands/status.ts";
@@ -38,6 +39,7 @@ const COMMANDS: Command[] = [
   vaultList,
   vaultApprove,
   vaultReject,
+  health,
 ];
 
 const GLOBAL_OPTIONS = {

@@ -166,3 +166,22 @@ export const vaultItemSchema = z.looseObject({
   expiresAt: z.number(),
 });
 export const vaultListSchema = z.object({ items: z.array(vaultItemSchema) });
+
+/** `GET /projects/:project/health`: the supervisor's findings that stand, and when it checked. */
+export const healthSchema = z.object({
+  project: z.string(),
+  checkedAt: z.number().nullable(),
+  nextAt: z.number().nullable(),
+  error: z.string().nullable(),
+  findings: z.array(
+    z.looseObject({
+      key: z.string(),
+      priority: z.string(),
+      check: z.string(),
+      subject: z.string(),
+      summary: z.string(),
+      openedAt: z.number(),
+      forgeIssue: z.number().nullable(),
+    }),
+  ),
+});

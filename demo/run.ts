@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { agentDeviations } from "./agents.ts";
 import { follow, runScenario, type ScenarioRun, ScenarioTimeout } from "./drive.ts";
+import { factoryHealth, healthLines } from "./health.ts";
 import { type Demo, type ModelChoice, startDemo } from "./orchestrator.ts";
 import { GROOMING, ISSUES, PLANNED, PROJECT } from "./scenario.ts";
 import { deviations, outcomes, summaryTable } from "./summary.ts";
@@ -63,10 +64,13 @@ try {
   const results = await outcomes(demo, run);
   console.log(`\nEvery issue settled in ${((Date.now() - run.startedAt) / 1000).toFixed(1)} s.\n`);
   console.log(summaryTable(results));
+  const health = await factoryHealth(demo);
+  console.log(`\n${healthLines(health, `${demo.worker.url}/dashboard/health`).join("\n")}\n`);
   const exact = model.kind === "stand-in";
   const problems = [
     ...deviations(results, exact),
     ...(run.agents ? await agentDeviations(demo, run.agents, exact) : []),
+    ...health.problems,
   ];
   for (const problem of problems) console.log(`NOT AS DESIGNED: ${problem}`);
   if (problems.length === 0) console.log("\nEvery issue ended as designed.");

@@ -21,7 +21,8 @@ export async function agentTargets(env: Env, projectId: string, numbers: number[
   );
 }
 
-async function posterFor(env: Env, projectId: string): Promise<Poster> {
+/** The project's forge client, Conveyor's account on it and the secret its markers are made with. */
+export async function posterFor(env: Env, projectId: string): Promise<Poster> {
   const registered = await loadRegistered(env, projectId);
   if (!registered) throw new Error(`project ${projectId} is not registered`);
   const forge = clientOf(registered.project, await registered.secrets());

@@ -4,11 +4,49 @@
  */
 
 import { issueBranch } from "../src/domain/branch.ts";
+import type { JobKind } from "../src/domain/lifecycle.ts";
 import { projectStub } from "../src/project-stub.ts";
 import { cachedProject } from "../src/projects/cache.ts";
 import { budgetLimits } from "../src/projects/config.ts";
 import { mirroredIssues } from "../src/projects/mirror.ts";
+import type { Project } from "../src/projects/store.ts";
 import type { Deliverers } from "./effects.ts";
+import type { EnqueueRequest } from "./project-do.ts";
+
+/** What a job of an issue carries beyond what the project says. */
+export type IssueJob = {
+  kind: JobKind;
+  number: number;
+  title: string;
+  body: string;
+  headSha: string | null;
+  iteration: number;
+  sessionId: string | null;
+  instructions: string | null;
+};
+
+/** The queue's request for an issue's job under `key`, with the project's repository, sandbox and policy. */
+export function jobRequest(project: Project, key: string, job: IssueJob): EnqueueRequest {
+  const { settings } = project;
+  return {
+    key,
+    spec: {
+      kind: job.kind,
+      project: project.id,
+      issue: { number: job.number, title: job.title, body: job.body },
+      repo: { fullName: project.repo, cloneUrl: project.cloneUrl, defaultBranch: settings.defaultBranch },
+      branch: issueBranch(job.number),
+      headSha: job.headSha,
+      iteration: job.iteration,
+      sessionId: job.sessionId,
+      instructions: job.instructions,
+      // Recomputed from the issue's spend when the job is leased.
+      budget: { maxTurns: settings.maxTurnsPerSession, usdRemaining: settings.issueBudgetUsd },
+      sandbox: settings.sandbox,
+    },
+    policy: { parallel: settings.parallel, ...settings.jobs, budget: budgetLimits(settings) },
+  };
+}
 
 export const JOB_DELIVERERS: Deliverers = {
   enqueue_job: async (effect, { env, key, issue }) => {
@@ -16,28 +54,20 @@ export const JOB_DELIVERERS: Deliverers = {
     const registered = await cachedProject(env, issue.project);
     if (!registered) throw new Error(`project ${issue.project} is not registered`);
     const { project } = registered;
-    const { settings } = project;
     // The text a writer queued; an issue triaged without one (by the operator) is read now, not at lease time.
     const brief = issue.brief ?? (await mirroredIssues(env, project.id, [issue.number]))[0];
-    await projectStub(env, project.id).enqueue({
-      key,
-      spec: {
-        kind: effect.job,
-        project: project.id,
-        issue: { number: issue.number, title: brief?.title ?? "", body: brief?.body ?? "" },
-        repo: { fullName: project.repo, cloneUrl: project.cloneUrl, defaultBranch: settings.defaultBranch },
-        branch: issueBranch(issue.number),
-        headSha: issue.headSha,
-        // A continuation's iteration is counted when it is enqueued; the implement session's when dispatched.
-        iteration: effect.job === "implement" ? issue.iteration + 1 : issue.iteration,
-        sessionId: issue.sessionId,
-        instructions: effect.detail ?? null,
-        // Recomputed from the issue's spend when the job is leased.
-        budget: { maxTurns: settings.maxTurnsPerSession, usdRemaining: settings.issueBudgetUsd },
-        sandbox: settings.sandbox,
-      },
-      policy: { parallel: settings.parallel, ...settings.jobs, budget: budgetLimits(settings) },
+    const request = jobRequest(project, key, {
+      kind: effect.job,
+      number: issue.number,
+      title: brief?.title ?? "",
+      body: brief?.body ?? "",
+      headSha: issue.headSha,
+      // A continuation's iteration is counted when it is enqueued; the implement session's when dispatched.
+      iteration: effect.job === "implement" ? issue.iteration + 1 : issue.iteration,
+      sessionId: issue.sessionId,
+      instructions: effect.detail ?? null,
     });
+    await projectStub(env, project.id).enqueue(request);
     return undefined;
   },
   cancel_jobs: async (_effect, { env, issue }) => {

@@ -26,6 +26,7 @@ import type { Env } from "../src/env.ts";
 import type { EventEnvelope } from "../src/issue-events.ts";
 import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
+import { supervisorSettingsSchema } from "../src/projects/config.ts";
 import { loadProject, type Project } from "../src/projects/store.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
 import {
@@ -45,6 +46,7 @@ import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./jo
 import { MergeTurns } from "./merge-turn.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
 import { type CycleOutcome, Reconciliation } from "./reconciliation.ts";
+import { type Health, Supervisor, type SupervisorHooks, type SupervisorRun } from "./supervisor.ts";
 import {
   VAULT_CHANNELS,
   Vault,
@@ -54,6 +56,8 @@ import {
 } from "./vault.ts";
 
 const D1_BATCH = 50;
+/** The supervisor's period until the project's settings say otherwise (its first check reads them). */
+const DEFAULT_SUPERVISOR_PERIOD_MS = supervisorSettingsSchema.parse({}).periodMs;
 /**
  * Job records go to D1 in batches: the first waits this long, the ones written meanwhile join it, so a burst
  * of jobs is one D1 write rather than one per job. D1's job rows are a read model (dashboards, the runners
@@ -93,6 +97,7 @@ export class ProjectDO extends DurableObject<Env> {
   private readonly agentSchedules: AgentSchedules;
   private readonly agentTriggers: AgentTriggers;
   private readonly vault: Vault;
+  private readonly supervisor: Supervisor;
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
@@ -111,6 +116,7 @@ export class ProjectDO extends DurableObject<Env> {
       record: (record, now) => this.recordD1(record, now),
       issueEvent: (envelope, now) => this.outbox.enqueue(CHANNELS.issue, envelope, now),
     });
+    this.supervisor = new Supervisor(ctx.storage, this.outbox);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
     ctx.blockConcurrencyWhile(() => this.scheduleAlarm());
   }
@@ -492,13 +498,42 @@ export class ProjectDO extends DurableObject<Env> {
    * The cron's and the registration's call: the project's reconciliation has a cycle scheduled (the first
    * after `delayMs` when none is); returns when it is due.
    */
-  async armReconciliation(project: string, delayMs = 0): Promise<number> {
+  async armReconciliation(
+    project: string,
+    delayMs = 0,
+    supervisorPeriodMs = DEFAULT_SUPERVISOR_PERIOD_MS,
+  ): Promise<number> {
     const now = Date.now();
     const nextAt = this.reconciliation.arm(project, now, now + delayMs);
-    // The agents' schedules ride on the same arming: the cron's call reaches every project.
+    // The agents' schedules and the supervisor ride on the same arming: the cron's call reaches every project.
     this.agentSchedules.arm(project, now);
+    this.supervisor.arm(project, now, supervisorPeriodMs);
     await this.scheduleAlarm();
     return nextAt;
+  }
+
+  /** Runs the supervisor's checks now (operators, tests), then keeps to its period (./supervisor.ts). */
+  async superviseNow(
+    project: string,
+    periodMs = DEFAULT_SUPERVISOR_PERIOD_MS,
+  ): Promise<SupervisorRun | null> {
+    this.supervisor.arm(project, Date.now(), periodMs);
+    const run = await this.supervisor.runIfDue(this.env, Date.now(), this.supervisorHooks(), true);
+    await this.supervisor.drain(this.env);
+    await this.scheduleAlarm();
+    return run;
+  }
+
+  /** The supervisor's findings that stand, and when it checked. */
+  health(): Health {
+    return this.supervisor.health();
+  }
+
+  private supervisorHooks(): SupervisorHooks {
+    return {
+      own: () => ({ jobs: this.store.open(), spentTodayUsd: this.store.daySpendUsd(utcDay(Date.now())) }),
+      enqueue: (request) => this.enqueue(request),
+    };
   }
 
   /** Checks the agents' schedules now (operators, tests), queueing the runs that are due. */
@@ -530,6 +565,9 @@ export class ProjectDO extends DurableObject<Env> {
     // Likewise the agents' schedules, which read the catalog from the forge. Never throws.
     const schedules = this.agentSchedules.runIfDue(this.env, Date.now(), this.scheduleHooks());
     this.ctx.waitUntil(schedules.then(() => this.scheduleAlarm()));
+    // And the supervisor's checks, and its forge issues. Never throws.
+    const supervised = this.supervisor.runIfDue(this.env, Date.now(), this.supervisorHooks());
+    this.ctx.waitUntil(supervised.then(() => this.scheduleAlarm()));
     await this.scheduleAlarm();
   }
 
@@ -848,6 +886,7 @@ export class ProjectDO extends DurableObject<Env> {
       this.reconciliation.nextAt(),
       this.agentSchedules.nextAt(),
       this.vault.nextExpiry(),
+      this.supervisor.nextAt(),
     ]);
   }
 

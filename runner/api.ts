@@ -6,6 +6,7 @@ import {
   type CompleteRequest,
   claimResponse,
   type DiskReport,
+  type HostReport,
   heartbeatResponse,
   type RunnerEvent,
   registerResponse,
@@ -13,7 +14,10 @@ import {
   type SandboxKind,
   TOKEN_ROTATE_HEADER,
 } from "../src/runner-api/contract.ts";
+import { measureHost } from "./host.ts";
 import { sleep } from "./sleep.ts";
+
+export type HealthReport = { disk?: DiskReport; host?: HostReport };
 
 /**
  * The runner API client. Routes (all POST, JSON):
@@ -67,6 +71,12 @@ export class RunnerApi {
   #token: string | undefined;
   /** Called when the Worker asks this runner to rotate its token (see `TokenRotation`). */
   onRotationDue: (() => void) | undefined;
+  /**
+   * What every claim and heartbeat report of the host (the supervisor's inputs): its memory and load, and the
+   * work dir's disk once the `Runner` measures it. Heartbeats carry it too: a runner whose slots are all busy
+   * with long sessions claims nothing for hours, and that is when its memory and disk matter.
+   */
+  health: () => HealthReport = () => ({ host: measureHost() });
 
   /**
    * `sandbox`: what register and every claim report as the runner's sandbox, shown on the Worker's runner
@@ -98,17 +108,17 @@ export class RunnerApi {
 
   /** Long-polls for a job; null when the Worker had none within `waitMs`. */
   async claim(
-    body: { waitMs: number; holding: string[]; projects?: string[]; disk?: DiskReport },
+    body: { waitMs: number; holding: string[]; projects?: string[] },
     signal?: AbortSignal,
   ): Promise<Claim | null> {
     const timeout = body.waitMs + CLAIM_SLACK_MS;
-    const request = { ...body, sandbox: this.#sandbox };
+    const request = { ...body, ...this.health(), sandbox: this.#sandbox };
     const answer = await this.#post("runner/v1/claim", request, { signal, timeout });
     return answer === null ? null : claimResponse.parse(answer);
   }
 
   async heartbeat(jobId: string, leaseToken: string): Promise<HeartbeatResponse> {
-    return heartbeatResponse.parse(await this.#job(jobId, "heartbeat", { leaseToken }));
+    return heartbeatResponse.parse(await this.#job(jobId, "heartbeat", { leaseToken, ...this.health() }));
   }
 
   async events(jobId: string, leaseToken: string, events: RunnerEvent[]): Promise<void> {

@@ -1,4 +1,4 @@
-import { lstat, readdir } from "node:fs/promises";
+import { lstat, readdir, statfs } from "node:fs/promises";
 import { join } from "node:path";
 import type { DiskReport } from "../src/runner-api/contract.ts";
 
@@ -6,12 +6,21 @@ import type { DiskReport } from "../src/runner-api/contract.ts";
 export const DISK_MEASURE_INTERVAL_MS = 60_000;
 
 /**
- * Disk used under the work dir (allocated blocks, as `du` counts them; symbolic links are not followed) and the
- * number of issue worktrees in it (`worktrees/<repo>/<issue>`, see runner/git/workspace.ts). Files that vanish
- * while it walks (a reap, a session at work) are skipped.
+ * Disk used under the work dir (allocated blocks, as `du` counts them; symbolic links are not followed), the
+ * number of issue worktrees in it (`worktrees/<repo>/<issue>`, see runner/git/workspace.ts), and the free space
+ * and size of its file system (what the supervisor warns about). Files that vanish while it walks (a reap, a
+ * session at work) are skipped.
  */
 export async function measureWorkDir(workDir: string): Promise<DiskReport> {
-  return { bytes: await usage(workDir), worktrees: await countWorktrees(join(workDir, "worktrees")) };
+  const report = { bytes: await usage(workDir), worktrees: await countWorktrees(join(workDir, "worktrees")) };
+  return { ...report, ...(await fileSystem(workDir)) };
+}
+
+/** Free space an unprivileged user may use, and the size; nothing when the work dir does not exist yet. */
+async function fileSystem(path: string): Promise<Pick<DiskReport, "freeBytes" | "totalBytes">> {
+  const fs = await statfs(path).catch(() => null);
+  if (!fs) return {};
+  return { freeBytes: fs.bavail * fs.bsize, totalBytes: fs.blocks * fs.bsize };
 }
 
 async function usage(path: string): Promise<number> {

@@ -1,6 +1,7 @@
 import { backoffDelay } from "../src/domain/backoff.ts";
 import { RETRY_BACKOFF, UnauthorizedError } from "./api.ts";
 import { DiskMeter } from "./disk.ts";
+import { measureHost } from "./host.ts";
 import { type JobContext, runJob } from "./job.ts";
 import { sleep } from "./sleep.ts";
 
@@ -13,7 +14,7 @@ export type RunnerOptions = JobContext & {
   projects?: string[];
   claimWaitMs: number;
   shutdownGraceMs: number;
-  /** Measures the work dir for the claims' disk report; one over the workspace's work dir by default. */
+  /** Measures the work dir for the claims' and heartbeats' disk report; over the workspace's work dir by default. */
   disk?: DiskMeter;
 };
 
@@ -33,6 +34,11 @@ export class Runner {
   constructor(options: RunnerOptions) {
     this.#options = options;
     this.#disk = options.disk ?? new DiskMeter(options.workspace.workDir);
+    // Every claim and heartbeat says what this runner measures of its host.
+    options.api.health = () => {
+      const disk = this.#disk.latest();
+      return { host: measureHost(), ...(disk && { disk }) };
+    };
   }
 
   /** Resolves when every slot has stopped; rejects if the Worker refused the runner's token. */
@@ -63,10 +69,10 @@ export class Runner {
     while (!signal.aborted) {
       try {
         const holding = holdings.list().slice(0, MAX_HOLDING);
-        // Disk use rides along with every claim, the runner's sign of life: the runners page shows it.
-        const disk = this.#disk.latest();
+        // Disk use, memory and load ride along with every claim (and heartbeat), the runner's sign of life: the
+        // runners page shows them and the supervisor checks them.
         const claim = await api.claim(
-          { waitMs: claimWaitMs, holding, ...(projects && { projects }), ...(disk && { disk }) },
+          { waitMs: claimWaitMs, holding, ...(projects && { projects }) },
           signal,
         );
         failures = 0;

@@ -49,8 +49,23 @@ function labelSpecs(project: Project): LabelSpec[] {
     { name: labels.techDebt, color: "5319e7", description: "Found by the critic, outside an issue's scope" },
     // The built-in agents' (src/agents/builtin): predictions, their triage, the gaps the planner files.
     ...AGENT_LABELS,
+    // The supervisor's findings (docs/supervisor.md), each labelled with its priority too.
+    {
+      name: labels.supervisor,
+      color: "e99695",
+      description: "Conveyor's supervisor: a finding about the factory",
+    },
+    ...PRIORITY_LABELS,
   ];
 }
+
+const PRIORITY_LABELS: LabelSpec[] = [
+  { name: "P0", color: "b60205", description: "Supervisor: a crisis (memory), now" },
+  { name: "P1", color: "d93f0b", description: "Supervisor: work is stopped or about to fail" },
+  { name: "P2", color: "fbca04", description: "Supervisor: work is waiting" },
+  { name: "P3", color: "c5def5", description: "Supervisor: worth a look" },
+  { name: "P4", color: "ededed", description: "Supervisor: housekeeping" },
+];
 
 export const projectSetupRoutes = new Hono<{ Bindings: Env }>();
 

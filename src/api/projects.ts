@@ -27,7 +27,8 @@ projectRoutes.put("/:project", async (c) => {
     const project = await saveProject(c.env, id.data, registration.data);
     forgetProject(id.data);
     // Reconciliation starts a period after registration (the webhook setup comes first); the cron is the net.
-    await projectStub(c.env, id.data).armReconciliation(id.data, project.settings.reconcile.periodMs);
+    const { reconcile, supervisor } = project.settings;
+    await projectStub(c.env, id.data).armReconciliation(id.data, reconcile.periodMs, supervisor.periodMs);
     return c.json(project, existed ? 200 : 201);
   } catch (error) {
     if (error instanceof SecretsKeyError) return jsonError(c, 503, error.message);

@@ -32,6 +32,7 @@ export function Layout(props: {
               <a href="/dashboard">Projects</a>
               <a href="/dashboard/approvals">Approvals</a>
               <a href="/dashboard/runners">Runners</a>
+              <a href="/dashboard/health">Health</a>
             </nav>
           )}
           {principal && csrf && (

@@ -17,7 +17,7 @@ import { forgeLinks } from "../forge/web-links.ts";
 import { issueStub } from "../issue-stub.ts";
 import { projectStub } from "../project-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
-import { loadProject, loadRegistered } from "../projects/store.ts";
+import { listProjects, loadProject, loadRegistered, type Project } from "../projects/store.ts";
 import { listRunners, runnerIdSchema } from "../runner-api/registry.ts";
 import { revokeRunner } from "../runner-api/revoke.ts";
 import { zodMessage } from "../validation.ts";
@@ -31,6 +31,7 @@ import { LIVE_SCRIPT } from "./live-script.ts";
 import { AgentRunsPage, Agents } from "./pages/agents.tsx";
 import { Approvals } from "./pages/approvals.tsx";
 import { Board, StateList } from "./pages/board.tsx";
+import { HealthPage, type ProjectHealth } from "./pages/health.tsx";
 import { IssuePage } from "./pages/issue.tsx";
 import { LoginForm } from "./pages/login.tsx";
 import { Overview } from "./pages/overview.tsx";
@@ -127,6 +128,26 @@ dashboardRoutes.get("/projects/:project", async (c) => {
   );
   return renderPage(c, project.data, page);
 });
+
+/** The supervisor's findings, every project's. */
+dashboardRoutes.get("/health", async (c) => {
+  const projects = await Promise.all((await listProjects(c.env)).map((p) => projectHealth(c.env, p)));
+  return renderPage(c, "Health", <HealthPage projects={projects} now={Date.now()} />);
+});
+
+dashboardRoutes.get("/projects/:project/health", async (c) => {
+  const project = projectIdSchema.safeParse(c.req.param("project"));
+  if (!project.success) return errorPage(c, 400, zodMessage(project.error));
+  const registered = await loadProject(c.env, project.data);
+  if (!registered) return errorPage(c, 404, `project ${project.data} is not registered`);
+  const health = await projectHealth(c.env, registered);
+  return renderPage(c, `${project.data}: health`, <HealthPage projects={[health]} now={Date.now()} />);
+});
+
+async function projectHealth(env: DashboardEnv["Bindings"], project: Project): Promise<ProjectHealth> {
+  const health = await projectStub(env, project.id).health();
+  return { project: project.id, health, links: forgeLinks(project) };
+}
 
 dashboardRoutes.get("/projects/:project/agents", async (c) => {
   const project = projectIdSchema.safeParse(c.req.param("project"));

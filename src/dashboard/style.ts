@@ -29,6 +29,10 @@ button:hover { background: #eef2f7; }
 .state-awaiting_approval, .state-escalated { background: #fbdcc9; }
 .state-merged { background: #d6efd8; }
 .state-abandoned { background: #eadede; }
+.priority { padding: 1px 6px; border-radius: 3px; font-weight: 600; }
+.priority-P0, .priority-P1 { background: #fbdcc9; }
+.priority-P2 { background: #fdf0c6; }
+.priority-P3, .priority-P4 { background: #e8ecf3; }
 .count { color: var(--muted); font-weight: 400; }
 .chips { display: flex; flex-wrap: wrap; gap: 8px; }
 .chip { text-decoration: none; color: var(--fg); }

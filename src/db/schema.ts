@@ -197,6 +197,16 @@ export const runners = sqliteTable("runners", {
   /** Disk used under the runner's work dir and its worktree count, as it last reported them with a claim. */
   diskBytes: integer("disk_bytes", { mode: "number" }),
   worktrees: integer("worktrees", { mode: "number" }),
+  /** Free space and size of the work dir's file system, as last reported with a claim (the supervisor's). */
+  diskFreeBytes: integer("disk_free_bytes", { mode: "number" }),
+  diskTotalBytes: integer("disk_total_bytes", { mode: "number" }),
+  /** The host's available and total memory, one-minute load and CPUs, recorded at most once a minute. */
+  memAvailableBytes: integer("mem_available_bytes", { mode: "number" }),
+  memTotalBytes: integer("mem_total_bytes", { mode: "number" }),
+  load1: real("load1"),
+  cpus: integer("cpus"),
+  /** When memory and load were last recorded. */
+  hostAt: integer("host_at", { mode: "number" }),
 });
 
 /** One-time registration tokens (hashed); `usedBy` is set when a runner registers with one. */

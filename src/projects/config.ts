@@ -42,6 +42,34 @@ export const sessionSandboxSchema = z.object({
 });
 export type SessionSandbox = z.infer<typeof sessionSandboxSchema>;
 
+/** A span for the supervisor: one second (tests) to thirty days. */
+const span = z
+  .number()
+  .int()
+  .min(1_000)
+  .max(30 * 24 * 60 * 60_000);
+const ratio = z.number().min(0).max(1);
+
+/** How often the supervisor checks the project, and what it counts as trouble (src/domain/supervisor.ts). */
+export const supervisorSettingsSchema = z.object({
+  periodMs: span.default(10 * 60_000),
+  /** Open (and close) one forge issue per finding; off: findings show on the health page only. */
+  forgeIssues: z.boolean().default(true),
+  runnerSilentMs: span.default(10 * 60_000),
+  memoryCrisisRatio: ratio.default(0.05),
+  memoryLowRatio: ratio.default(0.15),
+  diskCriticalRatio: ratio.default(0.05),
+  diskLowRatio: ratio.default(0.15),
+  loadPerCpu: z.number().min(0).max(1_000).default(2),
+  maxWorktrees: z.number().int().min(0).max(100_000).default(25),
+  stuckGraceMs: span.default(10 * 60_000),
+  queuedMs: span.default(2 * 60 * 60_000),
+  approvalWaitMs: span.default(24 * 60 * 60_000),
+  deadLetterWindowMs: span.default(24 * 60 * 60_000),
+  budgetWarnRatio: ratio.default(0.8),
+});
+export type SupervisorSettings = z.infer<typeof supervisorSettingsSchema>;
+
 /** Non-secret settings with their defaults; stored as JSON in `projects.settings`. */
 export const settingsSchema = z.object({
   defaultBranch: z.string().min(1).max(200).default("main"),
@@ -53,6 +81,8 @@ export const settingsSchema = z.object({
       needsHuman: labelName.default("needs-human"),
       underspecified: labelName.default("underspecified"),
       techDebt: labelName.default("tech-debt"),
+      /** The supervisor's issues (docs/supervisor.md), beside their priority label `P0`..`P4`. */
+      supervisor: labelName.default("supervisor"),
     })
     .prefault({}),
   /** Sessions at work at once (running + revising). */
@@ -168,6 +198,8 @@ export const settingsSchema = z.object({
       woodpeckerUrl: z.url({ protocol: /^https?$/ }).optional(),
     })
     .prefault({}),
+  /** The supervisor's period and thresholds (docs/supervisor.md). */
+  supervisor: supervisorSettingsSchema.prefault({}),
 });
 export type ProjectSettings = z.infer<typeof settingsSchema>;
 

@@ -43,11 +43,27 @@ export const TOKEN_ROTATE_HEADER = "conveyor-token-rotate";
 /** `POST /rotate` (no body) → 201: the runner's next token. */
 export const rotateResponse = z.object({ token: z.string(), expiresAt: z.number().int() });
 
+const bytes = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
 export const diskReportSchema = z.object({
-  bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  bytes,
   worktrees: z.number().int().min(0).max(1_000_000),
+  /** Free space (for an unprivileged user) and size of the file system holding the work dir; older runners do not say. */
+  freeBytes: bytes.optional(),
+  totalBytes: bytes.optional(),
 });
 export type DiskReport = z.infer<typeof diskReportSchema>;
+
+/** The build host's memory and load, sampled at each claim (runner/host.ts): the supervisor's inputs. */
+export const hostReportSchema = z.object({
+  /** Memory the kernel could hand out without swapping (`MemAvailable`), and all of it. */
+  memAvailableBytes: bytes,
+  memTotalBytes: bytes.min(1),
+  /** The one-minute load average, and the CPUs it is shared by. */
+  load1: z.number().min(0).max(100_000),
+  cpus: z.number().int().min(1).max(100_000),
+});
+export type HostReport = z.infer<typeof hostReportSchema>;
 
 /** Long-poll: the Worker holds the request up to `waitMs` (≤ 25 s) for a job. 204 = nothing to do. */
 export const claimRequest = z.object({
@@ -62,6 +78,8 @@ export const claimRequest = z.object({
   sandbox: sandboxSchema.optional(),
   /** Disk used under the runner's work dir and its worktree count, measured now and then (runner/disk.ts). */
   disk: diskReportSchema.optional(),
+  /** Memory and load, sent with every claim (the Worker records them at most once in a while). */
+  host: hostReportSchema.optional(),
 });
 
 /** How `holding` names an issue. */
@@ -127,7 +145,12 @@ export const claimResponse = z.object({
 });
 export type Claim = z.infer<typeof claimResponse>;
 
-export const heartbeatRequest = z.object({ leaseToken: z.string() });
+export const heartbeatRequest = z.object({
+  leaseToken: z.string(),
+  /** As with a claim: a runner whose slots are all busy claims nothing, but heartbeats. */
+  disk: diskReportSchema.optional(),
+  host: hostReportSchema.optional(),
+});
 export const heartbeatResponse = z.object({
   leaseExpiresAt: z.number().int(),
   /** How long the lease lasts from this answer (the Worker's clock never meets the runner's). */

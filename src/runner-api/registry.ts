@@ -10,7 +10,7 @@ import { jobs, registrationTokens, runners } from "../db/schema.ts";
 import { checkToken, DEFAULT_TOKEN_TTL_SECONDS } from "../domain/runner-tokens.ts";
 import type { Env } from "../env.ts";
 import { zodMessage } from "../validation.ts";
-import type { DiskReport, RegisterRequest, SandboxKind } from "./contract.ts";
+import type { DiskReport, HostReport, RegisterRequest, SandboxKind } from "./contract.ts";
 
 /** Prefixes that secret scanners and log redaction recognise. */
 export const TOKEN_PREFIXES = { registration: "cvreg_", runner: "cvr_" } as const;
@@ -90,6 +90,8 @@ export type AuthenticatedRunner = {
   sandbox: SandboxKind | null;
   /** Its disk use as last recorded (null: never reported). */
   disk: DiskReport | null;
+  /** When its memory and load were last recorded (null: never). */
+  hostAt: number | null;
   /** Tell it to rotate its token (`TOKEN_ROTATE_HEADER`). */
   rotate: boolean;
 };
@@ -129,12 +131,18 @@ export async function authenticateRunner(
   const disk =
     runner.diskBytes === null || runner.worktrees === null
       ? null
-      : { bytes: runner.diskBytes, worktrees: runner.worktrees };
+      : {
+          bytes: runner.diskBytes,
+          worktrees: runner.worktrees,
+          ...(runner.diskFreeBytes !== null && { freeBytes: runner.diskFreeBytes }),
+          ...(runner.diskTotalBytes !== null && { totalBytes: runner.diskTotalBytes }),
+        };
   return {
     id: runner.id,
     projects: runner.projects ?? null,
     sandbox: runner.sandbox,
     disk,
+    hostAt: runner.hostAt,
     rotate: check.rotate,
   };
 }
@@ -158,13 +166,44 @@ export async function recordSandbox(env: Env, runnerId: string, sandbox: Sandbox
   await drizzle(env.DB).update(runners).set({ sandbox }).where(eq(runners.id, runnerId));
 }
 
-/** Records the disk use a runner reports, when it changed (the runner measures it about once a minute). */
-export async function recordDisk(env: Env, runnerId: string, disk: DiskReport) {
+/** Memory and load change with every sample; they are recorded at most this often. */
+export const HOST_RESOLUTION_MS = 60_000;
+
+/**
+ * Records what a runner reports about its host with a claim, in one write: its disk use when it changed (the
+ * runner measures it about once a minute), its memory and load when the last record is older than
+ * `HOST_RESOLUTION_MS`. Nothing when neither is due.
+ */
+export async function recordHealth(
+  env: Env,
+  runner: AuthenticatedRunner,
+  reported: { disk?: DiskReport; host?: HostReport },
+  now = Date.now(),
+) {
+  const { disk, host } = reported;
+  const diskChanged = disk !== undefined && !sameDisk(disk, runner.disk);
+  const hostDue = host !== undefined && (runner.hostAt === null || runner.hostAt <= now - HOST_RESOLUTION_MS);
+  if (!diskChanged && !hostDue) return;
   await drizzle(env.DB)
     .update(runners)
-    .set({ diskBytes: disk.bytes, worktrees: disk.worktrees })
-    .where(eq(runners.id, runnerId));
+    .set({
+      ...(diskChanged && {
+        diskBytes: disk.bytes,
+        worktrees: disk.worktrees,
+        diskFreeBytes: disk.freeBytes ?? null,
+        diskTotalBytes: disk.totalBytes ?? null,
+      }),
+      ...(hostDue && { ...host, hostAt: now }),
+    })
+    .where(eq(runners.id, runner.id));
 }
+
+const sameDisk = (a: DiskReport, b: DiskReport | null) =>
+  b !== null &&
+  a.bytes === b.bytes &&
+  a.worktrees === b.worktrees &&
+  a.freeBytes === b.freeBytes &&
+  a.totalBytes === b.totalBytes;
 
 /** Deletes the runner: both its tokens die with the row. False when there was no such runner. */
 export async function deleteRunner(env: Env, runnerId: string): Promise<boolean> {
@@ -192,6 +231,13 @@ export async function listRunners(env: Env) {
         lastSeenAt: runners.lastSeenAt,
         diskBytes: runners.diskBytes,
         worktrees: runners.worktrees,
+        diskFreeBytes: runners.diskFreeBytes,
+        diskTotalBytes: runners.diskTotalBytes,
+        memAvailableBytes: runners.memAvailableBytes,
+        memTotalBytes: runners.memTotalBytes,
+        load1: runners.load1,
+        cpus: runners.cpus,
+        hostAt: runners.hostAt,
       })
       .from(runners)
       .orderBy(runners.name, runners.id),

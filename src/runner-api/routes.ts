@@ -25,7 +25,7 @@ import { redact } from "./redact.ts";
 import {
   type AuthenticatedRunner,
   authenticateRunner,
-  recordDisk,
+  recordHealth,
   recordSandbox,
   registerRunner,
   rotateRunnerToken,
@@ -62,12 +62,10 @@ runnerRoutes.post("/rotate", async (c) => c.json(await rotateRunnerToken(c.env, 
 runnerRoutes.post("/claim", async (c) => {
   const body = await jsonBody(c, claimRequest);
   if (!body.ok) return body.response;
-  const { holding, projects, sandbox, waitMs, disk } = body.data;
+  const { holding, projects, sandbox, waitMs, disk, host } = body.data;
   const runner = c.var.runner;
   if (sandbox && sandbox !== runner.sandbox) await recordSandbox(c.env, runner.id, sandbox);
-  if (disk && (disk.bytes !== runner.disk?.bytes || disk.worktrees !== runner.disk?.worktrees)) {
-    await recordDisk(c.env, runner.id, disk);
-  }
+  await recordHealth(c.env, runner, { ...(disk && { disk }), ...(host && { host }) });
   const scope = claimScope(runner.projects, projects);
   // The request's signal aborts when the runner hangs up (`enable_request_signal`): no lease for it then.
   const claim = await claimAcross(c.env, runner.id, holding, scope, waitMs, c.req.raw.signal);
@@ -79,8 +77,11 @@ runnerRoutes.post("/jobs/:id/heartbeat", async (c) => {
   if (!body.ok) return body.response;
   const job = jobOf(c);
   if (job instanceof Response) return job;
-  const result = await job.stub.heartbeat(job.id, c.var.runner.id, body.data.leaseToken);
+  const { leaseToken, disk, host } = body.data;
+  const result = await job.stub.heartbeat(job.id, c.var.runner.id, leaseToken);
   if (!result.ok) return jsonError(c, result.status, result.error);
+  // Only under a current lease: a refused heartbeat records nothing.
+  await recordHealth(c.env, c.var.runner, { ...(disk && { disk }), ...(host && { host }) });
   const { leaseExpiresAt, leaseMs, cancelled } = result;
   return c.json({ leaseExpiresAt, leaseMs, cancelled });
 });

@@ -293,14 +293,24 @@ describe("approval queue", () => {
 });
 
 describe("runners and cost", () => {
-  it("shows each runner's version, last seen, disk use and current jobs", async () => {
+  it("shows each runner's version, last seen, disk use, memory, load and current jobs", async () => {
     const project = freshProject("dash-runner");
     const runner = `runner-${project}`;
     await env.DB.batch([
       env.DB.prepare(
-        `INSERT INTO runners (id, name, token_hash, version, created_at, last_seen_at, disk_bytes, worktrees)
-         VALUES (?, ?, ?, '9.9.9', 0, ?, ?, 3)`,
-      ).bind(runner, `host-${project}`, `hash-${project}`, Date.now() - 120_000, 1536 * 1024 * 1024),
+        `INSERT INTO runners (id, name, token_hash, version, created_at, last_seen_at, disk_bytes, worktrees,
+           disk_free_bytes, mem_available_bytes, mem_total_bytes, load1, cpus, host_at)
+         VALUES (?, ?, ?, '9.9.9', 0, ?, ?, 3, ?, ?, ?, 1.5, 4, 0)`,
+      ).bind(
+        runner,
+        `host-${project}`,
+        `hash-${project}`,
+        Date.now() - 120_000,
+        1536 * 1024 * 1024,
+        20 * 1024 ** 3,
+        2 * 1024 ** 3,
+        16 * 1024 ** 3,
+      ),
       env.DB.prepare(
         `INSERT INTO jobs (id, project_id, number, kind, status, attempt, runner_id, created_at, updated_at)
          VALUES (?, ?, 8, 'revise', 'leased', 2, ?, 0, 0)`,
@@ -310,7 +320,7 @@ describe("runners and cost", () => {
     const row = text.slice(text.indexOf(`host-${project}`));
     expect(row.slice(0, row.indexOf("</tr>"))).toMatch(
       new RegExp(
-        `9\\.9\\.9.*2 min ago.*1\\.5 GiB, 3 worktrees.*${project}#8</a> revise \\(attempt 2\\)`,
+        `9\\.9\\.9.*2 min ago.*1\\.5 GiB, 3 worktrees.*20 GiB free.*2\\.0 GiB of 16 GiB free.*load 1\\.5 on 4 CPUs.*${project}#8</a> revise \\(attempt 2\\)`,
         "s",
       ),
     );

@@ -164,6 +164,82 @@ describe("GET /api/v1/runners", () => {
     expect(await diskOf()).toEqual({ diskBytes: 4096, worktrees: 0 });
   });
 
+  it("records free disk, memory and load reported with claims; memory and load at most once a minute", async () => {
+    const runner = await newRunner("healthy");
+    const listed = async () => {
+      const res = await SELF.fetch(`${BASE}/api/v1/runners`, { headers: OPERATOR });
+      const { runners } = (await res.json()) as { runners: ({ id: string } & Record<string, unknown>)[] };
+      const row = runners.find((r) => r.id === runner.runnerId);
+      return {
+        diskFreeBytes: row?.diskFreeBytes,
+        diskTotalBytes: row?.diskTotalBytes,
+        memAvailableBytes: row?.memAvailableBytes,
+        memTotalBytes: row?.memTotalBytes,
+        load1: row?.load1,
+        cpus: row?.cpus,
+      };
+    };
+    const project = freshProject("host");
+    const claimWith = (body: object) => call(runner, "claim", { waitMs: 0, projects: [project], ...body });
+    const disk = { bytes: 1_000, worktrees: 1, freeBytes: 2_000_000, totalBytes: 10_000_000 };
+    const host = { memAvailableBytes: 3_000, memTotalBytes: 8_000, load1: 1.5, cpus: 4 };
+    expect((await claimWith({ disk, host })).status).toBe(204);
+    expect(await listed()).toEqual({
+      diskFreeBytes: 2_000_000,
+      diskTotalBytes: 10_000_000,
+      memAvailableBytes: 3_000,
+      memTotalBytes: 8_000,
+      load1: 1.5,
+      cpus: 4,
+    });
+    // Within the minute a new sample is not written; free disk that changed is.
+    const later = { memAvailableBytes: 1_000, memTotalBytes: 8_000, load1: 3, cpus: 4 };
+    expect((await claimWith({ disk: { ...disk, freeBytes: 1_000_000 }, host: later })).status).toBe(204);
+    expect(await listed()).toMatchObject({ diskFreeBytes: 1_000_000, memAvailableBytes: 3_000, load1: 1.5 });
+    // Once the last record is a minute old, the next sample is.
+    await env.DB.prepare("UPDATE runners SET host_at = host_at - 60000 WHERE id = ?")
+      .bind(runner.runnerId)
+      .run();
+    expect((await claimWith({ host: later })).status).toBe(204);
+    expect(await listed()).toMatchObject({ memAvailableBytes: 1_000, load1: 3 });
+    // Malformed reports are refused at the boundary.
+    expect((await claimWith({ host: { ...later, memTotalBytes: 0 } })).status).toBe(400);
+    expect((await claimWith({ host: { ...later, load1: "high" } })).status).toBe(400);
+  });
+
+  it("records the host a runner reports with a heartbeat under its lease: one busy with long sessions claims nothing", async () => {
+    const runner = await newRunner("busy");
+    const project = freshProject("busy");
+    await seedProject(project);
+    await enqueue(issueView(project, 3, { state: "queued", iteration: 0 }), "implement", `${project}#3:1:0`);
+    const claimed = await claim(runner, [project]);
+    if (!claimed) throw new Error("no job claimed");
+    const memoryOf = async () =>
+      await env.DB.prepare(
+        "SELECT mem_available_bytes AS mem, disk_free_bytes AS free FROM runners WHERE id = ?",
+      )
+        .bind(runner.runnerId)
+        .first();
+    expect(await memoryOf()).toEqual({ mem: null, free: null });
+    const host = { memAvailableBytes: 512, memTotalBytes: 8_192, load1: 7, cpus: 2 };
+    const disk = { bytes: 10, worktrees: 1, freeBytes: 99, totalBytes: 1_000 };
+    // A heartbeat under a lease that is not current records nothing.
+    const stale = await call(runner, `jobs/${claimed.job.id}/heartbeat`, {
+      leaseToken: "lease_nope",
+      host,
+      disk,
+    });
+    expect(stale.status).toBe(409);
+    expect(await memoryOf()).toEqual({ mem: null, free: null });
+    const res = await call(runner, `jobs/${claimed.job.id}/heartbeat`, {
+      leaseToken: claimed.leaseToken,
+      host,
+      disk,
+    });
+    expect(res.status).toBe(200);
+    expect(await memoryOf()).toEqual({ mem: 512, free: 99 });
+  });
+
   it("shows how each runner runs sessions, as it said at registration and says with every claim", async () => {
     const runner = await newRunner("unsafe");
     const sandboxOf = async () => {

@@ -1,6 +1,7 @@
 import { StateBadge } from "../layout.tsx";
 import type { IssueCard } from "../queries.ts";
 import { agentsPath } from "./agents.tsx";
+import { healthPath } from "./health.tsx";
 import { IssueCardView } from "./issue-card.tsx";
 
 export type Column = { state: string; count: number; issues: IssueCard[] };
@@ -13,7 +14,8 @@ export function Board(props: { project: string; repo: string | null; columns: Co
   return (
     <>
       <p>
-        {props.repo ?? "not registered"} · {total} issues · <a href={agentsPath(props.project)}>agents</a>
+        {props.repo ?? "not registered"} · {total} issues · <a href={agentsPath(props.project)}>agents</a> ·{" "}
+        <a href={healthPath(props.project)}>health</a>
       </p>
       <div class="board">
         {props.columns.map((column) => (

@@ -14,11 +14,29 @@ function Sandbox(props: { sandbox: Runner["sandbox"] }) {
 }
 
 /** What its work dir holds: a runner whose worktrees pile up shows it here first. */
-function Disk(props: { bytes: number | null; worktrees: number | null }) {
+function Disk(props: { bytes: number | null; worktrees: number | null; freeBytes: number | null }) {
   if (props.bytes === null || props.worktrees === null) return <span class="quiet">not reported</span>;
   return (
     <>
       {formatBytes(props.bytes)}, {props.worktrees} {props.worktrees === 1 ? "worktree" : "worktrees"}
+      {props.freeBytes !== null && <small> ({formatBytes(props.freeBytes)} free)</small>}
+    </>
+  );
+}
+
+/** Available memory and load, as last recorded (the supervisor's inputs, docs/supervisor.md). */
+function Host(props: { runner: Runner }) {
+  const { memAvailableBytes, memTotalBytes, load1, cpus } = props.runner;
+  if (memAvailableBytes === null || memTotalBytes === null) return <span class="quiet">not reported</span>;
+  return (
+    <>
+      {formatBytes(memAvailableBytes)} of {formatBytes(memTotalBytes)} free
+      {load1 !== null && cpus !== null && (
+        <small>
+          {" "}
+          · load {load1} on {cpus} CPUs
+        </small>
+      )}
     </>
   );
 }
@@ -36,6 +54,7 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
           <th>Projects</th>
           <th>Last seen</th>
           <th>Disk</th>
+          <th>Memory</th>
           <th>Current jobs</th>
           <th>Token expires</th>
           <th />
@@ -56,7 +75,10 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
               <When at={runner.lastSeenAt} now={props.now} />
             </td>
             <td>
-              <Disk bytes={runner.diskBytes} worktrees={runner.worktrees} />
+              <Disk bytes={runner.diskBytes} worktrees={runner.worktrees} freeBytes={runner.diskFreeBytes} />
+            </td>
+            <td>
+              <Host runner={runner} />
             </td>
             <td>
               {runner.jobs.length === 0

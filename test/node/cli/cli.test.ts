@@ -143,6 +143,11 @@ describe("project", () => {
     expect(hooks[0]).toMatchObject({ active: true, config: { url: `${worker.url}/hooks/demo` } });
     const labels = ((await forgeGet("/labels")) as { name: string }[]).map((l) => l.name).sort();
     expect(labels).toEqual([
+      "P0",
+      "P1",
+      "P2",
+      "P3",
+      "P4",
       "action",
       "backlog",
       "blocked",
@@ -150,6 +155,7 @@ describe("project", () => {
       "needs-human",
       "prediction/backlog",
       "prediction/unreviewed",
+      "supervisor",
       "tech-debt",
       "underspecified",
       "vision",
@@ -254,6 +260,21 @@ describe("runners and status", () => {
       todayUsd: 1.25,
     });
     expect(out).toContain("no runners");
+  });
+
+  it("health shows the supervisor's findings of a project, or of every project", async () => {
+    expect(await ok(["health", "--project", "demo"])).toMatch(/^demo: healthy \(not checked yet\)$/m);
+    const checked = await fetch(`${worker.url}/api/v1/projects/demo/health/check`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    });
+    expect(checked.status).toBe(200);
+    const answer = await json(["health", "--project", "demo"]);
+    expect(answer).toMatchObject({ project: "demo", findings: [], error: null });
+    expect(answer.checkedAt).toEqual(expect.any(Number));
+    expect(await ok(["health"])).toMatch(/^demo: healthy \(checked .+\)$/m);
+    const all = await json(["health"]);
+    expect(all.projects.map((h: { project: string }) => h.project)).toContain("demo");
   });
 
   it("runner token --projects binds the runner; status shows its sandbox; runner revoke ends it", async () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } f
 import { z } from "zod";
 import { agentDeviations, type FactoryAgents } from "../../../demo/agents.ts";
 import { runScenario, type ScenarioRun } from "../../../demo/drive.ts";
+import { type FactoryHealth, factoryHealth } from "../../../demo/health.ts";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
 import { GROOMING, ISSUES, PLANNED, REPO, type SampleIssue } from "../../../demo/scenario.ts";
 import {
@@ -24,6 +25,7 @@ let dataDir = "";
 let demo: Demo | undefined;
 let run: ScenarioRun;
 let results: IssueOutcome[];
+let health: FactoryHealth;
 /** A failed test keeps the forge's, the Worker's and the runner's state and logs for a look. */
 let keep = false;
 
@@ -32,6 +34,7 @@ beforeAll(async () => {
   demo = await startDemo({ dataDir, model: { kind: "stand-in" } });
   run = await runScenario(demo, { print: () => {}, timeoutMs: 150_000, replyToAny: false, agents: true });
   results = await outcomes(demo, run);
+  health = await factoryHealth(demo);
 }, 180_000);
 
 beforeEach(() => {
@@ -71,6 +74,10 @@ function sessionRequests(requests: readonly RecordedRequest[]) {
 }
 
 describe("the demo scenario", () => {
+  it("ends with the supervisor finding the factory healthy", () => {
+    expect(health.problems).toEqual([]);
+  });
+
   it("ends every issue on its designed path", () => {
     expect(deviations(results, true), summaryTable(results)).toEqual([]);
     expect(

@@ -21,7 +21,12 @@ afterEach(async () => {
 describe("the work dir's disk report", () => {
   it("counts the issues' worktrees and their bytes, and goes back to zero worktrees once they are reaped", async () => {
     const ws = new Workspace({ workDir: join(root, "work") });
-    expect(await measureWorkDir(ws.workDir)).toEqual({ bytes: expect.any(Number), worktrees: 0 });
+    expect(await measureWorkDir(ws.workDir)).toEqual({
+      bytes: expect.any(Number),
+      worktrees: 0,
+      freeBytes: expect.any(Number),
+      totalBytes: expect.any(Number),
+    });
     await ws.ensureMirror({ repoKey: REPO, remoteUrl: upstream.path });
     const mirrorOnly = await measureWorkDir(ws.workDir);
     for (const issueNumber of [7, 8]) {
@@ -31,6 +36,8 @@ describe("the work dir's disk report", () => {
     await writeFile(big, Buffer.alloc(256 * 1024, 1));
     const two = await measureWorkDir(ws.workDir);
     expect(two.worktrees).toBe(2);
+    expect(two.freeBytes).toBeGreaterThan(0);
+    expect(two.freeBytes).toBeLessThanOrEqual(two.totalBytes ?? 0);
     expect(two.bytes).toBeGreaterThanOrEqual(mirrorOnly.bytes + 256 * 1024);
 
     await ws.reap({ repoKey: REPO, issueNumber: 7 });

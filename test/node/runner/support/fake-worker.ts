@@ -233,8 +233,8 @@ export class FakeWorker {
       complete: completeRequest,
       fail: failRequest,
     };
-    const schema = schemas[route as keyof typeof schemas];
-    const request = this.#parse(schema, body, route) as { leaseToken: string } | undefined;
+    const schema: z.ZodType<{ leaseToken: string }> = schemas[route as keyof typeof schemas];
+    const request = this.#parse(schema, body, route);
     if (!request) return [400, { error: `bad ${route} request` }];
     const lease = this.#leases.get(jobId);
     if (!lease || lease.token !== request.leaseToken) return [409, { error: "not your lease" }];
