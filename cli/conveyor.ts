@@ -16,6 +16,7 @@ import { health } from "./commands/health.ts";
 import { abandon, approve, issueList, issueShow, retry } from "./commands/issue.ts";
 import { projectAdd, projectList, projectRemove, projectSet, projectShow } from "./commands/project.ts";
 import { runnerRevoke, runnerToken, status } from "./commands/status.ts";
+import { vaultApprove, vaultList, vaultReject } from "./commands/vault.ts";
 import { secretSetting } from "./secrets.ts";
 
 const COMMANDS: Command[] = [
@@ -35,6 +36,9 @@ const COMMANDS: Command[] = [
   agentList,
   agentRun,
   agentShow,
+  vaultList,
+  vaultApprove,
+  vaultReject,
   health,
 ];
 

@@ -151,6 +151,22 @@ export const agentListSchema = z.object({
 
 export const agentRunStartedSchema = z.object({ runId: z.string() });
 
+/** A vault item as the API lists it (src/vault/queries.ts). */
+export const vaultItemSchema = z.looseObject({
+  project: z.string().optional(),
+  id: z.string(),
+  kind: z.string(),
+  title: z.string(),
+  state: z.string(),
+  verdict: z.looseObject({ verdict: z.string(), reason: z.string() }).nullable(),
+  audit: z.array(
+    z.looseObject({ action: z.string(), by: z.string(), at: z.number(), reason: z.string().optional() }),
+  ),
+  createdAt: z.number(),
+  expiresAt: z.number(),
+});
+export const vaultListSchema = z.object({ items: z.array(vaultItemSchema) });
+
 /** `GET /projects/:project/health`: the supervisor's findings that stand, and when it checked. */
 export const healthSchema = z.object({
   project: z.string(),

@@ -95,7 +95,9 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
     for (const edge of run.nextEdges()) {
       run.transitions.push(edge);
       state.set(edge.number, edge.to);
-      answered.delete(edge.number);
+      // An edge that stays in its state (the vault naming a held merge's item, an approval the vault has yet
+      // to decide) is no new question: the human's answer still stands.
+      if (edge.from !== edge.to) answered.delete(edge.number);
       print(describe(edge, run.startedAt));
       const text =
         edge.to === "escalated" ? replyTo(edge.number, run.replies, options.replyToAny) : undefined;

@@ -103,6 +103,7 @@ export class ProjectDO extends DurableObject<Env> {
   /** Long-polling claims, woken whenever a job may have become claimable. */
   private readonly waiters = new Set<() => void>();
   private flushing: Promise<void> | null = null;
+  private classifying: Promise<void> | null = null;
   private readonly mergeTurns = new MergeTurns();
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -503,6 +504,9 @@ export class ProjectDO extends DurableObject<Env> {
   async drain(): Promise<void> {
     while (this.flushing) await this.flushing;
     await this.flush(Number.POSITIVE_INFINITY);
+    // The vault's classifications too, and what they decided.
+    await this.classify(Number.POSITIVE_INFINITY);
+    await this.flush(Number.POSITIVE_INFINITY);
     await this.scheduleAlarm();
   }
 
@@ -854,9 +858,9 @@ export class ProjectDO extends DurableObject<Env> {
 
   /** Delivers the rows due by `horizon` (now by default); one run at a time, a caller mid-run joins it. */
   private flush(horizon?: number): Promise<void> {
+    // On its own: a slow classification holds back no job event.
+    this.ctx.waitUntil(this.classify(horizon));
     this.flushing ??= (async () => {
-      // Beside the rest: a slow classification holds back no job event.
-      const vault = this.vault.deliver(this.env, this.projectName(), horizon);
       const d1 = (rows: OutboxRow[]) =>
         writeJobRecords(
           this.env.DB,
@@ -885,11 +889,25 @@ export class ProjectDO extends DurableObject<Env> {
       );
       const project = this.store.meta()?.project;
       if (project) await this.deliverAgentOutputs(project, horizon);
-      await vault;
     })().finally(() => {
       this.flushing = null;
     });
     return this.flushing;
+  }
+
+  /** Classifies the vault's new items, one run at a time; what the verdicts decided goes out after. */
+  private classify(horizon?: number): Promise<void> {
+    this.classifying ??= this.vault
+      .deliver(this.env, this.projectName(), horizon)
+      .then((classified) => (classified ? this.deliverSoon() : undefined))
+      // The rows stay in the outbox; the alarm tries again.
+      .catch((error: unknown) =>
+        console.error(JSON.stringify({ msg: "vault delivery failed", error: String(error) })),
+      )
+      .finally(() => {
+        this.classifying = null;
+      });
+    return this.classifying;
   }
 
   /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */

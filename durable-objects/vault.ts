@@ -177,10 +177,11 @@ export class Vault {
   }
 
   /**
-   * Classifies the requested items, one at a time. Never throws for a failed classification (that is `ask`);
-   * a row is postponed only when the object's own storage fails.
+   * Classifies the requested items, one at a time; whether there were any. Never throws for a failed
+   * classification (that is `ask`); a row is postponed only when the object's own storage fails.
    */
-  async deliver(env: Env, project: string, horizon?: number): Promise<void> {
+  async deliver(env: Env, project: string, horizon?: number): Promise<boolean> {
+    if (this.outbox.nextAt([VAULT_CHANNELS.classify]) === null) return false;
     await deliverInOrder(
       this.storage,
       this.outbox,
@@ -208,6 +209,7 @@ export class Vault {
       },
       horizon,
     );
+    return true;
   }
 
   /** Records the verdict, then does what the policy routes it to: approve, reject, or wait for a human. */

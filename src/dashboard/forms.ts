@@ -18,3 +18,13 @@ export const actionForm = z.object({
   key: z.uuid(),
   next: localPath.optional(),
 });
+
+/** The operator's decision on a vault item; an empty reason is none. */
+export const vaultForm = z.object({
+  decision: z.enum(["approve", "reject"]),
+  reason: z
+    .string()
+    .max(500)
+    .optional()
+    .transform((r) => r?.trim() || undefined),
+});

@@ -12,6 +12,7 @@ import { issuePathSchema } from "../api/issues.ts";
 import { applyOperatorEvent } from "../api/operator-events.ts";
 import { projectSummaries } from "../api/project-summaries.ts";
 import { STATES } from "../domain/lifecycle.ts";
+import { OPERATOR, VAULT_ID } from "../domain/vault.ts";
 import { forgeLinks } from "../forge/web-links.ts";
 import { issueStub } from "../issue-stub.ts";
 import { projectStub } from "../project-stub.ts";
@@ -20,9 +21,10 @@ import { listProjects, loadProject, loadRegistered, type Project } from "../proj
 import { listRunners, runnerIdSchema } from "../runner-api/registry.ts";
 import { revokeRunner } from "../runner-api/revoke.ts";
 import { zodMessage } from "../validation.ts";
+import { listVaultItems } from "../vault/queries.ts";
 import { actionLabel, eventFor } from "./actions.tsx";
 import { type DashboardEnv, SESSION_COOKIE } from "./context.ts";
-import { actionForm, localPath, loginForm } from "./forms.ts";
+import { actionForm, localPath, loginForm, vaultForm } from "./forms.ts";
 import { csrfForm, requireOperator, sameOrigin } from "./guard.ts";
 import { issuePath } from "./layout.tsx";
 import { LIVE_SCRIPT } from "./live-script.ts";
@@ -252,9 +254,13 @@ dashboardRoutes.post("/runners/:id/revoke", async (c) => {
 });
 
 dashboardRoutes.get("/approvals", async (c) => {
-  const queue = await approvalQueue(c.env);
+  const [queue, vault] = await Promise.all([
+    approvalQueue(c.env),
+    listVaultItems(c.env, { state: "pending" }),
+  ]);
   const page = (
     <Approvals
+      vault={vault}
       issues={queue.issues}
       total={queue.total}
       shown={queue.issues.length}
@@ -263,6 +269,30 @@ dashboardRoutes.get("/approvals", async (c) => {
     />
   );
   return renderPage(c, "Waiting for a human", page);
+});
+
+const vaultPathSchema = z.object({ project: projectIdSchema, id: z.string().regex(VAULT_ID) });
+
+dashboardRoutes.post("/projects/:project/vault/:id", async (c) => {
+  const form = await csrfForm(c, vaultForm);
+  if (!form.ok) return form.response;
+  const path = vaultPathSchema.safeParse(c.req.param());
+  if (!path.success) return errorPage(c, 400, zodMessage(path.error));
+  const { project, id } = path.data;
+  const { decision, reason } = form.data;
+  // The operator decides, whoever signed in: audited as `operator`, like the API and the CLI.
+  const result = await projectStub(c.env, project).vaultDecide(id, {
+    decision,
+    by: OPERATOR,
+    ...(reason && { reason }),
+  });
+  setFlash(
+    c,
+    "error" in result
+      ? `${decision} refused: ${result.error}`
+      : `${project} ${id} is now ${result.item.state}`,
+  );
+  return c.redirect("/dashboard/approvals", 303);
 });
 
 dashboardRoutes.post("/projects/:project/issues/:number/actions", async (c) => {

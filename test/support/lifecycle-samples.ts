@@ -93,7 +93,6 @@ export const PATHS: { [S in State]: LifecycleEvent[] } = {
       summary: "ok",
       needsHumanApproval: "touches protected paths: .ci/run",
     },
-    { type: "vault_requested", itemId: "v1" },
   ],
   merging: [...reviewing, { type: "review", verdict: "APPROVE", summary: "ok" }],
   escalated: [...started, { type: "phase", phase: "escalate", reason: "stuck" }],

@@ -7,8 +7,32 @@ import { describe, expect, it } from "vitest";
 import type { VaultItem } from "../../src/domain/vault.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { VaultItemView } from "../../src/vault/queries.ts";
+import { formFields, page, post, sessionCookie } from "./dashboard-support.ts";
 import { control, critic, firstPush, type Loop, loopProject, report, until } from "./support/review.ts";
-import { commentDelivery, OPERATOR } from "./support/webhooks.ts";
+import { commentDelivery, deliver, OPERATOR, pretty } from "./support/webhooks.ts";
+
+const REVIEW = JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request_review.approved.json"] ?? "{}");
+
+/** An approving review of pull request `pr` at `headSha` by `login`, as Forgejo delivers it. */
+const reviewDelivery = (loop: Loop, review: { pr: number; headSha: string; login: string }) => {
+  const sender = { ...REVIEW.sender, login: review.login, username: review.login };
+  return deliver(
+    loop.project,
+    { forge: "forgejo", event: { grouped: "pull_request_approved", type: "pull_request_review_approved" } },
+    pretty({
+      ...REVIEW,
+      number: review.pr,
+      commit_id: "",
+      pull_request: {
+        ...REVIEW.pull_request,
+        number: review.pr,
+        head: { ...REVIEW.pull_request.head, sha: review.headSha },
+      },
+      repository: { ...REVIEW.repository, full_name: loop.repo },
+      sender,
+    }),
+  );
+};
 
 /** What the classifier answers for the project's next requests, in order (the last repeats). */
 const classifier = (loop: Loop, answers: unknown[]) =>
@@ -176,24 +200,21 @@ describe("a merge held for protected paths", () => {
     ]);
   });
 
-  it("a writer's approving review decides the same vault item: one audit trail", async () => {
+  it("a writer's approving review (the forge's webhook) decides the same vault item: one audit trail", async () => {
     const loop = await loopProject("vault-review");
-    const { number, itemId } = await heldMerge(loop);
-    // The review webhook's path: a writer's approval of the head the issue is at.
-    const { issueStub } = await import("../../src/issue-stub.ts");
-    const head = (await issueStub(env, loop.project, number).view())?.headSha ?? "";
-    await issueStub(env, loop.project, number).apply({
-      id: "review-approval",
-      project: loop.project,
-      number,
-      cause: { kind: "delivery", id: "review" },
-      event: { type: "human_approval", by: "alice", headSha: head },
-    });
+    const { number, held, itemId } = await heldMerge(loop);
+    await control("user", { repo: loop.repo, login: "visitor", level: "read" });
+    await control("user", { repo: loop.repo, login: "maintainer", level: "write" });
+    const approving = (login: string) =>
+      reviewDelivery(loop, { pr: held.prNumber ?? 0, headSha: held.headSha ?? "", login });
+    expect(await (await approving("visitor")).json()).toEqual({ ignored: "visitor has no write access" });
+    expect((await projectStub(env, loop.project).vaultItem(itemId))?.state).toBe("pending");
+    expect(await (await approving("maintainer")).json()).toEqual({ accepted: true, events: 1 });
     await until(loop, number, (v) => v.state === "merged");
     const item = await projectStub(env, loop.project).vaultItem(itemId);
     expect(item?.state).toBe("fired");
     expect(item?.audit.filter((e) => e.action === "approved")).toEqual([
-      expect.objectContaining({ by: "alice" }),
+      expect.objectContaining({ by: "maintainer" }),
     ]);
     const reject = await api(`/projects/${loop.project}/vault/${itemId}/reject`, {
       method: "POST",
@@ -248,6 +269,26 @@ describe("a merge held for protected paths", () => {
     await commentDelivery(loop, number, "maintainer", `/conveyor approve ${itemId}`);
     await until(loop, number, (v) => v.state === "merged");
     expect((await loop.forge.getPullRequest(held.prNumber ?? 0)).merged).toBe(true);
+  });
+
+  it("the dashboard lists it and its form decides it; a post without the CSRF token changes nothing", async () => {
+    const loop = await loopProject("vault-dashboard");
+    const { number, itemId } = await heldMerge(loop);
+    const cookie = await sessionCookie();
+    const html = await (await page("/dashboard/approvals", cookie)).text();
+    expect(html).toContain(`${itemId} Merge pull request #`);
+    const action = `/dashboard/projects/${loop.project}/vault/${itemId}`;
+    const fields = formFields(html, action);
+    const forged = await post(action, cookie, { ...fields, csrf: "", decision: "approve" });
+    expect(forged.status).toBe(403);
+    expect((await projectStub(env, loop.project).vaultItem(itemId))?.state).toBe("pending");
+
+    const res = await post(action, cookie, { ...fields, decision: "reject", reason: "not this week" });
+    expect(res.status).toBe(303);
+    const item = await projectStub(env, loop.project).vaultItem(itemId);
+    expect(item?.audit.at(-1)).toMatchObject({ action: "rejected", by: "operator", reason: "not this week" });
+    const view = await until(loop, number, (v) => v.state === "abandoned");
+    expect(view.reason).toBe("the merge was rejected by operator: not this week");
   });
 
   it("expires unanswered on the project's alarm: the issue is abandoned, saying so", async () => {

@@ -1,14 +1,17 @@
+import type { VaultItemView } from "../../vault/queries.ts";
 import { ActionButtons } from "../actions.tsx";
 import type { IssueCard } from "../queries.ts";
 import { IssueCardView } from "./issue-card.tsx";
+import { VaultSection } from "./vault.tsx";
 
 const SECTIONS = [
   { state: "awaiting_approval", title: "Merges waiting for approval (protected paths)" },
   { state: "escalated", title: "Escalated to a human" },
 ] as const;
 
-/** What waits for a human, oldest first, with the buttons that answer it. */
+/** What waits for a human, oldest first, with the buttons that answer it: the vault's items first. */
 export function Approvals(props: {
+  vault: VaultItemView[];
   issues: IssueCard[];
   total: number;
   shown: number;
@@ -17,6 +20,7 @@ export function Approvals(props: {
 }) {
   return (
     <>
+      <VaultSection items={props.vault} csrf={props.csrf} />
       {props.total > props.shown && (
         <p>
           Showing the {props.shown} oldest of {props.total}.

@@ -8,6 +8,7 @@ import { createForgeClient } from "../../../src/forge/client/index.ts";
 import { type LocalForge, startLocalForge } from "../../support/forge/index.ts";
 import { PATHS } from "../../support/lifecycle-samples.ts";
 import { insertRows, writeSeed } from "../../support/seed-sql.ts";
+import { pushFiles } from "../../support/services/git-push.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
 
 const CLI = new URL("../../../cli/conveyor.ts", import.meta.url).pathname;
@@ -418,6 +419,67 @@ describe("issues", () => {
     [["approve", "--project", project], 2, /expected 1 argument\(s\); usage: conveyor approve <number>/],
   ] as const)("%j exits %i", async (args, code, message) => {
     await fails([...args], code, message);
+  });
+});
+
+describe("vault", () => {
+  const project = "vlt";
+
+  // A merge held for a protected path becomes the vault's item; the project's forge is the local one, so its
+  // effects run (labels, the vault request, the notice naming the item). No model key: the classifier asks.
+  beforeAll(async () => {
+    // A repository of its own, with a main branch to push the issue's branch from.
+    const repo = "acme/vault";
+    await forge.createRepo({ owner: "acme", name: "vault", seed: { files: { "README.md": "# vault\n" } } });
+    forge.addCollaborator(repo, "conveyor-bot", "admin");
+    const args = await addArgs(project);
+    args.splice(args.indexOf("--repo"), 2, "--repo", repo);
+    await ok(args);
+    const client = createForgeClient({ forge: "forgejo", apiUrl: forge.apiUrl, repo, token: forgeToken });
+    const { number } = await client.createIssue({ title: "Pin the CI image", body: "Pin it.", labels: [] });
+    const branch = `conveyor/${number}`;
+    const headSha = await pushFiles({
+      cloneUrl: forge.cloneUrl(repo, forge.admin.token),
+      branch,
+      base: "main",
+      files: { ".woodpecker.yml": "steps: []\n" },
+      message: "Pin the CI image",
+    });
+    const events = [
+      { type: "triage", blockers: [] },
+      { type: "dispatched", jobId: "job-1", runnerId: "runner-1" },
+      { type: "phase", phase: "awaiting_ci", headSha, branch, sessionId: "sess-1" },
+      { type: "ci", result: "green", headSha },
+      { type: "review", verdict: "APPROVE", summary: "ok", needsHumanApproval: "touches protected paths" },
+    ];
+    for (const [i, event] of events.entries()) {
+      const res = await fetch(`${worker.url}/api/v1/projects/${project}/issues/${number}/events`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ id: `vault-seed-${i}`, event }),
+      });
+      if (!res.ok) throw new Error(`seed: ${res.status} ${await res.text()}`);
+    }
+    await until(async () => (await json(["vault", "list", "--project", project])).items.length > 0, 20_000);
+  }, 60_000);
+
+  it("vault list, approve once, and the refusals", { timeout: 60_000 }, async () => {
+    const list = await ok(["vault", "list", "--project", project]);
+    expect(list).toMatch(/^ID\s+KIND\s+STATE\s+EXPIRES\s+TITLE\s+OUTCOME$/m);
+    expect(list).toMatch(/^v1\s+protected_merge\s+pending\s+.*classifier: ask \(classifier: no model key/m);
+    expect(await ok(["vault", "list"])).toMatch(/^vlt\s+v1\s+protected_merge\s+pending/m);
+    expect(await ok(["vault", "approve", "v1", "--project", project])).toBe(
+      "v1 fired: approved by operator\n",
+    );
+    await fails(
+      ["vault", "reject", "1", "--project", project, "--reason", "late"],
+      1,
+      /v1 was approved by operator and has fired \(HTTP 409\)/,
+    );
+    await fails(["vault", "approve", "v9", "--project", project], 1, /no vault item v9 \(HTTP 404\)/);
+    await fails(["vault", "approve", "x9", "--project", project], 2, /a vault item id looks like v7/);
+    // The lists read D1, which the project's Durable Object writes a moment later.
+    await until(async () => !/^vlt\s+v1/m.test(await ok(["vault", "list"])));
   });
 });
 
