@@ -6,6 +6,7 @@
  * and starts the project's reconciliation cycles (./reconciliation.ts).
  */
 import { DurableObject } from "cloudflare:workers";
+import { describeOutput, type VaultVerdict } from "../src/agents/held-outputs.ts";
 import { agentRunRequest } from "../src/agents/runs.ts";
 import type { AgentTrigger } from "../src/agents/triggers.ts";
 import { randomToken } from "../src/crypto/tokens.ts";
@@ -36,6 +37,7 @@ import {
   type AgentRunView,
   type ApplyRow,
   type CheckRow,
+  type HoldOutput,
 } from "./agent-runs.ts";
 import { AgentSchedules, type ScheduleCheck, type ScheduleHooks } from "./agent-schedules.ts";
 import { AgentTriggers } from "./agent-triggers.ts";
@@ -118,6 +120,7 @@ export class ProjectDO extends DurableObject<Env> {
     this.vault = new Vault(ctx.storage, this.outbox, {
       record: (record, now) => this.recordD1(record, now),
       issueEvent: (envelope, now) => this.outbox.enqueue(CHANNELS.issue, envelope, now),
+      agentOutput: (requester, decision, now) => this.heldOutputDecided(requester, decision, now),
     });
     this.supervisor = new Supervisor(ctx.storage, this.outbox);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
@@ -762,6 +765,27 @@ export class ProjectDO extends DurableObject<Env> {
     if (failed) this.outbox.enqueue(CHANNELS.issue, failed, now);
   }
 
+  /**
+   * The vault decided an agent run's held output: approved, it is queued for the forge (the item fires);
+   * rejected or expired, it is recorded rejected, and a review run's issue hears `review_failed`.
+   */
+  private heldOutputDecided(
+    { runId, output }: { runId: string; output: number },
+    verdict: VaultVerdict,
+    now: number,
+  ): boolean {
+    const next = this.agentRuns.vaultDecided(runId, output, verdict, now);
+    if (next?.decision.status === "rejected" && next.decision.output.type === "submit_review") {
+      const failed = this.reviewRuns.failed(
+        this.projectName(),
+        runId,
+        `the reviewer's review: ${next.decision.reason}`,
+      );
+      if (failed) this.outbox.enqueue(CHANNELS.issue, failed, now);
+    }
+    return next?.apply ?? false;
+  }
+
   private scheduleHooks(): ScheduleHooks {
     return {
       waiting: (agent) => this.agentRuns.waiting(agent),
@@ -803,9 +827,25 @@ export class ProjectDO extends DurableObject<Env> {
           const targets = await agentTargets(this.env, project, this.agentRuns.targetsOf(runId));
           const review = this.reviewRuns.of(runId);
           const context = review ? { pullRequest: review.pr } : {};
+          const settings = (await loadProject(this.env, project))?.settings;
+          if (!settings) throw new Error(`project ${project} is not registered`);
           storage.transactionSync(() => {
             const now = Date.now();
-            const decisions = this.agentRuns.decide(runId, targets, now, context);
+            // A dangerous output waits in the vault, in this transaction: its key is the output's.
+            const hold: HoldOutput = ({ runId, agent, index, output }) =>
+              this.vault.request(
+                project,
+                {
+                  key: `agent:${runId}:${index}`,
+                  kind: "agent_output",
+                  requester: { type: "agent_run", runId, output: index },
+                  title: `${agent} (run ${runId}) asks to ${describeOutput(output)}`.slice(0, 300),
+                  payload: { agent, runId, output },
+                },
+                settings.vault.expiryMs,
+                now,
+              ).id;
+            const decisions = this.agentRuns.decide(runId, targets, now, hold, context);
             // A review run without a valid review: its issue hears review_failed, never an approval.
             const failed = decisions && review && this.reviewRuns.decided(project, runId, decisions);
             if (failed) this.outbox.enqueue(CHANNELS.issue, failed, now);
