@@ -5,6 +5,7 @@
  */
 
 import { z } from "zod";
+import { ACTION_LABEL } from "../src/formulas/formula.ts";
 import { FactoryAgents } from "./agents.ts";
 import type { Transition } from "./local-d1.ts";
 import type { Demo } from "./orchestrator.ts";
@@ -21,7 +22,7 @@ const MAX_REPLIES = 2;
  * forge's update of the branch asks for another (bounded by Conveyor's `maxUpdates`, 3 by default).
  */
 const MAX_APPROVALS = 4;
-const TERMINAL = new Set(["merged", "abandoned"]);
+const TERMINAL = new Set(["merged", "done", "abandoned"]);
 /** States in which only a human moves the issue on. */
 const WAITING_FOR_HUMAN = new Set(["escalated", "awaiting_approval"]);
 
@@ -80,7 +81,11 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
   const deadline = run.startedAt + options.timeoutMs;
 
   const queue = async (batch: readonly SampleIssue[]) => {
-    for (const issue of batch) await maintainer.addLabels(issue.number, [LABELS.backlog]);
+    for (const issue of batch) {
+      // An action is one before it is queued: its triage reads the label.
+      if (issue.action) await maintainer.addLabels(issue.number, [ACTION_LABEL]);
+      await maintainer.addLabels(issue.number, [LABELS.backlog]);
+    }
     print(
       `${stamp(run.startedAt, Date.now())}  maintainer labels ${batch.map((i) => `#${i.number}`).join(" ")} ${LABELS.backlog}`,
     );
@@ -125,16 +130,32 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
     }
     for (const issue of held) {
       if (issue.approveAfter !== undefined && state.get(issue.approveAfter) !== "merged") continue;
-      held.delete(issue);
       const approval = approvalOf(issue.number, run.approvals);
-      if (!approval) continue;
-      const pr = await pullRequestOf(demo, issue.number);
-      await maintainer.createReview(pr, { event: "APPROVE", body: approval });
+      if (!approval) {
+        held.delete(issue);
+        continue;
+      }
+      if (issue.action) {
+        // The action's step waits in the vault: the maintainer approves the item its notice names.
+        const { vaultItem } = await issueOf(demo, issue.number);
+        if (!vaultItem) continue;
+        held.delete(issue);
+        await maintainer.comment(issue.number, `/conveyor approve ${vaultItem}\n\n${approval}`);
+        print(
+          `${stamp(run.startedAt, Date.now())}  maintainer approves vault item ${vaultItem} of #${issue.number}: "/conveyor approve ${vaultItem}"`,
+        );
+      } else {
+        held.delete(issue);
+        const { prNumber } = await issueOf(demo, issue.number);
+        if (prNumber === null)
+          throw new Error(`#${issue.number} waits for an approval without a pull request`);
+        await maintainer.createReview(prNumber, { event: "APPROVE", body: approval });
+        print(
+          `${stamp(run.startedAt, Date.now())}  maintainer approves pull request #${prNumber} of #${issue.number}: "${approval}"`,
+        );
+      }
       run.approvals.push({ number: issue.number, at: Date.now(), text: approval });
       answered.add(issue.number);
-      print(
-        `${stamp(run.startedAt, Date.now())}  maintainer approves pull request #${pr} of #${issue.number}: "${approval}"`,
-      );
     }
     const open = issues.filter((issue) => {
       const now = state.get(issue.number) ?? "new";
@@ -195,13 +216,17 @@ function approvalOf(number: number, approvals: Reply[]): string | undefined {
   return ISSUES.find((i) => i.number === number)?.approval;
 }
 
-/** The issue's pull request, as its Durable Object knows it (the operator API). */
-async function pullRequestOf(demo: Demo, number: number): Promise<number> {
+const issueSchema = z.object({
+  prNumber: z.number().int().positive().nullable(),
+  vaultItem: z.string().nullish(),
+});
+
+/** The issue's pull request and the vault item it waits on, as its Durable Object knows them (the operator API). */
+async function issueOf(demo: Demo, number: number): Promise<z.infer<typeof issueSchema>> {
   const res = await fetch(`${demo.worker.url}/api/v1/projects/${PROJECT}/issues/${number}`, {
     headers: { authorization: `Bearer ${demo.adminToken}` },
   });
-  const { prNumber } = z.object({ prNumber: z.number().int().positive() }).parse(await res.json());
-  return prNumber;
+  return issueSchema.parse(await res.json());
 }
 
 /** What an edge means, by its event and where it led. */
@@ -224,6 +249,10 @@ const MEANING: Record<string, string> = {
   "human_approval>awaiting_approval": "a maintainer approved the pull request; the vault decides",
   "vault_decision>merging": "the vault approved the merge; merging",
   "human_reply>revising": "a human replied; the session resumes with the reply",
+  "reply>running": "the session posted a progress note on the issue",
+  "phase>awaiting_approval": "the session stopped at a dangerous step: the vault holds it",
+  "vault_decision>running": "the vault approved the step; the same session resumes and runs it",
+  "phase>done": "the action is done; the issue is closed with its summary",
 };
 
 const titles = new Map(ISSUES.map((issue) => [issue.number, issue.title]));

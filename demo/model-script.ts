@@ -4,6 +4,7 @@
  * Every decision is read from the request, so the script holds no state and survives resumed sessions.
  */
 import { readFileSync } from "node:fs";
+import { ACTION_SERVER } from "../runner/actions/action-tools.ts";
 import { SAFE_OUTPUTS_SERVER } from "../runner/agents/safe-outputs.ts";
 import type { CriticReport, Finding } from "../src/critic/report.ts";
 import {
@@ -189,6 +190,14 @@ const groom: Turn[] = GROOMING.flatMap(({ number, gardener }) =>
     : [],
 );
 
+// --- #7 the action: announce this week's changes ------------------------------------------------------------
+
+const action = (name: string) => `mcp__${ACTION_SERVER}__${name}`;
+const actionPhase = (lines: string) => bash(`printf '${lines}' > "$CONVEYOR_PHASE_FILE"`, "Write the phase");
+/** A progress note quoting what the last step's run answered. */
+const reportStep = (step: string) => (req: ScriptRequest) =>
+  use(action("progress"), { text: `${step}: ${req.toolResults.at(-1)?.text ?? "(nothing)"}` });
+
 // --- the critic ---------------------------------------------------------------------------------------------
 
 const report = (verdict: CriticReport["verdict"], summary: string, findings: Finding[] = []): Turn =>
@@ -332,6 +341,34 @@ export const DEMO_SCRIPT: Rule[] = [
       runTests,
       commitAndWait("Add truncate, a gap the planner found"),
       text("truncate is in src/truncate.js with tests; they pass."),
+    ],
+  },
+  {
+    when: /follows the formula announce-changes/,
+    steps: [
+      use(action("progress"), { text: "Collecting the changes merged into main." }),
+      use(action("run_step"), { id: "collect" }),
+      reportStep("collect"),
+      // Dangerous: refused until the vault approves it.
+      use(action("run_step"), { id: "announce" }),
+      actionPhase("PHASE:vault\\nStep: announce\\n"),
+      text("The list is ready; posting it waits for the vault."),
+    ],
+  },
+  {
+    when: /The vault approved step announce/,
+    steps: [
+      use(action("run_step"), { id: "announce" }),
+      reportStep("announce"),
+      actionPhase("PHASE:done\\n"),
+      text("Announced this week's merged changes to the team."),
+    ],
+  },
+  // The vault's classifier leaves an announcement to a human (and the held merge of #5 too).
+  {
+    forced: "vault_verdict",
+    steps: [
+      use("vault_verdict", { verdict: "ask", reason: "It speaks for the team: a maintainer decides." }),
     ],
   },
   {

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { AGENT_LABELS } from "../src/agents/labels.ts";
 import { createForgeClient } from "../src/forge/client/index.ts";
 import { settingsSchema } from "../src/projects/config.ts";
-import { PROJECT, PROTECTED_PATHS, REPO } from "./scenario.ts";
+import { ANNOUNCE_TOKEN, PROJECT, PROTECTED_PATHS, REPO } from "./scenario.ts";
 
 /** The project's label names: the registration keeps the defaults. */
 export const LABELS = settingsSchema.parse({}).labels;
@@ -59,6 +59,8 @@ export async function connectProject(link: ProjectLink): Promise<void> {
       // Every issue starts at once and each merge moves the base under the rest: the held #5 can fall behind
       // more often than the default cap of 3 updates allows before a human is asked.
       maxUpdates: 8,
+      // The action formula's secret: sealed with the project's, given to its step's command only.
+      actionSecrets: { ANNOUNCE_TOKEN },
       ...link.settings,
     },
     z.object({ id: z.literal(PROJECT) }),

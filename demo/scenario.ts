@@ -10,7 +10,8 @@ export const REPO = "acme/textkit";
 export const SAMPLE_REPO_DIR = new URL("./sample-repo/", import.meta.url).pathname;
 
 export type Design = {
-  state: "merged";
+  /** `done`: an action issue, closed with its summary (no pull request). */
+  state: "merged" | "done";
   /** Sessions: the implement session plus each revision or resumption. */
   iterations: number;
   /** CI results Conveyor acted on (red or green). */
@@ -32,6 +33,11 @@ export type SampleIssue = {
   approval?: string;
   /** The maintainer gets to the held pull request only once this issue merged. */
   approveAfter?: number;
+  /**
+   * An action issue (labelled `action` with `backlog`): it follows this formula from the sample's
+   * `.conveyor/formulas/`, and the maintainer approves its dangerous step in the vault with `/conveyor approve`.
+   */
+  action?: { formula: string };
   /** The maintainer queues the issue only once another reached a state (all others are queued at the start). */
   queueWhen?: { issue: number; state: string };
 };
@@ -100,7 +106,20 @@ export const ISSUES: readonly SampleIssue[] = [
     design: { state: "merged", iterations: 1, ciAttempts: 1, criticRounds: 1, escalations: 0 },
     queueWhen: { issue: 5, state: "awaiting_approval" },
   },
+  {
+    number: 7,
+    title: "Announce this week's changes",
+    body: "Tell the team what was merged this week.\n\nFormula: announce-changes",
+    story:
+      "an action: its session follows the formula, posts progress, stops at the dangerous step; the vault asks the maintainer, whose /conveyor approve resumes it; closed with a summary, no pull request",
+    design: { state: "done", iterations: 2, ciAttempts: 0, criticRounds: 0, escalations: 0 },
+    approval: "Checked the list: post it.",
+    action: { formula: "announce-changes" },
+  },
 ];
+
+/** The action formula's secret, as the operator registers it (sealed with the project's other secrets). */
+export const ANNOUNCE_TOKEN = "demo-announce-token-4c1d9e";
 
 /**
  * Issues a teammate filed and nobody queued: the gardener's to groom. Each with what the gardener does to it:
@@ -116,22 +135,22 @@ export type GroomedIssue = {
 
 export const GROOMING: readonly GroomedIssue[] = [
   {
-    number: 7,
+    number: 8,
     title: "Add wordCount(text)",
     body: 'Add `wordCount(text)` in `src/word-count.js`, built on `words`: `wordCount("Hello, big world")` is 3. With tests.',
   },
   {
-    number: 8,
+    number: 9,
     title: "A function that counts words",
     body: "It would be handy to know how many words a text has.",
     gardener: {
       comment:
-        "Looks like a duplicate of #7, which asks for the same change with an example. A maintainer, please close one.",
+        "Looks like a duplicate of #8, which asks for the same change with an example. A maintainer, please close one.",
       label: "needs-human",
     },
   },
   {
-    number: 9,
+    number: 10,
     title: "Make the helpers nicer",
     body: "The helpers could be nicer to use.",
     gardener: {

@@ -90,6 +90,7 @@ export function deviations(results: IssueOutcome[], exact: boolean): string[] {
     const at = `#${number}`;
     if (r.state !== design.state)
       found.push(`${at} ended ${r.state}${r.reason ? ` (${r.reason})` : ""}, designed ${design.state}`);
+    if (design.state === "done" && r.pr !== null) found.push(`${at}: an action opened pull request #${r.pr}`);
     if (r.state === "merged" && r.mergedPulls.length !== 1)
       found.push(`${at}: the forge shows ${r.mergedPulls.length} merged pull requests, not one`);
     const dependencies = parseDependencies(r.issue.body, { repo: REPO, number }).filter(

@@ -1,12 +1,11 @@
 /**
  * A formula: the named, versioned list of steps an `action` issue follows, kept in the repository as
  * `.conveyor/formulas/<name>.md` — YAML frontmatter (name, version, description, inputs, network hosts,
- * secrets, steps) and a markdown body of guidance for the agent. Parsing is strict: an unknown field, a
- * duplicate step id or a step secret the formula does not declare is reported in one line, never guessed at.
- *
- * TOML (`<name>.toml`) is not read: no TOML parser is among Conveyor's dependencies; such a file is reported
- * as a problem naming the markdown form to use instead.
+ * secrets, steps) and a markdown body of guidance for the agent — or `<name>.toml`, the same fields as TOML
+ * with the guidance in a `guidance` string. Parsing is strict: an unknown field, a duplicate step id or a step
+ * secret the formula does not declare is reported in one line, never guessed at.
  */
+import { parse as parseToml } from "smol-toml";
 import { z } from "zod";
 import { FRONTMATTER, type Parsed, readYaml } from "../agents/definition.ts";
 import { zodMessage } from "../validation.ts";
@@ -100,22 +99,39 @@ export type Formula = z.output<typeof formulaSchema> & {
 };
 export type FormulaStep = Formula["steps"][number];
 
+const tooLarge = (text: string) => new TextEncoder().encode(text).length > MAX_FORMULA_BYTES;
+
 /** Parses `.conveyor/formulas/<fileName>.md`; the error is one line naming what to fix. */
 export function parseFormula(fileName: string, text: string): Parsed<Formula> {
-  if (new TextEncoder().encode(text).length > MAX_FORMULA_BYTES)
-    return { ok: false, error: `larger than ${MAX_FORMULA_BYTES} bytes` };
+  if (tooLarge(text)) return { ok: false, error: `larger than ${MAX_FORMULA_BYTES} bytes` };
   const match = FRONTMATTER.exec(text.replace(/^\uFEFF/, ""));
   if (!match) return { ok: false, error: "no frontmatter: the file must start with a --- line and close it" };
   const yaml = readYaml(match[1] ?? "");
   if (!yaml.ok) return { ok: false, error: `frontmatter: ${yaml.error}` };
-  const parsed = formulaSchema.safeParse(yaml.value ?? {});
-  if (!parsed.success) return { ok: false, error: `frontmatter: ${zodMessage(parsed.error)}` };
-  if (parsed.data.name !== fileName)
-    return {
-      ok: false,
-      error: `frontmatter: name "${parsed.data.name}" is not the file's name "${fileName}"`,
-    };
   const guidance = text.slice((match.index ?? 0) + match[0].length).trim();
+  return checked(fileName, yaml.value ?? {}, guidance, "frontmatter: ");
+}
+
+/** Parses `.conveyor/formulas/<fileName>.toml`: the frontmatter's fields at the top level, and `guidance`. */
+export function parseTomlFormula(fileName: string, text: string): Parsed<Formula> {
+  if (tooLarge(text)) return { ok: false, error: `larger than ${MAX_FORMULA_BYTES} bytes` };
+  let table: Record<string, unknown>;
+  try {
+    table = parseToml(text.replace(/^\uFEFF/, ""));
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    return { ok: false, error: `not TOML: ${message}` };
+  }
+  const { guidance = "", ...fields } = table;
+  if (typeof guidance !== "string") return { ok: false, error: "guidance: expected a string" };
+  return checked(fileName, fields, guidance.trim(), "");
+}
+
+function checked(fileName: string, fields: unknown, guidance: string, where: string): Parsed<Formula> {
+  const parsed = formulaSchema.safeParse(fields);
+  if (!parsed.success) return { ok: false, error: `${where}${zodMessage(parsed.error)}` };
+  if (parsed.data.name !== fileName)
+    return { ok: false, error: `${where}name "${parsed.data.name}" is not the file's name "${fileName}"` };
   return { ok: true, value: { ...parsed.data, guidance } };
 }
 
@@ -135,20 +151,22 @@ export type FormulaFile = { ok: true; formula: Formula } | { ok: false; error: s
 export function findFormula(files: ReadonlyMap<string, string>, name: string): FormulaFile {
   if (!FORMULA_NAME.test(name))
     return { ok: false, error: `formula name "${name.slice(0, 60)}": ${FORMULA_NAME}` };
-  const markdown = files.get(`${FORMULAS_DIR}${name}.md`);
-  if (markdown !== undefined) {
-    const parsed = parseFormula(name, markdown);
-    return parsed.ok
-      ? { ok: true, formula: parsed.value }
-      : { ok: false, error: `${FORMULAS_DIR}${name}.md: ${parsed.error}` };
-  }
-  if (files.has(`${FORMULAS_DIR}${name}.toml`)) {
-    return {
-      ok: false,
-      error: `${FORMULAS_DIR}${name}.toml: TOML formulas are not read; write the formula as ${name}.md (YAML frontmatter)`,
-    };
-  }
-  return { ok: false, error: `no formula ${FORMULAS_DIR}${name}.md on the default branch` };
+  const forms = (
+    [
+      [".md", parseFormula],
+      [".toml", parseTomlFormula],
+    ] as const
+  ).filter(([extension]) => files.has(`${FORMULAS_DIR}${name}${extension}`));
+  const [form, other] = forms;
+  if (!form)
+    return { ok: false, error: `no formula ${FORMULAS_DIR}${name}.md (or .toml) on the default branch` };
+  // Two files for one name: which one the writer meant is not Conveyor's to guess.
+  if (other)
+    return { ok: false, error: `two formulas named ${name} (${name}.md and ${name}.toml): keep one` };
+  const [extension, parse] = form;
+  const path = `${FORMULAS_DIR}${name}${extension}`;
+  const parsed = parse(name, files.get(path) ?? "");
+  return parsed.ok ? { ok: true, formula: parsed.value } : { ok: false, error: `${path}: ${parsed.error}` };
 }
 
 /** What an issue says about its formula: none named, one name, or a contradiction. */

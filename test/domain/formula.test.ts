@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { FORMULAS_DIR, findFormula, formulaOf, parseFormula } from "../../src/formulas/formula.ts";
+import {
+  FORMULAS_DIR,
+  findFormula,
+  formulaOf,
+  parseFormula,
+  parseTomlFormula,
+} from "../../src/formulas/formula.ts";
 
 const ROTATE = `---
 name: rotate-token
@@ -103,31 +109,95 @@ describe("parseFormula", () => {
   });
 });
 
+/** ROTATE as TOML: the same fields, the guidance in its own string. */
+const ROTATE_TOML = `name = "rotate-token"
+version = 1
+description = "Rotate the deploy token"
+network = ["api.example.com"]
+secrets = ["DEPLOY_TOKEN"]
+guidance = """
+Post the new token's id, never its value.
+"""
+
+[[inputs]]
+name = "environment"
+description = "staging or production"
+required = true
+
+[[steps]]
+id = "check"
+description = "Read the current token's age"
+command = "./scripts/token-age.sh"
+secrets = ["DEPLOY_TOKEN"]
+
+[[steps]]
+id = "rotate"
+description = "Issue a new token and revoke the old one"
+command = "./scripts/rotate.sh"
+dangerous = true
+secrets = ["DEPLOY_TOKEN"]
+
+[[steps]]
+id = "report"
+description = "Say which token is live now"
+`;
+
+describe("parseTomlFormula", () => {
+  it("reads the same formula as the markdown form", () => {
+    expect(parseTomlFormula("rotate-token", ROTATE_TOML)).toEqual(parseFormula("rotate-token", ROTATE));
+  });
+
+  it("reports TOML syntax, unknown fields and a guidance that is no string in one line", () => {
+    const bad = (text: string) => {
+      const parsed = parseTomlFormula("rotate-token", text);
+      if (parsed.ok) throw new Error("parsed");
+      expect(parsed.error).not.toContain("\n");
+      return parsed.error;
+    };
+    expect(bad('name = "rotate-token"\nversion = ')).toMatch(/^not TOML: /);
+    expect(bad(ROTATE_TOML.replace("dangerous = true", "dangerous = true\nretries = 3"))).toMatch(/retries/);
+    expect(bad(ROTATE_TOML.replace('guidance = """', 'guidance = 3\nx = """'))).toBe(
+      "guidance: expected a string",
+    );
+    expect(bad(ROTATE_TOML.replace('name = "rotate-token"', 'name = "other"'))).toBe(
+      'name "other" is not the file\'s name "rotate-token"',
+    );
+  });
+});
+
 describe("findFormula", () => {
   const files = new Map([
     [`${FORMULAS_DIR}rotate-token.md`, ROTATE],
     [`${FORMULAS_DIR}backup.toml`, 'name = "backup"'],
     [`${FORMULAS_DIR}broken.md`, "---\nname: broken\n---\n"],
+    [`${FORMULAS_DIR}rotate.toml`, ROTATE_TOML.replace('"rotate-token"', '"rotate"')],
+    [`${FORMULAS_DIR}twice.md`, ROTATE.replace("rotate-token", "twice")],
+    [`${FORMULAS_DIR}twice.toml`, ROTATE_TOML.replace('"rotate-token"', '"twice"')],
   ]);
 
-  it("finds a markdown formula by name", () => {
+  it("finds a markdown or a TOML formula by name", () => {
     const found = findFormula(files, "rotate-token");
     expect(found.ok && found.formula.steps).toHaveLength(3);
+    const toml = findFormula(files, "rotate");
+    expect(toml.ok && toml.formula.steps.map((s) => s.id)).toEqual(["check", "rotate", "report"]);
   });
 
   it("names the file and the problem when it cannot use one", () => {
-    expect(findFormula(files, "backup")).toEqual({
+    expect(findFormula(files, "backup")).toMatchObject({
       ok: false,
-      error:
-        ".conveyor/formulas/backup.toml: TOML formulas are not read; write the formula as backup.md (YAML frontmatter)",
+      error: /^\.conveyor\/formulas\/backup\.toml: /,
     });
     expect(findFormula(files, "broken")).toMatchObject({
       ok: false,
       error: /^\.conveyor\/formulas\/broken\.md: frontmatter: /,
     });
+    expect(findFormula(files, "twice")).toEqual({
+      ok: false,
+      error: "two formulas named twice (twice.md and twice.toml): keep one",
+    });
     expect(findFormula(files, "missing")).toEqual({
       ok: false,
-      error: "no formula .conveyor/formulas/missing.md on the default branch",
+      error: "no formula .conveyor/formulas/missing.md (or .toml) on the default branch",
     });
     expect(findFormula(files, "../etc")).toMatchObject({ ok: false });
   });
