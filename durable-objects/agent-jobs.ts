@@ -158,8 +158,11 @@ export class AgentJobs {
       async (rows) => {
         for (const row of rows) {
           const { runId, index } = JSON.parse(row.payload) as ApplyRow;
-          const output = this.runs.accepted(runId, index);
-          if (!output) continue;
+          const decision = this.runs.accepted(runId, index);
+          // A held output goes out only once its vault item fired: a row for one still waiting applies nothing.
+          if (!decision || (decision.vault && this.host.vault.item(decision.vault)?.state !== "fired"))
+            continue;
+          const { output } = decision;
           const ref = { key: `agent:${runId}:${index}`, runId, review: this.reviews.of(runId) };
           const refusal = await applyAgentOutput(env, project, ref, output);
           storage.transactionSync(() => this.runs.markApplied(runId, index, Date.now(), refusal));

@@ -220,10 +220,10 @@ export class AgentRuns {
     return next;
   }
 
-  /** The accepted output an `agent-apply` row stands for; null when the run is gone. */
-  accepted(runId: string, index: number): RequestedOutput | null {
+  /** The accepted output an `agent-apply` row stands for (with the vault item it was held in); null when the run is gone. */
+  accepted(runId: string, index: number): (KeptDecision & { status: "accepted" }) | null {
     const decision = this.decisions(this.row(runId))?.[index];
-    return decision?.status === "accepted" ? decision.output : null;
+    return decision?.status === "accepted" ? decision : null;
   }
 
   /** The forge took the output, or refused it for good (`refusal`). */

@@ -3,7 +3,7 @@
  * forge, and the Messages-API stand-in as the classifier. A held output is applied once on approval, and
  * recorded rejected with the vault's reason on a rejection or an expiry.
  */
-import { env, runDurableObjectAlarm, SELF } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { projectStub } from "../../src/project-stub.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
@@ -94,6 +94,15 @@ describe("an agent's dangerous outputs", () => {
     );
     expect(await closed(loop, number)).toBe(false);
     expect(await notes(loop, number)).toEqual(["Nobody has asked for this in a year."]);
+    // An apply row for it (a stray redelivery) applies nothing while its item has not fired.
+    await runInDurableObject(projectStub(env, loop.project), (_instance, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO outbox (channel, payload, next_at) VALUES ('agent-apply', ?, 0)",
+        JSON.stringify({ runId, index: 1 }),
+      );
+    });
+    await drain(loop.project);
+    expect(await closed(loop, number)).toBe(false);
 
     const listed = (await (await api(`${loop.project}/vault`)).json()) as { items: VaultItemView[] };
     expect(listed.items).toHaveLength(1);
