@@ -127,6 +127,8 @@ export const agentRunSchema = z.looseObject({
         applied: z.boolean().optional(),
         /** The forge refused the accepted output for good. */
         failed: z.string().optional(),
+        /** The vault item a dangerous output waits in (or waited in). */
+        vault: z.string().optional(),
         output: z.looseObject({ type: z.string() }),
       }),
     )

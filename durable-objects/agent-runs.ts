@@ -3,15 +3,12 @@
  * requested outputs are kept; the `agent-check` outbox row then decides them against the definition the run
  * was queued with (src/agents/outputs.ts), and each accepted one becomes an `agent-apply` row of its own, so a
  * completion delivered twice, or a check repeated after a lost acknowledgement, applies each output once.
+ * An accepted output of a type the definition marks dangerous is held in the vault instead: its `agent-apply`
+ * row is queued when the vault approves it, and a rejection or expiry records it as rejected with the reason.
  */
 import type { AgentDefinition } from "../src/agents/definition.ts";
-import {
-  checkOutputs,
-  type OutputDecision,
-  type RequestedOutput,
-  type RunContext,
-  type Targets,
-} from "../src/agents/outputs.ts";
+import { afterVault, heldOutputs, type KeptDecision, type VaultVerdict } from "../src/agents/held-outputs.ts";
+import { checkOutputs, type RequestedOutput, type RunContext, type Targets } from "../src/agents/outputs.ts";
 import type { ReviewBinding } from "../src/agents/review-run.ts";
 import type { JobSpec, ProjectPolicy } from "./job-store.ts";
 import type { Outbox } from "./outbox.ts";
@@ -49,11 +46,7 @@ export const AGENT_CHANNELS = { check: "agent-check", apply: "agent-apply" } as 
 
 export type AgentRunStatus = "queued" | "running" | "done" | "failed";
 
-/**
- * A decision as kept: an accepted output is `applied` once the forge took it, or carries `failed` (the
- * forge's refusal) when it never will.
- */
-export type KeptDecision = OutputDecision & { applied?: boolean; failed?: string };
+export type { KeptDecision };
 
 export type AgentRunView = {
   id: string;
@@ -68,6 +61,14 @@ export type AgentRunView = {
   createdAt: number;
   updatedAt: number;
 };
+
+/** Puts a held output in the vault (inside the caller's transaction): the item's id. */
+export type HoldOutput = (held: {
+  runId: string;
+  agent: string;
+  index: number;
+  output: RequestedOutput;
+}) => string;
 
 export type CheckRow = { runId: string };
 export type ApplyRow = { runId: string; index: number };
@@ -168,31 +169,61 @@ export class AgentRuns {
 
   /**
    * Decides the run's requests once (a repeated check finds them decided) and queues each accepted output
-   * for the forge; returns the decisions, or null when they were made before. Inside a transaction.
+   * for the forge, or `hold`s it in the vault when its type is dangerous; returns the decisions, or null when
+   * they were made before. Inside a transaction.
    */
-  decide(runId: string, targets: Targets, now: number, context: RunContext = {}): KeptDecision[] | null {
+  decide(
+    runId: string,
+    targets: Targets,
+    now: number,
+    hold: HoldOutput,
+    context: RunContext = {},
+  ): KeptDecision[] | null {
     const row = this.row(runId);
     if (!row || row.decisions !== null || row.requests === null) return null;
     const outputs = JSON.parse(row.outputs) as AgentDefinition["outputs"];
-    const decisions: KeptDecision[] = checkOutputs({ outputs }, this.requests(row), targets, context);
-    this.sql.exec(
-      "UPDATE agent_runs SET status = 'done', decisions = ?, updated_at = ? WHERE id = ?",
-      JSON.stringify(decisions),
-      now,
-      runId,
+    const checked = checkOutputs({ outputs }, this.requests(row), targets, context);
+    const held = new Set(heldOutputs({ outputs }, checked));
+    const decisions: KeptDecision[] = checked.map((decision, index) =>
+      held.has(index)
+        ? { ...decision, vault: hold({ runId, agent: row.agent, index, output: decision.output }) }
+        : decision,
     );
+    this.sql.exec("UPDATE agent_runs SET status = 'done' WHERE id = ?", runId);
+    this.saveDecisions(runId, decisions, now);
     for (const [index, decision] of decisions.entries()) {
-      if (decision.status === "accepted" && decision.output.type !== "noop") {
+      if (decision.status === "accepted" && decision.output.type !== "noop" && !decision.vault) {
         this.outbox.enqueue(AGENT_CHANNELS.apply, { runId, index } satisfies ApplyRow, now);
       }
     }
     return decisions;
   }
 
-  /** The accepted output an `agent-apply` row stands for; null when the run is gone. */
-  accepted(runId: string, index: number): RequestedOutput | null {
+  /**
+   * The vault decided the held output `index` (src/agents/held-outputs.ts): approved, its `agent-apply` row is
+   * queued; rejected or expired, it is recorded rejected with the vault's reason. Null when it was not that
+   * item's to decide (a run forgotten, a decision seen before). Inside a transaction.
+   */
+  vaultDecided(
+    runId: string,
+    index: number,
+    verdict: VaultVerdict,
+    now: number,
+  ): { decision: KeptDecision; apply: boolean } | null {
+    const decisions = this.decisions(this.row(runId));
+    const kept = decisions?.[index];
+    const next = kept && afterVault(kept, verdict);
+    if (!decisions || !next) return null;
+    decisions[index] = next.decision;
+    this.saveDecisions(runId, decisions, now);
+    if (next.apply) this.outbox.enqueue(AGENT_CHANNELS.apply, { runId, index } satisfies ApplyRow, now);
+    return next;
+  }
+
+  /** The accepted output an `agent-apply` row stands for (with the vault item it was held in); null when the run is gone. */
+  accepted(runId: string, index: number): (KeptDecision & { status: "accepted" }) | null {
     const decision = this.decisions(this.row(runId))?.[index];
-    return decision?.status === "accepted" ? decision.output : null;
+    return decision?.status === "accepted" ? decision : null;
   }
 
   /** The forge took the output, or refused it for good (`refusal`). */
@@ -202,6 +233,10 @@ export class AgentRuns {
     const decision = decisions?.[index];
     if (!decisions || !decision) return;
     decisions[index] = refusal === null ? { ...decision, applied: true } : { ...decision, failed: refusal };
+    this.saveDecisions(runId, decisions, now);
+  }
+
+  private saveDecisions(runId: string, decisions: readonly KeptDecision[], now: number): void {
     this.sql.exec(
       "UPDATE agent_runs SET decisions = ?, updated_at = ? WHERE id = ?",
       JSON.stringify(decisions),

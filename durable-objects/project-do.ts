@@ -3,10 +3,11 @@
  * key), go out to runners on fenced leases, and come back as lifecycle events for their issues. Every state
  * change is written with the records it causes (issue events, D1 rows) in one synchronous transaction, and
  * delivered from the outbox by the object's single alarm, which also expires leases and ends grace periods,
- * and starts the project's reconciliation cycles (./reconciliation.ts).
+ * and starts the project's reconciliation cycles (./reconciliation.ts). What a job that is an agent run means
+ * at each point of its life is ./agent-jobs.ts's, called once at each; the vault and the supervisor are
+ * their own modules too (./vault.ts, ./supervisor.ts).
  */
 import { DurableObject } from "cloudflare:workers";
-import { agentRunRequest } from "../src/agents/runs.ts";
 import type { AgentTrigger } from "../src/agents/triggers.ts";
 import { randomToken } from "../src/crypto/tokens.ts";
 import { dailyCapReached, issueBudgetExceeded, sessionBudget, utcDay } from "../src/domain/budget.ts";
@@ -29,24 +30,15 @@ import { newJobId } from "../src/project-stub.ts";
 import { supervisorSettingsSchema } from "../src/projects/config.ts";
 import { loadProject, type Project } from "../src/projects/store.ts";
 import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
-import {
-  AGENT_CHANNELS,
-  type AgentRunRequest,
-  AgentRuns,
-  type AgentRunView,
-  type ApplyRow,
-  type CheckRow,
-} from "./agent-runs.ts";
-import { AgentSchedules, type ScheduleCheck, type ScheduleHooks } from "./agent-schedules.ts";
-import { AgentTriggers } from "./agent-triggers.ts";
+import { AgentJobs } from "./agent-jobs.ts";
+import { AGENT_CHANNELS, type AgentRunRequest, type AgentRunView } from "./agent-runs.ts";
+import type { ScheduleCheck } from "./agent-schedules.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "./alarm.ts";
-import { agentTargets, applyAgentOutput } from "./deliver-agent-outputs.ts";
 import { type JobRecord, writeJobRecords } from "./job-sink.ts";
 import { type JobSpec, JobStore, type ProjectPolicy, type StoredJob } from "./job-store.ts";
 import { MergeTurns } from "./merge-turn.ts";
 import { deliverInOrder, Outbox, type OutboxRow } from "./outbox.ts";
 import { type CycleOutcome, Reconciliation } from "./reconciliation.ts";
-import { ReviewRuns } from "./review-runs.ts";
 import { type Health, Supervisor, type SupervisorHooks, type SupervisorRun } from "./supervisor.ts";
 import {
   VAULT_CHANNELS,
@@ -94,10 +86,7 @@ export class ProjectDO extends DurableObject<Env> {
   private readonly store: JobStore;
   private readonly outbox: Outbox;
   private readonly reconciliation: Reconciliation;
-  private readonly agentRuns: AgentRuns;
-  private readonly agentSchedules: AgentSchedules;
-  private readonly agentTriggers: AgentTriggers;
-  private readonly reviewRuns: ReviewRuns;
+  private readonly agentJobs: AgentJobs;
   private readonly vault: Vault;
   private readonly supervisor: Supervisor;
   /** Long-polling claims, woken whenever a job may have become claimable. */
@@ -111,13 +100,23 @@ export class ProjectDO extends DurableObject<Env> {
     this.store = new JobStore(ctx.storage.sql);
     this.outbox = new Outbox(ctx.storage.sql);
     this.reconciliation = new Reconciliation(ctx.storage.sql);
-    this.agentRuns = new AgentRuns(ctx.storage.sql, this.outbox);
-    this.agentSchedules = new AgentSchedules(ctx.storage.sql);
-    this.agentTriggers = new AgentTriggers(ctx.storage.sql, this.agentRuns);
-    this.reviewRuns = new ReviewRuns(ctx.storage.sql);
+    const issueEvent = (envelope: EventEnvelope, now: number) =>
+      this.outbox.enqueue(CHANNELS.issue, envelope, now);
     this.vault = new Vault(ctx.storage, this.outbox, {
       record: (record, now) => this.recordD1(record, now),
-      issueEvent: (envelope, now) => this.outbox.enqueue(CHANNELS.issue, envelope, now),
+      issueEvent,
+      agentOutput: (requester, decision, now) => this.agentJobs.heldOutputDecided(requester, decision, now),
+    });
+    this.agentJobs = new AgentJobs({
+      env,
+      storage: ctx.storage,
+      outbox: this.outbox,
+      store: this.store,
+      vault: this.vault,
+      project: () => this.projectName(),
+      usage: (project, job, event, now) => this.recordUsage(project, job, event, now),
+      issueEvent,
+      start: (request) => this.startAgentRun(request),
     });
     this.supervisor = new Supervisor(ctx.storage, this.outbox);
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
@@ -139,13 +138,7 @@ export class ProjectDO extends DurableObject<Env> {
     const { runId, spec } = request;
     const result = this.ctx.storage.transactionSync(() => {
       const queued = this.insertJob(`agent:${runId}`, spec, request.policy, now);
-      if (queued.created) {
-        // Kept as long as finished jobs are; each agent's latest run is kept whatever its age.
-        this.agentRuns.prune(now - RETENTION_MS);
-        const run = { id: runId, agent: spec.agent.name, jobId: queued.jobId, trigger: request.trigger };
-        this.agentRuns.queue({ ...run, outputs: request.outputs }, now);
-        if (request.review) this.reviewRuns.bind(runId, request.review);
-      }
+      if (queued.created) this.agentJobs.queued(request, queued.jobId, now, now - RETENTION_MS);
       return queued;
     });
     if (result.created) this.wake();
@@ -184,29 +177,27 @@ export class ProjectDO extends DurableObject<Env> {
 
   /** A forge event (webhook delivery `deliveryId`) starts the agents whose `on` names it: their run ids. */
   triggerAgents(project: Project, trigger: AgentTrigger, deliveryId: string): Promise<string[]> {
-    return this.agentTriggers.trigger(this.env, project, trigger, deliveryId, (request) =>
-      this.startAgentRun(request),
-    );
+    return this.agentJobs.trigger(project, trigger, deliveryId);
   }
 
   /** A push to the default branch changed `.conveyor/agents/`: the next event reads the catalog again. */
   forgetAgentCatalog(): void {
-    this.agentTriggers.catalog.forget();
+    this.agentJobs.forgetCatalog();
   }
 
   /** An agent run as it stands, its cost from the project's spend. */
   agentRun(runId: string): AgentRunView | null {
-    return this.agentRuns.view(runId);
+    return this.agentJobs.view(runId);
   }
 
   /** Each agent's latest run. */
   latestAgentRuns(): AgentRunView[] {
-    return this.agentRuns.latest();
+    return this.agentJobs.latest();
   }
 
   /** An agent's most recent runs, newest first. */
   recentAgentRuns(agent: string, limit = 50): AgentRunView[] {
-    return this.agentRuns.recent(agent, limit);
+    return this.agentJobs.recent(agent, limit);
   }
 
   private insertJob(key: string, spec: JobSpec, policy: ProjectPolicy, now: number) {
@@ -314,16 +305,12 @@ export class ProjectDO extends DurableObject<Env> {
             if (isSession(job.kind)) this.recordD1(sessionRecord(project, job, runnerId, event, now), now);
             break;
           case "usage": {
-            if (job.spec.agent) {
-              this.recordAgentSpend(project, job, event, now);
-              break;
-            }
-            const record = usageRecord(project, job, event, now);
-            this.recordD1(record, now);
-            this.store.recordSpend(record.row.id, job.number, utcDay(now), event.usage);
+            const id = this.recordUsage(project, job, event, now);
+            // An agent run's spend is the project's and its run's, never an issue's.
+            if (this.agentJobs.spent(job)) break;
             const over = issueBudgetExceeded(this.store.issueSpend(job.number), fenced.policy.budget);
             if (over) {
-              this.recordIssueEvent(project, job, `budget:${record.row.id}`, now, {
+              this.recordIssueEvent(project, job, `budget:${id}`, now, {
                 type: "budget_exceeded",
                 reason: over,
               });
@@ -385,16 +372,7 @@ export class ProjectDO extends DurableObject<Env> {
       const done: StoredJob = { ...job, status: job.cancelled ? "cancelled" : "done", updatedAt: now };
       this.store.save(done);
       this.recordJob(project, done, now);
-      if (job.spec.agent) {
-        const { runId } = job.spec.agent;
-        if (request.usage) {
-          const sessionId = request.sessionId ?? job.sessionId ?? "agent";
-          this.recordAgentSpend(project, job, { kind: "usage", sessionId, usage: request.usage }, now);
-        }
-        if (job.cancelled) this.endAgentRun(project, runId, "cancelled", now);
-        else if (request.phase === "done") this.agentRuns.reported(runId, request.outputs ?? [], now);
-        else this.endAgentRun(project, runId, `the run ended ${request.phase}: ${request.reason ?? ""}`, now);
-      }
+      this.agentJobs.completed(project, job, request, now);
       if (!job.cancelled && isSession(job.kind)) {
         const sessionId = request.sessionId ?? job.sessionId;
         // The branch is the job's, never the runner's choice.
@@ -522,7 +500,7 @@ export class ProjectDO extends DurableObject<Env> {
     const now = Date.now();
     const nextAt = this.reconciliation.arm(project, now, now + delayMs);
     // The agents' schedules and the supervisor ride on the same arming: the cron's call reaches every project.
-    this.agentSchedules.arm(project, now);
+    this.agentJobs.armSchedules(project, now);
     this.supervisor.arm(project, now, supervisorPeriodMs);
     await this.scheduleAlarm();
     return nextAt;
@@ -554,8 +532,8 @@ export class ProjectDO extends DurableObject<Env> {
 
   /** Checks the agents' schedules now (operators, tests), queueing the runs that are due. */
   async checkAgentSchedules(project: string): Promise<ScheduleCheck | null> {
-    this.agentSchedules.arm(project, Date.now());
-    const outcome = await this.agentSchedules.runIfDue(this.env, Date.now(), this.scheduleHooks(), true);
+    this.agentJobs.armSchedules(project, Date.now());
+    const outcome = await this.agentJobs.runSchedulesIfDue(Date.now(), true);
     await this.scheduleAlarm();
     return outcome;
   }
@@ -579,7 +557,7 @@ export class ProjectDO extends DurableObject<Env> {
     const cycle = this.reconciliation.runIfDue(this.env, Date.now());
     this.ctx.waitUntil(cycle.then(() => this.scheduleAlarm()));
     // Likewise the agents' schedules, which read the catalog from the forge. Never throws.
-    const schedules = this.agentSchedules.runIfDue(this.env, Date.now(), this.scheduleHooks());
+    const schedules = this.agentJobs.runSchedulesIfDue(Date.now());
     this.ctx.waitUntil(schedules.then(() => this.scheduleAlarm()));
     // And the supervisor's checks, and its forge issues. Never throws.
     const supervised = this.supervisor.runIfDue(this.env, Date.now(), this.supervisorHooks());
@@ -627,7 +605,7 @@ export class ProjectDO extends DurableObject<Env> {
       };
       this.store.save(leased);
       this.recordJob(meta.project, leased, now);
-      if (job.spec.agent) this.agentRuns.running(job.spec.agent.runId, now);
+      this.agentJobs.leased(job, now);
       // The budget is what the issue has left now, not when the job was enqueued; an agent run's is its own.
       const budget = job.spec.agent
         ? job.spec.budget
@@ -715,7 +693,7 @@ export class ProjectDO extends DurableObject<Env> {
     };
     this.store.save(requeued);
     this.recordJob(project, requeued, now);
-    if (job.spec.agent) this.agentRuns.requeued(job.spec.agent.runId, now);
+    this.agentJobs.requeued(job, now);
   }
 
   /** Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled. */
@@ -723,7 +701,7 @@ export class ProjectDO extends DurableObject<Env> {
     const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
     this.store.save(ended);
     this.recordJob(project, ended, now);
-    if (job.spec.agent) this.endAgentRun(project, job.spec.agent.runId, reason ?? "cancelled", now);
+    this.agentJobs.ended(project, job, reason ?? "cancelled", now);
     if (reason !== null && isSession(job.kind)) {
       this.recordIssueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
@@ -753,84 +731,20 @@ export class ProjectDO extends DurableObject<Env> {
     for (const waiter of [...this.waiters]) waiter();
   }
 
-  // --- agent runs ------------------------------------------------------------------------------------------
-
-  /** An agent run ended without a completion; a review run's issue hears `review_failed`. In a transaction. */
-  private endAgentRun(project: string, runId: string, reason: string, now: number): void {
-    this.agentRuns.ended(runId, reason, now);
-    const failed = this.reviewRuns.failed(project, runId, `the reviewer's run failed: ${reason}`);
-    if (failed) this.outbox.enqueue(CHANNELS.issue, failed, now);
-  }
-
-  private scheduleHooks(): ScheduleHooks {
-    return {
-      waiting: (agent) => this.agentRuns.waiting(agent),
-      queue: async (project, definition, trigger) => {
-        await this.startAgentRun(await agentRunRequest(this.env, project, definition, trigger));
-      },
-    };
-  }
-
   /**
-   * An agent run is about no issue: its usage counts in the project's daily spend (a re-sent figure replaces
-   * the earlier one, as a session's does), in the run's cost, and in D1's usage under number 0, so the
-   * project's spend (status, the dashboard's chart) includes it while no issue's cost does.
+   * A usage report: in the project's daily spend and D1's usage (a re-sent figure replaces the earlier one,
+   * per session and job attempt); the record's id.
    */
-  private recordAgentSpend(
+  private recordUsage(
     project: string,
     job: StoredJob,
     event: Extract<RunnerEvent, { kind: "usage" }>,
     now: number,
-  ): void {
-    if (!job.spec.agent) return;
+  ): string {
     const record = usageRecord(project, job, event, now);
     this.recordD1(record, now);
     this.store.recordSpend(record.row.id, job.number, utcDay(now), event.usage);
-    this.agentRuns.setCost(job.spec.agent.runId, this.store.jobSpendUsd(job.id));
-  }
-
-  /** Decides each completed run's outputs (reading their targets from the forge's mirror), then applies them. */
-  private async deliverAgentOutputs(project: string, horizon?: number): Promise<void> {
-    const { storage } = this.ctx;
-    await deliverInOrder(
-      storage,
-      this.outbox,
-      [CHANNELS.check],
-      1,
-      async (rows) => {
-        for (const row of rows) {
-          const { runId } = JSON.parse(row.payload) as CheckRow;
-          const targets = await agentTargets(this.env, project, this.agentRuns.targetsOf(runId));
-          const review = this.reviewRuns.of(runId);
-          const context = review ? { pullRequest: review.pr } : {};
-          storage.transactionSync(() => {
-            const now = Date.now();
-            const decisions = this.agentRuns.decide(runId, targets, now, context);
-            // A review run without a valid review: its issue hears review_failed, never an approval.
-            const failed = decisions && review && this.reviewRuns.decided(project, runId, decisions);
-            if (failed) this.outbox.enqueue(CHANNELS.issue, failed, now);
-          });
-        }
-      },
-      horizon,
-    );
-    await deliverInOrder(
-      storage,
-      this.outbox,
-      [CHANNELS.apply],
-      1,
-      async (rows) => {
-        for (const row of rows) {
-          const { runId, index } = JSON.parse(row.payload) as ApplyRow;
-          const output = this.agentRuns.accepted(runId, index);
-          if (!output) continue;
-          const ref = { key: `agent:${runId}:${index}`, runId, review: this.reviewRuns.of(runId) };
-          const refusal = await applyAgentOutput(this.env, project, ref, output);
-          storage.transactionSync(() => this.agentRuns.markApplied(runId, index, Date.now(), refusal));
-        }
-      },
-      horizon,
-    );
+    return record.row.id;
   }
 
   // --- outbox ------------------------------------------------------------------------------------------------
@@ -888,7 +802,7 @@ export class ProjectDO extends DurableObject<Env> {
         horizon,
       );
       const project = this.store.meta()?.project;
-      if (project) await this.deliverAgentOutputs(project, horizon);
+      if (project) await this.agentJobs.deliver(project, horizon);
     })().finally(() => {
       this.flushing = null;
     });
@@ -916,7 +830,7 @@ export class ProjectDO extends DurableObject<Env> {
       outboxAlarm(this.outbox.nextAt(Object.values(CHANNELS)), floor),
       nextDeadline(this.store.deadlineFields(), Date.now()),
       this.reconciliation.nextAt(),
-      this.agentSchedules.nextAt(),
+      this.agentJobs.nextScheduleAt(),
       this.vault.nextExpiry(),
       this.supervisor.nextAt(),
     ]);

@@ -54,12 +54,14 @@ export class ReviewRuns {
   }
 
   /**
-   * The run's outputs were decided: an accepted review will be applied; without one, the issue hears
-   * `review_failed` (the envelope to send, once).
+   * The run's outputs were decided: an accepted review will be applied (one held in the vault waits for its
+   * decision: a rejection fails it then); without one, the issue hears `review_failed` (the envelope to send,
+   * once).
    */
   decided(project: string, runId: string, decisions: readonly KeptDecision[]): EventEnvelope | null {
-    if (decisions.some((d) => d.status === "accepted" && d.output.type === "submit_review")) {
-      this.answer(runId);
+    const review = decisions.find((d) => d.status === "accepted" && d.output.type === "submit_review");
+    if (review) {
+      if (!review.vault) this.answer(runId);
       return null;
     }
     const refused = decisions.find((d) => d.output.type === "submit_review" && d.status === "rejected");

@@ -4,8 +4,9 @@
  * dashboard and the CLI), the `vault_decision` its issue hears, the classification still to run — all through
  * the ProjectDO's outbox. Expiry runs on the object's alarm (`nextExpiry`). Ids are `v<n>`, per project.
  *
- * An approved item fires at once where firing is telling its issue (the decision's event is committed with
- * it); an agent run's approved output stays `approved` until agents' dangerous outputs are applied from here.
+ * An approved item fires at once where firing is committed with the approval: its issue's `vault_decision`
+ * event, or an agent run's output queued for the forge (the run's `agent-apply` row). An agent output whose
+ * run is gone stays `approved`: nothing is left to fire.
  */
 import {
   type ClassifierVerdict,
@@ -65,10 +66,19 @@ export type VaultDecideResult =
   | { ok: true; item: VaultItemHead }
   | { ok: false; status: 404 | 409; error: string };
 
-/** Where the vault's writes go: the ProjectDO's D1 batch and its ordered issue-event channel. */
+/** Where the vault's writes go: the ProjectDO's D1 batch, its ordered issue-event channel, its agent runs. */
 export type VaultSinks = {
   record(record: JobRecord, now: number): void;
   issueEvent(envelope: EventEnvelope, now: number): void;
+  /**
+   * An agent run's held output was decided (inside the vault's transaction); true when an approval was
+   * carried out (the output queued for the forge), so the item fires.
+   */
+  agentOutput(
+    requester: Extract<Requester, { type: "agent_run" }>,
+    decision: NonNullable<ReturnType<typeof decisionOf>> & { itemId: string },
+    now: number,
+  ): boolean;
 };
 
 type ClassifyRow = { id: string };
@@ -239,26 +249,29 @@ export class Vault {
     const outcome = decide(item, event);
     if (!outcome.ok) return outcome;
     let next = outcome.item;
-    // Telling the issue is the firing of an approval it asked for: committed here, delivered by the outbox.
-    if (next.state === "approved" && next.requester.type === "issue") {
+    // An approval is carried out by telling its requester: committed here, delivered by the outbox.
+    if (next.state !== item.state && this.tell(project, next, now) && next.state === "approved") {
       const fired = decide(next, { type: "fired", at: now });
       if (fired.ok) next = fired.item;
     }
     this.save(next);
     this.sinks.record(itemRecord(project, next, now), now);
-    if (next.state !== item.state) this.tell(project, next, now);
     return { ok: true as const, item: next };
   }
 
-  private tell(project: string, item: VaultItem, now: number) {
+  /** The requester hears the item's decision; whether it did (an approval it heard is carried out). */
+  private tell(project: string, item: VaultItem, now: number): boolean {
     const decision = decisionOf(item);
-    if (!decision || item.requester.type !== "issue" || item.state === "approved") return;
+    if (!decision) return false;
+    const { requester } = item;
+    if (requester.type === "agent_run")
+      return this.sinks.agentOutput(requester, { ...decision, itemId: item.id }, now);
     this.sinks.issueEvent(
       {
         // The IssueDO applies one envelope id once: however often the outbox delivers it, one decision.
         id: `vault:${item.id}:decision`,
         project,
-        number: item.requester.issue,
+        number: requester.issue,
         cause: { kind: decision.decision === "expired" ? "timer" : "system", id: `vault:${item.id}` },
         event: {
           type: "vault_decision",
@@ -270,6 +283,7 @@ export class Vault {
       },
       now,
     );
+    return true;
   }
 
   private save(item: VaultItem) {

@@ -68,7 +68,7 @@ export const agentShow = command({
     const rows = (view.decisions ?? []).map((d, i) => [
       String(i + 1),
       d.output.type,
-      d.status === "rejected" ? "rejected" : d.applied ? "applied" : d.failed ? "failed" : "accepted",
+      outcome(d),
       d.reason ?? d.failed ?? "",
     ]);
     const lines = [
@@ -79,3 +79,11 @@ export const agentShow = command({
     ctx.print(lines.join("\n"), view);
   },
 });
+
+/** What became of an output: a held one waits in the vault until its item is decided. */
+function outcome(d: NonNullable<z.output<typeof agentRunSchema>["decisions"]>[number]): string {
+  if (d.status === "rejected") return "rejected";
+  if (d.applied) return "applied";
+  if (d.failed) return "failed";
+  return d.vault ? `in the vault (${d.vault})` : "accepted";
+}

@@ -27,26 +27,30 @@ const label = z.string().min(1).max(50);
 const labels = z.array(label).max(20);
 const max = z.number().int().min(1).max(50).default(1);
 
-/** Each safe output's constraints. `strict`: a misspelt key is an error, not a silently ignored constraint. */
+/**
+ * A safe output's config: its per-run cap, whether it is dangerous (each accepted one waits in the vault for a
+ * decision before it is applied, docs/vault.md), and its own constraints. `strict`: a misspelt key is an
+ * error, not a silently ignored constraint.
+ */
+const outputConfig = <T extends z.ZodRawShape>(constraints: T) =>
+  z.object({ max, dangerous: z.boolean().default(false), ...constraints }).strict();
+
 export const outputConfigSchemas = {
-  create_issue: z
-    .object({
-      max,
-      /** Added to every issue the agent creates. */
-      labels: labels.default([]),
-      /** The labels the agent may ask for besides; none when absent. */
-      allowedLabels: labels.default([]),
-      /** Put before every title. */
-      titlePrefix: z.string().max(50).default(""),
-    })
-    .strict(),
-  comment: z.object({ max, requiredLabels: labels.default([]) }).strict(),
+  create_issue: outputConfig({
+    /** Added to every issue the agent creates. */
+    labels: labels.default([]),
+    /** The labels the agent may ask for besides; none when absent. */
+    allowedLabels: labels.default([]),
+    /** Put before every title. */
+    titlePrefix: z.string().max(50).default(""),
+  }),
+  comment: outputConfig({ requiredLabels: labels.default([]) }),
   /** Labels drive the lifecycle (`backlog` queues work): an agent may touch only the labels listed. */
-  add_labels: z.object({ max, allowedLabels: labels.min(1) }).strict(),
-  remove_labels: z.object({ max, allowedLabels: labels.min(1) }).strict(),
-  close_issue: z.object({ max, requiredLabels: labels.default([]) }).strict(),
-  link_dependency: z.object({ max }).strict(),
-  submit_review: z.object({ max }).strict(),
+  add_labels: outputConfig({ allowedLabels: labels.min(1) }),
+  remove_labels: outputConfig({ allowedLabels: labels.min(1) }),
+  close_issue: outputConfig({ requiredLabels: labels.default([]) }),
+  link_dependency: outputConfig({}),
+  submit_review: outputConfig({}),
 } as const;
 
 export type OutputType = keyof typeof outputConfigSchemas | "noop";

@@ -5,6 +5,7 @@ import { builtinModule } from "../../src/agents/builtin-module.ts";
 import { agentCatalog, MAX_REPOSITORY_AGENTS } from "../../src/agents/catalog.ts";
 import { agentPrompt, MAX_CONTEXT_ISSUES, MAX_ISSUE_BODY } from "../../src/agents/context.ts";
 import { type AgentDefinition, parseAgentDefinition } from "../../src/agents/definition.ts";
+import { afterVault, heldOutputs, type KeptDecision } from "../../src/agents/held-outputs.ts";
 import { checkOutputs, type RequestedOutput, requestedOutputSchema } from "../../src/agents/outputs.ts";
 import { scheduleDecision } from "../../src/agents/schedule.ts";
 
@@ -33,7 +34,7 @@ describe("agent definitions", () => {
       budgetUsd: 1,
       maxTurns: 40,
       tools: ["Read", "Grep", "Glob"],
-      outputs: { comment: { max: 3, requiredLabels: [] } },
+      outputs: { comment: { max: 3, dangerous: false, requiredLabels: [] } },
       enabled: true,
       prompt: "Do the thing.",
     });
@@ -294,6 +295,100 @@ describe("safe outputs", () => {
     expect(requestedOutputSchema.safeParse({ type: "create_issue", title: " ", body: "x" }).success).toBe(
       false,
     );
+  });
+});
+
+describe("dangerous outputs", () => {
+  const definition = parsed(
+    [
+      'description: d\nschedule: "@daily"\noutputs:',
+      "  comment: { max: 2 }",
+      "  close_issue: { max: 2, dangerous: true }",
+      "  add_labels: { max: 1, allowedLabels: [vision], dangerous: false }",
+    ].join("\n"),
+  );
+  const targets = new Map([[1, { labels: [] }]]);
+  const close = (issue: number): RequestedOutput => ({ type: "close_issue", issue, reason: "stale" });
+
+  it("are marked per type, a boolean only", () => {
+    expect(definition.outputs.close_issue?.dangerous).toBe(true);
+    expect(definition.outputs.comment?.dangerous).toBe(false);
+    expect(
+      error(agent('description: d\nschedule: "@daily"\noutputs:\n  comment: { dangerous: "yes" }')),
+    ).toMatch(/^frontmatter: .*dangerous/);
+  });
+
+  it("hold the accepted outputs of a dangerous type only: never a rejected one, a noop or a safe type", () => {
+    const decisions = checkOutputs(
+      definition,
+      [
+        { type: "comment", issue: 1, body: "b" },
+        close(1),
+        close(7), // not an open issue: rejected, so nothing to hold
+        { type: "noop", reason: "n" },
+        { type: "add_labels", issue: 1, labels: ["vision"] },
+        { type: "close_issue", issue: 1, reason: "again, otherwise" },
+        close(1), // over the cap
+      ],
+      targets,
+    );
+    expect(decisions.map((d) => d.status)).toEqual([
+      "accepted",
+      "accepted",
+      "rejected",
+      "accepted",
+      "accepted",
+      "accepted",
+      "rejected",
+    ]);
+    expect(heldOutputs(definition, decisions)).toEqual([1, 5]);
+    expect(heldOutputs(parsed('description: d\nschedule: "@daily"'), decisions)).toEqual([]);
+  });
+
+  describe("after the vault's decision", () => {
+    const held: KeptDecision = { status: "accepted", output: close(1), vault: "v3" };
+
+    it("approved: stays accepted, to be applied", () => {
+      expect(afterVault(held, { itemId: "v3", decision: "approved", by: "alice" })).toEqual({
+        decision: held,
+        apply: true,
+      });
+    });
+
+    it("rejected: rejected with who decided and why", () => {
+      expect(
+        afterVault(held, { itemId: "v3", decision: "rejected", by: "alice", reason: "keep it" }),
+      ).toEqual({
+        decision: { ...held, status: "rejected", reason: "the vault rejected it (v3, by alice): keep it" },
+        apply: false,
+      });
+      expect(afterVault(held, { itemId: "v3", decision: "rejected", by: "policy" })?.decision).toMatchObject({
+        reason: "the vault rejected it (v3, by policy)",
+      });
+    });
+
+    it("expired: rejected, saying nobody decided", () => {
+      expect(afterVault(held, { itemId: "v3", decision: "expired", by: "timeout" })?.decision).toEqual({
+        ...held,
+        status: "rejected",
+        reason: "the vault's v3 expired with nobody deciding",
+      });
+    });
+
+    it.each<[string, KeptDecision, string]>([
+      ["another item's", held, "v4"],
+      ["an output not held", { status: "accepted", output: close(1) }, "v3"],
+      ["an applied output", { ...held, applied: true }, "v3"],
+      ["an output the forge refused", { ...held, failed: "404" }, "v3"],
+      [
+        "an output already rejected",
+        { status: "rejected", output: close(1), reason: "r", vault: "v3" },
+        "v3",
+      ],
+    ])("changes nothing for %s decision", (_, decision, itemId) => {
+      expect(afterVault(decision, { itemId, decision: "approved", by: "alice" })).toBeNull();
+      expect(afterVault(decision, { itemId, decision: "rejected", by: "alice" })).toBeNull();
+    });
   });
 });
 

@@ -171,6 +171,48 @@ describe("the critic on a runner", () => {
     expect(await criticCalls(loop, number)).toBe(0);
   });
 
+  it("a review the repository's reviewer marks dangerous waits in the vault; rejected there, the review fails", async () => {
+    const loop = await loopProject("rr-vault", ON_RUNNER);
+    await control("push", {
+      repo: loop.repo,
+      branch: "main",
+      files: {
+        ".conveyor/agents/reviewer.md":
+          "---\ndescription: A held reviewer.\non: [pull_request.opened]\noutputs:\n  submit_review: { max: 1, dangerous: true }\n---\nReview the pull request.\n",
+      },
+    });
+    const { number } = await firstPush(loop, {
+      "src/parser.ts": "export const parse = 1;\n",
+      "ci.sh": GREEN_CI,
+    });
+    const pr = (await until(loop, number, awaitingReview)).prNumber ?? 0;
+    const { runner, claimed } = await reviewerJob(loop, "rr-vault");
+    const done = { phase: "done", outputs: [review(pr, "APPROVE", "Ship it.")] };
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    await drain(loop.project);
+    await drain(loop.project);
+
+    // Held: no review on the forge, the issue still waits for one.
+    const run = await runOf(loop, claimed.job.agent?.runId ?? "");
+    const itemId = run.decisions?.[0]?.vault ?? "";
+    expect(run.decisions?.[0]).toMatchObject({ status: "accepted", vault: "v1" });
+    expect(await loop.forge.listReviews(pr)).toEqual([]);
+    expect((await until(loop, number, awaitingReview)).state).toBe("awaiting_review");
+
+    const stub = projectStub(env, loop.project);
+    const rejected = await stub.vaultDecide(itemId, {
+      decision: "reject",
+      by: "operator",
+      reason: "not now",
+    });
+    expect(rejected.ok).toBe(true);
+    await drain(loop.project);
+    const escalated = await until(loop, number, (v) => v.state === "escalated");
+    expect(escalated.reason).toContain(`the vault rejected it (${itemId}, by operator): not now`);
+    expect(escalated.history.filter((h) => h.event === "review_failed")).toHaveLength(1);
+    expect(await loop.forge.listReviews(pr)).toEqual([]);
+  });
+
   it("a reviewer run that fails for good fails the review once", async () => {
     const loop = await loopProject("rr-failed", ON_RUNNER);
     const { number } = await firstPush(loop, {

@@ -115,7 +115,7 @@ describe("classifying a request", () => {
     const lenient = await loopProject("vault-lenient", { vault: { autoApprove: ["agent_output"] } });
     await classifier(lenient, [verdict("approve", "routine cleanup")]);
     const { item } = await requested(lenient);
-    // An agent run's approved output waits to be applied: approved, not yet fired.
+    // Its agent run is gone (there is none here): nothing to fire, so it stays approved.
     expect(item).toMatchObject({ state: "approved" });
     expect(item?.audit.at(-1)).toMatchObject({ action: "approved", by: "policy" });
   });

@@ -1,7 +1,8 @@
 /** A project's agents (with the definitions that do not parse), and one agent's runs with their outputs. */
-import type { AgentRunView, KeptDecision } from "../../../durable-objects/agent-runs.ts";
+import type { AgentRunView } from "../../../durable-objects/agent-runs.ts";
 import type { AgentProblem } from "../../agents/catalog.ts";
 import type { AgentDefinition } from "../../agents/definition.ts";
+import { describeOutput, type KeptDecision } from "../../agents/held-outputs.ts";
 import { formatUsd } from "../format.ts";
 import { When } from "../layout.tsx";
 
@@ -67,29 +68,8 @@ export function Agents(props: {
 function outcome(decision: KeptDecision): string {
   if (decision.status === "rejected") return `rejected: ${decision.reason}`;
   if (decision.applied) return "applied";
-  return decision.failed ? `failed: ${decision.failed}` : "accepted, not applied yet";
-}
-
-/** What an output asked for, in a line: its type and target. */
-function summary(decision: KeptDecision): string {
-  const { output } = decision;
-  switch (output.type) {
-    case "create_issue":
-      return `create issue "${output.title}"`;
-    case "comment":
-      return `comment on #${output.issue}`;
-    case "add_labels":
-    case "remove_labels":
-      return `${output.type.replace("_", " ")} ${output.labels.join(", ")} on #${output.issue}`;
-    case "close_issue":
-      return `close #${output.issue}`;
-    case "link_dependency":
-      return `#${output.issue} depends on #${output.dependsOn}`;
-    case "submit_review":
-      return `review #${output.pr}: ${output.verdict}`;
-    case "noop":
-      return `nothing to do: ${output.reason}`;
-  }
+  if (decision.failed) return `failed: ${decision.failed}`;
+  return decision.vault ? `waiting in the vault (${decision.vault})` : "accepted, not applied yet";
 }
 
 export function AgentRunsPage(props: { name: string; runs: AgentRunView[]; now: number }) {
@@ -128,7 +108,7 @@ export function AgentRunsPage(props: { name: string; runs: AgentRunView[]; now: 
                 <ol>
                   {run.decisions.map((decision) => (
                     <li>
-                      {summary(decision)} — {outcome(decision)}
+                      {describeOutput(decision.output)} — {outcome(decision)}
                     </li>
                   ))}
                 </ol>
