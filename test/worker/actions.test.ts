@@ -116,7 +116,9 @@ describe("action issues in the Worker", () => {
     const loop = await actionProject("action-missing");
     const number = await triage(loop, "no-such-formula");
     const view = await until(loop, number, (v) => v.state === "escalated");
-    expect(view.reason).toMatch(/no formula \.conveyor\/formulas\/no-such-formula\.md \(or \.toml\) on the default branch/);
+    expect(view.reason).toMatch(
+      /no formula \.conveyor\/formulas\/no-such-formula\.md \(or \.toml\) on the default branch/,
+    );
     expect(await issueStub(env, loop.project, number).view()).toMatchObject({ kind: "action" });
   });
 });
