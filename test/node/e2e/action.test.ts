@@ -22,7 +22,9 @@ import { bash, type ScriptRequest, type Turn, text, use } from "../../support/mo
 const run = promisify(execFile);
 const tool = (name: string) => `mcp__${ACTION_SERVER}__${name}`;
 const DEPLOY_TOKEN = "deploy-token-e2e-0123456789";
-const VAULT_EXPIRY_MS = 25_000;
+/** Long enough for the approval test's decisions; the expiry test shortens it for its own item. */
+const VAULT_EXPIRY_MS = 120_000;
+const SHORT_EXPIRY_MS = 3_000;
 const phase = (lines: string) => bash(`printf '${lines}' > "$CONVEYOR_PHASE_FILE"`, "Write the phase");
 
 const FORMULAS = {
@@ -82,7 +84,6 @@ beforeAll(async () => {
   demo = await startDemo({
     dataDir,
     model: { kind: "stand-in" },
-    // Long enough for the approval below, short enough for the expiry test.
     settings: { actionSecrets: { DEPLOY_TOKEN }, vault: { expiryMs: VAULT_EXPIRY_MS } },
     script: [
       {
@@ -259,12 +260,19 @@ describe("action issues", { timeout: 240_000 }, () => {
 
   it("stop with a comment when nobody decides on the dangerous step before its item expires", async () => {
     if (!demo) throw new Error("no demo");
+    // An item takes the expiry the settings say when it is requested: short for this one.
+    const res = await fetch(`${demo.worker.url}/api/v1/projects/${PROJECT}/settings`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${demo.adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ key: "vault.expiryMs", value: SHORT_EXPIRY_MS }),
+    });
+    expect(res.status).toBe(200);
     const number = await fileAction("Wipe the cache", "wipe-cache");
     const item = await vaultItemNamed(number);
     const view = await until(
       "the action stops",
       inState(number, "abandoned", true),
-      VAULT_EXPIRY_MS + 60_000,
+      SHORT_EXPIRY_MS + 60_000,
     );
     expect(view.reason).toBe(
       `the action stops: nobody decided on step wipe before its vault item ${item} expired`,
