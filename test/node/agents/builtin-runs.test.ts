@@ -12,6 +12,7 @@ import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
 import { PROJECT } from "../../../demo/scenario.ts";
 import { SAFE_OUTPUTS_SERVER } from "../../../runner/agents/safe-outputs.ts";
 import { text, use } from "../../support/model/script.ts";
+import { until } from "../../support/until.ts";
 
 const CLI = new URL("../../../cli/conveyor.ts", import.meta.url).pathname;
 const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
@@ -72,16 +73,6 @@ function conveyorText(...args: string[]): Promise<string> {
 /** The CLI's parsed answer (`--json`). */
 const conveyor = async (...args: string[]): Promise<unknown> =>
   JSON.parse(await conveyorText(...args, "--json"));
-
-async function until<T>(what: string, check: () => Promise<T | null> | T | null, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 /** Asks for a manual run with the CLI and waits until every output the Worker accepted is on the forge. */
 async function runToTheEnd(agent: string): Promise<{ runId: string; run: Run }> {

@@ -15,6 +15,7 @@ import { PROJECT, REPO } from "../../../demo/scenario.ts";
 import { SAFE_OUTPUTS_SERVER } from "../../../runner/agents/safe-outputs.ts";
 import { bash, read, type ScriptRequest, text, use } from "../../support/model/script.ts";
 import { pushFiles } from "../../support/services/git-push.ts";
+import { until } from "../../support/until.ts";
 
 const CHANGED_LINE = "export const shout = (s) => s.toUpperCase() + '!!';";
 
@@ -87,16 +88,6 @@ afterAll(async () => {
   await demo?.stop();
   await rm(dataDir, { recursive: true, force: true });
 });
-
-async function until<T>(what: string, check: () => Promise<T | null> | T | null, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 describe("the reviewer on a runner", { timeout: 180_000 }, () => {
   it("reads the pull request's diff at its head and its review lands on the forge once", async () => {

@@ -18,6 +18,7 @@ import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
 import { PROJECT, REPO } from "../../../demo/scenario.ts";
 import { ACTION_SERVER } from "../../../runner/actions/action-tools.ts";
 import { bash, type ScriptRequest, type Turn, text, use } from "../../support/model/script.ts";
+import { until } from "../../support/until.ts";
 
 const run = promisify(execFile);
 const tool = (name: string) => `mcp__${ACTION_SERVER}__${name}`;
@@ -161,16 +162,6 @@ async function issueView(number: number): Promise<IssueView | null> {
     headers: { authorization: `Bearer ${demo.adminToken}` },
   });
   return res.ok ? ((await res.json()) as IssueView) : null;
-}
-
-async function until<T>(what: string, check: () => Promise<T | null> | T | null, ms = 120_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
 
 async function fileAction(title: string, formula: string): Promise<number> {
