@@ -3,11 +3,12 @@
  * branch has it; the claim adds only the secrets the formula declares; a progress report becomes one comment;
  * the session's `PHASE:vault` with its step waits for the vault; a formula that cannot be read escalates.
  */
-import { env } from "cloudflare:test";
+import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import worker from "../../src/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
-import { call, claim, complete, heartbeat, jobsOf, newRunner, taken } from "./support/jobs.ts";
+import { call, claim, complete, heartbeat, jobsOf, newRunner, pastDeadline, taken } from "./support/jobs.ts";
 import { type Loop, loopProject, push, send, until } from "./support/review.ts";
 
 const DEPLOY = "deploy-secret-in-worker-test";
@@ -26,9 +27,10 @@ steps:
 Be careful.
 `;
 
-async function actionProject(name: string): Promise<Loop> {
+async function actionProject(name: string, settings: object = {}): Promise<Loop> {
   const loop = await loopProject(name, {
     actionSecrets: { DEPLOY_TOKEN: DEPLOY, UNUSED_TOKEN: "never-sent-1234" },
+    ...settings,
   });
   await push(loop, 0, { ".conveyor/formulas/rotate-token.md": FORMULA }, { branch: "main" });
   return loop;
@@ -47,7 +49,44 @@ async function triage(loop: Loop, formula: string): Promise<number> {
   return number;
 }
 
+/** env.DB, but every statement that reads a project's sealed secrets fails as D1 does when it is out. */
+const secretsOutage = {
+  ...env,
+  DB: new Proxy(env.DB, {
+    get(db, key) {
+      if (key !== "prepare") return Reflect.get(db, key);
+      return (sql: string) => {
+        if (sql.includes('select "secrets" from "projects"'))
+          throw new Error("D1_ERROR: Network connection lost.");
+        return db.prepare(sql);
+      };
+    },
+  }),
+};
+
 describe("action issues in the Worker", () => {
+  it("a D1 failure reading the secrets after the lease: the claim fails, and the lease goes back at no attempt's cost", async () => {
+    const loop = await actionProject("action-d1-out", { jobs: { confirmMs: 5_000 } });
+    const runner = await newRunner("action-d1", { projects: [loop.project] });
+    const number = await triage(loop, "rotate-token");
+    await until(loop, number, (v) => v.outbox.every((o) => o.pending === 0));
+    const request = new Request("https://conveyor.test/runner/v1/claim", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${runner.token}` },
+      body: JSON.stringify({ waitMs: 0, projects: [loop.project] }),
+    });
+    const failed = await worker.fetch(request, secretsOutage, createExecutionContext());
+    expect(failed.status).toBe(500);
+    const [lost] = await jobsOf(loop.project);
+    expect(lost).toMatchObject({ status: "leased", attempt: 1 });
+    // Nobody confirms the lease the runner never got: it comes back with its attempt unspent.
+    await pastDeadline(loop.project, lost?.id ?? "", "lease_expires_at");
+    expect((await jobsOf(loop.project))[0]).toMatchObject({ status: "queued", attempt: 1 });
+    const claimed = taken(await claim(runner, [loop.project]));
+    expect(claimed.job).toMatchObject({ id: lost?.id, attempt: 1 });
+    expect(claimed.job.action?.secrets).toEqual({ DEPLOY_TOKEN: DEPLOY });
+  });
+
   it("queue a job with the formula; the claim carries its declared secrets only", async () => {
     const loop = await actionProject("action-job");
     const runner = await newRunner("action-1", { projects: [loop.project] });
