@@ -46,13 +46,17 @@ const ACCESS_CERTS_MAX_BYTES = 256 * 1024;
 const cachedKeys = new Map<string, { at: number; keys: Promise<JsonWebKey[]> }>();
 
 /** The team's signing keys, cached per isolate; `refresh` re-reads them (a key unknown to the cache). */
-export const fetchAccessKeys: AccessKeys = (teamDomain, refresh) => {
+export const fetchAccessKeys = (
+  teamDomain: string,
+  refresh: boolean,
+  timeoutMs = ACCESS_CERTS_TIMEOUT_MS,
+): Promise<JsonWebKey[]> => {
   const hit = cachedKeys.get(teamDomain);
   if (hit && Date.now() - hit.at < (refresh ? KEYS_REFRESH_MS : KEYS_TTL_MS)) return hit.keys;
   const keys = (async () => {
     // Every dashboard request waiting on the keys waits on this: a stalled fetch fails (and is not cached).
     const res = await fetch(`https://${teamDomain}/cdn-cgi/access/certs`, {
-      signal: AbortSignal.timeout(ACCESS_CERTS_TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     if (!res.ok) throw new Error(`Access certs: ${res.status}`);
     return jwksSchema.parse(JSON.parse(await boundedText(res, ACCESS_CERTS_MAX_BYTES))).keys as JsonWebKey[];

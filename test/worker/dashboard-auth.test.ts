@@ -1,6 +1,6 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type AccessConfig, verifyAccessJwt } from "../../src/dashboard/access.ts";
+import { type AccessConfig, fetchAccessKeys, verifyAccessJwt } from "../../src/dashboard/access.ts";
 import { toBase64url } from "../../src/dashboard/base64url.ts";
 import { createSession } from "../../src/dashboard/session.ts";
 import { app } from "../../src/index.ts";
@@ -226,5 +226,25 @@ describe("Cloudflare Access", () => {
     expect(forged.status).toBe(403);
     const mismatched = await visit(await jwt(privateKey, "k-route", claims), "eve@example.com");
     expect(mismatched.status).toBe(403);
+  });
+});
+
+describe("Access signing keys", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("a certs endpoint that never answers fails at the deadline, and the failure is not cached", async () => {
+    const asked: string[] = [];
+    // A team domain that takes the request and never answers: only the deadline's abort ends the wait.
+    vi.spyOn(globalThis, "fetch").mockImplementation((input, init) => {
+      asked.push(String(input));
+      return new Promise((_, reject) => {
+        const signal = init?.signal;
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    });
+    const team = `stall-${Date.now().toString(36)}.cloudflareaccess.com`;
+    await expect(fetchAccessKeys(team, false, 50)).rejects.toThrow(/timed out|abort/i);
+    await expect(fetchAccessKeys(team, false, 50)).rejects.toThrow(/timed out|abort/i);
+    expect(asked).toEqual([`https://${team}/cdn-cgi/access/certs`, `https://${team}/cdn-cgi/access/certs`]);
   });
 });
