@@ -39,7 +39,13 @@ async function main(argv: string[]): Promise<number> {
   for (const name of SECRET_ENV) delete process.env[name];
 
   const secrets = new Secrets();
-  secrets.add(config.registrationToken, config.runnerToken, config.git?.token, config.anthropic.apiKey);
+  secrets.add(
+    config.registrationToken,
+    config.runnerToken,
+    config.git?.token,
+    config.anthropic.apiKey,
+    config.anthropic.oauthToken,
+  );
   const log = new Logger({ level: config.logLevel, secrets });
   const sandbox = new Sandbox({
     mode: config.unsafeNoSandbox ? "none" : "bubblewrap",

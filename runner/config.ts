@@ -40,6 +40,8 @@ const configSchema = z
       .strictObject({
         baseUrl: z.url({ protocol: /^https?$/ }).optional(),
         apiKey: z.string().min(1).optional(),
+        /** A Claude subscription instead of an API key: the token `claude setup-token` prints. */
+        oauthToken: z.string().min(1).optional(),
         model: z.string().min(1).optional(),
       })
       .prefault({}),
@@ -57,11 +59,15 @@ const configSchema = z
       .default(false),
   })
   .superRefine((config, ctx) => {
-    if (config.driver === "claude" && !config.anthropic.apiKey) {
+    const credentials = [config.anthropic.apiKey, config.anthropic.oauthToken].filter(Boolean).length;
+    if (config.driver === "claude" && credentials !== 1) {
       ctx.addIssue({
         code: "custom",
         path: ["anthropic", "apiKey"],
-        message: "required by the claude driver",
+        message:
+          credentials === 0
+            ? "required by the claude driver (or anthropic.oauthToken, a Claude subscription's)"
+            : "give anthropic.apiKey or anthropic.oauthToken, not both",
       });
     }
     if (config.driver === "scripted" && !config.script) {
@@ -98,6 +104,12 @@ const SETTINGS = [
   { key: "git.token", flag: "git-token-file", env: "CONVEYOR_GIT_TOKEN", secret: true },
   { key: "anthropic.baseUrl", flag: "anthropic-base-url", env: "ANTHROPIC_BASE_URL" },
   { key: "anthropic.apiKey", flag: "anthropic-api-key-file", env: "ANTHROPIC_API_KEY", secret: true },
+  {
+    key: "anthropic.oauthToken",
+    flag: "anthropic-oauth-token-file",
+    env: "CLAUDE_CODE_OAUTH_TOKEN",
+    secret: true,
+  },
   { key: "anthropic.model", flag: "anthropic-model", env: "ANTHROPIC_MODEL" },
   { key: "logLevel", flag: "log-level", env: "CONVEYOR_LOG_LEVEL" },
   { key: "shutdownGraceMs", flag: "shutdown-grace-ms", env: "CONVEYOR_SHUTDOWN_GRACE_MS" },

@@ -25,8 +25,15 @@ const DROPPED_REQUEST_HEADERS = new Set([
 ]);
 const DROPPED_RESPONSE_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "content-length"]);
 
+/**
+ * How the proxy signs in upstream: an API key, or a Claude subscription's OAuth token (`claude setup-token`),
+ * which the Messages API takes as a bearer token with its beta flag.
+ */
+export type ModelCredential = { apiKey: string } | { oauthToken: string };
+export const OAUTH_BETA = "oauth-2025-04-20";
+
 export type ModelProxyOptions = {
-  upstream: { baseUrl: string; apiKey: string };
+  upstream: { baseUrl: string; credential: ModelCredential };
   /** What the session presents instead of the key (`x-api-key` or `Authorization: Bearer`). */
   sessionToken: string;
   /** USD the session may spend; requests are refused once it is spent. */
@@ -187,7 +194,17 @@ export class ModelProxy {
       if (DROPPED_REQUEST_HEADERS.has(name) || value === undefined) continue;
       headers.set(name, Array.isArray(value) ? value.join(", ") : value);
     }
-    headers.set("x-api-key", this.#options.upstream.apiKey);
+    const { credential } = this.#options.upstream;
+    if ("apiKey" in credential) headers.set("x-api-key", credential.apiKey);
+    else {
+      headers.set("authorization", `Bearer ${credential.oauthToken}`);
+      const betas =
+        headers
+          .get("anthropic-beta")
+          ?.split(",")
+          .map((b) => b.trim()) ?? [];
+      if (!betas.includes(OAUTH_BETA)) headers.set("anthropic-beta", [...betas, OAUTH_BETA].join(","));
+    }
     headers.set("accept-encoding", "identity");
     return headers;
   }

@@ -28,7 +28,8 @@ export type SandboxMode = "bubblewrap" | "none";
 export type SandboxSettings = {
   /** `none` only with `--unsafe-no-sandbox`: the session runs as the runner's user, seeing what it sees. */
   mode: SandboxMode;
-  model: { baseUrl?: string; apiKey?: string };
+  /** The upstream and its credential: an API key or a subscription's OAuth token (runner/config.ts). */
+  model: { baseUrl?: string; apiKey?: string; oauthToken?: string };
   /** Files of the runner (config, secret files) to hide where the system's view would show them. */
   secretFiles: readonly string[];
 };
@@ -86,10 +87,10 @@ export class Sandbox {
 
   /** Opens a session: its proxies run until `close()`. */
   async open(place: Place, limits: SessionLimits): Promise<SandboxSession> {
-    const { apiKey, baseUrl = DEFAULT_MODEL_BASE_URL } = this.settings.model;
+    const { apiKey, oauthToken, baseUrl = DEFAULT_MODEL_BASE_URL } = this.settings.model;
     const sessionToken = `conveyor-session-${randomBytes(24).toString("hex")}`;
     const options = {
-      upstream: { baseUrl, apiKey: apiKey ?? "" },
+      upstream: { baseUrl, credential: oauthToken ? { oauthToken } : { apiKey: apiKey ?? "" } },
       sessionToken,
       budgetUsd: limits.budgetUsd,
       ...(limits.onUsage && { onUsage: limits.onUsage }),

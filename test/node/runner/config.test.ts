@@ -104,7 +104,17 @@ describe("loadConfig", () => {
     [
       ["--driver", "claude"],
       { CONVEYOR_WORKER_URL: "http://w", CONVEYOR_WORK_DIR: "/w" },
-      "invalid config: anthropic.apiKey: required by the claude driver",
+      "invalid config: anthropic.apiKey: required by the claude driver (or anthropic.oauthToken, a Claude subscription's)",
+    ],
+    [
+      ["--driver", "claude"],
+      {
+        CONVEYOR_WORKER_URL: "http://w",
+        CONVEYOR_WORK_DIR: "/w",
+        ANTHROPIC_API_KEY: "sk-ant-key",
+        CLAUDE_CODE_OAUTH_TOKEN: "sk-ant-oat01-token",
+      },
+      "invalid config: anthropic.apiKey: give anthropic.apiKey or anthropic.oauthToken, not both",
     ],
     [
       ["--concurrency", "0", "--driver", "scripted"],
@@ -113,6 +123,15 @@ describe("loadConfig", () => {
     ],
   ])("refuses %j %j in one line", (argv, env, message) => {
     expect(() => loadConfig(argv, env)).toThrow(new ConfigError(message));
+  });
+
+  it("takes a Claude subscription's OAuth token instead of an API key", () => {
+    const config = loadConfig(["--driver", "claude"], {
+      CONVEYOR_WORKER_URL: "http://w",
+      CONVEYOR_WORK_DIR: "/w",
+      CLAUDE_CODE_OAUTH_TOKEN: "sk-ant-oat01-token",
+    });
+    expect(config.anthropic).toEqual({ oauthToken: "sk-ant-oat01-token" });
   });
 
   it("refuses unknown keys in the file", async () => {

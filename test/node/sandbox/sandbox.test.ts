@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -6,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapArgs, probeSandbox } from "../../../runner/sandbox/bubblewrap.ts";
 import { hostAllowed } from "../../../runner/sandbox/egress-proxy.ts";
+import { OAUTH_BETA } from "../../../runner/sandbox/model-proxy.ts";
 import { outputOf } from "../../../runner/sandbox/output.ts";
 import { type Place, Sandbox } from "../../../runner/sandbox/session-sandbox.ts";
 import { text } from "../../support/model/script.ts";
@@ -13,6 +15,8 @@ import { type ModelStandIn, startModelStandIn } from "../../support/model/server
 import { tempDir } from "../git/support.ts";
 
 const MODEL_KEY = "sk-ant-sandbox-test-key-0042";
+const OAUTH_TOKEN = "sk-ant-oat01-sandbox-test-subscription-0042";
+const sha256 = (secret: string) => createHash("sha256").update(secret).digest("hex");
 
 let root = "";
 let place: Place;
@@ -163,9 +167,35 @@ describe("a sandboxed session's model proxy", { timeout: 20_000 }, () => {
       expect(reports).toEqual([1]);
       expect(await spawn(call(token))).toMatch(/^400 .*budget is spent/);
       expect(session.budgetRefused).toBe(true);
-      expect(standIn.requests.filter((r) => r.path === "/v1/messages")).toHaveLength(1);
-      // The key went upstream in the header the stand-in does not record; the sandbox never had it.
+      const upstream = standIn.requests.filter((r) => r.path === "/v1/messages");
+      expect(upstream).toHaveLength(1);
+      // The key went upstream (the stand-in keeps its digest); the sandbox never had it.
+      expect(upstream[0]?.credential).toEqual({ scheme: "x-api-key", sha256: sha256(MODEL_KEY) });
       expect(JSON.stringify(session.env)).not.toContain(MODEL_KEY);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("signs in upstream with a subscription's OAuth token instead, which the session never sees", async () => {
+    const box = new Sandbox({
+      mode: "bubblewrap",
+      model: { baseUrl: standIn.url, oauthToken: OAUTH_TOKEN },
+      secretFiles: [],
+    });
+    const session = await box.open(place, { budgetUsd: 1, allowedDomains: [] });
+    try {
+      const before = standIn.requests.length;
+      const child = session.spawn("sh", ["-c", call(session.env.ANTHROPIC_API_KEY ?? "")], {
+        env: { PATH: process.env.PATH ?? "", ...session.env },
+      });
+      child.stdin?.end();
+      const { stdout } = await outputOf(child);
+      expect(stdout).toMatch(/^200 .*hello from the model/);
+      const [upstream] = standIn.requests.slice(before);
+      expect(upstream?.credential).toEqual({ scheme: "bearer", sha256: sha256(OAUTH_TOKEN) });
+      expect(upstream?.headers["anthropic-beta"]).toContain(OAUTH_BETA);
+      expect(JSON.stringify(session.env)).not.toContain(OAUTH_TOKEN);
     } finally {
       await session.close();
     }

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Block, nextTurn, type Script, toScriptRequest } from "./script.ts";
@@ -8,6 +8,8 @@ export interface RecordedRequest {
   path: string;
   query: string;
   headers: Record<string, string>;
+  /** How the request signed in, its secret kept only as a digest (sha256, hex). */
+  credential: { scheme: "x-api-key" | "bearer"; sha256: string } | null;
   body: Record<string, unknown> | undefined;
 }
 
@@ -47,6 +49,7 @@ export async function startModelStandIn(options: { script: Script; port?: number
       path: url.pathname,
       query: url.search,
       headers: publicHeaders(req),
+      credential: credentialOf(req),
       body,
     });
     const countTokens = url.pathname === "/v1/messages/count_tokens";
@@ -204,6 +207,14 @@ function stable(value: unknown): string {
 
 function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
+}
+
+function credentialOf(req: IncomingMessage): RecordedRequest["credential"] {
+  const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+  const key = req.headers["x-api-key"];
+  const [scheme, secret] =
+    typeof key === "string" ? (["x-api-key", key] as const) : (["bearer", bearer] as const);
+  return secret ? { scheme, sha256: createHash("sha256").update(secret).digest("hex") } : null;
 }
 
 function publicHeaders(req: IncomingMessage): Record<string, string> {
