@@ -101,23 +101,10 @@ export class ClaudeDriver implements Driver, AgentDriver {
     });
     const query = (prompt: string, resume?: string) =>
       claudeSession({
-        sandbox: this.#options.sandbox,
-        place,
-        prompt,
-        env: agentEnv(input),
+        ...this.#session(input, prompt, resume),
         allowedTools: [...ACTION_TOOLS, ...tools.toolNames],
         mcpServers: { [ACTION_SERVER]: tools.server },
         projectSettings: false,
-        allowedDomains: job.sandbox.allowedDomains,
-        budgetUsd: job.budget.usdRemaining,
-        maxTurns: job.budget.maxTurns,
-        model: this.#options.model,
-        resume,
-        signal: input.signal,
-        log,
-        onSession: input.onSession,
-        onUsage: input.onUsage,
-        onActivity: input.onActivity,
       });
     if (job.sessionId) {
       const resumed = await query(actionContinuationPrompt(job, action), job.sessionId);
@@ -128,14 +115,21 @@ export class ClaudeDriver implements Driver, AgentDriver {
   }
 
   #query(input: SessionInput, prompt: string, resume?: string): Promise<ClaudeRun> {
-    const { job } = input;
     return claudeSession({
+      ...this.#session(input, prompt, resume),
+      allowedTools: ALLOWED_TOOLS,
+      projectSettings: input.job.sandbox.projectSettings,
+    });
+  }
+
+  /** What every session of a job shares: its place, budget, model and reporting. */
+  #session(input: SessionInput, prompt: string, resume: string | undefined) {
+    const { job } = input;
+    return {
       sandbox: this.#options.sandbox,
       place: sessionPlace(input),
       prompt,
       env: agentEnv(input),
-      allowedTools: ALLOWED_TOOLS,
-      projectSettings: job.sandbox.projectSettings,
       allowedDomains: job.sandbox.allowedDomains,
       budgetUsd: job.budget.usdRemaining,
       maxTurns: job.budget.maxTurns,
@@ -146,7 +140,7 @@ export class ClaudeDriver implements Driver, AgentDriver {
       onSession: input.onSession,
       onUsage: input.onUsage,
       onActivity: input.onActivity,
-    });
+    };
   }
 }
 
