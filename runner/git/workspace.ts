@@ -184,7 +184,9 @@ export class Workspace {
         local !== undefined &&
         (remote === undefined || local === remote || (await isAncestor(mirror, remote, local)));
 
-      if (isStandaloneRepository(path) && (localIsCurrent || remote === undefined)) {
+      // Kept only with its branch recorded here, which happens once the worktree is complete: a runner killed
+      // while creating it leaves a repository on no commit, rebuilt like a missing one.
+      if (isStandaloneRepository(path) && localIsCurrent) {
         // The base as just fetched, for a session that merges it (an update job); in the agent's repository,
         // so through WorktreeGit. Its objects are the private repository's, which the worktree borrows.
         await this.#worktreeGit(

@@ -165,6 +165,27 @@ describe("ensureWorktree", () => {
     expect(await head(wt.path)).toBe(pushed);
   });
 
+  it("rebuilds a worktree whose creation a killed runner left half done, rather than keep an empty repository", async () => {
+    const ws = workspace();
+    await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+    // Killed between `git init` of the worktree and its checkout: a repository on no commit, no branch recorded.
+    const path = ws.worktreePath({ repoKey: REPO, issueNumber: 7 });
+    await mkdir(dirname(path), { recursive: true });
+    await git(["init", "--quiet", "--template=", path], { cwd: dirname(path) });
+    await mkdir(join(path, ".git", "objects", "info"), { recursive: true });
+    await writeFile(
+      join(path, ".git", "objects", "info", "alternates"),
+      `${join(ws.mirrorPath(REPO), "objects")}\n`,
+    );
+
+    const wt = await prepare(ws);
+    expect(wt).toEqual({ path, branch: "conveyor/7", from: "base" });
+    expect(await inWorktree(path, ["branch", "--show-current"])).toBe("conveyor/7");
+    // A session's work is collected from it as from any other.
+    await writeFile(join(path, "one.txt"), "1\n");
+    expect((await ws.collect({ repoKey: REPO, issueNumber: 7 }, "one")).committedLeftovers).toBe(true);
+  });
+
   it("resets a stale worktree to the branch another runner pushed", async () => {
     const first = workspace("first");
     const wt = await prepare(first);
