@@ -3,7 +3,7 @@
  * forge, and the Messages-API stand-in as the classifier. A held output is applied once on approval, and
  * recorded rejected with the vault's reason on a rejection or an expiry.
  */
-import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
+import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { projectStub } from "../../src/project-stub.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
@@ -13,6 +13,7 @@ import type { VaultItemView } from "../../src/vault/queries.ts";
 import { page, sessionCookie } from "./dashboard-support.ts";
 import { claim, complete, drain, newRunner, taken } from "./support/jobs.ts";
 import { control, type Loop, loopProject } from "./support/review.ts";
+import { expireOnAlarm } from "./support/vault.ts";
 import { OPERATOR } from "./support/webhooks.ts";
 
 /** Closing an issue is dangerous for this agent; commenting is not. */
@@ -169,12 +170,8 @@ describe("an agent's dangerous outputs", () => {
     const { loop, number, runId, itemId } = await heldClose("agent-vault-expiry", {
       vault: { expiryMs: 1_000 },
     });
-    const stub = projectStub(env, loop.project);
-    const item = await stub.vaultItem(itemId);
     // The deadline passes; the alarm armed for it expires the item.
-    await new Promise((r) => setTimeout(r, Math.max(0, (item?.expiresAt ?? 0) - Date.now()) + 10));
-    await runDurableObjectAlarm(stub);
-    await stub.drain();
+    const stub = await expireOnAlarm(loop.project, itemId);
     expect((await stub.vaultItem(itemId))?.state).toBe("expired");
     const run = await runOf(loop.project, runId);
     expect(run.decisions?.[1]).toMatchObject({

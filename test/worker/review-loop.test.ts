@@ -20,7 +20,7 @@ import {
   services,
   until,
 } from "./support/review.ts";
-import { deliver, pretty } from "./support/webhooks.ts";
+import { deliver, pretty, pullRequestDelivery } from "./support/webhooks.ts";
 
 const issueAfter = (loop: Loop, number: number, event: LifecycleEvent) =>
   issueStub(env, loop.project, number).apply({
@@ -265,34 +265,7 @@ describe("caps", () => {
 });
 
 const fixture = (path: string) => JSON.parse(env.WEBHOOK_FIXTURES[path] ?? "{}");
-const PULL = fixture("gitea/pull_request.opened.json");
 const CLOSED = fixture("gitea/issues.closed.json");
-
-/** A pull request event as the forge sends it, from `owner`'s repository (a fork unless it is the project's). */
-function pullDelivery(
-  loop: Loop,
-  action: string,
-  pull: { number: number; headRef: string; owner: string; body: string },
-) {
-  const user = { ...PULL.pull_request.user, login: pull.owner, username: pull.owner };
-  const head = {
-    ...PULL.pull_request.head,
-    ref: pull.headRef,
-    repo: { full_name: `${pull.owner}/${loop.project}` },
-  };
-  return deliver(
-    loop.project,
-    { forge: "forgejo", event: { grouped: "pull_request", type: "pull_request" } },
-    pretty({
-      ...PULL,
-      action,
-      number: pull.number,
-      pull_request: { ...PULL.pull_request, number: pull.number, body: pull.body, head, user, merged: false },
-      repository: { ...PULL.repository, full_name: loop.repo },
-      sender: user,
-    }),
-  );
-}
 
 describe("pull requests Conveyor did not open", () => {
   it("a fork's pull request that says Fixes #N, opened then closed, leaves issue N as it was", async () => {
@@ -303,14 +276,15 @@ describe("pull requests Conveyor did not open", () => {
     });
     const held = await until(loop, number, (v) => v.state === "awaiting_approval");
     for (const headRef of ["mallory-patch-1", `conveyor/${number}`]) {
+      // From mallory's repository (a fork), whatever its branch is called.
       const pull = {
         number: (held.prNumber ?? 0) + 100,
-        headRef,
-        owner: "mallory",
+        author: "mallory",
+        head: { ref: headRef, repo: `mallory/${loop.project}` },
         body: `Fixes #${number}`,
       };
       for (const action of ["opened", "closed"])
-        expect((await pullDelivery(loop, action, pull)).status).toBe(202);
+        expect((await pullRequestDelivery(loop, action, pull)).status).toBe(202);
     }
     const after = await until(loop, number, (v) => v.outbox.length === 0);
     expect(after).toMatchObject({ state: "awaiting_approval", prNumber: held.prNumber });

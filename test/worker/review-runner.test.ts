@@ -23,7 +23,7 @@ import {
   services,
   until,
 } from "./support/review.ts";
-import { deliver, pretty } from "./support/webhooks.ts";
+import { pullRequestDelivery } from "./support/webhooks.ts";
 
 const ON_RUNNER = { critic: { runsOn: "runner" } };
 
@@ -234,25 +234,6 @@ describe("the critic on a runner", () => {
   });
 });
 
-const PULL = JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request.opened.json"] ?? "{}");
-
-/** A pull request event as the forge sends it: `author` opened it, `sender` caused this event. */
-function pullEvent(loop: Loop, action: string, pull: { number: number; author: string; sender: string }) {
-  const person = (login: string) => ({ ...PULL.pull_request.user, login, username: login });
-  return deliver(
-    loop.project,
-    { forge: "forgejo", event: { grouped: "pull_request", type: "pull_request" } },
-    pretty({
-      ...PULL,
-      action,
-      number: pull.number,
-      pull_request: { ...PULL.pull_request, number: pull.number, user: person(pull.author), merged: false },
-      repository: { ...PULL.repository, full_name: loop.repo },
-      sender: person(pull.sender),
-    }),
-  );
-}
-
 describe("the reviewer on people's pull requests", () => {
   it("reviews a person's pull request at its head, once, with a forge review only; Conveyor's are the critic's", async () => {
     const loop = await loopProject("rr-human", { critic: { reviewHumanPullRequests: true } });
@@ -291,9 +272,9 @@ describe("the reviewer on people's pull requests", () => {
       body: "",
     });
     const sync = { number: ours.number, author: "conveyor", sender: "conveyor-runner" };
-    expect((await pullEvent(loop, "synchronized", sync)).status).toBe(202);
+    expect((await pullRequestDelivery(loop, "synchronized", sync)).status).toBe(202);
     const opened = { number: pr, author: alice.login, sender: alice.login };
-    expect((await pullEvent(loop, "opened", opened)).status).toBe(202);
+    expect((await pullRequestDelivery(loop, "opened", opened)).status).toBe(202);
 
     const runner = await newRunner("rr-human-0");
     const claimed = await claim(runner, [loop.project]);

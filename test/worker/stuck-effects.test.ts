@@ -15,6 +15,7 @@ import {
   control,
   critic,
   firstPush,
+  firstSession,
   type Loop,
   loopProject,
   push,
@@ -70,14 +71,7 @@ describe("open_pull_request refused", () => {
     const { number } = await loop.forge.createIssue({ title: "Nothing", body: "x", labels: ["backlog"] });
     // The branch exists, at the base's own commit.
     const sha = await push(loop, number, {});
-    await send(loop, number, { type: "triage", blockers: [] });
-    await send(loop, number, { type: "dispatched", jobId: `job-${number}`, runnerId: "runner-1" });
-    await send(loop, number, {
-      type: "phase",
-      phase: "awaiting_ci",
-      headSha: sha,
-      branch: `conveyor/${number}`,
-    });
+    await firstSession(loop, number, sha);
 
     const view = await until(loop, number, (v) => v.state === "escalated");
     expect(view.reason).toMatch(/open_pull_request.*422.*no changes/);
@@ -94,14 +88,7 @@ describe("open_pull_request refused", () => {
       title: "Opened by hand",
       body: "",
     });
-    await send(loop, number, { type: "triage", blockers: [] });
-    await send(loop, number, { type: "dispatched", jobId: `job-${number}`, runnerId: "runner-1" });
-    await send(loop, number, {
-      type: "phase",
-      phase: "awaiting_ci",
-      headSha: sha,
-      branch: `conveyor/${number}`,
-    });
+    await firstSession(loop, number, sha);
 
     const view = await until(loop, number, (v) => v.prNumber !== null, 10_000);
     expect(view.prNumber).toBe(opened.number);

@@ -2,13 +2,14 @@
  * The vault against real parts: the ProjectDO's storage and alarm, D1, the Messages-API stand-in as the
  * classifier, the local forge and the IssueDO of a merge held for protected paths.
  */
-import { env, runDurableObjectAlarm, SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { VaultItem } from "../../src/domain/vault.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { VaultItemView } from "../../src/vault/queries.ts";
 import { formFields, page, post, sessionCookie } from "./dashboard-support.ts";
 import { control, critic, firstPush, type Loop, loopProject, report, until } from "./support/review.ts";
+import { expireOnAlarm } from "./support/vault.ts";
 import { commentDelivery, deliver, OPERATOR, pretty } from "./support/webhooks.ts";
 
 const REVIEW = JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request_review.approved.json"] ?? "{}");
@@ -294,12 +295,8 @@ describe("a merge held for protected paths", () => {
   it("expires unanswered on the project's alarm: the issue is abandoned, saying so", async () => {
     const loop = await loopProject("vault-expiry", { vault: { expiryMs: 1_000 } });
     const { number, itemId } = await heldMerge(loop);
-    const stub = projectStub(env, loop.project);
-    const item = await stub.vaultItem(itemId);
     // The deadline passes; the alarm armed for it expires the item.
-    await new Promise((r) => setTimeout(r, Math.max(0, (item?.expiresAt ?? 0) - Date.now()) + 10));
-    await runDurableObjectAlarm(stub);
-    await stub.drain();
+    const stub = await expireOnAlarm(loop.project, itemId);
     expect((await stub.vaultItem(itemId))?.state).toBe("expired");
     const view = await until(loop, number, (v) => v.state === "abandoned" && v.outbox.length === 0);
     expect(view.reason).toBe("the merge was not approved before its vault item expired");

@@ -117,6 +117,12 @@ export async function firstPush(
 ) {
   const { number } = await loop.forge.createIssue({ title, body: "Parse the input.", labels: ["backlog"] });
   const sha = await push(loop, number, files, { executable });
+  await firstSession(loop, number, sha);
+  return { number, sha };
+}
+
+/** Issue `number` queued, its first session run, and its branch pushed at `sha`: it waits for CI. */
+export async function firstSession(loop: Loop, number: number, sha: string) {
   await send(loop, number, { type: "triage", blockers: [] });
   await send(loop, number, { type: "dispatched", jobId: `job-${number}-1`, runnerId: "runner-1" });
   await send(loop, number, {
@@ -126,7 +132,6 @@ export async function firstPush(
     branch: `conveyor/${number}`,
     sessionId: `sess-${number}`,
   });
-  return { number, sha };
 }
 
 export const report = (verdict: string, summary: string, findings: object[] = []) => ({

@@ -88,6 +88,49 @@ export const fixtureBytes = (path: string) => {
 
 export const pretty = (value: unknown) => new TextEncoder().encode(JSON.stringify(value, null, 2));
 
+const PULL = JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request.opened.json"] ?? "{}");
+
+/**
+ * A Forgejo pull request event as the forge sends it, from the fixture: `author` opened the pull request,
+ * `sender` caused this event (the author unless said); `head` is the branch and the repository it comes from
+ * (the fixture's unless said), `body` its description (likewise).
+ */
+export function pullRequestDelivery(
+  loop: { project: string; repo: string },
+  action: string,
+  pull: {
+    number: number;
+    author: string;
+    sender?: string;
+    body?: string;
+    head?: { ref: string; repo: string };
+  },
+) {
+  const person = (login: string) => ({ ...PULL.pull_request.user, login, username: login });
+  const head = pull.head
+    ? { ...PULL.pull_request.head, ref: pull.head.ref, repo: { full_name: pull.head.repo } }
+    : PULL.pull_request.head;
+  return deliver(
+    loop.project,
+    { forge: "forgejo", event: { grouped: "pull_request", type: "pull_request" } },
+    pretty({
+      ...PULL,
+      action,
+      number: pull.number,
+      pull_request: {
+        ...PULL.pull_request,
+        number: pull.number,
+        ...(pull.body !== undefined && { body: pull.body }),
+        head,
+        user: person(pull.author),
+        merged: false,
+      },
+      repository: { ...PULL.repository, full_name: loop.repo },
+      sender: person(pull.sender ?? pull.author),
+    }),
+  );
+}
+
 const comments = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issue_comment.created.json"] ?? "{}");
 
 export const COMMENT = {
