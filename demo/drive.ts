@@ -135,18 +135,16 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
         held.delete(issue);
         continue;
       }
+      const { prNumber, vaultItem } = await issueOf(demo, issue.number);
+      // An action's step waits in the vault: the maintainer approves the item its notice names, once named.
+      if (issue.action && !vaultItem) continue;
+      held.delete(issue);
       if (issue.action) {
-        // The action's step waits in the vault: the maintainer approves the item its notice names.
-        const { vaultItem } = await issueOf(demo, issue.number);
-        if (!vaultItem) continue;
-        held.delete(issue);
         await maintainer.comment(issue.number, `/conveyor approve ${vaultItem}\n\n${approval}`);
         print(
           `${stamp(run.startedAt, Date.now())}  maintainer approves vault item ${vaultItem} of #${issue.number}: "/conveyor approve ${vaultItem}"`,
         );
       } else {
-        held.delete(issue);
-        const { prNumber } = await issueOf(demo, issue.number);
         if (prNumber === null)
           throw new Error(`#${issue.number} waits for an approval without a pull request`);
         await maintainer.createReview(prNumber, { event: "APPROVE", body: approval });
