@@ -4,6 +4,8 @@
  * planner's issue is on the forge, the maintainer labels it `backlog` and it takes the assembly line.
  */
 import { z } from "zod";
+import { describeOutput } from "../src/agents/held-outputs.ts";
+import { requestedOutputSchema } from "../src/agents/outputs.ts";
 import type { Demo } from "./orchestrator.ts";
 import { LABELS } from "./project.ts";
 import { GROOMING, PLANNED, PROJECT, type SampleIssue } from "./scenario.ts";
@@ -15,7 +17,7 @@ const decisionSchema = z.object({
   status: z.string(),
   reason: z.string().optional(),
   applied: z.boolean().optional(),
-  output: z.looseObject({ type: z.string() }),
+  output: requestedOutputSchema,
 });
 const runSchema = z.object({
   status: z.string(),
@@ -128,17 +130,9 @@ export class FactoryAgents {
 function describeDecisions(run: AgentRun): string {
   if (run.error) return run.error;
   const decisions = run.decisions ?? [];
-  const applied = decisions.filter((d) => d.applied).map((d) => outputText(d.output));
+  const applied = decisions.filter((d) => d.applied).map((d) => describeOutput(d.output));
   const rejected = decisions.filter((d) => d.status === "rejected").length;
   return `${applied.join(", ") || "nothing applied"}${rejected ? `; ${rejected} rejected` : ""}`;
-}
-
-function outputText(output: { type: string; [key: string]: unknown }): string {
-  const target = typeof output.issue === "number" ? ` #${output.issue}` : "";
-  const labels = Array.isArray(output.labels) ? ` ${output.labels.join(",")}` : "";
-  return output.type === "create_issue"
-    ? `create_issue "${String(output.title)}"`
-    : `${output.type}${target}${labels}`;
 }
 
 /**
