@@ -65,15 +65,19 @@ describe("IssueDO applies the table", () => {
   const project = freshProject("table");
   let issues = 0;
 
-  /** The probe's result, the object's state and its last history entry agree with the pure table. */
-  async function probe(number: number, state: State, type: EventType, id: string) {
-    const stub = issueStub(env, project, number);
-    const at = `${state} × ${type}`;
-    const context = PATHS[state].reduce((c, e) => {
+  /** The context the pure table reaches along the state's sample path. */
+  const contextAt = (state: State) =>
+    PATHS[state].reduce((c, e) => {
       const o = transition(c, e);
       if (!o.ok) throw new Error(o.reason);
       return o.next;
     }, INITIAL_CONTEXT);
+
+  /** The probe's result, the object's state and its last history entry agree with the pure table. */
+  async function probe(number: number, state: State, type: EventType, id: string) {
+    const stub = issueStub(env, project, number);
+    const at = `${state} × ${type}`;
+    const context = contextAt(state);
     const event = sample(type, state);
     const expected = transition(context, event);
     const result = await stub.apply(envelope(project, number, event, id));
@@ -100,11 +104,7 @@ describe("IssueDO applies the table", () => {
   // table rejects there, one after another (a rejection that changed the state or its context would show in
   // the next probe); each applied event gets an object of its own.
   it.each(STATES)("%s × every event", async (state) => {
-    const context = PATHS[state].reduce((c, e) => {
-      const o = transition(c, e);
-      if (!o.ok) throw new Error(o.reason);
-      return o.next;
-    }, INITIAL_CONTEXT);
+    const context = contextAt(state);
     const applies = (type: EventType) => transition(context, sample(type, state)).ok;
     const rejected = EVENT_TYPES.filter((type) => !applies(type));
 
