@@ -10,7 +10,6 @@ import { deliver, fixtureBytes, freshProject, pretty, registerProject } from "./
 
 const SUITE_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
 
-/** An issue of `project` waiting for CI on `sha`, indexed in D1 as the hook route finds it. */
 /** An issue the forge has (its labels and comments are real calls), taken to awaiting_ci at `sha`. */
 async function awaitingCi(project: string, number: number, sha: string, repo: string) {
   for (let created = 0; created < number; ) {
@@ -193,11 +192,15 @@ describe("commit statuses pushed by Gitea", () => {
     });
 
   it("a red status from Woodpecker brings the failing step's log to the revise session", async () => {
-    const loop = await loopProject("woodpecker-ci", {
-      forge: "gitea",
-      ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*", woodpeckerUrl: services.woodpeckerUrl },
-      woodpeckerToken: "wp-read-token",
-    });
+    const loop = await loopProject(
+      "woodpecker-ci",
+      {
+        forge: "gitea",
+        ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*", woodpeckerUrl: services.woodpeckerUrl },
+        woodpeckerToken: "wp-read-token",
+      },
+      { forgeCi: false },
+    );
     const sha = (
       await control<{ sha: string }>("push", {
         repo: loop.repo,
@@ -241,10 +244,11 @@ describe("commit statuses pushed by Gitea", () => {
   });
 
   it("reads the combined status: one context's success is not all of CI", async () => {
-    const loop = await loopProject("gitea-ci", {
-      forge: "gitea",
-      ci: { kind: "woodpecker", contextPattern: "external/*" },
-    });
+    const loop = await loopProject(
+      "gitea-ci",
+      { forge: "gitea", ci: { kind: "woodpecker", contextPattern: "external/*" } },
+      { forgeCi: false },
+    );
     const sha = (
       await control<{ sha: string }>("push", {
         repo: loop.repo,

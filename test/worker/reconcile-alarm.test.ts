@@ -184,7 +184,7 @@ describe("lost webhooks recovered within one cycle", () => {
     const loop = await loopProject(
       "lost-ci",
       { ci: { kind: "woodpecker", contextPattern: "ext/*" } },
-      "gitea",
+      { kind: "gitea" },
     );
     const { number, sha } = await firstPush(loop, { "src/a.ts": "export {};\n" });
     await until(loop, number, (v) => v.outbox.length === 0);

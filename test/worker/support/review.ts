@@ -26,16 +26,20 @@ export const RED_CI = "echo '1 test failed: parser.test.ts'\nexit 1\n";
 
 export type Loop = { project: string; repo: string; forge: ForgeClient; settings: ProjectSettings };
 
-/** A repository on the local forge and a project for it, registered through the operator API. */
+/**
+ * A repository on the local forge and a project for it, registered through the operator API. The forge's
+ * CI runs the repository's green ci.sh on each pull request; `forgeCi: false` leaves the repository without
+ * it, for a test that posts every status itself (the forge's own would race it under the same context).
+ */
 export async function loopProject(
   name: string,
   settings: object = {},
-  kind: "forgejo" | "gitea" = "forgejo",
+  { kind = "forgejo", forgeCi = true }: { kind?: "forgejo" | "gitea"; forgeCi?: boolean } = {},
 ): Promise<Loop> {
   const project = freshProject(name);
   const { fullName } = await control<{ fullName: string }>("repo", {
     name: project,
-    files: { "README.md": "# demo\n", "ci.sh": GREEN_CI },
+    files: { "README.md": "# demo\n", ...(forgeCi && { "ci.sh": GREEN_CI }) },
   });
   // As "gitea", the same local forge is trusted to send CI webhooks: the Worker does not poll CI.
   await registerProject(project, kind, fullName, {
