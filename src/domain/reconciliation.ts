@@ -16,18 +16,37 @@ export const START: Cursor = { since: null, seen: {} };
 export type Listed = { number: number; updatedAt: string; fingerprint: string };
 
 /**
+ * How long after the end of a second the forge's clock must be before that second counts as closed: its
+ * `Date` header is rounded down to the second, and a write may reach the listing a moment after its stamp.
+ */
+export const BOUNDARY_SETTLE_MS = 2_000;
+
+/**
  * The items that changed since `cursor`, and the cursor after them. Forges compare `since` inclusively and
  * count time in seconds, so the items at the boundary are listed again: one seen with the same fingerprint is
  * skipped, one changed again within the same second is not. The listing's order does not matter.
+ *
+ * `forgeTime` is the forge's clock when it answered (its `Date` header). Once it is past the boundary's second
+ * (by `BOUNDARY_SETTLE_MS`), nothing more can be written into that second: the next listing starts after it,
+ * so a second in which many items changed at once (a bulk label) is not listed again on every change.
  */
-export function changesSince(cursor: Cursor, listed: readonly Listed[]): { changed: number[]; next: Cursor } {
+export function changesSince(
+  cursor: Cursor,
+  listed: readonly Listed[],
+  forgeTime: number | null = null,
+): { changed: number[]; next: Cursor } {
   const changed = listed.filter(
     (item) => cursor.seen[item.number] !== item.fingerprint || !atBoundary(cursor, item),
   );
   const times = listed.map((item) => Date.parse(item.updatedAt)).filter((t) => !Number.isNaN(t));
   const sinceMs = cursor.since === null ? Number.NEGATIVE_INFINITY : Date.parse(cursor.since);
+  // Nothing listed: nothing to move past (a cursor that starts after a closed second stays there).
+  if (times.length === 0) return { changed: unique(changed), next: cursor };
   const latest = Math.max(sinceMs, ...times);
-  if (!Number.isFinite(latest)) return { changed: unique(changed), next: cursor };
+  const secondEnd = Math.floor(latest / 1000) * 1000 + 1000;
+  if (times.includes(latest) && forgeTime !== null && forgeTime >= secondEnd + BOUNDARY_SETTLE_MS) {
+    return { changed: unique(changed), next: { since: forgeIso(secondEnd), seen: {} } };
+  }
   const since = latest === sinceMs && cursor.since !== null ? cursor.since : isoOf(listed, latest);
   const seen: Record<string, string> = {};
   for (const item of listed) {
@@ -46,6 +65,9 @@ const unique = (items: readonly Listed[]) => [...new Set(items.map((item) => ite
 /** The forge's own spelling of the latest time, so the next `since` is exactly what it sent. */
 const isoOf = (listed: readonly Listed[], at: number) =>
   listed.find((item) => Date.parse(item.updatedAt) === at)?.updatedAt ?? new Date(at).toISOString();
+
+/** A whole second as forges write it (no milliseconds). */
+const forgeIso = (at: number) => new Date(at).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 /** What the forge's rate-limit headers said last. */
 export type Budget = { limit: number; remaining: number; resetAt: number };

@@ -50,8 +50,8 @@ export async function reconcileCycle(
   const cause: Cause = { kind: "cron", id: new Date(now).toISOString() };
   const start =
     cursor.since === null ? { since: new Date(now - FIRST_LOOK_BACK_MS).toISOString(), seen: {} } : cursor;
-  const listed = await forge.listUpdatedSince(start.since);
-  const { changed, next } = changesSince(start, listed.map(listedItem));
+  const { items: listed, forgeTime } = await forge.listUpdatedSince(start.since);
+  const { changed, next } = changesSince(start, listed.map(listedItem), forgeTime);
   const byNumber = new Map(listed.map((item) => [item.number, item]));
   const items = changed.flatMap((n) => byNumber.get(n) ?? []);
   if (cursor.since === null) {

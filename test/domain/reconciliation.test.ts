@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   armingTurn,
+  BOUNDARY_SETTLE_MS,
   budgetFrom,
   type Cursor,
   changesSince,
@@ -45,6 +46,59 @@ describe("changesSince", () => {
     expect(changesSince(cursor, listed)).toEqual({
       changed: [4],
       next: { since: "2026-01-01T00:01:00Z", seen: { 4: "f4" } },
+    });
+  });
+});
+
+describe("changesSince with the forge's clock", () => {
+  const at = (iso: string) => Date.parse(iso);
+  const cursor: Cursor = { since: "2026-01-01T00:00:03Z", seen: { 2: "f2", 5: "f5" } };
+
+  it("starts after the boundary's second once the forge's clock has settled past it", () => {
+    const listed = [item(2, "2026-01-01T00:00:03Z"), item(5, "2026-01-01T00:00:03Z")];
+    const settled = at("2026-01-01T00:00:04Z") + BOUNDARY_SETTLE_MS;
+    expect(changesSince(cursor, listed, settled)).toEqual({
+      changed: [],
+      next: { since: "2026-01-01T00:00:04Z", seen: {} },
+    });
+  });
+
+  it("keeps the boundary while the forge's clock is within the settling time or unknown", () => {
+    const listed = [item(2, "2026-01-01T00:00:03Z"), item(5, "2026-01-01T00:00:03Z")];
+    const early = at("2026-01-01T00:00:04Z") + BOUNDARY_SETTLE_MS - 1;
+    expect(changesSince(cursor, listed, early)).toEqual({ changed: [], next: cursor });
+    expect(changesSince(cursor, listed, null)).toEqual({ changed: [], next: cursor });
+  });
+
+  it("reports a change at the boundary and still closes the second", () => {
+    const listed = [item(2, "2026-01-01T00:00:03Z", "other"), item(7, "2026-01-01T00:00:03Z")];
+    expect(changesSince(cursor, listed, at("2026-01-01T00:01:00Z"))).toEqual({
+      changed: [2, 7],
+      next: { since: "2026-01-01T00:00:04Z", seen: {} },
+    });
+  });
+
+  it("closes the latest change's second, not the old boundary's", () => {
+    const listed = [item(2, "2026-01-01T00:00:03Z"), item(4, "2026-01-01T00:00:09Z")];
+    expect(changesSince(cursor, listed, at("2026-01-01T00:00:12Z"))).toEqual({
+      changed: [4],
+      next: { since: "2026-01-01T00:00:10Z", seen: {} },
+    });
+    expect(changesSince(cursor, listed, at("2026-01-01T00:00:11Z"))).toEqual({
+      changed: [4],
+      next: { since: "2026-01-01T00:00:09Z", seen: { 4: "f4" } },
+    });
+  });
+
+  it("a cursor that starts after a closed second stays there while nothing is listed", () => {
+    const closed: Cursor = { since: "2026-01-01T00:00:04Z", seen: {} };
+    expect(changesSince(closed, [], at("2026-01-01T01:00:00Z"))).toEqual({ changed: [], next: closed });
+  });
+
+  it("closes a first listing's latest second too", () => {
+    expect(changesSince(START, [item(1, "2026-01-01T00:00:01Z")], at("2026-01-01T00:05:00Z"))).toEqual({
+      changed: [1],
+      next: { since: "2026-01-01T00:00:02Z", seen: {} },
     });
   });
 });

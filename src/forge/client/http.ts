@@ -205,7 +205,8 @@ export class ForgeHttp {
     const cache = this.options.conditional;
     if (!cache) return null;
     const cached = cache.get(url);
-    if (response.status === 304 && cached) return replay(cached);
+    const date = response.headers.get("date");
+    if (response.status === 304 && cached) return replay(cached, date);
     const etag = response.headers.get("etag");
     if (response.status !== 200 || !etag) return null;
     const body = await response.text();
@@ -216,7 +217,7 @@ export class ForgeHttp {
       total: response.headers.get("x-total-count"),
     };
     cache.put(url, answer);
-    return replay(answer);
+    return replay(answer, date);
   }
 
   private init(request: HttpRequest, url: string): RequestInit {
@@ -313,8 +314,10 @@ function errorText(cause: unknown): string {
   return `${cause.name}: ${cause.message}${inner}`;
 }
 
-function replay(answer: CachedAnswer): Response {
+/** The kept answer, with the `Date` of the answer just received: the forge's clock is read from it. */
+function replay(answer: CachedAnswer, date: string | null): Response {
   const headers = new Headers({ etag: answer.etag });
+  if (date !== null) headers.set("date", date);
   if (answer.link !== null) headers.set("link", answer.link);
   if (answer.total !== null) headers.set("x-total-count", answer.total);
   return new Response(answer.body, { status: 200, headers });

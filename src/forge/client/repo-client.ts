@@ -42,7 +42,7 @@ import type {
   PullRequestFiles,
   PullRequestUpdate,
   PullReview,
-  UpdatedIssue,
+  UpdatedListing,
 } from "./types.ts";
 
 /**
@@ -163,9 +163,14 @@ export abstract class RepoClient implements ForgeClient {
     );
   }
 
-  listUpdatedSince(since: string | null): Promise<UpdatedIssue[]> {
+  async listUpdatedSince(since: string | null): Promise<UpdatedListing> {
     const query = { state: "all", ...this.byUpdate, ...(since !== null && { since }) };
-    return this.listAll(`${this.repo}/issues`, query, updatedIssue);
+    let forgeTime: number | null = null;
+    const items = await this.listAll(`${this.repo}/issues`, query, updatedIssue, (headers, page) => {
+      const date = Date.parse(headers.get("date") ?? "");
+      if (page === 1 && !Number.isNaN(date)) forgeTime = date;
+    });
+    return { items, forgeTime };
   }
 
   async comment(number: number, body: string): Promise<{ id: number }> {
@@ -304,16 +309,19 @@ export abstract class RepoClient implements ForgeClient {
   }
 
   /** Every page of a list endpoint. */
+  /** `onPage` sees each page's response headers. */
   protected listAll<S extends z.ZodType>(
     path: string,
     query: Record<string, string>,
     item: S,
+    onPage?: (headers: Headers, page: number) => void,
   ): Promise<z.output<S>[]> {
     const { param, size } = this.paging;
     const list = z.array(item);
     return collectPages(size, async (page) => {
       const request: HttpRequest = { method: "GET", path, query: { ...query, [param]: size, page } };
       const { data, headers } = await this.http.page(request, list);
+      onPage?.(headers, page);
       return { items: data, headers };
     });
   }

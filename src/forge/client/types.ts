@@ -19,6 +19,9 @@ export interface Issue {
 /** An issue or pull request with the forge's time of its last change (ISO 8601, as sent) and its comment count. */
 export type UpdatedIssue = Issue & { updatedAt: string; comments: number };
 
+/** A listing of updated items and the forge's clock when it answered its first page (null: no `Date`). */
+export type UpdatedListing = { items: UpdatedIssue[]; forgeTime: number | null };
+
 export interface IssueComment {
   id: number;
   body: string;
@@ -195,7 +198,7 @@ export interface ForgeClient {
    * Every page of the issues and pull requests (open or closed) updated at or after `since` (all without it):
    * a comment, a label, a close or a merge each count as an update.
    */
-  listUpdatedSince(since: string | null): Promise<UpdatedIssue[]>;
+  listUpdatedSince(since: string | null): Promise<UpdatedListing>;
   /** Labels missing from the repository are created (as GitHub itself does). */
   addLabels(number: number, names: string[]): Promise<void>;
   /** Idempotent: removing a label that is not on the issue (or not in the repository) succeeds. */

@@ -161,11 +161,11 @@ describe("GitHub client", () => {
     const first = await conditionalClient.listUpdatedSince(since);
     const again = await conditionalClient.listUpdatedSince(since);
 
-    expect(first.map((i) => [i.number, i.isPullRequest, i.comments])).toEqual([
+    expect(first.items.map((i) => [i.number, i.isPullRequest, i.comments])).toEqual([
       [1, false, 0],
       [2, true, 0],
     ]);
-    expect(again).toEqual(first);
+    expect(again.items).toEqual(first.items);
     expect(statuses).toEqual([200, 304]);
     expect(forge.requests[0]?.query).toEqual({
       state: "all",
