@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { GitError, git, HERMETIC_GIT_ENV } from "./exec.ts";
 import { pushArgs, pushRefusal } from "./push-rules.ts";
@@ -187,6 +187,7 @@ export class Workspace {
       // Kept only with its branch recorded here, which happens once the worktree is complete: a runner killed
       // while creating it leaves a repository on no commit, rebuilt like a missing one.
       if (isStandaloneRepository(path) && localIsCurrent) {
+        await removeStaleLocks(join(path, ".git"));
         // The base as just fetched, for a session that merges it (an update job); in the agent's repository,
         // so through WorktreeGit. Its objects are the private repository's, which the worktree borrows.
         await this.#worktreeGit(
@@ -571,6 +572,23 @@ async function isAncestor(gitDir: string, ancestor: string, descendant: string):
 }
 
 /** A worktree made by `#createWorktree` (a `.git` directory, not the `.git` file of a linked worktree). */
+/**
+ * Git's lock files in a kept worktree's repository (index.lock, HEAD.lock, a ref's lock). One job of an issue
+ * runs at a time, and every process of an earlier one is gone (it died with its runner, or this runner killed
+ * it at start), so a lock there is a killed git's, and it would fail the session's next commit ("index.lock:
+ * File exists"). The repository is the agent's: symbolic links are neither followed nor removed.
+ */
+async function removeStaleLocks(gitDir: string, top = true): Promise<void> {
+  for (const entry of await readdir(gitDir, { withFileTypes: true })) {
+    const path = join(gitDir, entry.name);
+    if (entry.isDirectory()) {
+      if (!(top && entry.name === "objects")) await removeStaleLocks(path, false);
+    } else if (entry.isFile() && entry.name.endsWith(".lock")) {
+      await rm(path, { force: true });
+    }
+  }
+}
+
 function isStandaloneRepository(path: string): boolean {
   try {
     return statSync(join(path, ".git")).isDirectory() && existsSync(join(path, ".git", "HEAD"));

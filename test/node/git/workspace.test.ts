@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { existsSync, lstatSync } from "node:fs";
+import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { writeReviewContext } from "../../../runner/agents/run.ts";
@@ -37,6 +37,14 @@ async function prepare(ws: Workspace, issueNumber = 7) {
   await ws.ensureMirror({ repoKey: REPO, remoteUrl });
   return ws.ensureWorktree({ repoKey: REPO, issueNumber, baseBranch: "main" });
 }
+
+/** Who the agent commits as, in tests that commit in a worktree as its session would. */
+const identity = {
+  GIT_AUTHOR_NAME: "a",
+  GIT_AUTHOR_EMAIL: "a@x",
+  GIT_COMMITTER_NAME: "a",
+  GIT_COMMITTER_EMAIL: "a@x",
+};
 
 const inWorktree = (path: string, args: string[]) => git(args, { cwd: path }).then((out) => out.trim());
 const head = (path: string) => inWorktree(path, ["rev-parse", "HEAD"]);
@@ -186,6 +194,26 @@ describe("ensureWorktree", () => {
     expect((await ws.collect({ repoKey: REPO, issueNumber: 7 }, "one")).committedLeftovers).toBe(true);
   });
 
+  it("clears the git locks a killed session left in a kept worktree, so its next commit succeeds", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "one.txt"), "1\n");
+    await commit(ws, "one");
+    // Killed mid-`git status` or mid-commit: its locks stay behind.
+    const gitDir = join(wt.path, ".git");
+    await writeFile(join(gitDir, "index.lock"), "");
+    await writeFile(join(gitDir, "refs", "heads", "conveyor", "7.lock"), "");
+    await symlink(join(gitDir, "config"), join(gitDir, "kept.lock"));
+
+    expect(await prepare(ws)).toMatchObject({ from: "existing" });
+    await writeFile(join(wt.path, "two.txt"), "2\n");
+    await git(["add", "two.txt"], { cwd: wt.path });
+    await git(["commit", "-qm", "the agent's"], { cwd: wt.path, env: identity });
+    expect(await inWorktree(wt.path, ["log", "-1", "--format=%s"])).toBe("the agent's");
+    // Not a lock file of git's making: a symbolic link is left alone, and so is what it points to.
+    expect(lstatSync(join(gitDir, "kept.lock")).isSymbolicLink()).toBe(true);
+  });
+
   it("resets a stale worktree to the branch another runner pushed", async () => {
     const first = workspace("first");
     const wt = await prepare(first);
@@ -273,12 +301,6 @@ describe("collect", () => {
     const ws = workspace();
     const wt = await prepare(ws);
     await writeFile(join(wt.path, "new.txt"), "agent\n");
-    const identity = {
-      GIT_AUTHOR_NAME: "a",
-      GIT_AUTHOR_EMAIL: "a@x",
-      GIT_COMMITTER_NAME: "a",
-      GIT_COMMITTER_EMAIL: "a@x",
-    };
     await git(["add", "new.txt"], { cwd: wt.path });
     await git(["commit", "-qm", "the agent's"], { cwd: wt.path, env: identity });
     expect(await ws.collect({ repoKey: REPO, issueNumber: 7 }, "nothing")).toEqual({
