@@ -61,10 +61,18 @@ export const JOB_DELIVERERS: Deliverers = {
     const { project } = registered;
     // The text a writer queued; an issue triaged without one (by the operator) is read now, not at lease time.
     const brief = issue.brief ?? (await mirroredIssues(env, project.id, [issue.number]))[0];
-    // An action's formula as the default branch has it now; a reap needs none.
+    // An action's formula as the default branch has it now, its approved step as the vault item approved it;
+    // a reap needs none.
+    const approvedJson = effect.approved
+      ? await projectStub(env, project.id).approvedVaultPayload(effect.approved.item)
+      : null;
+    const approved = effect.approved && {
+      ...effect.approved,
+      payload: approvedJson === null ? null : (JSON.parse(approvedJson) as unknown),
+    };
     const action =
       issue.kind === "action" && effect.job !== "reap"
-        ? await loadActionRun(registered, issue.formula ?? null, effect.approvedStep)
+        ? await loadActionRun(registered, issue.formula ?? null, approved)
         : undefined;
     const request = jobRequest(project, key, {
       kind: effect.job,

@@ -4,6 +4,7 @@
  * vault answers with `vault_decision` through the ProjectDO's outbox; its id comes back as `vault_requested`.
  */
 
+import { stepApproval } from "../src/formulas/approval.ts";
 import { stepOf } from "../src/formulas/formula.ts";
 import { FormulaProblem, loadActionRun } from "../src/formulas/load.ts";
 import { projectStub } from "../src/project-stub.ts";
@@ -29,16 +30,7 @@ export const VAULT_STEP_DELIVERERS: Deliverers = {
           0,
           300,
         ),
-      payload: {
-        formula: formula.name,
-        version: formula.version,
-        step: step.id,
-        description: step.description,
-        command: step.command ?? null,
-        dangerous: step.dangerous,
-        secrets: step.secrets,
-        network: formula.network,
-      },
+      payload: stepApproval(formula, step),
     });
     return { type: "vault_requested", itemId: id };
   },

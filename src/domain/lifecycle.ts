@@ -203,7 +203,14 @@ export type LabelRole = "backlog" | "in_progress" | "blocked" | "needs_human" | 
 export type JobKind = "implement" | "revise" | "resume" | "update" | "reap";
 
 export type Effect =
-  | { kind: "enqueue_job"; job: JobKind; reason?: string; detail?: string; approvedStep?: string }
+  | {
+      kind: "enqueue_job";
+      job: JobKind;
+      reason?: string;
+      detail?: string;
+      /** An action's step the vault approved, and the vault item that approved it. */
+      approved?: { step: string; item: string };
+    }
   | { kind: "cancel_jobs" }
   | { kind: "labels"; add: LabelRole[]; remove: LabelRole[] }
   /** `reminder`: the escalation is still unanswered (the `renotify` timer). */
@@ -992,10 +999,15 @@ const TABLE: { [S in State]: StateRules } = {
 
 /**
  * An action's job resumes its session in `running`: the job that ran the last session is not this one's.
- * `approvedStep`: the step the vault approved, carried by this job alone (a later job, a retry's, does not
- * inherit it): the runner runs that dangerous step's command for this job and no other.
+ * `approved`: the step the vault approved and its item, carried by this job alone (a later job, a retry's, does
+ * not inherit it): the runner runs that dangerous step's command for this job and no other, and only as the
+ * item approved it.
  */
-const resumeAction = (ctx: IssueContext, detail: string, approvedStep?: string): Outcome =>
+const resumeAction = (
+  ctx: IssueContext,
+  detail: string,
+  approved?: { step: string; item: string },
+): Outcome =>
   accept(
     enter(ctx, "running", {
       iteration: ctx.iteration + 1,
@@ -1007,8 +1019,8 @@ const resumeAction = (ctx: IssueContext, detail: string, approvedStep?: string):
     }),
     [
       { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
-      approvedStep
-        ? { kind: "enqueue_job", job: "resume", reason: "vault", detail, approvedStep }
+      approved
+        ? { kind: "enqueue_job", job: "resume", reason: "vault", detail, approved }
         : { kind: "enqueue_job", job: "resume", reason: "human", detail },
     ],
   );
@@ -1075,7 +1087,7 @@ const vaultDecision: Rule<"vault_decision"> = {
         return resumeAction(
           ctx,
           `The vault approved step ${step} (item ${e.itemId}, by ${by}${e.reason ? `: ${e.reason}` : ""}). Run it now with run_step.`,
-          step,
+          { step, item: e.itemId },
         );
       case "rejected":
         return actionStops(

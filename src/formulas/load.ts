@@ -6,6 +6,7 @@
 import type { Registered } from "../projects/store.ts";
 import { clientOf } from "../projects/store.ts";
 import type { ActionRun } from "../runner-api/contract.ts";
+import { changedSinceApproval, stepApproval } from "./approval.ts";
 import { FORMULAS_DIR, findFormula, MAX_FORMULA_FILES, stepOf } from "./formula.ts";
 
 /**
@@ -22,11 +23,14 @@ export class FormulaProblem extends Error {
   }
 }
 
-/** The job's action: the formula `name` and the approved step; its secrets are added at claim time. */
+/**
+ * The job's action: the formula `name`, and the step a vault item approved with what the item approved (its
+ * payload; null when the item has not approved). Its secrets are added at claim time.
+ */
 export async function loadActionRun(
   registered: Registered,
   name: string | null,
-  approvedStep: string | undefined,
+  approved?: { step: string; item: string; payload: unknown },
 ): Promise<ActionRun> {
   if (!name) throw new FormulaProblem("the action names no formula");
   const { project } = registered;
@@ -35,8 +39,14 @@ export async function loadActionRun(
   const found = findFormula(files, name);
   if (!found.ok) throw new FormulaProblem(found.error);
   const { guidance, ...formula } = found.formula;
-  if (approvedStep && !stepOf(formula, approvedStep)) {
-    throw new FormulaProblem(`the approved step ${approvedStep} is no longer in formula ${name}`);
+  if (approved) {
+    const step = stepOf(formula, approved.step);
+    if (!step) throw new FormulaProblem(`the approved step ${approved.step} is no longer in formula ${name}`);
+    if (approved.payload === null) {
+      throw new FormulaProblem(`vault item ${approved.item} has not approved step ${approved.step}`);
+    }
+    const changed = changedSinceApproval(approved.payload, stepApproval(formula, step));
+    if (changed) throw new FormulaProblem(`${changed}; it does not run without a new approval`);
   }
-  return { formula, guidance, approvedStep: approvedStep ?? null, secrets: {} };
+  return { formula, guidance, approvedStep: approved?.step ?? null, secrets: {} };
 }

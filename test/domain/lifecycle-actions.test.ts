@@ -164,7 +164,7 @@ describe("an action's run", () => {
         kind: "enqueue_job",
         job: "resume",
         reason: "vault",
-        approvedStep: "rotate",
+        approved: { step: "rotate", item: "v1" },
         detail: "The vault approved step rotate (item v1, by alice). Run it now with run_step.",
       },
     ]);

@@ -151,6 +151,44 @@ describe("action issues in the Worker", () => {
     expect(progress[0]?.body).toMatch(/^\*\*Progress:\*\* Checked the token\./);
   });
 
+  /** An action issue whose session asked the vault for step rotate: its number, runner and vault item. */
+  async function awaitingApproval(name: string) {
+    const loop = await actionProject(name);
+    const runner = await newRunner(name, { projects: [loop.project] });
+    const number = await triage(loop, "rotate-token");
+    await until(loop, number, (v) => v.outbox.every((o) => o.pending === 0));
+    const claimed = taken(await claim(runner, [loop.project]));
+    await heartbeat(runner, claimed);
+    await complete(runner, claimed, { phase: "vault", step: "rotate", sessionId: "sess-a" });
+    const held = await until(loop, number, (v) => v.vaultItem !== null);
+    return { loop, runner, number, item: held.vaultItem ?? "" };
+  }
+
+  const approve = (loop: Loop, item: string) =>
+    projectStub(env, loop.project).vaultDecide(item, { decision: "approve", by: "maintainer" });
+
+  it("an approved step resumes the session with a job that may run it", async () => {
+    const { loop, runner, number, item } = await awaitingApproval("action-approved");
+    expect(await approve(loop, item)).toMatchObject({ ok: true });
+    await until(loop, number, (v) => v.state === "running" && v.outbox.every((o) => o.pending === 0));
+    const resumed = taken(await claim(runner, [loop.project]));
+    expect(resumed.job).toMatchObject({ kind: "resume", sessionId: "sess-a" });
+    expect(resumed.job.action?.approvedStep).toBe("rotate");
+  });
+
+  it("a step whose command changed on the default branch after the vault was asked does not run on that approval", async () => {
+    const { loop, runner, number, item } = await awaitingApproval("action-swapped");
+    // Someone with push access swaps the command while the item waits for a human.
+    const swapped = FORMULA.replace("command: ./rotate.sh", "command: ./rotate.sh && ./exfiltrate.sh");
+    await push(loop, 0, { ".conveyor/formulas/rotate-token.md": swapped }, { branch: "main" });
+    expect(await approve(loop, item)).toMatchObject({ ok: true });
+    const view = await until(loop, number, (v) => v.state === "escalated");
+    expect(view.reason).toMatch(
+      /step rotate of formula rotate-token changed since the vault approved it \(v3\): its command; it does not run without a new approval/,
+    );
+    expect(await claim(runner, [loop.project])).toBeNull();
+  });
+
   it("escalate when the formula cannot be read, naming the file's problem", async () => {
     const loop = await actionProject("action-missing");
     const number = await triage(loop, "no-such-formula");
