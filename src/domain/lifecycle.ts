@@ -42,16 +42,15 @@ export const PHASES = [...FILE_PHASES, "dry_exit"] as const;
 export type Phase = (typeof PHASES)[number];
 
 /**
- * `approval`: how long a merge waits for a human's approval; `merge`: how long `merging` waits before asking
- * the forge whether the pull request got merged; `renotify`: how often an escalation reminds its humans;
- * `retention` runs beside the state's own timer: how long the worktree of an issue waiting for a human (or
- * abandoned with nobody answering) is kept on its runner before a reap job removes it.
+ * `merge`: how long `merging` waits before asking the forge whether the pull request got merged; `renotify`:
+ * how often an escalation reminds its humans; `retention` runs beside the state's own timer: how long the
+ * worktree of an issue waiting for a human (or abandoned with nobody answering) is kept on its runner before
+ * a reap job removes it.
  */
 export const TIMERS = [
   "session",
   "ci",
   "review",
-  "approval",
   "merge",
   "escalation",
   "renotify",
@@ -1225,7 +1224,6 @@ export const DEFAULT_TIMEOUTS_MS: { [K in TimerKind]: number } = {
   session: 2 * HOUR,
   ci: HOUR,
   review: 3 * HOUR,
-  approval: 72 * HOUR,
   merge: HOUR / 2,
   escalation: 24 * HOUR,
   renotify: 6 * HOUR,

@@ -138,17 +138,15 @@ export const settingsSchema = z.object({
     .prefault({}),
   /**
    * How long each wait may last, in milliseconds (see src/domain/timers.ts): a session's wall clock, CI, the
-   * critic's review, a human's merge approval (no longer used: a held merge waits on its vault item, which
-   * expires after `vault.expiryMs`), the merge's answer, an escalation before it expires (the issue
-   * is abandoned, saying so), the interval at which an escalation reminds its humans, and how long an
-   * action's session waits for a human's reply (`idle`).
+   * critic's review, the merge's answer, an escalation before it expires (the issue is abandoned, saying
+   * so), the interval at which an escalation reminds its humans, and how long an action's session waits for
+   * a human's reply (`idle`). A merge held for a human waits on its vault item (`vault.expiryMs`).
    */
   timeouts: z
     .object({
       session: duration.default(DEFAULT_TIMEOUTS_MS.session),
       ci: duration.default(DEFAULT_TIMEOUTS_MS.ci),
       review: duration.default(DEFAULT_TIMEOUTS_MS.review),
-      approval: duration.default(DEFAULT_TIMEOUTS_MS.approval),
       merge: duration.default(DEFAULT_TIMEOUTS_MS.merge),
       escalation: duration.default(DEFAULT_TIMEOUTS_MS.escalation),
       renotify: duration.default(DEFAULT_TIMEOUTS_MS.renotify),

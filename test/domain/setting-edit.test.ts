@@ -40,6 +40,15 @@ describe("editSetting", () => {
     });
   });
 
+  it("the former timeouts.approval is no setting: refused when edited, dropped from a stored project", () => {
+    expect(editSetting(defaults, "timeouts.approval", "1000")).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^unknown setting timeouts\.approval; /),
+    });
+    const stored = settingsSchema.parse({ timeouts: { approval: 3_600_000, ci: 60_000 } });
+    expect(stored.timeouts).toEqual({ ...defaults.timeouts, ci: 60_000 });
+  });
+
   it("keeps the other settings as they were", () => {
     const tuned = { ...defaults, parallel: 5, maxCiFixes: 1 };
     expect(editSetting(tuned, "maxCiFixes", "2")).toEqual({
