@@ -13,7 +13,7 @@ import { CliError, OperatorApi } from "./api.ts";
 import type { Command } from "./command.ts";
 import { agentList, agentRun, agentShow } from "./commands/agent.ts";
 import { health } from "./commands/health.ts";
-import { abandon, approve, issueList, issueShow, retry } from "./commands/issue.ts";
+import { abandon, approve, issueList, issueShow, redeliver, retry } from "./commands/issue.ts";
 import { projectAdd, projectList, projectRemove, projectSet, projectShow } from "./commands/project.ts";
 import { runnerRevoke, runnerToken, status } from "./commands/status.ts";
 import { vaultApprove, vaultList, vaultReject } from "./commands/vault.ts";
@@ -33,6 +33,7 @@ const COMMANDS: Command[] = [
   approve,
   retry,
   abandon,
+  redeliver,
   agentList,
   agentRun,
   agentShow,

@@ -73,6 +73,10 @@ export const issueViewSchema = z.looseObject({
   /** What the issue's sessions cost in all; absent from a Worker older than the field. */
   costUsd: z.number().optional(),
   timers: z.array(z.looseObject({ kind: z.string(), dueAt: z.number() })),
+  /** Effects Conveyor gave up on; absent from a Worker older than the field. */
+  deadLetters: z
+    .array(z.looseObject({ id: z.number(), kind: z.string(), error: z.string(), at: z.number() }))
+    .optional(),
   history: z.array(
     z.looseObject({
       seq: z.number(),
@@ -86,6 +90,9 @@ export const issueViewSchema = z.looseObject({
     }),
   ),
 });
+
+/** `POST /projects/:project/issues/:number/dead-letters/:id/redeliver`. */
+export const redeliveredSchema = z.looseObject({ redelivered: z.number(), kind: z.string() });
 
 /** One page of `GET /projects/:project/issues`: the D1 index, by number. */
 export const issueListSchema = z.object({

@@ -52,7 +52,17 @@ export class DeadLetters {
         limit,
       )
       .toArray()
-      .map((r) => ({ ...r, kind: r.channel.replace(/^effect:/, "") }));
+      .map((r) => ({ ...r, kind: kindOf(r.channel) }));
+  }
+
+  /** Removes dead letter `id` and gives back what it held (its effect, to send again); null if none. */
+  take(id: number): { channel: string; kind: string; payload: string } | null {
+    const row = this.sql
+      .exec<{ channel: string; payload: string }>("SELECT channel, payload FROM dead_letter WHERE id = ?", id)
+      .toArray()[0];
+    if (!row) return null;
+    this.sql.exec("DELETE FROM dead_letter WHERE id = ?", id);
+    return { ...row, kind: kindOf(row.channel) };
   }
 
   /** Retention: dead letters older than `before` are dropped. */
@@ -60,3 +70,5 @@ export class DeadLetters {
     this.sql.exec("DELETE FROM dead_letter WHERE at < ?", before);
   }
 }
+
+const kindOf = (channel: string) => channel.replace(/^effect:/, "");

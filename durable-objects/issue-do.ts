@@ -154,6 +154,23 @@ export class IssueDO extends DurableObject<Env> {
     };
   }
 
+  /**
+   * An operator sends dead letter `id` again (once whatever the forge refused is fixed: a token's rights, a
+   * deleted label). It goes to the end of its lane and runs against the issue as it is now; failing for good
+   * again, it is a dead letter again and the issue hears of it again.
+   */
+  async redeliver(id: number): Promise<{ ok: true; kind: string } | { ok: false; error: string }> {
+    const kind = this.ctx.storage.transactionSync(() => {
+      const letter = this.deadLetters.take(id);
+      if (!letter) return null;
+      this.outbox.enqueue(letter.channel, JSON.parse(letter.payload), Date.now());
+      return letter.kind;
+    });
+    if (kind === null) return { ok: false, error: `issue has no dead letter ${id}` };
+    await this.drain();
+    return { ok: true, kind };
+  }
+
   /** A session of this issue at work (see session-activity.ts); the pages watching the issue are told. */
   async noteActivity(jobId: string, items: ActivityItem[]): Promise<void> {
     const parsed = activityItemSchema.array().max(50).safeParse(items);
@@ -337,7 +354,8 @@ export class IssueDO extends DurableObject<Env> {
             error: failure.message.slice(0, 2_000),
           };
           const cause = { kind: "system" as const, id: key };
-          return this.record({ id: `${key}:dead`, project, number, cause, event }, now);
+          // The row's own id: a redelivered effect that fails again is heard of again.
+          return this.record({ id: `${key}:dead:${head.id}`, project, number, cause, event }, now);
         });
         if (!recorded.duplicate) notifyWatchers(this.ctx, { seq: recorded.seq, state: recorded.state });
         continue;

@@ -1,10 +1,13 @@
-/** `issue list`, `issue show`, and the operator's lifecycle events: `approve`, `retry`, `abandon`. */
+/**
+ * `issue list`, `issue show`, the operator's lifecycle events (`approve`, `retry`, `abandon`), and `redeliver`,
+ * which sends an effect Conveyor gave up on again.
+ */
 import { z } from "zod";
 import { formatTime } from "../../src/dashboard/format.ts";
 import { STATES } from "../../src/domain/lifecycle.ts";
 import { type Command, command, issueNumber, projectOf } from "../command.ts";
 import { table, usd } from "../output.ts";
-import { applyResultSchema, issueListSchema, issueViewSchema } from "../schemas.ts";
+import { applyResultSchema, issueListSchema, issueViewSchema, redeliveredSchema } from "../schemas.ts";
 
 export const issueList = command({
   name: "issue list",
@@ -72,6 +75,9 @@ export const issueShow = command({
         .join(" · "),
       view.blockers.length > 0 && `blocked by ${view.blockers.join(", ")}`,
       ...view.timers.map((t) => `${t.kind} timer due ${formatTime(t.dueAt)}`),
+      ...(view.deadLetters ?? []).map(
+        (d) => `gave up on ${d.kind} (dead letter ${d.id}, ${formatTime(d.at)}): ${d.error}`,
+      ),
     ].filter((line): line is string => typeof line === "string" && line !== "");
     const history = view.history.map((h) => [
       String(h.seq),
@@ -115,3 +121,23 @@ function operatorEvent(name: "approve" | "retry" | "abandon", type: string, summ
 export const approve = operatorEvent("approve", "human_approval", "approve a merge that waits for a human");
 export const retry = operatorEvent("retry", "retry", "start an escalated or abandoned issue again");
 export const abandon = operatorEvent("abandon", "abandon", "stop work on an issue");
+
+export const redeliver = command({
+  name: "redeliver",
+  args: ["number", "id"],
+  usage: "redeliver <number> <dead-letter id> --project <id>",
+  summary: "send an effect Conveyor gave up on again (its id is in `issue show`), once its cause is fixed",
+  input: z.object({
+    number: issueNumber,
+    id: z.coerce.number({ error: "the dead letter id must be a number" }).int().positive(),
+  }),
+  async run({ number, id }, ctx) {
+    const project = projectOf(ctx);
+    const result = await ctx.api.call(
+      "POST",
+      `/projects/${project}/issues/${number}/dead-letters/${id}/redeliver`,
+      redeliveredSchema,
+    );
+    ctx.print(`redeliver: ${result.kind} of ${project}#${number} is queued again`, result);
+  },
+});

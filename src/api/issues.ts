@@ -1,4 +1,4 @@
-/** Operator API for issues: read one (from its Durable Object), list (from D1), and send it an event. */
+/** Operator API for issues: read one (from its Durable Object), list (from D1), send it an event, re-send an effect. */
 import { and, asc, eq, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { Hono } from "hono";
@@ -79,4 +79,20 @@ issueRoutes.post("/:project/issues/:number/events", async (c) => {
   if (result.outcome === "invalid") return jsonError(c, 400, result.reason);
   if (result.outcome === "rejected") return c.json({ error: result.reason ?? "rejected", ...result }, 409);
   return c.json(result);
+});
+
+const deadLetterPathSchema = issuePathSchema.extend({
+  id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+});
+
+/** Sends a dead-lettered effect of the issue again (its id is in the issue's `deadLetters`). */
+issueRoutes.post("/:project/issues/:number/dead-letters/:id/redeliver", async (c) => {
+  const path = deadLetterPathSchema.safeParse(c.req.param());
+  if (!path.success) return jsonError(c, 400, zodMessage(path.error));
+  const { project, number, id } = path.data;
+  const issue = issueStub(c.env, project, number);
+  if (!(await issue.view())) return jsonError(c, 404, `issue ${project}#${number} is not known to Conveyor`);
+  const result = await issue.redeliver(id);
+  if (!result.ok) return jsonError(c, 404, `${project}#${number}: ${result.error}`);
+  return c.json({ redelivered: id, kind: result.kind }, 202);
 });

@@ -295,6 +295,24 @@ dashboardRoutes.post("/projects/:project/vault/:id", async (c) => {
   return c.redirect("/dashboard/approvals", 303);
 });
 
+const deadLetterPath = issuePathSchema.extend({ id: z.coerce.number().int().positive() });
+
+dashboardRoutes.post("/projects/:project/issues/:number/dead-letters/:id/redeliver", async (c) => {
+  const form = await csrfForm(c, z.object({}));
+  if (!form.ok) return form.response;
+  const path = deadLetterPath.safeParse(c.req.param());
+  if (!path.success) return errorPage(c, 400, zodMessage(path.error));
+  const { project, number, id } = path.data;
+  const result = await issueStub(c.env, project, number).redeliver(id);
+  setFlash(
+    c,
+    result.ok
+      ? `Sent again: ${result.kind} of ${project}#${number}`
+      : `Not sent: ${project}#${number}: ${result.error}`,
+  );
+  return c.redirect(issuePath(project, number), 303);
+});
+
 dashboardRoutes.post("/projects/:project/issues/:number/actions", async (c) => {
   const form = await csrfForm(c, actionForm);
   if (!form.ok) return form.response;

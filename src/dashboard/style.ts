@@ -49,6 +49,7 @@ button:hover { background: #eef2f7; }
 .more { display: inline-block; margin-top: 8px; }
 .approval { display: grid; grid-template-columns: 1fr auto; gap: 12px; align-items: center; }
 .actions { display: flex; gap: 8px; margin: 10px 0; }
+form.inline { display: inline; margin-left: 8px; }
 .action-approve { border-color: #5aa469; }
 .action-reject, .action-abandon, .action-revoke { border-color: #c66; }
 .unsafe { display: inline-block; padding: 0 6px; border-radius: 3px; color: #fff; background: #b42318; }

@@ -4,13 +4,13 @@
  * has a timer; escalations remind and say so when they expire. Against the local forge, time moved by
  * setting the DO's timers due and running its alarm.
  */
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TimerKind } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { sendEvent } from "../../src/projects/lifecycle-client.ts";
 import { loadProject } from "../../src/projects/store.ts";
-import { page, sessionCookie } from "./dashboard-support.ts";
+import { formFields, page, post, sessionCookie } from "./dashboard-support.ts";
 import {
   control,
   critic,
@@ -23,6 +23,7 @@ import {
   send,
   until,
 } from "./support/review.ts";
+import { OPERATOR } from "./support/webhooks.ts";
 
 const comments = async (loop: Loop, number: number) =>
   (await loop.forge.listComments(number)).map((c) => c.body);
@@ -62,6 +63,56 @@ describe("an effect the forge refuses for good", () => {
     const html = await res.text();
     expect(html).toContain("gave up on comment");
     expect(html).toContain("issue does not exist");
+  });
+});
+
+describe("an operator sends a dead letter again", () => {
+  const redeliver = (loop: Loop, number: number, id: number | string) =>
+    SELF.fetch(
+      `https://conveyor.test/api/v1/projects/${loop.project}/issues/${number}/dead-letters/${id}/redeliver`,
+      { method: "POST", headers: OPERATOR },
+    );
+
+  it("once the token's rights are fixed, the refused label is applied from the issue page; the API then finds nothing to send", async () => {
+    // Conveyor's token has lost its write access: every label and comment is refused (403).
+    const login = `reader-${Date.now().toString(36)}`;
+    const { token } = await control<{ token: string }>("user", { repo: "", login, level: null });
+    const loop = await loopProject("redeliver", { forgeToken: token });
+    await control("user", { repo: loop.repo, login, level: "read" });
+    const { number } = await loop.forge.createIssue({ title: "Refused", body: "x", labels: ["backlog"] });
+    await send(loop, number, { type: "triage", blockers: [] });
+    // Its session starts: the issue is labelled in progress, which needs write access.
+    await send(loop, number, { type: "dispatched", jobId: "job-1", runnerId: "runner-1" });
+    const refused = await until(loop, number, (v) => v.state === "escalated" && v.outbox.length === 0);
+    // Newest first: the escalation's needs-human label, then the in-progress label that escalated it.
+    expect(refused.deadLetters.map((d) => d.kind)).toEqual(["labels", "labels"]);
+    const [labels] = refused.deadLetters;
+    if (!labels) throw new Error("no dead letter");
+    expect(labels.error).toContain("403");
+    const { needsHuman } = loop.settings.labels;
+    expect((await loop.forge.getIssue(number)).labels).not.toContain(needsHuman);
+
+    await control("user", { repo: loop.repo, login, level: "write" });
+    // The operator sends it again from the issue's page.
+    const cookie = await sessionCookie();
+    const issuePage = `/dashboard/projects/${loop.project}/issues/${number}`;
+    const action = `${issuePage}/dead-letters/${labels.id}/redeliver`;
+    const fields = formFields(await (await page(issuePage, cookie)).text(), action);
+    expect((await post(action, cookie, { ...fields, csrf: "" })).status).toBe(403);
+    const sent = await post(action, cookie, fields);
+    expect(sent.status).toBe(303);
+    expect(sent.headers.get("location")).toBe(issuePage);
+    const after = await until(loop, number, (v) => v.outbox.length === 0);
+    expect(after.deadLetters.map((d) => d.id)).toEqual([refused.deadLetters[1]?.id]);
+    expect((await loop.forge.getIssue(number)).labels).toContain(needsHuman);
+
+    const again = await redeliver(loop, number, labels.id);
+    expect(again.status).toBe(404);
+    expect(await again.json()).toEqual({
+      error: `${loop.project}#${number}: issue has no dead letter ${labels.id}`,
+    });
+    expect((await redeliver(loop, number, "x")).status).toBe(400);
+    expect((await redeliver(loop, 99_999, 1)).status).toBe(404);
   });
 });
 

@@ -35,7 +35,7 @@ export function IssuePage(props: {
   const rejected = view.history.length - applied.length;
   return (
     <>
-      <Summary view={view} records={records} now={now} links={links} />
+      <Summary view={view} records={records} now={now} links={links} csrf={props.csrf} path={props.path} />
       <ActionButtons
         project={view.project}
         number={view.number}
@@ -76,7 +76,14 @@ export function IssuePage(props: {
   );
 }
 
-function Summary(props: { view: IssueView; records: Records; now: number; links: ForgeLinks | null }) {
+function Summary(props: {
+  view: IssueView;
+  records: Records;
+  now: number;
+  links: ForgeLinks | null;
+  csrf: string;
+  path: string;
+}) {
   const { view, records, links } = props;
   const link = (text: string, href: string | undefined) => (href ? <a href={href}>{text}</a> : text);
   const facts: [string, Child | null][] = [
@@ -133,6 +140,10 @@ function Summary(props: { view: IssueView; records: Records; now: number; links:
           <dt>gave up on {d.kind}</dt>
           <dd>
             {formatTime(d.at)} after {d.attempts} attempt{d.attempts === 1 ? "" : "s"}: {d.error}
+            <form method="post" action={`${props.path}/dead-letters/${d.id}/redeliver`} class="inline">
+              <input type="hidden" name="csrf" value={props.csrf} />
+              <button type="submit">Send again</button>
+            </form>
           </dd>
         </>
       ))}

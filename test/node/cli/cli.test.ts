@@ -351,6 +351,15 @@ describe("issues", () => {
     );
   });
 
+  it("redeliver of a dead letter the issue does not have exits 1 with the Worker's reason", async () => {
+    await fails(
+      ["redeliver", "41", "7", "--project", project],
+      1,
+      /^conveyor: ops#41: issue has no dead letter 7 \(HTTP 404\)/,
+    );
+    await fails(["redeliver", "41", "x", "--project", project], 2, /the dead letter id must be a number/);
+  });
+
   it("issue list shows the project's issues; --state narrows it; a page says how to go on", async () => {
     const list = await ok(["issue", "list", "--project", project]);
     expect(list).toMatch(/^ISSUE\s+STATE\s+ITER\s+PR\s+UPDATED\s+REASON$/m);
@@ -515,6 +524,7 @@ describe.concurrent("errors", () => {
       "approve",
       "retry",
       "abandon",
+      "redeliver",
     ])
       expect(out).toMatch(new RegExp(`^  ${name}\\b`, "m"));
   });
