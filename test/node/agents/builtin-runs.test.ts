@@ -1,7 +1,9 @@
 /**
- * Built-in agents' runs end to end (the gardener, the predictor; the planner runs in the demo's scenario): the operator asks for a run with the CLI, the Worker (wrangler dev) queues it as an agent
- * job, the real runner runs the real Agent SDK binary in its sandbox against the scripted model stand-in, and
- * the outputs the gardener asks for land on the local forge, checked and applied once by the Worker.
+ * Built-in agents' runs end to end (the gardener, the predictor, the planner's triage and documentation
+ * check; its vision gaps run in the demo's scenario): the operator asks for a run with the CLI, the Worker
+ * (wrangler dev) queues it as an agent job, the real runner runs the real Agent SDK binary in its sandbox
+ * against the scripted model stand-in, and the outputs each agent asks for land on the local forge, checked
+ * and applied once by the Worker.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -11,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
 import { PROJECT } from "../../../demo/scenario.ts";
 import { SAFE_OUTPUTS_SERVER } from "../../../runner/agents/safe-outputs.ts";
-import { text, use } from "../../support/model/script.ts";
+import { type ScriptRequest, text, use } from "../../support/model/script.ts";
 import { until } from "../../support/until.ts";
 
 const CLI = new URL("../../../cli/conveyor.ts", import.meta.url).pathname;
@@ -19,6 +21,17 @@ const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
 const QUESTION = "What should slugify do with characters outside ASCII?";
 
 const PREDICTIONS = [1, 2, 3, 4, 5, 6].map((n) => `Holdout regression ${n}`);
+const AGENTS_FIX = "AGENTS.md: the test command is sh ./ci.sh";
+const ACCEPTED = "Accepted as development work: the holdout regressed.";
+const DISMISSED = "Dismissed: the same regression as the first prediction.";
+
+/** The number of the predictor's issue `n`, as the planner's prompt lists the open issues. */
+function prediction(req: ScriptRequest, n: number): number {
+  const listed = new RegExp(`"number":(\\d+),"title":"Prediction: Holdout regression ${n}"`);
+  const found = listed.exec(`${req.system}\n${req.lastUserText}`);
+  if (!found) throw new Error(`prediction ${n} is not among the planner's open issues`);
+  return Number(found[1]);
+}
 
 let dataDir = "";
 let demo: Demo | undefined;
@@ -38,6 +51,23 @@ beforeAll(async () => {
             use(tool("create_issue"), { title, body: "holdout 2026-11-25: failed 2 (2026-11-18: 0)." }),
           ),
           text("Filed the predictions."),
+        ],
+      },
+      {
+        when: /You are the planner/,
+        steps: [
+          use(tool("create_issue"), {
+            title: AGENTS_FIX,
+            body: "AGENTS.md says `npm test`; the tests run with `sh ./ci.sh`.",
+          }),
+          (req) => use(tool("add_labels"), { issue: prediction(req, 1), labels: ["prediction/backlog"] }),
+          (req) =>
+            use(tool("remove_labels"), { issue: prediction(req, 1), labels: ["prediction/unreviewed"] }),
+          (req) => use(tool("comment"), { issue: prediction(req, 1), body: ACCEPTED }),
+          (req) => use(tool("comment"), { issue: prediction(req, 2), body: DISMISSED }),
+          (req) =>
+            use(tool("close_issue"), { issue: prediction(req, 2), reason: "Same regression as the first." }),
+          text("Planned."),
         ],
       },
       {
@@ -133,5 +163,40 @@ describe("built-in agents' runs", { timeout: 150_000 }, () => {
     const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
     const filed = await maintainer.listIssuesByLabel("prediction/unreviewed");
     expect(filed.map((i) => i.title).sort()).toEqual(PREDICTIONS.slice(0, 5).map((t) => `Prediction: ${t}`));
+  });
+
+  it("the planner files an AGENTS.md fix, accepts one prediction and dismisses another with its reason", async () => {
+    if (!demo) throw new Error("no demo");
+    const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+    const predictions = await maintainer.listIssuesByLabel("prediction/unreviewed");
+    const number = (n: number) => predictions.find((i) => i.title.endsWith(`regression ${n}`))?.number ?? 0;
+    const d1 = demo.d1;
+    await until("the predictions mirrored", () =>
+      predictions.every((i) => d1.openMirrored(PROJECT).includes(i.number)) ? true : null,
+    );
+
+    const { run } = await runToTheEnd("planner");
+    expect(run.decisions?.map((d) => [d.output.type, d.status, d.reason ?? null])).toEqual([
+      ["create_issue", "accepted", null],
+      ["add_labels", "accepted", null],
+      ["remove_labels", "accepted", null],
+      ["comment", "accepted", null],
+      ["comment", "accepted", null],
+      ["close_issue", "accepted", null],
+    ]);
+    const accepted = await maintainer.getIssue(number(1));
+    expect(accepted.labels).toContain("prediction/backlog");
+    expect(accepted.labels).not.toContain("prediction/unreviewed");
+    expect((await maintainer.listComments(number(1))).map((c) => c.body)).toContainEqual(
+      expect.stringContaining(ACCEPTED),
+    );
+    const dismissed = await maintainer.getIssue(number(2));
+    expect(dismissed.state).toBe("closed");
+    expect((await maintainer.listComments(number(2))).map((c) => c.body)).toContainEqual(
+      expect.stringContaining(DISMISSED),
+    );
+    // The documentation fix goes the normal way: an issue labelled for a maintainer to promote.
+    const filed = await maintainer.listIssuesByLabel("vision");
+    expect(filed.map((i) => i.title)).toContain(AGENTS_FIX);
   });
 });
