@@ -1,23 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { type ApprovedStep, changedSinceApproval, stepApproval } from "../../src/formulas/approval.ts";
+import { ROTATE_TOKEN } from "../support/rotate-token.ts";
 
-const formula = {
-  name: "rotate-token",
-  version: "3",
-  description: "Rotate the deploy token",
-  inputs: [],
-  network: ["api.example.com"],
-  secrets: ["DEPLOY_TOKEN", "OTHER_TOKEN"],
-  steps: [
-    {
-      id: "rotate",
-      description: "Revoke the old token",
-      command: "./rotate.sh",
-      dangerous: true,
-      secrets: ["DEPLOY_TOKEN"],
-    },
-  ],
-};
+// The formula's hosts and a second secret, for changes to show in.
+const formula = { ...ROTATE_TOKEN, network: ["api.example.com"], secrets: ["DEPLOY_TOKEN", "OTHER_TOKEN"] };
 const [rotate] = formula.steps;
 if (!rotate) throw new Error("no step");
 const asked = stepApproval(formula, rotate);

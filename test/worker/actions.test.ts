@@ -8,31 +8,18 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
+import { ROTATE_TOKEN, ROTATE_TOKEN_MD } from "../support/rotate-token.ts";
 import { call, claim, complete, heartbeat, jobsOf, newRunner, pastDeadline, taken } from "./support/jobs.ts";
 import { type Loop, loopProject, push, send, until } from "./support/review.ts";
 
 const DEPLOY = "deploy-secret-in-worker-test";
-const FORMULA = `---
-name: rotate-token
-version: 3
-description: Rotate the deploy token
-secrets: [DEPLOY_TOKEN]
-steps:
-  - id: rotate
-    description: Revoke the old token
-    command: ./rotate.sh
-    dangerous: true
-    secrets: [DEPLOY_TOKEN]
----
-Be careful.
-`;
 
 async function actionProject(name: string, settings: object = {}): Promise<Loop> {
   const loop = await loopProject(name, {
     actionSecrets: { DEPLOY_TOKEN: DEPLOY, UNUSED_TOKEN: "never-sent-1234" },
     ...settings,
   });
-  await push(loop, 0, { ".conveyor/formulas/rotate-token.md": FORMULA }, { branch: "main" });
+  await push(loop, 0, { ".conveyor/formulas/rotate-token.md": ROTATE_TOKEN_MD }, { branch: "main" });
   return loop;
 }
 
@@ -95,23 +82,7 @@ describe("action issues in the Worker", () => {
     const claimed = taken(await claim(runner, [loop.project]));
     expect(claimed.job.kind).toBe("implement");
     expect(claimed.job.action).toEqual({
-      formula: {
-        name: "rotate-token",
-        version: "3",
-        description: "Rotate the deploy token",
-        inputs: [],
-        network: [],
-        secrets: ["DEPLOY_TOKEN"],
-        steps: [
-          {
-            id: "rotate",
-            description: "Revoke the old token",
-            command: "./rotate.sh",
-            dangerous: true,
-            secrets: ["DEPLOY_TOKEN"],
-          },
-        ],
-      },
+      formula: ROTATE_TOKEN,
       guidance: "Be careful.",
       approvedStep: null,
       secrets: { DEPLOY_TOKEN: DEPLOY },
@@ -179,7 +150,10 @@ describe("action issues in the Worker", () => {
   it("a step whose command changed on the default branch after the vault was asked does not run on that approval", async () => {
     const { loop, runner, number, item } = await awaitingApproval("action-swapped");
     // Someone with push access swaps the command while the item waits for a human.
-    const swapped = FORMULA.replace("command: ./rotate.sh", "command: ./rotate.sh && ./exfiltrate.sh");
+    const swapped = ROTATE_TOKEN_MD.replace(
+      "command: ./rotate.sh",
+      "command: ./rotate.sh && ./exfiltrate.sh",
+    );
     await push(loop, 0, { ".conveyor/formulas/rotate-token.md": swapped }, { branch: "main" });
     expect(await approve(loop, item)).toMatchObject({ ok: true });
     const view = await until(loop, number, (v) => v.state === "escalated");
