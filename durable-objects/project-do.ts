@@ -29,7 +29,13 @@ import { issueStub } from "../src/issue-stub.ts";
 import { newJobId } from "../src/project-stub.ts";
 import { supervisorSettingsSchema } from "../src/projects/config.ts";
 import { loadProject, type Project } from "../src/projects/store.ts";
-import type { Claim, CompleteRequest, FailRequest, RunnerEvent } from "../src/runner-api/contract.ts";
+import type {
+  Claim,
+  CompleteRequest,
+  FailRequest,
+  FireResponse,
+  RunnerEvent,
+} from "../src/runner-api/contract.ts";
 import { AgentJobs } from "./agent-jobs.ts";
 import { AGENT_CHANNELS, type AgentRunRequest, type AgentRunView } from "./agent-runs.ts";
 import type { ScheduleCheck } from "./agent-schedules.ts";
@@ -290,6 +296,29 @@ export class ProjectDO extends DurableObject<Env> {
     if (confirming) await this.deliverSoon();
     else await this.scheduleAlarm();
     return { ok: true, leaseExpiresAt, leaseMs, cancelled: job.cancelled };
+  }
+
+  /**
+   * The runner is about to run the dangerous step `step` of the job's action: its vault approval is spent now,
+   * under the job's current lease, once (vault.ts fireStep).
+   */
+  async fireStep(
+    jobId: string,
+    runnerId: string,
+    leaseToken: string,
+    step: string,
+  ): Promise<({ ok: true } & FireResponse) | LeaseRefusal> {
+    const now = Date.now();
+    const fenced = this.fence(jobId, runnerId, leaseToken, now);
+    if (!fenced.ok) return fenced;
+    const { job, project } = fenced;
+    if (job.status !== "leased") return refuse(409, `the lease on job ${jobId} is not current`);
+    const { approvedStep, approvedItem } = job.spec.action ?? {};
+    if (approvedStep !== step || !approvedItem)
+      return { ok: true, fired: false, reason: `job ${jobId} carries no vault approval of step ${step}` };
+    const fired = this.vault.fireStep(project, approvedItem, { issue: job.number, step, jobId }, now);
+    if (fired.fired) await this.deliverSoon();
+    return { ok: true, ...fired };
   }
 
   /** What the runner reports while the job runs; accepted under the job's current or finishing lease. */

@@ -169,6 +169,37 @@ export class Vault {
     );
   }
 
+  /**
+   * An action's job is about to run the step item `id` approved: the item fires, once. A second attempt (the
+   * runner died after the first) is refused: a dangerous step runs at most once per approval.
+   */
+  fireStep(
+    project: string,
+    id: string,
+    step: { issue: number; step: string; jobId: string },
+    now: number,
+  ): { fired: true } | { fired: false; reason: string } {
+    return this.storage.transactionSync(() => {
+      const item = this.item(id);
+      const { requester } = item ?? {};
+      if (
+        !item ||
+        requester?.type !== "issue" ||
+        requester.issue !== step.issue ||
+        requester.step !== step.step
+      )
+        return {
+          fired: false as const,
+          reason: `vault item ${id} did not approve step ${step.step} of #${step.issue}`,
+        };
+      const outcome = decide(item, { type: "fired", at: now, reason: `run by job ${step.jobId}` });
+      if (!outcome.ok) return { fired: false as const, reason: outcome.reason };
+      this.save(outcome.item);
+      this.sinks.record(itemRecord(project, outcome.item, now), now);
+      return { fired: true as const };
+    });
+  }
+
   item(id: string): VaultItem | null {
     const row = this.sql.exec<{ item: string }>("SELECT item FROM vault_items WHERE id = ?", id).toArray()[0];
     return row ? (JSON.parse(row.item) as VaultItem) : null;
@@ -249,8 +280,10 @@ export class Vault {
     const outcome = decide(item, event);
     if (!outcome.ok) return outcome;
     let next = outcome.item;
-    // An approval is carried out by telling its requester: committed here, delivered by the outbox.
-    if (next.state !== item.state && this.tell(project, next, now) && next.state === "approved") {
+    // An approval is carried out by telling its requester: committed here, delivered by the outbox. An action
+    // step's fires when its job runs it (fireStep).
+    const told = next.state !== item.state && this.tell(project, next, now);
+    if (told && next.state === "approved" && next.kind !== "action_step") {
       const fired = decide(next, { type: "fired", at: now });
       if (fired.ok) next = fired.item;
     }

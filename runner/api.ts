@@ -6,6 +6,8 @@ import {
   type CompleteRequest,
   claimResponse,
   type DiskReport,
+  type FireResponse,
+  fireResponse,
   type HostReport,
   heartbeatResponse,
   type RunnerEvent,
@@ -27,6 +29,7 @@ export type HealthReport = { disk?: DiskReport; host?: HostReport };
  *   /runner/v1/claim                    claimRequest → 200 claimResponse | 204 nothing to do
  *   /runner/v1/jobs/:jobId/heartbeat    heartbeatRequest → heartbeatResponse
  *   /runner/v1/jobs/:jobId/events       eventsRequest → 2xx
+ *   /runner/v1/jobs/:jobId/fire         fireRequest → fireResponse
  *   /runner/v1/jobs/:jobId/complete     completeRequest → 2xx
  *   /runner/v1/jobs/:jobId/fail         failRequest → 2xx
  *
@@ -123,6 +126,11 @@ export class RunnerApi {
 
   async events(jobId: string, leaseToken: string, events: RunnerEvent[]): Promise<void> {
     await this.#job(jobId, "events", { leaseToken, events });
+  }
+
+  /** Spends the job's vault approval of `step` before it runs; `fired: false` says why it may not. */
+  async fireStep(jobId: string, leaseToken: string, step: string): Promise<FireResponse> {
+    return fireResponse.parse(await this.#job(jobId, "fire", { leaseToken, step }));
   }
 
   async complete(jobId: string, body: CompleteRequest): Promise<void> {

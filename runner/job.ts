@@ -6,7 +6,7 @@ import { parsePhaseFile } from "../src/domain/phase.ts";
 import { errorMessage } from "../src/error-message.ts";
 import { type Claim, issueRef, type Job } from "../src/runner-api/contract.ts";
 import { NotAnAgentDriverError, runAgentJob } from "./agents/run.ts";
-import type { RunnerApi } from "./api.ts";
+import { LeaseLostError, type RunnerApi } from "./api.ts";
 import type { Driver } from "./drivers/driver.ts";
 import { prepareAgentHome } from "./drivers/env.ts";
 import {
@@ -75,6 +75,16 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
     if (!(await lease.confirm())) stop("lease_lost");
     controller.signal.throwIfAborted();
   };
+  // A dangerous step's approval is spent on the Worker before the step runs: at most once over all attempts.
+  const fireStep = async (step: string): Promise<string | null> => {
+    try {
+      const answer = await ctx.api.fireStep(job.id, leaseToken, step);
+      return answer.fired ? null : answer.reason;
+    } catch (error) {
+      if (error instanceof LeaseLostError) stop("lease_lost");
+      return `Conveyor could not be asked (${errorMessage(error)}); try run_step again in a moment`;
+    }
+  };
 
   lease.start();
   shutdown.addEventListener("abort", onShutdown, { once: true });
@@ -87,7 +97,7 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
         ? await reap(ctx, job)
         : job.kind === "agent"
           ? await runAgentJob(ctx, job, { reporter, log, signal })
-          : await session(ctx, job, { reporter, log, signal, beforePush });
+          : await session(ctx, job, { reporter, log, signal, beforePush, fireStep });
     log.info("job done", { phase: outcome.phase, reason: outcome.reason });
     await reporter.complete(outcome);
   } catch (error) {
@@ -120,6 +130,7 @@ type SessionRun = {
   signal: AbortSignal;
   /** Confirms the lease with the Worker; throws (the job aborted) when it is not ours any more. */
   beforePush: () => Promise<void>;
+  fireStep: (step: string) => Promise<string | null>;
 };
 
 async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<ReportOutcome> {
@@ -171,6 +182,7 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
     },
     onProgress: (seq, text) => void reporter.event({ kind: "progress", seq, text: ctx.secrets.redact(text) }),
     redact: (text) => ctx.secrets.redact(text),
+    fireStep: run.fireStep,
   });
   // A session that ended on its own is still reported during a shutdown; not once the job is cancelled.
   if (signal.reason !== "shutdown") signal.throwIfAborted();

@@ -6,7 +6,8 @@
  * - `run_step(id)`: the RUNNER runs the step's declared command (step-command.ts) with only that step's
  *   secrets and the formula's hosts; the agent never holds a secret, and the output it is shown is redacted
  *   of every secret value the job carries. A dangerous step runs only under the job's vault approval for
- *   exactly that step, once; otherwise the agent is told to stop with `PHASE:vault` and `Step: <id>`.
+ *   exactly that step, once: the Worker fires the approval before it runs, and refuses a second firing
+ *   (another attempt of the job). Otherwise the agent is told to stop with `PHASE:vault` and `Step: <id>`.
  */
 import { createSdkMcpServer, tool } from "@anthropic-ai/claude-agent-sdk";
 import { z } from "zod";
@@ -28,6 +29,11 @@ export type ActionToolsOptions = {
   onProgress(seq: number, text: string): void;
   /** The runner's own redaction (its tokens, known shapes), applied after the job's secrets. */
   redact(text: string): string;
+  /**
+   * Spends the job's approval of a dangerous step on the Worker before it runs: null when it may run, or why
+   * not. The Worker fires the vault item once, so a step a dead runner already ran does not run again.
+   */
+  fire(id: string): Promise<string | null>;
   /** Told of each step run (its id and exit code) for the runner's log; never of its output. */
   onStep?(id: string, exitCode: number | null): void;
   signal: AbortSignal;
@@ -77,7 +83,11 @@ export function actionTools(options: ActionToolsOptions): ActionTools {
         true,
       );
     }
-    if (step.dangerous) approvalSpent = true;
+    if (step.dangerous) {
+      approvalSpent = true;
+      const refused = await options.fire(id);
+      if (refused) return reply(`step ${id} did not run: ${refused}. ${needsVault(id)}`, true);
+    }
     const secrets = Object.fromEntries(step.secrets.map((name) => [name, action.secrets[name] ?? ""]));
     const result = await options.runCommand({
       command: step.command,

@@ -96,6 +96,7 @@ export class ClaudeDriver implements Driver, AgentDriver {
       }),
       onProgress: (seq, text) => input.onProgress?.(seq, text),
       redact: input.redact ?? ((text) => text),
+      fire: input.fireStep ?? (async () => "this runner cannot spend a vault approval"),
       onStep: (step, exitCode) => log.info("action step ran", { step, exitCode }),
       signal: input.signal,
     });

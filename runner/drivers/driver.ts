@@ -28,6 +28,11 @@ export type SessionInput = {
   onProgress?(seq: number, text: string): void;
   /** The runner's redaction of its secrets, for what an action's tools show the agent. */
   redact?(text: string): string;
+  /**
+   * Spends the job's vault approval of an action's dangerous step, on the Worker, before it runs: null when
+   * it may run, or why not (it already ran under this approval).
+   */
+  fireStep?(step: string): Promise<string | null>;
 };
 
 export type SessionResult = {

@@ -47,7 +47,8 @@ export type VaultEvent =
   | { type: "reject"; by: Decider; reason?: string; at: number }
   | { type: "expire"; at: number }
   /** The approved action was carried out (its requester told): the end of an approved item. */
-  | { type: "fired"; at: number };
+  /** `reason`: what fired it, when that is not the approval itself (an action step's job). */
+  | { type: "fired"; at: number; reason?: string };
 
 /** A decision the requester hears: approved (once fired), rejected or expired. */
 export type Decision = "approved" | "rejected" | "expired";
@@ -120,7 +121,9 @@ export function decide(item: VaultItem, event: VaultEvent): VaultOutcome {
     if (item.state === "approved" && event.type === "fired") {
       // Fired on the approval of whoever approved it.
       const approver = item.audit.findLast((e) => e.action === "approved")?.by ?? OPERATOR;
-      return ok(audited(item, "fired", { action: "fired", by: approver, at: event.at }));
+      return ok(
+        audited(item, "fired", { action: "fired", by: approver, at: event.at, ...withReason(event.reason) }),
+      );
     }
     return no(settled(item));
   }

@@ -48,5 +48,11 @@ export async function loadActionRun(
     const changed = changedSinceApproval(approved.payload, stepApproval(formula, step));
     if (changed) throw new FormulaProblem(`${changed}; it does not run without a new approval`);
   }
-  return { formula, guidance, approvedStep: approved?.step ?? null, secrets: {} };
+  return {
+    formula,
+    guidance,
+    approvedStep: approved?.step ?? null,
+    approvedItem: approved?.item ?? null,
+    secrets: {},
+  };
 }

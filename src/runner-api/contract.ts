@@ -15,6 +15,7 @@ import { z } from "zod";
 import { AGENT_TOOLS, OUTPUT_TYPES } from "../agents/definition.ts";
 import { MAX_REQUESTS_PER_RUN, requestedOutputSchema } from "../agents/outputs.ts";
 import { PHASES } from "../domain/lifecycle.ts";
+import { VAULT_ID } from "../domain/vault.ts";
 import { formulaSchema, MAX_FORMULA_BYTES, SECRET_NAME, STEP_ID } from "../formulas/formula.ts";
 import { projectIdSchema, sessionSandboxSchema } from "../projects/config.ts";
 import { SANDBOX_KINDS } from "./sandbox.ts";
@@ -129,7 +130,8 @@ export type AgentRun = z.infer<typeof agentRunSchema>;
 
 /**
  * What an action job runs (an `implement` or `resume` job of an `action` issue): its formula, read from the
- * default branch when the job was queued, and the one dangerous step the vault approved for this job, if any.
+ * default branch when the job was queued, and the one dangerous step the vault approved for this job, if any,
+ * with the item that approved it (the runner spends that approval with `fire` before the step runs).
  * `secrets`: the values of the project's secrets the formula declares, opened by the Worker at claim time
  * (never stored in the job queue): the runner gives each step only its own, as environment variables.
  */
@@ -137,6 +139,7 @@ export const actionRunSchema = z.object({
   formula: formulaSchema,
   guidance: z.string().max(MAX_FORMULA_BYTES),
   approvedStep: z.string().regex(STEP_ID).nullable().default(null),
+  approvedItem: z.string().regex(VAULT_ID).nullable().default(null),
   secrets: z.record(z.string().regex(SECRET_NAME), z.string().max(10_000)).default({}),
 });
 export type ActionRun = z.infer<typeof actionRunSchema>;
@@ -187,6 +190,17 @@ export const claimResponse = z.object({
   leaseMs: z.number().int().positive().optional(),
 });
 export type Claim = z.infer<typeof claimResponse>;
+
+/**
+ * Before an approved dangerous step runs: the Worker marks its vault item fired, once. `fired: false` says why
+ * the step may not run (it fired already, under an earlier attempt; the job carries no approval of it).
+ */
+export const fireRequest = z.object({ leaseToken: z.string(), step: z.string().regex(STEP_ID) });
+export const fireResponse = z.discriminatedUnion("fired", [
+  z.object({ fired: z.literal(true) }),
+  z.object({ fired: z.literal(false), reason: z.string() }),
+]);
+export type FireResponse = z.infer<typeof fireResponse>;
 
 export const heartbeatRequest = z.object({
   leaseToken: z.string(),

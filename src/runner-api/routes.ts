@@ -17,6 +17,7 @@ import {
   completeRequest,
   eventsRequest,
   failRequest,
+  fireRequest,
   heartbeatRequest,
   type RunnerEvent,
   registerRequest,
@@ -97,6 +98,18 @@ runnerRoutes.post("/jobs/:id/events", async (c) => {
   if (!result.ok) return jsonError(c, result.status, result.error);
   for (const event of events) if (event.kind === "log") logRunnerLine(c, event, leaseToken);
   return c.body(null, 204);
+});
+
+runnerRoutes.post("/jobs/:id/fire", async (c) => {
+  const body = await jsonBody(c, fireRequest);
+  if (!body.ok) return body.response;
+  const job = jobOf(c);
+  if (job instanceof Response) return job;
+  const { leaseToken, step } = body.data;
+  const result = await job.stub.fireStep(job.id, c.var.runner.id, leaseToken, step);
+  if (!result.ok) return jsonError(c, result.status, result.error);
+  const { ok: _, ...answer } = result;
+  return c.json(answer);
 });
 
 runnerRoutes.post("/jobs/:id/complete", async (c) => {

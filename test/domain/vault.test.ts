@@ -119,6 +119,22 @@ describe("decide: the rules inside a state", () => {
     expect(lateReject.ok).toBe(false);
   });
 
+  it("a firing audits the approver, and what fired it when it says", () => {
+    const approved = inState("approved");
+    const fired = decide(approved, { type: "fired", at: T0 + 9, reason: "run by job p.7.abc" });
+    if (!fired.ok) throw new Error(fired.reason);
+    expect(fired.item.audit.at(-1)).toEqual({
+      action: "fired",
+      by: "alice",
+      at: T0 + 9,
+      reason: "run by job p.7.abc",
+    });
+    expect(decide(fired.item, { type: "fired", at: T0 + 10 })).toEqual({
+      ok: false,
+      reason: "v1 was approved by alice and has fired",
+    });
+  });
+
   it("an expiry before the deadline is refused", () => {
     expect(decide(fresh(), { type: "expire", at: T0 + EXPIRY - 1 })).toEqual({
       ok: false,

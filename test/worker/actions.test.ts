@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
+import type { Claim } from "../../src/runner-api/contract.ts";
 import { ROTATE_TOKEN, ROTATE_TOKEN_MD } from "../support/rotate-token.ts";
 import { call, claim, complete, heartbeat, jobsOf, newRunner, pastDeadline, taken } from "./support/jobs.ts";
 import { type Loop, loopProject, push, send, until } from "./support/review.ts";
@@ -85,6 +86,7 @@ describe("action issues in the Worker", () => {
       formula: ROTATE_TOKEN,
       guidance: "Be careful.",
       approvedStep: null,
+      approvedItem: null,
       secrets: { DEPLOY_TOKEN: DEPLOY },
     });
     // Not in the job queue: only the claim's answer holds the value.
@@ -138,13 +140,40 @@ describe("action issues in the Worker", () => {
   const approve = (loop: Loop, item: string) =>
     projectStub(env, loop.project).vaultDecide(item, { decision: "approve", by: "maintainer" });
 
-  it("an approved step resumes the session with a job that may run it", async () => {
+  it("an approved step resumes the session with a job that fires the approval once, whatever its attempts", async () => {
     const { loop, runner, number, item } = await awaitingApproval("action-approved");
     expect(await approve(loop, item)).toMatchObject({ ok: true });
     await until(loop, number, (v) => v.state === "running" && v.outbox.every((o) => o.pending === 0));
     const resumed = taken(await claim(runner, [loop.project]));
     expect(resumed.job).toMatchObject({ kind: "resume", sessionId: "sess-a" });
-    expect(resumed.job.action?.approvedStep).toBe("rotate");
+    expect(resumed.job.action).toMatchObject({ approvedStep: "rotate", approvedItem: item });
+    const vault = projectStub(env, loop.project);
+    // Approved, not yet fired: it fires when the step is about to run.
+    expect((await vault.vaultItem(item))?.state).toBe("approved");
+
+    const fire = async (claimed: Claim, step: string, leaseToken = claimed.leaseToken) => {
+      const res = await call(runner, `jobs/${claimed.job.id}/fire`, { leaseToken, step });
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await fire(resumed, "rotate", "not-the-lease")).toMatchObject({ status: 409 });
+    expect(await fire(resumed, "other")).toEqual({
+      status: 200,
+      body: { fired: false, reason: `job ${resumed.job.id} carries no vault approval of step other` },
+    });
+    expect(await fire(resumed, "rotate")).toEqual({ status: 200, body: { fired: true } });
+    const fired = await vault.vaultItem(item);
+    expect(fired?.state).toBe("fired");
+    expect(fired?.audit.at(-1)).toMatchObject({ action: "fired", reason: `run by job ${resumed.job.id}` });
+
+    // The runner dies after running it; the job's next attempt may not run it again.
+    await heartbeat(runner, resumed);
+    await pastDeadline(loop.project, resumed.job.id, "lease_expires_at");
+    const retried = taken(await claim(runner, [loop.project]));
+    expect(retried.job).toMatchObject({ id: resumed.job.id, attempt: 2 });
+    expect(await fire(retried, "rotate")).toEqual({
+      status: 200,
+      body: { fired: false, reason: `${item} was approved by maintainer and has fired` },
+    });
   });
 
   it("a step whose command changed on the default branch after the vault was asked does not run on that approval", async () => {

@@ -247,6 +247,20 @@ describe("action issues", { timeout: 240_000 }, () => {
     );
     expect(bodies).toContain("**The action is done.**\n\nRotated the deploy token; the old one is revoked.");
     expect(bodies.filter((b) => b.startsWith("**The action is done.**"))).toHaveLength(1);
+    // The runner fired the approval on the Worker right before the step ran: spent, once.
+    const fired = await until(`${item} fired`, async () => {
+      const res = await fetch(`${demo?.worker.url}/api/v1/projects/${PROJECT}/vault?state=fired`, {
+        headers: { authorization: `Bearer ${demo?.adminToken}` },
+      });
+      const { items } = (await res.json()) as {
+        items: { id: string; audit: { action: string; reason?: string }[] }[];
+      };
+      return items.find((i) => i.id === item) ?? null;
+    });
+    expect(fired.audit.at(-1)).toMatchObject({
+      action: "fired",
+      reason: expect.stringMatching(/^run by job /),
+    });
   });
 
   it("stop with a comment when nobody decides on the dangerous step before its item expires", async () => {

@@ -62,14 +62,21 @@ function formula() {
   return { formula: rest, guidance };
 }
 
-function tools(patch: Partial<ActionRun> = {}) {
+/** The session's tools; `fire` answers as the Worker would when a dangerous step is about to run. */
+function tools(
+  patch: Partial<ActionRun> = {},
+  fire: (id: string) => Promise<string | null> = async () => null,
+) {
   const action: ActionRun = {
     ...formula(),
     approvedStep: null,
+    approvedItem: null,
     secrets: { DEPLOY_TOKEN: DEPLOY, OTHER_TOKEN: OTHER },
     ...patch,
   };
   const notes: [number, string][] = [];
+  const fired: string[] = [];
+  const ran: string[] = [];
   const runner = new Secrets();
   runner.add("runner-token-abcdefghij");
   const runCommand = sandboxedStepCommand(
@@ -82,9 +89,14 @@ function tools(patch: Partial<ActionRun> = {}) {
     runCommand,
     onProgress: (seq, text) => notes.push([seq, text]),
     redact: (text) => runner.redact(text),
+    fire: (id) => {
+      fired.push(id);
+      return fire(id);
+    },
+    onStep: (id) => ran.push(id),
     signal: new AbortController().signal,
   });
-  return { ...t, notes };
+  return { ...t, notes, fired, ran };
 }
 
 const textOf = (reply: { content: { text: string }[] }) => reply.content.map((c) => c.text).join("\n");
@@ -141,13 +153,29 @@ describe("run_step", { timeout: 30_000 }, () => {
     }
   });
 
-  it("runs an approved dangerous step once", async () => {
-    const t = tools({ approvedStep: "rotate" });
+  it("runs an approved dangerous step once, after the Worker fired its approval", async () => {
+    const t = tools({ approvedStep: "rotate", approvedItem: "v1" });
     const first = await t.runStep("rotate");
     expect(first.isError).toBe(true);
     expect(textOf(first)).toBe("step rotate exited with code 3.\nIts output (the end):\nrotated with ***");
     const again = await t.runStep("rotate");
     expect(textOf(again)).toMatch(/already ran under its vault approval/);
+    expect(t.fired).toEqual(["rotate"]);
+    expect(t.ran).toEqual(["rotate"]);
+    // A step that needs no approval spends none.
+    await t.runStep("check");
+    expect(t.fired).toEqual(["rotate"]);
+  });
+
+  it("does not run a dangerous step the Worker will not fire (it ran under an earlier attempt)", async () => {
+    const refusal = "v1 was approved by alice and has fired";
+    const t = tools({ approvedStep: "rotate", approvedItem: "v1" }, async () => refusal);
+    const reply = await t.runStep("rotate");
+    expect(reply.isError).toBe(true);
+    expect(textOf(reply)).toMatch(
+      new RegExp(`^step rotate did not run: ${refusal}\\. step rotate is dangerous`),
+    );
+    expect(t.ran).toEqual([]);
   });
 
   it("refuses an unknown step, a step without a command, and a secret the project lacks", async () => {
