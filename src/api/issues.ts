@@ -1,4 +1,7 @@
-/** Operator API for issues: read one (from its Durable Object), list (from D1), send it an event, re-send an effect. */
+/**
+ * Operator API for issues: read one (from its Durable Object), list (from D1), send it an event, and send
+ * again an effect Conveyor gave up on.
+ */
 import { and, asc, eq, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { Hono } from "hono";

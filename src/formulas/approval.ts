@@ -43,7 +43,8 @@ export function changedSinceApproval(approved: unknown, current: ApprovedStep): 
   if (!parsed.success) return "the vault item does not describe a formula step";
   const was = parsed.data;
   if (was.formula !== current.formula || was.step !== current.step) {
-    return `the vault approved step ${was.step} of formula ${was.formula}, not step ${current.step} of formula ${current.formula}`;
+    const approved = `step ${was.step} of formula ${was.formula}`;
+    return `the vault approved ${approved}, not step ${current.step} of formula ${current.formula}`;
   }
   const changed = [
     was.command !== current.command && "its command",
@@ -51,7 +52,8 @@ export function changedSinceApproval(approved: unknown, current: ApprovedStep): 
     !sameSet(was.network, current.network) && "the formula's network hosts",
   ].filter((what): what is string => what !== false);
   if (changed.length === 0) return null;
-  return `step ${current.step} of formula ${current.formula} changed since the vault approved it (v${was.version}): ${changed.join(", ")}`;
+  const step = `step ${current.step} of formula ${current.formula}`;
+  return `${step} changed since the vault approved it (v${was.version}): ${changed.join(", ")}`;
 }
 
 const sameSet = (a: readonly string[], b: readonly string[]) =>
