@@ -5,6 +5,7 @@ import { z } from "zod";
 import { parsePhaseFile } from "../src/domain/phase.ts";
 import { errorMessage } from "../src/error-message.ts";
 import { type Claim, issueRef, type Job } from "../src/runner-api/contract.ts";
+import type { StepFiring } from "./actions/action-tools.ts";
 import { NotAnAgentDriverError, runAgentJob } from "./agents/run.ts";
 import { LeaseLostError, type RunnerApi } from "./api.ts";
 import type { Driver } from "./drivers/driver.ts";
@@ -76,13 +77,13 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
     controller.signal.throwIfAborted();
   };
   // A dangerous step's approval is spent on the Worker before the step runs: at most once over all attempts.
-  const fireStep = async (step: string): Promise<string | null> => {
+  const fireStep = async (step: string): Promise<StepFiring> => {
     try {
       const answer = await ctx.api.fireStep(job.id, leaseToken, step);
-      return answer.fired ? null : answer.reason;
+      return answer.fired ? answer : { ...answer, retry: false };
     } catch (error) {
       if (error instanceof LeaseLostError) stop("lease_lost");
-      return `Conveyor could not be asked (${errorMessage(error)}); try run_step again in a moment`;
+      return { fired: false, reason: `Conveyor could not be asked (${errorMessage(error)})`, retry: true };
     }
   };
 
@@ -130,7 +131,7 @@ type SessionRun = {
   signal: AbortSignal;
   /** Confirms the lease with the Worker; throws (the job aborted) when it is not ours any more. */
   beforePush: () => Promise<void>;
-  fireStep: (step: string) => Promise<string | null>;
+  fireStep: (step: string) => Promise<StepFiring>;
 };
 
 async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<ReportOutcome> {

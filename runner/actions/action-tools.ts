@@ -22,6 +22,13 @@ export const MAX_PROGRESS_CHARS = 2_000;
 
 export type ToolReply = { content: { type: "text"; text: string }[]; isError: boolean };
 
+/**
+ * The Worker's answer to a firing: fired (the step may run), refused (it fired already, or the job carries no
+ * approval of it), or not had (`retry`: the Worker could not be asked; nothing was spent that the runner
+ * knows of, and the Worker refuses a second firing anyway).
+ */
+export type StepFiring = { fired: true } | { fired: false; reason: string; retry: boolean };
+
 export type ActionToolsOptions = {
   action: ActionRun;
   runCommand: StepCommand;
@@ -30,10 +37,10 @@ export type ActionToolsOptions = {
   /** The runner's own redaction (its tokens, known shapes), applied after the job's secrets. */
   redact(text: string): string;
   /**
-   * Spends the job's approval of a dangerous step on the Worker before it runs: null when it may run, or why
-   * not. The Worker fires the vault item once, so a step a dead runner already ran does not run again.
+   * Spends the job's approval of a dangerous step on the Worker before it runs. The Worker fires the vault
+   * item once, so a step a dead runner already ran does not run again.
    */
-  fire(id: string): Promise<string | null>;
+  fire(id: string): Promise<StepFiring>;
   /** Told of each step run (its id and exit code) for the runner's log; never of its output. */
   onStep?(id: string, exitCode: number | null): void;
   signal: AbortSignal;
@@ -84,9 +91,12 @@ export function actionTools(options: ActionToolsOptions): ActionTools {
       );
     }
     if (step.dangerous) {
+      const firing = await options.fire(id);
+      if (!firing.fired) {
+        const next = firing.retry ? "call run_step again in a moment" : needsVault(id);
+        return reply(`step ${id} did not run: ${firing.reason}. ${next}`, true);
+      }
       approvalSpent = true;
-      const refused = await options.fire(id);
-      if (refused) return reply(`step ${id} did not run: ${refused}. ${needsVault(id)}`, true);
     }
     const secrets = Object.fromEntries(step.secrets.map((name) => [name, action.secrets[name] ?? ""]));
     const result = await options.runCommand({

@@ -96,7 +96,9 @@ export class ClaudeDriver implements Driver, AgentDriver {
       }),
       onProgress: (seq, text) => input.onProgress?.(seq, text),
       redact: input.redact ?? ((text) => text),
-      fire: input.fireStep ?? (async () => "this runner cannot spend a vault approval"),
+      fire:
+        input.fireStep ??
+        (async () => ({ fired: false, reason: "this runner cannot spend a vault approval", retry: false })),
       onStep: (step, exitCode) => log.info("action step ran", { step, exitCode }),
       signal: input.signal,
     });

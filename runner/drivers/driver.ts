@@ -1,5 +1,6 @@
 import type { RequestedOutput } from "../../src/agents/outputs.ts";
 import type { ActivityItem, AgentRun, Job, Usage } from "../../src/runner-api/contract.ts";
+import type { StepFiring } from "../actions/action-tools.ts";
 import type { Logger } from "../log.ts";
 
 /** What a driver needs to run one session of a job in its worktree. */
@@ -28,11 +29,8 @@ export type SessionInput = {
   onProgress?(seq: number, text: string): void;
   /** The runner's redaction of its secrets, for what an action's tools show the agent. */
   redact?(text: string): string;
-  /**
-   * Spends the job's vault approval of an action's dangerous step, on the Worker, before it runs: null when
-   * it may run, or why not (it already ran under this approval).
-   */
-  fireStep?(step: string): Promise<string | null>;
+  /** Spends the job's vault approval of an action's dangerous step, on the Worker, before it runs. */
+  fireStep?(step: string): Promise<StepFiring>;
 };
 
 export type SessionResult = {

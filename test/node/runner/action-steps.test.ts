@@ -6,7 +6,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { actionTools, MAX_PROGRESS_NOTES } from "../../../runner/actions/action-tools.ts";
+import { actionTools, MAX_PROGRESS_NOTES, type StepFiring } from "../../../runner/actions/action-tools.ts";
 import { sandboxedStepCommand } from "../../../runner/actions/step-command.ts";
 import { Secrets } from "../../../runner/redact.ts";
 import { Sandbox } from "../../../runner/sandbox/session-sandbox.ts";
@@ -65,7 +65,7 @@ function formula() {
 /** The session's tools; `fire` answers as the Worker would when a dangerous step is about to run. */
 function tools(
   patch: Partial<ActionRun> = {},
-  fire: (id: string) => Promise<string | null> = async () => null,
+  fire: (id: string) => Promise<StepFiring> = async () => ({ fired: true }),
 ) {
   const action: ActionRun = {
     ...formula(),
@@ -169,13 +169,40 @@ describe("run_step", { timeout: 30_000 }, () => {
 
   it("does not run a dangerous step the Worker will not fire (it ran under an earlier attempt)", async () => {
     const refusal = "v1 was approved by alice and has fired";
-    const t = tools({ approvedStep: "rotate", approvedItem: "v1" }, async () => refusal);
+    const t = tools({ approvedStep: "rotate", approvedItem: "v1" }, async () => ({
+      fired: false,
+      reason: refusal,
+      retry: false,
+    }));
     const reply = await t.runStep("rotate");
     expect(reply.isError).toBe(true);
     expect(textOf(reply)).toMatch(
       new RegExp(`^step rotate did not run: ${refusal}\\. step rotate is dangerous`),
     );
     expect(t.ran).toEqual([]);
+    // Asked again, the Worker refuses again: nothing runs.
+    expect(textOf(await t.runStep("rotate"))).toMatch(/^step rotate did not run: v1 was approved/);
+    expect(t.fired).toEqual(["rotate", "rotate"]);
+    expect(t.ran).toEqual([]);
+  });
+
+  it("runs it on a later call when the Worker could not be asked the first time", async () => {
+    const answers: StepFiring[] = [
+      { fired: false, reason: "Conveyor could not be asked (timed out)", retry: true },
+      { fired: true },
+    ];
+    const t = tools(
+      { approvedStep: "rotate", approvedItem: "v1" },
+      async () => answers.shift() ?? { fired: true },
+    );
+    const first = await t.runStep("rotate");
+    expect(textOf(first)).toBe(
+      "step rotate did not run: Conveyor could not be asked (timed out). call run_step again in a moment",
+    );
+    expect(t.ran).toEqual([]);
+    const second = await t.runStep("rotate");
+    expect(textOf(second)).toMatch(/^step rotate exited with code 3\./);
+    expect(t.ran).toEqual(["rotate"]);
   });
 
   it("refuses an unknown step, a step without a command, and a secret the project lacks", async () => {
