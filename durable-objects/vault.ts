@@ -4,9 +4,10 @@
  * dashboard and the CLI), the `vault_decision` its issue hears, the classification still to run — all through
  * the ProjectDO's outbox. Expiry runs on the object's alarm (`nextExpiry`). Ids are `v<n>`, per project.
  *
- * An approved item fires at once where firing is committed with the approval: its issue's `vault_decision`
- * event, or an agent run's output queued for the forge (the run's `agent-apply` row). An agent output whose
- * run is gone stays `approved`: nothing is left to fire.
+ * An approved item fires at once where firing is committed with the approval: a held merge's `vault_decision`
+ * event, or an agent run's output queued for the forge (the run's `agent-apply` row). An action step's item
+ * fires when its job is about to run the step (`fireStep`). An agent output whose run is gone stays
+ * `approved`: nothing is left to fire.
  */
 import {
   type ClassifierVerdict,
@@ -194,8 +195,7 @@ export class Vault {
         };
       const outcome = decide(item, { type: "fired", at: now, reason: `run by job ${step.jobId}` });
       if (!outcome.ok) return { fired: false as const, reason: outcome.reason };
-      this.save(outcome.item);
-      this.sinks.record(itemRecord(project, outcome.item, now), now);
+      this.save(project, outcome.item, now);
       return { fired: true as const };
     });
   }
@@ -275,7 +275,7 @@ export class Vault {
     );
   }
 
-  /** One event through the table; the item saved with its D1 row, and what its decision causes. */
+  /** One event through the table; the item saved (with its D1 row), and what its decision causes. */
   private apply(project: string, item: VaultItem, event: VaultEvent, now: number) {
     const outcome = decide(item, event);
     if (!outcome.ok) return outcome;
@@ -287,8 +287,7 @@ export class Vault {
       const fired = decide(next, { type: "fired", at: now });
       if (fired.ok) next = fired.item;
     }
-    this.save(next);
-    this.sinks.record(itemRecord(project, next, now), now);
+    this.save(project, next, now);
     return { ok: true as const, item: next };
   }
 
@@ -319,13 +318,15 @@ export class Vault {
     return true;
   }
 
-  private save(item: VaultItem) {
+  /** The changed item, with its D1 row. */
+  private save(project: string, item: VaultItem, now: number) {
     this.sql.exec(
       "UPDATE vault_items SET state = ?, item = ? WHERE id = ?",
       item.state,
       JSON.stringify(item),
       item.id,
     );
+    this.sinks.record(itemRecord(project, item, now), now);
   }
 }
 
