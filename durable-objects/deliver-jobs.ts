@@ -63,12 +63,9 @@ export const JOB_DELIVERERS: Deliverers = {
     const brief = issue.brief ?? (await mirroredIssues(env, project.id, [issue.number]))[0];
     // An action's formula as the default branch has it now, its approved step as the vault item approved it;
     // a reap needs none.
-    const approvedJson = effect.approved
-      ? await projectStub(env, project.id).approvedVaultPayload(effect.approved.item)
-      : null;
     const approved = effect.approved && {
       ...effect.approved,
-      payload: approvedJson === null ? null : (JSON.parse(approvedJson) as unknown),
+      payload: await projectStub(env, project.id).approvedVaultPayload(effect.approved.item),
     };
     const action =
       issue.kind === "action" && effect.job !== "reap"

@@ -160,6 +160,7 @@ export class IssueDO extends DurableObject<Env> {
    * again, it is a dead letter again and the issue hears of it again.
    */
   async redeliver(id: number): Promise<{ ok: true; kind: string } | { ok: false; error: string }> {
+    if (!this.store.issue()) return { ok: false, error: "the issue is not known to Conveyor" };
     const kind = this.ctx.storage.transactionSync(() => {
       const letter = this.deadLetters.take(id);
       if (!letter) return null;

@@ -176,12 +176,10 @@ export class ProjectDO extends DurableObject<Env> {
     return item && itemHead(item);
   }
 
-  /** What item `id` approved (its payload, as JSON) once a decision approved it; null otherwise. */
-  approvedVaultPayload(id: string): string | null {
+  /** What item `id` approved (its payload) once a decision approved it; null otherwise. */
+  approvedVaultPayload(id: string): unknown {
     const item = this.vault.item(id);
-    return item && (item.state === "approved" || item.state === "fired")
-      ? JSON.stringify(item.payload)
-      : null;
+    return item && (item.state === "approved" || item.state === "fired") ? item.payload : null;
   }
 
   /** The project this object is for: the name it is addressed by (idFromName), else the project of its jobs. */

@@ -84,7 +84,7 @@ issueRoutes.post("/:project/issues/:number/events", async (c) => {
   return c.json(result);
 });
 
-const deadLetterPathSchema = issuePathSchema.extend({
+export const deadLetterPathSchema = issuePathSchema.extend({
   id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER),
 });
 
@@ -93,9 +93,7 @@ issueRoutes.post("/:project/issues/:number/dead-letters/:id/redeliver", async (c
   const path = deadLetterPathSchema.safeParse(c.req.param());
   if (!path.success) return jsonError(c, 400, zodMessage(path.error));
   const { project, number, id } = path.data;
-  const issue = issueStub(c.env, project, number);
-  if (!(await issue.view())) return jsonError(c, 404, `issue ${project}#${number} is not known to Conveyor`);
-  const result = await issue.redeliver(id);
+  const result = await issueStub(c.env, project, number).redeliver(id);
   if (!result.ok) return jsonError(c, 404, `${project}#${number}: ${result.error}`);
   return c.json({ redelivered: id, kind: result.kind }, 202);
 });

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { AGENT_NAME } from "../agents/definition.ts";
 import { readCatalog } from "../agents/runs.ts";
 import { tokenMatches } from "../api/auth.ts";
-import { issuePathSchema } from "../api/issues.ts";
+import { deadLetterPathSchema, issuePathSchema } from "../api/issues.ts";
 import { applyOperatorEvent } from "../api/operator-events.ts";
 import { projectSummaries } from "../api/project-summaries.ts";
 import { STATES } from "../domain/lifecycle.ts";
@@ -295,12 +295,10 @@ dashboardRoutes.post("/projects/:project/vault/:id", async (c) => {
   return c.redirect("/dashboard/approvals", 303);
 });
 
-const deadLetterPath = issuePathSchema.extend({ id: z.coerce.number().int().positive() });
-
 dashboardRoutes.post("/projects/:project/issues/:number/dead-letters/:id/redeliver", async (c) => {
   const form = await csrfForm(c, z.object({}));
   if (!form.ok) return form.response;
-  const path = deadLetterPath.safeParse(c.req.param());
+  const path = deadLetterPathSchema.safeParse(c.req.param());
   if (!path.success) return errorPage(c, 400, zodMessage(path.error));
   const { project, number, id } = path.data;
   const result = await issueStub(c.env, project, number).redeliver(id);
