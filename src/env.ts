@@ -1,10 +1,10 @@
-import type { IssueDO } from "../durable-objects/issue-do.ts";
-import type { ProjectDO } from "../durable-objects/project-do.ts";
+import type { IssueObject } from "./contracts/issue-object.ts";
+import type { ProjectObject } from "./contracts/project-object.ts";
 
 export interface Env {
   DB: D1Database;
-  ISSUES: DurableObjectNamespace<IssueDO>;
-  PROJECTS: DurableObjectNamespace<ProjectDO>;
+  ISSUES: DurableObjectNamespace<IssueObject>;
+  PROJECTS: DurableObjectNamespace<ProjectObject>;
   /** AES-256-GCM key for secrets at rest, base64 of 32 bytes (Worker secret). */
   CONVEYOR_SECRETS_KEY?: string;
   /** The critic's Messages API key (Worker secret) and, for a stand-in or gateway, its base URL. */

@@ -1,7 +1,7 @@
 /**
  * Dangerous outputs: an agent's definition marks an output type `dangerous`, and each accepted output of that
  * type waits in the vault (an `agent_output` item) instead of being applied. Pure: which outputs are held, and
- * what a held output becomes once the vault decided it. The ProjectDO applies these (durable-objects/agent-runs.ts).
+ * what a held output becomes once the vault decided it. The ProjectDO applies these (durable-objects/project/agents/runs.ts).
  */
 import type { Decision } from "../domain/vault.ts";
 import type { AgentDefinition } from "./definition.ts";

@@ -3,7 +3,7 @@
  * pull request at one head sha, with the pull request, its issue, the critic's earlier rounds and the diff as
  * context files. Queued by the issue's `request_review` (where the project's critic runs on a runner) or by a
  * person's pull request (where the project opts in). Its `submit_review` is applied by the Worker
- * (durable-objects/review-runs.ts), which trusts none of it but the report: the head is checked on the forge.
+ * (durable-objects/project/agents/review-runs.ts), which trusts none of it but the report: the head is checked on the forge.
  */
 import { criticLedger } from "../critic/ledger.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";

@@ -2,7 +2,7 @@
  * The Worker's side of agent runs: the project's catalog (built-ins, as its repository changes them) and
  * queueing a run on the project's Durable Object with the prompt composed here.
  */
-import type { AgentRunRequest } from "../../durable-objects/agent-runs.ts";
+import type { AgentRunRequest } from "../contracts/project-object.ts";
 import { randomToken, sha256Hex } from "../crypto/tokens.ts";
 import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";

@@ -1,5 +1,5 @@
 /** Lifecycle events from an operator, whether sent through the API, the dashboard or the CLI: one path. */
-import type { ApplyResult } from "../../durable-objects/issue-do.ts";
+import type { ApplyResult } from "../contracts/issue-object.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import { issueStub } from "../issue-stub.ts";

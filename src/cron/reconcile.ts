@@ -1,7 +1,7 @@
 /**
  * The cron trigger's whole share of reconciliation: make sure every registered project's Durable Object has
  * its reconciliation alarm armed. Each ProjectDO then reconciles its own project on its own period
- * (durable-objects/reconciliation.ts), so a slow or failing forge holds up only its own project, and this
+ * (durable-objects/project/reconciliation.ts), so a slow or failing forge holds up only its own project, and this
  * invocation costs one call per project, whatever the projects hold.
  */
 

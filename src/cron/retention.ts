@@ -1,6 +1,6 @@
 /**
  * Retention, from the cron: a project's webhook deliveries and lifecycle transitions older than its
- * `retentionDays` are deleted from D1, and runner registration tokens a day after they expired. (Each IssueDO prunes its own history: durable-objects/retention.ts.) A delivery forgotten
+ * `retentionDays` are deleted from D1, and runner registration tokens a day after they expired. (Each IssueDO prunes its own history: durable-objects/issue/retention.ts.) A delivery forgotten
  * this way can no longer be recognised as a duplicate; no forge redelivers one that old.
  */
 import { and, eq, lt } from "drizzle-orm";

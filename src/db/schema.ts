@@ -238,7 +238,7 @@ export const criticReports = sqliteTable(
 );
 
 /**
- * The vault's items, as their ProjectDO last wrote them (durable-objects/vault.ts): a read model for the API,
+ * The vault's items, as their ProjectDO last wrote them (durable-objects/project/vault.ts): a read model for the API,
  * the dashboard and the CLI; the ProjectDO decides.
  */
 export const vaultItems = sqliteTable(

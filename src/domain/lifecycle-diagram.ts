@@ -79,7 +79,7 @@ const STAYING_CURRENT = [
   "",
   "Every update counts against `maxUpdates` (default 3); the next one escalates, naming the conflicting files.",
   "",
-  "A project's merges take turns (`durable-objects/merge-turn.ts`): the forges' merge APIs pin the head, not",
+  "A project's merges take turns (`durable-objects/project/merge-turns.ts`): the forges' merge APIs pin the head, not",
   "the base, so two merges checked at once would each find the base current and the second would land on a",
   "base its head was never checked against. The turn lasts from the check to the forge's answer; a merge",
   "waiting for it is tried again with backoff, bounded by the `merge` timer. A merge by someone else between",

@@ -129,7 +129,7 @@ export type LifecycleEvent =
   /** The vault holds the item this issue waits on (`vault_request`'s answer): its id, for humans to name. */
   | { type: "vault_requested"; itemId: string }
   /**
-   * The vault decided the item this issue waits on (durable-objects/vault.ts): approved (and fired), rejected
+   * The vault decided the item this issue waits on (durable-objects/project/vault.ts): approved (and fired), rejected
    * or expired; `by`: a forge login, `operator`, `policy` or `timeout`. The item is a held merge's, or an
    * action's dangerous step.
    */

@@ -3,7 +3,7 @@
  * issues with the time they have spent in their state, its jobs, dead-lettered effects, today's spend and its
  * blocked issues' dependencies — the findings a human (or a safe remedy) must attend to, each with a priority
  * from P0 (memory crisis) to P4 (housekeeping). Pure: the ProjectDO gathers the snapshot and applies the
- * remedies (durable-objects/supervisor.ts).
+ * remedies (durable-objects/project/supervisor/supervisor.ts).
  *
  * A finding's key names its cause, not the moment it was seen: the same cause found on the next run has the
  * same key, so it is reported once, and it resolves when a run no longer finds it (`reconcileFindings`).

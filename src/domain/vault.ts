@@ -2,7 +2,7 @@
  * The vault: a gate for dangerous or irreversible actions. An item is requested (an action's dangerous step,
  * an agent's output its definition marks dangerous, a merge touching protected paths), classified under a
  * written policy, and decided once: approved (then fired), rejected, or expired. Every decision is audited
- * with who made it. Pure: the ProjectDO (durable-objects/vault.ts) applies it.
+ * with who made it. Pure: the ProjectDO (durable-objects/project/vault.ts) applies it.
  */
 
 export const VAULT_KINDS = ["action_step", "agent_output", "protected_merge"] as const;

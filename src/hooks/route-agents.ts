@@ -1,6 +1,6 @@
 /**
  * A webhook event as an agent trigger: the project's Durable Object queues one run of each repository agent
- * whose `on` names the event (durable-objects/agent-triggers.ts). Asked before the event is routed, so a
+ * whose `on` names the event (durable-objects/project/agents/triggers.ts). Asked before the event is routed, so a
  * redelivery after a crash still asks (the run id, keyed by the delivery, queues it once); a failure here
  * (the catalog unreadable) is logged and never holds up the issue's lifecycle.
  */

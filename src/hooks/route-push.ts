@@ -1,6 +1,6 @@
 /**
  * A push to the default branch that changed `.conveyor/agents/`: the project's Durable Object forgets its
- * cached agent catalog, so the next event reads the new definitions (durable-objects/agent-catalog-cache.ts).
+ * cached agent catalog, so the next event reads the new definitions (durable-objects/project/agents/catalog-cache.ts).
  * Conveyor reads nothing else from a push; the webhook parser leaves it `ignored`.
  */
 import { pushTouchesAgents } from "../agents/push.ts";

@@ -1,4 +1,4 @@
-/** The vault's D1 read model (written by durable-objects/vault.ts): what the API, dashboard and CLI list. */
+/** The vault's D1 read model (written by durable-objects/project/vault.ts): what the API, dashboard and CLI list. */
 import { and, asc, desc, eq, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { vaultItems } from "../db/schema.ts";

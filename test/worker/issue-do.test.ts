@@ -1,6 +1,6 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { OUTBOX_BACKOFF } from "../../durable-objects/outbox.ts";
+import { OUTBOX_BACKOFF } from "../../durable-objects/shared/outbox.ts";
 import { backoffDelay } from "../../src/domain/backoff.ts";
 import {
   DEFAULT_TIMEOUTS_MS,

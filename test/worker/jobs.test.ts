@@ -1,6 +1,6 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { RECORD_DELAY_MS } from "../../durable-objects/project-do.ts";
+import { RECORD_DELAY_MS } from "../../durable-objects/project/records.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import { claimAcross } from "../../src/runner-api/claim.ts";

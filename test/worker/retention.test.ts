@@ -1,6 +1,6 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { HISTORY_KEPT } from "../../durable-objects/retention.ts";
+import { HISTORY_KEPT } from "../../durable-objects/issue/retention.ts";
 import { pruneProject } from "../../src/cron/retention.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { loadProject } from "../../src/projects/store.ts";

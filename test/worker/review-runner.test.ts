@@ -6,9 +6,9 @@
 
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REVIEW_DELIVERERS } from "../../durable-objects/deliver-review.ts";
-import type { Deliverer } from "../../durable-objects/effects.ts";
-import type { IssueView } from "../../durable-objects/issue-do.ts";
+import type { Deliverer } from "../../durable-objects/issue/effects/deliverers.ts";
+import { REVIEW_DELIVERERS } from "../../durable-objects/issue/effects/review.ts";
+import type { IssueView } from "../../src/contracts/issue-object.ts";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";

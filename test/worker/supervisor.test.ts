@@ -3,10 +3,11 @@
  * IssueDOs with D1 history, the local forge. Time is moved by the data the checks read (a runner's last sight,
  * an issue's entry into its state) and by the project's settings, never by waiting.
  */
+
 import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { deliverSupervisorEffect } from "../../durable-objects/deliver-supervisor.ts";
-import type { HealthFinding } from "../../durable-objects/supervisor.ts";
+import { deliverSupervisorEffect } from "../../durable-objects/project/supervisor/forge-issues.ts";
+import type { HealthFinding } from "../../src/contracts/project-object.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import { page, sessionCookie } from "./dashboard-support.ts";

@@ -1,8 +1,9 @@
 /** A project's agents (with the definitions that do not parse), and one agent's runs with their outputs. */
-import type { AgentRunView } from "../../../durable-objects/agent-runs.ts";
+
 import type { AgentProblem } from "../../agents/catalog.ts";
 import type { AgentDefinition } from "../../agents/definition.ts";
 import { describeOutput, type KeptDecision } from "../../agents/held-outputs.ts";
+import type { AgentRunView } from "../../contracts/project-object.ts";
 import { formatUsd } from "../format.ts";
 import { When } from "../layout.tsx";
 

@@ -1,5 +1,5 @@
 /** The supervisor's findings (docs/supervisor.md): every project's on `/dashboard/health`, or one project's. */
-import type { Health } from "../../../durable-objects/supervisor.ts";
+import type { Health } from "../../contracts/project-object.ts";
 import type { ForgeLinks } from "../../forge/web-links.ts";
 import { When } from "../layout.tsx";
 

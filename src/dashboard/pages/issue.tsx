@@ -1,6 +1,5 @@
 import type { Child } from "hono/jsx";
-import type { IssueView } from "../../../durable-objects/issue-do.ts";
-import type { HistoryEntry } from "../../../durable-objects/issue-store.ts";
+import type { HistoryEntry, IssueView } from "../../contracts/issue-object.ts";
 import { findingSchema } from "../../critic/report.ts";
 import type { ForgeLinks } from "../../forge/web-links.ts";
 import { ActionButtons } from "../actions.tsx";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MergeTurns } from "../../../durable-objects/merge-turn.ts";
+import { MergeTurns } from "../../../durable-objects/project/merge-turns.ts";
 
 describe("a project's merge turn", () => {
   it("is held by one merge at a time; the next takes it when that one ends", async () => {

@@ -1,8 +1,9 @@
 /** Driving the job queue as runners do: registered runners calling `/runner/v1`, jobs from effects. */
+
 import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
-import { JOB_DELIVERERS } from "../../../durable-objects/deliver-jobs.ts";
-import type { Deliverer } from "../../../durable-objects/effects.ts";
-import type { IssueSummary } from "../../../durable-objects/issue-do.ts";
+import type { Deliverer } from "../../../durable-objects/issue/effects/deliverers.ts";
+import { JOB_DELIVERERS } from "../../../durable-objects/issue/effects/jobs.ts";
+import type { IssueSummary } from "../../../src/contracts/issue-object.ts";
 import type { JobKind } from "../../../src/domain/lifecycle.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
 import { projectStub } from "../../../src/project-stub.ts";

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import type { CycleOutcome } from "../../../durable-objects/reconciliation.ts";
+import type { CycleOutcome } from "../../../src/contracts/project-object.ts";
 import { projectStub } from "../../../src/project-stub.ts";
 
 /** One reconciliation cycle run now by the project's own Durable Object; a failed cycle throws. */

@@ -3,9 +3,10 @@
  * stand-in as the critic, and the Worker's own Durable Objects. Node-side actions go through the control API
  * of test/support/services.
  */
+
 import { env } from "cloudflare:test";
 import { expect, inject } from "vitest";
-import type { IssueView } from "../../../durable-objects/issue-do.ts";
+import type { IssueView } from "../../../src/contracts/issue-object.ts";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import { createForgeClient, type ForgeClient } from "../../../src/forge/client/index.ts";
 import { issueStub } from "../../../src/issue-stub.ts";

@@ -1,0 +1,137 @@
+/**
+ * The IssueDO's outbox, sent: its D1 records in batches, and its effects lane by lane, each lane strictly in
+ * order and on its own (a lane stuck on a slow forge never holds back another, nor the D1 record). An effect
+ * refused for good, or failing past the project's `effects.maxAttempts`, becomes a dead letter and escalates
+ * the issue, and its lane goes on. What a deliverer learns (a pull request's number) is recorded as an event
+ * with the acknowledgement.
+ */
+import { classifyFailure, deadLetters, failureOf } from "../../src/domain/failure.ts";
+import { DEFAULT_MAX_EFFECT_ATTEMPTS, type Effect, type LifecycleEvent } from "../../src/domain/lifecycle.ts";
+import type { Env } from "../../src/env.ts";
+import { errorMessage } from "../../src/error-message.ts";
+import { armAlarm, outboxAlarm } from "../shared/alarm.ts";
+import type { Outbox } from "../shared/outbox.ts";
+import { type D1Record, writeRecords } from "./d1-sink.ts";
+import type { DeadLetters } from "./dead-letters.ts";
+import { DELIVERERS, type Deliverer, deliveredEffectChannels, laneChannels } from "./effects/deliverers.ts";
+import type { EventLog, Recorded } from "./event-log.ts";
+import type { IssueStore } from "./issue-store.ts";
+import { type Retention, retentionMs } from "./retention.ts";
+import { SingleFlight } from "./single-flight.ts";
+
+const D1_BATCH = 50;
+const D1_YIELD_MS = 2;
+const afterYield = () => new Promise((resolve) => setTimeout(resolve, D1_YIELD_MS));
+
+/** What delivery reads and writes of its object. */
+export type DeliveryParts = {
+  store: IssueStore;
+  outbox: Outbox;
+  events: EventLog;
+  deadLetters: DeadLetters;
+  retention: Retention;
+  /** Pages watching the issue hear of an event recorded here. */
+  notify(recorded: Recorded): void;
+};
+
+export class EffectDelivery {
+  private readonly d1 = new SingleFlight(() => this.flushD1());
+  /** One delivery run per effect lane. */
+  private readonly lanes = laneChannels().map((channels) => ({
+    channels,
+    flight: new SingleFlight(() => this.deliverLane(channels)),
+  }));
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly env: Env,
+    private readonly parts: DeliveryParts,
+  ) {}
+
+  /** D1 and the effect lanes are delivered independently: a slow forge never delays the D1 record. */
+  async flush(): Promise<void> {
+    const inUse = this.parts.outbox.channelsInUse();
+    const busy = this.lanes.filter((lane) => lane.channels.some((channel) => inUse.has(channel)));
+    // The D1 record (a read model) starts a moment later: the lanes that move the issue on, and the answer
+    // of the call that wrote the rows, go first where they share a thread with D1 (the local runtime).
+    const d1 = afterYield().then(() => this.d1.run());
+    await Promise.all([d1, ...busy.map((lane) => lane.flight.run())]);
+  }
+
+  /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */
+  async arm(floor?: number): Promise<void> {
+    const { store, retention, outbox } = this.parts;
+    const row = store.issue();
+    await armAlarm(this.storage, [
+      store.timers()[0]?.dueAt,
+      row ? retention.nextDue(retentionMs(row.limits.retentionDays)) : null,
+      outboxAlarm(outbox.nextAt(["d1", ...deliveredEffectChannels()]), floor),
+    ]);
+  }
+
+  private async flushD1(): Promise<void> {
+    const { outbox } = this.parts;
+    for (;;) {
+      const rows = outbox.due(["d1"], Date.now(), D1_BATCH);
+      if (rows.length === 0) return;
+      const ids = rows.map((r) => r.id);
+      try {
+        await writeRecords(
+          this.env.DB,
+          rows.map((r) => JSON.parse(r.payload) as D1Record),
+        );
+      } catch (error) {
+        this.storage.transactionSync(() => outbox.postpone(ids, Date.now(), errorMessage(error)));
+        return;
+      }
+      this.storage.transactionSync(() => outbox.ack(ids));
+    }
+  }
+
+  /** One lane, strictly in order: stops at the first row not yet due or failing. */
+  private async deliverLane(channels: string[]): Promise<void> {
+    const { outbox, events, store } = this.parts;
+    for (;;) {
+      const head = outbox.head(channels);
+      if (!head || head.nextAt > Date.now()) return;
+      const { effect, key } = JSON.parse(head.payload) as { effect: Effect; key: string };
+      const issue = store.summary();
+      const deliver = DELIVERERS[effect.kind] as Deliverer<typeof effect.kind> | undefined;
+      if (!issue || !deliver) return;
+      const { project, number } = issue;
+      const cause = { kind: "system" as const, id: key };
+      let followUp: LifecycleEvent | undefined;
+      try {
+        followUp = await deliver(effect as never, { env: this.env, key, issue });
+      } catch (error) {
+        const failure = failureOf(error);
+        const attempts = head.attempts + 1;
+        const max = store.issue()?.limits.maxEffectAttempts ?? DEFAULT_MAX_EFFECT_ATTEMPTS;
+        if (!deadLetters(classifyFailure(failure), attempts, max)) {
+          this.storage.transactionSync(() => outbox.postpone([head.id], Date.now(), failure.message));
+          return;
+        }
+        // Given up on: kept with its error, the issue escalates, and the lane goes on with what follows.
+        const recorded = this.storage.transactionSync(() => {
+          const now = Date.now();
+          outbox.ack([head.id]);
+          this.parts.deadLetters.add({ ...head, attempts }, failure.message, now);
+          const event = {
+            type: "effect_failed" as const,
+            effect: effect.kind,
+            error: failure.message.slice(0, 2_000),
+          };
+          // The row's own id: a redelivered effect that fails again is heard of again.
+          return events.record({ id: `${key}:dead:${head.id}`, project, number, cause, event }, now);
+        });
+        if (!recorded.duplicate) this.parts.notify(recorded);
+        continue;
+      }
+      this.storage.transactionSync(() => {
+        outbox.ack([head.id]);
+        if (followUp)
+          events.record({ id: `${key}:result`, project, number, cause, event: followUp }, Date.now());
+      });
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Deliverers of lifecycle effects, by kind. The IssueDO hands each effect from its outbox to the deliverer
+ * of its kind, in order; a deliverer that throws is retried with backoff, so it must be idempotent under
+ * `key` (the same key is sent on every attempt of the same effect). What a deliverer learns that the lifecycle
+ * must know (a pull request's number) it returns as an event, recorded together with the acknowledgement.
+ */
+import type { IssueSummary } from "../../../src/contracts/issue-object.ts";
+import type { Effect, LifecycleEvent } from "../../../src/domain/lifecycle.ts";
+import type { Env } from "../../../src/env.ts";
+import { FORGE_DELIVERERS } from "./forge.ts";
+import { JOB_DELIVERERS } from "./jobs.ts";
+import { REVIEW_DELIVERERS } from "./review.ts";
+import { VAULT_DELIVERERS } from "./vault.ts";
+import { VAULT_STEP_DELIVERERS } from "./vault-step.ts";
+
+export type EffectContext = {
+  env: Env;
+  /** Stable per effect: `<project>#<number>:<seq>:<index>`. */
+  key: string;
+  issue: IssueSummary;
+};
+
+export type Deliverer<K extends Effect["kind"]> = (
+  effect: Extract<Effect, { kind: K }>,
+  ctx: EffectContext,
+) => Promise<LifecycleEvent | undefined>;
+
+export type Deliverers = { [K in Effect["kind"]]?: Deliverer<K> };
+
+/** Kinds without a deliverer yet wait in the outbox, durably, until one is deployed. */
+export const DELIVERERS: Deliverers = {
+  ...FORGE_DELIVERERS,
+  ...JOB_DELIVERERS,
+  ...REVIEW_DELIVERERS,
+  ...VAULT_DELIVERERS,
+  ...VAULT_STEP_DELIVERERS,
+};
+
+/**
+ * Effects go out in order within a lane (a cancel never overtakes the enqueue it cancels, a merge precedes
+ * the close); lanes do not wait for each other, so a forge outage never holds back the job queue.
+ */
+export const LANES = {
+  jobs: ["enqueue_job", "cancel_jobs"],
+  // check_merged follows the merge it checks: it runs once that merge has its answer.
+  forge: [
+    "labels",
+    "comment",
+    // Before the notice that names its item, after the label; an approval follows the request it decides.
+    "vault_request",
+    "vault_approve",
+    "notify_human",
+    "open_pull_request",
+    "describe_pull_request",
+    "request_review",
+    "merge",
+    "check_merged",
+    "close_issue",
+    "delete_branch",
+  ],
+  dependents: ["notify_dependents"],
+  // The merge timer's check must not wait behind a merge the forge lane is stuck on.
+  merge_check: ["check_merge"],
+  ci: ["watch_ci"],
+  // An action's dangerous step for the vault: never behind a slow forge.
+  vault: ["vault_step"],
+} as const satisfies Record<string, readonly Effect["kind"][]>;
+
+// Every effect kind sits in a lane: this line stops compiling when a new kind has none.
+const everyKindHasALane: [Exclude<Effect["kind"], (typeof LANES)[keyof typeof LANES][number]>] extends [never]
+  ? true
+  : never = true;
+void everyKindHasALane;
+
+export const effectChannel = (kind: Effect["kind"]) => `effect:${kind}`;
+
+/** The outbox channels of each lane whose kinds have a deliverer. */
+export const laneChannels = (deliverers: Deliverers = DELIVERERS): string[][] =>
+  Object.values(LANES).map((kinds) => kinds.filter((kind) => deliverers[kind]).map(effectChannel));
+
+export const deliveredEffectChannels = (deliverers: Deliverers = DELIVERERS) =>
+  laneChannels(deliverers).flat();

@@ -1,0 +1,148 @@
+/**
+ * The review loop's effects: watching CI, the critic's review, and the merge. Each returns what it learned
+ * as a lifecycle event, recorded with its acknowledgement.
+ */
+
+import { queueReviewRun } from "../../../src/agents/review-run.ts";
+import { checkHead, readCi } from "../../../src/ci/gate.ts";
+import { applyCriticReport } from "../../../src/critic/apply.ts";
+import { runCritic } from "../../../src/critic/critic.ts";
+import { criticLedger } from "../../../src/critic/ledger.ts";
+import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
+import { projectStub } from "../../../src/project-stub.ts";
+import { mirroredIssues } from "../../../src/projects/mirror.ts";
+import type { Deliverers, EffectContext } from "./deliverers.ts";
+import { forgeOf, posterOf } from "./forge.ts";
+import { keepCurrent } from "./stay-current.ts";
+
+export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
+
+/** Thrown while CI runs: the outbox retries with backoff, which is the polling schedule. */
+export class CiPending extends Error {
+  /** Not a failure: polled again with backoff for as long as the CI timer lets the issue wait. */
+  readonly waiting = true;
+}
+
+/** Another merge of the project holds the turn: tried again with backoff, bounded by the merge timer. */
+export class MergeTurnPending extends Error {
+  readonly waiting = true;
+}
+
+export const REVIEW_DELIVERERS: Deliverers = {
+  watch_ci: async (_effect, ctx) => {
+    const { issue } = ctx;
+    // The issue moved on (a webhook reported first, a new push): this watch is over.
+    if (issue.state !== "awaiting_ci" || !issue.headSha) return undefined;
+    const { project, forge } = await forgeOf(ctx);
+    // Read once on every forge: CI may have settled before the issue waited for it, its webhook unheard.
+    const result = await readCi(ctx.env, project, forge, issue.number, issue.headSha);
+    if (result) return result;
+    // Gitea and GitHub push CI results as webhooks; only Forgejo has none to send, so only Forgejo is polled.
+    if (project.forge !== "forgejo") return undefined;
+    throw new CiPending(`CI pending for ${issue.headSha}`);
+  },
+
+  request_review: async (_effect, ctx) => {
+    const { issue, env } = ctx;
+    if (issue.state !== "awaiting_review") return undefined;
+    if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
+    const { project, poster } = await posterOf(ctx);
+    const { forge } = poster;
+    // The critic reviews the commit CI passed, and only while the branch is still there.
+    const moved = issue.headSha && (await checkHead(forge, issue.number, issue.headSha));
+    if (moved) return moved;
+    // A head behind or in conflict with the base is brought up to date first; the critic reviews that one.
+    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha));
+    if (stale) return stale;
+    // On a runner: the reviewer agent's run is queued, and its review is applied when its runner completes
+    // it (../../project/agents/review-runs.ts); the issue waits in awaiting_review, bounded by its review timer.
+    if (project.settings.critic.runsOn === "runner")
+      return queueReviewRun(env, project, forge, { issue, prNumber: issue.prNumber, key: ctx.key });
+    const apiKey = env.ANTHROPIC_API_KEY;
+    if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
+    const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
+    const diff = await forge.getPullRequestDiff(issue.prNumber);
+    const result = await runCritic(
+      {
+        apiKey,
+        model: env.CRITIC_MODEL ?? DEFAULT_CRITIC_MODEL,
+        ...(env.ANTHROPIC_BASE_URL && { baseURL: env.ANTHROPIC_BASE_URL }),
+      },
+      {
+        repo: project.repo,
+        issue: { number: issue.number, title: mirrored?.title ?? "", body: mirrored?.body ?? "" },
+        diff,
+        ci: project.settings.ci.kind === "none" ? "no CI configured" : `green on ${issue.headSha}`,
+        ledger: await criticLedger(env, project.id, issue.number),
+      },
+    );
+    if (!result.ok) return { type: "review_failed", reason: result.reason };
+    const target = {
+      key: ctx.key,
+      number: issue.number,
+      prNumber: issue.prNumber,
+      headSha: issue.headSha,
+      round: issue.criticRounds + 1,
+    };
+    return applyCriticReport(env, poster, project, target, result.report);
+  },
+
+  merge: async (_effect, ctx) => {
+    const { issue } = ctx;
+    const prNumber = issue.prNumber;
+    if (prNumber === null) throw new Error("the pull request's number is not known yet");
+    const { forge } = await forgeOf(ctx);
+    // From the check to the forge's answer, no other merge of the project lands on the base (../../project/merge-turns.ts).
+    const project = projectStub(ctx.env, issue.project);
+    if (!(await project.takeMergeTurn(ctx.key)))
+      throw new MergeTurnPending("another merge of the project is under way");
+    try {
+      // The base may have moved since the review: up to date first, and the new head is reviewed again.
+      if (issue.state === "merging" && issue.headSha) {
+        const stale = await keepCurrent(forge, prNumber, issue.headSha);
+        if (stale) return stale;
+      }
+      const result = await forge.mergePullRequest(prNumber, {
+        method: "merge",
+        ...(issue.headSha && { sha: issue.headSha }),
+      });
+      // Merging is idempotent: a retry after a lost answer finds the pull request already merged.
+      if (result.merged) {
+        const pull = { number: prNumber, byConveyor: true };
+        return { type: "merge_confirmed", ...pull, ...(issue.headSha && { sha: issue.headSha }) };
+      }
+      return { type: "merge_failed", reason: result.reason };
+    } finally {
+      await project.endMergeTurn(ctx.key);
+    }
+  },
+
+  check_merged: async (_effect, ctx) => {
+    const { issue } = ctx;
+    // The merge's answer already ended the lifecycle (the usual case), or an operator did.
+    if (issue.state === "merged" || issue.state === "abandoned") return undefined;
+    return readMerged(ctx, { type: "issue_closed", unmerged: true });
+  },
+
+  check_merge: async (_effect, ctx) => {
+    // The merge's answer came after all (merged, or failed and escalated): nothing left to check.
+    if (ctx.issue.state !== "merging") return undefined;
+    // Like the merge itself: nothing to ask about before the forge's number is known (retried, bounded).
+    if (ctx.issue.prNumber === null) throw new Error("the pull request's number is not known yet");
+    return readMerged(ctx, {
+      type: "merge_failed",
+      reason: "the pull request was not merged within the merge timeout",
+    });
+  },
+};
+
+/** Whether the issue's pull request is merged, as the forge says: merge_confirmed, or `unmerged`. */
+async function readMerged(ctx: EffectContext, unmerged: LifecycleEvent): Promise<LifecycleEvent> {
+  const { issue } = ctx;
+  if (issue.prNumber === null) return unmerged;
+  const { forge } = await forgeOf(ctx);
+  const pull = await forge.getPullRequest(issue.prNumber);
+  return pull.merged
+    ? { type: "merge_confirmed", sha: pull.headSha, number: issue.prNumber, byConveyor: true }
+    : unmerged;
+}

@@ -1,0 +1,43 @@
+/**
+ * The stay-current gate of the review and the merge effects: reads the pull request's mergeability, acts on
+ * the pure decision (src/domain/stay-current.ts) and answers with the lifecycle event, or null to go ahead.
+ */
+
+import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
+import { type Mergeability, stayCurrent } from "../../../src/domain/stay-current.ts";
+import type { ForgeClient } from "../../../src/forge/client/index.ts";
+
+/** GitHub's update-branch answers 202 and moves the head shortly after: read it this often, this long. */
+const UPDATE_READS = 20;
+const UPDATE_READ_INTERVAL_MS = 500;
+
+/** Thrown while the forge computes mergeability or the updated head: the outbox retries with backoff. */
+export class MergeabilityPending extends Error {}
+
+export async function keepCurrent(
+  forge: ForgeClient,
+  pr: number,
+  headSha: string,
+): Promise<LifecycleEvent | null> {
+  const state: Mergeability = await forge.getMergeability(pr);
+  const step = stayCurrent(state);
+  switch (step.action) {
+    case "proceed":
+      return null;
+    case "ask_again":
+      throw new MergeabilityPending(`the forge is still computing whether #${pr} merges`);
+    case "resolve_conflict":
+      return { type: "conflict", files: step.files };
+    case "update_branch": {
+      if ((await forge.updateBranch(pr, headSha)) === "conflict") return { type: "conflict", files: [] };
+      // Gitea and Forgejo update at once; GitHub a moment later. Waited for here, in this attempt: a later
+      // attempt would find the branch moved and could not tell the forge's update from someone's push.
+      for (let read = 0; read < UPDATE_READS; read++) {
+        const updated = (await forge.getPullRequest(pr)).headSha;
+        if (updated !== headSha) return { type: "branch_updated", headSha: updated };
+        await new Promise((resolve) => setTimeout(resolve, UPDATE_READ_INTERVAL_MS));
+      }
+      throw new MergeabilityPending(`the updated head of #${pr} did not show in time`);
+    }
+  }
+}

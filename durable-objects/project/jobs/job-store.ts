@@ -1,0 +1,314 @@
+/**
+ * The ProjectDO's own SQLite tables: the project it serves with its queue policy, and its jobs (open ones and,
+ * for a while, finished ones, which keep re-delivered enqueues and late runner calls answerable). Its outbox
+ * is the shared `outbox.ts`.
+ */
+import type { JobSpec, JobStatus, JobSummary, ProjectPolicy } from "../../../src/contracts/project-object.ts";
+import type { Spend } from "../../../src/domain/budget.ts";
+import type { DeadlineFields, OpenJob } from "../../../src/domain/job-queue.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  project TEXT NOT NULL,
+  policy TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  key TEXT NOT NULL UNIQUE,
+  number INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  status TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  spec TEXT NOT NULL,
+  runner_id TEXT,
+  lease_token TEXT,
+  lease_expires_at INTEGER,
+  leased_at INTEGER,
+  cancelled INTEGER NOT NULL,
+  confirmed INTEGER NOT NULL DEFAULT 1,
+  affinity TEXT,
+  affinity_until INTEGER NOT NULL,
+  session_id TEXT,
+  branch TEXT,
+  head_sha TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status) WHERE status IN ('queued', 'leased');
+CREATE INDEX IF NOT EXISTS jobs_by_issue ON jobs (number, leased_at);
+CREATE INDEX IF NOT EXISTS jobs_deadlines ON jobs (status)
+  WHERE status = 'leased' OR (status = 'queued' AND affinity IS NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed', 'cancelled');
+CREATE TABLE IF NOT EXISTS spend (
+  usage_id TEXT PRIMARY KEY,
+  number INTEGER NOT NULL,
+  day TEXT NOT NULL,
+  usd REAL NOT NULL,
+  turns INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS spend_by_issue ON spend (number);
+CREATE INDEX IF NOT EXISTS spend_by_day ON spend (day);
+`;
+
+const POLICY_DEFAULTS: Pick<ProjectPolicy, "confirmMs"> = { confirmMs: 15_000 };
+
+/** A job as the object keeps it: its summary, its place in the queue, what it runs and its current lease. */
+export type StoredJob = JobSummary & {
+  /** Enqueue order. */
+  seq: number;
+  key: string;
+  spec: JobSpec;
+  /** The lease a runner must present; kept when its runner finishes the job, so a repeated finish is harmless. */
+  leaseToken: string | null;
+};
+
+export type OpenStoredJob = StoredJob & { status: OpenJob["status"] };
+
+type Row = Record<string, string | number | null>;
+
+/** Thin typed access to the tables; every write method is meant to run inside `transactionSync`. */
+export class JobStore {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(SCHEMA);
+    addColumns(sql);
+  }
+
+  meta(): { project: string; policy: ProjectPolicy } | null {
+    const row = this.sql.exec<{ project: string; policy: string }>("SELECT * FROM meta").toArray()[0];
+    // Policies stored before a setting existed get its default.
+    return row ? { project: row.project, policy: { ...POLICY_DEFAULTS, ...JSON.parse(row.policy) } } : null;
+  }
+
+  saveMeta(project: string, policy: ProjectPolicy): void {
+    this.sql.exec(
+      `INSERT INTO meta (id, project, policy) VALUES (1, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET policy = excluded.policy`,
+      project,
+      JSON.stringify(policy),
+    );
+  }
+
+  /** Records one usage report; a re-sent report (same id) replaces its figures instead of adding to them. */
+  recordSpend(usageId: string, number: number, day: string, spend: Spend): void {
+    this.sql.exec(
+      `INSERT INTO spend (usage_id, number, day, usd, turns) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (usage_id) DO UPDATE SET usd = excluded.usd, turns = excluded.turns`,
+      usageId,
+      number,
+      day,
+      spend.usd,
+      spend.turns,
+    );
+  }
+
+  issueSpend(number: number): Spend {
+    const row = this.sql
+      .exec<{ usd: number | null; turns: number | null }>(
+        "SELECT SUM(usd) AS usd, SUM(turns) AS turns FROM spend WHERE number = ?",
+        number,
+      )
+      .toArray()[0];
+    return { usd: row?.usd ?? 0, turns: row?.turns ?? 0 };
+  }
+
+  /** What one job spent, over its attempts (usage ids start with the job's id). */
+  jobSpendUsd(jobId: string): number {
+    const row = this.sql
+      .exec<{ usd: number | null }>(
+        "SELECT SUM(usd) AS usd FROM spend WHERE substr(usage_id, 1, ?) = ?",
+        jobId.length + 1,
+        `${jobId}:`,
+      )
+      .toArray()[0];
+    return row?.usd ?? 0;
+  }
+
+  daySpendUsd(day: string): number {
+    const row = this.sql
+      .exec<{ usd: number | null }>("SELECT SUM(usd) AS usd FROM spend WHERE day = ?", day)
+      .toArray()[0];
+    return row?.usd ?? 0;
+  }
+
+  byId(id: string): StoredJob | null {
+    return this.one("SELECT * FROM jobs WHERE id = ?", id);
+  }
+
+  byKey(key: string): StoredJob | null {
+    return this.one("SELECT * FROM jobs WHERE key = ?", key);
+  }
+
+  /** Queued and leased jobs, in enqueue order. */
+  open(): OpenStoredJob[] {
+    return this.many(
+      "SELECT * FROM jobs WHERE status IN ('queued', 'leased') ORDER BY seq",
+    ) as OpenStoredJob[];
+  }
+
+  /** Leased jobs, in enqueue order (through jobs_deadlines): what an expiry check reads. */
+  leased(): OpenStoredJob[] {
+    return this.many("SELECT * FROM jobs WHERE status = 'leased' ORDER BY seq") as OpenStoredJob[];
+  }
+
+  /**
+   * The open jobs that can set a deadline (leased, or queued with an affinity), without their specs: read on
+   * every alarm reschedule, where parsing every queued job's spec would grow with the backlog. The WHERE
+   * is jobs_deadlines' own, so that index answers it.
+   */
+  deadlineFields(): DeadlineFields[] {
+    return this.sql
+      .exec<Row>(
+        `SELECT status, lease_expires_at, affinity, affinity_until FROM jobs
+           WHERE status = 'leased' OR (status = 'queued' AND affinity IS NOT NULL)`,
+      )
+      .toArray()
+      .map((row) => ({
+        status: String(row.status) as DeadlineFields["status"],
+        leaseExpiresAt: int(row.lease_expires_at),
+        affinity: text(row.affinity),
+        affinityUntil: Number(row.affinity_until),
+      }));
+  }
+
+  /** The runner of the issue's most recently leased job. */
+  lastRunner(number: number): string | null {
+    const row = this.sql
+      .exec<{ runner_id: string }>(
+        `SELECT runner_id FROM jobs WHERE number = ? AND leased_at IS NOT NULL ORDER BY leased_at DESC LIMIT 1`,
+        number,
+      )
+      .toArray()[0];
+    return row?.runner_id ?? null;
+  }
+
+  recent(limit: number): StoredJob[] {
+    return this.many("SELECT * FROM jobs ORDER BY seq DESC LIMIT ?", limit);
+  }
+
+  /** Inserts a new job; returns it with its enqueue order. */
+  insert(job: Omit<StoredJob, "seq">): StoredJob {
+    const { seq } = this.sql
+      .exec<{ seq: number }>(
+        `INSERT INTO jobs (id, key, number, kind, status, attempt, spec, runner_id, lease_token, lease_expires_at,
+           leased_at, cancelled, confirmed, affinity, affinity_until, session_id, branch, head_sha, created_at,
+           updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+        job.id,
+        job.key,
+        job.number,
+        job.kind,
+        job.status,
+        job.attempt,
+        JSON.stringify(job.spec),
+        job.runnerId,
+        job.leaseToken,
+        job.leaseExpiresAt,
+        job.leasedAt,
+        Number(job.cancelled),
+        Number(job.confirmed),
+        job.affinity,
+        job.affinityUntil,
+        job.sessionId,
+        job.branch,
+        job.headSha,
+        job.createdAt,
+        job.updatedAt,
+      )
+      .one();
+    return { ...job, seq };
+  }
+
+  /** Writes what changes over a job's life. */
+  save(job: StoredJob): void {
+    this.sql.exec(
+      `UPDATE jobs SET status = ?, attempt = ?, runner_id = ?, lease_token = ?, lease_expires_at = ?, leased_at = ?,
+         cancelled = ?, confirmed = ?, affinity = ?, affinity_until = ?, session_id = ?, branch = ?, head_sha = ?,
+         updated_at = ?
+       WHERE id = ?`,
+      job.status,
+      job.attempt,
+      job.runnerId,
+      job.leaseToken,
+      job.leaseExpiresAt,
+      job.leasedAt,
+      Number(job.cancelled),
+      Number(job.confirmed),
+      job.affinity,
+      job.affinityUntil,
+      job.sessionId,
+      job.branch,
+      job.headSha,
+      job.updatedAt,
+      job.id,
+    );
+  }
+
+  /** Forgets finished jobs last changed before `before`. */
+  prune(before: number): void {
+    this.sql.exec(
+      "DELETE FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND updated_at < ?",
+      before,
+    );
+  }
+
+  private one(query: string, ...bindings: unknown[]): StoredJob | null {
+    return this.many(query, ...bindings)[0] ?? null;
+  }
+
+  private many(query: string, ...bindings: unknown[]): StoredJob[] {
+    return this.sql
+      .exec<Row>(query, ...bindings)
+      .toArray()
+      .map(toJob);
+  }
+}
+
+/** Columns added after the table was first created: objects created before them gain them here. */
+const ADDED_COLUMNS: Record<string, string> = {
+  // Leases held when this column came are treated as confirmed: their runners heartbeat already.
+  confirmed: "INTEGER NOT NULL DEFAULT 1",
+};
+
+function addColumns(sql: SqlStorage): void {
+  const have = new Set(
+    sql
+      .exec<{ name: string }>("PRAGMA table_info(jobs)")
+      .toArray()
+      .map((c) => c.name),
+  );
+  for (const [name, type] of Object.entries(ADDED_COLUMNS)) {
+    if (!have.has(name)) sql.exec(`ALTER TABLE jobs ADD COLUMN ${name} ${type}`);
+  }
+}
+
+type Cell = Row[string] | undefined;
+const text = (value: Cell) => (value === null || value === undefined ? null : String(value));
+const int = (value: Cell) => (value === null || value === undefined ? null : Number(value));
+
+function toJob(row: Row): StoredJob {
+  return {
+    seq: Number(row.seq),
+    id: String(row.id),
+    key: String(row.key),
+    number: Number(row.number),
+    kind: String(row.kind) as StoredJob["kind"],
+    status: String(row.status) as JobStatus,
+    attempt: Number(row.attempt),
+    spec: JSON.parse(String(row.spec)),
+    runnerId: text(row.runner_id),
+    leaseToken: text(row.lease_token),
+    leaseExpiresAt: int(row.lease_expires_at),
+    leasedAt: int(row.leased_at),
+    cancelled: row.cancelled === 1,
+    confirmed: row.confirmed !== 0,
+    affinity: text(row.affinity),
+    affinityUntil: Number(row.affinity_until),
+    sessionId: text(row.session_id),
+    branch: text(row.branch),
+    headSha: text(row.head_sha),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}

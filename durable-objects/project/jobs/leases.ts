@@ -1,0 +1,212 @@
+/**
+ * The ProjectDO's leases: which queued job a runner gets next (src/domain/job-queue.ts decides), the fenced
+ * lease it gets it on, the confirmation that the attempt began, and what becomes of a job whose lease is lost
+ * (expired, its runner revoked or failing) or that ends for good. Every write runs inside a synchronous
+ * transaction with the records it causes; the queue (./queue.ts) and the runner's reports (./runner-reports.ts)
+ * call here.
+ */
+import type { LeaseRefusal, ProjectPolicy } from "../../../src/contracts/project-object.ts";
+import { randomToken } from "../../../src/crypto/tokens.ts";
+import { dailyCapReached, sessionBudget, utcDay } from "../../../src/domain/budget.ts";
+import {
+  afterLostLease,
+  expiredLeases,
+  isSession,
+  leaseTerm,
+  selectJob,
+  spendsBudget,
+} from "../../../src/domain/job-queue.ts";
+import type { Claim } from "../../../src/runner-api/contract.ts";
+import type { Wakeups } from "../../shared/wakeups.ts";
+import type { ProjectRecords } from "../records.ts";
+import type { JobStore, OpenStoredJob, StoredJob } from "./job-store.ts";
+
+/** The envelope schema's limit for a phase reason. */
+export const MAX_REASON = 2_000;
+
+/** What a job's lease means beyond the queue (an agent run's record): told at each point, inside the transaction. */
+export type LeaseHooks = {
+  leased(job: StoredJob, now: number): void;
+  requeued(job: StoredJob, now: number): void;
+  ended(project: string, job: StoredJob, reason: string, now: number): void;
+};
+
+export type Fenced = { ok: true; job: StoredJob; project: string; policy: ProjectPolicy } | LeaseRefusal;
+
+export class Leases {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly store: JobStore,
+    private readonly records: ProjectRecords,
+    private readonly waiters: Wakeups,
+    private readonly hooks: LeaseHooks,
+  ) {}
+
+  /** The job `runnerId` would get now, holding the worktrees of `holding` (`<project>#<number>`); leases nothing. */
+  select(runnerId: string, holding: readonly string[], now: number): OpenStoredJob | null {
+    const meta = this.store.meta();
+    if (!meta) return null;
+    const prefix = `${meta.project}#`;
+    const held = new Set(
+      holding.filter((ref) => ref.startsWith(prefix)).map((ref) => Number(ref.slice(prefix.length))),
+    );
+    // Past the daily cap no session or agent run starts (work already leased finishes; reaps still run).
+    const paused = dailyCapReached(this.store.daySpendUsd(utcDay(now)), meta.policy.budget) !== null;
+    const open = this.store
+      .open()
+      .filter((job) => !paused || job.status === "leased" || !spendsBudget(job.kind));
+    return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
+  }
+
+  /** Leases the job `runnerId` should run next, on a short lease until its runner confirms it; null if none. */
+  lease(runnerId: string, holding: readonly string[], now: number): Claim | null {
+    this.expire(now);
+    return this.storage.transactionSync(() => {
+      const meta = this.store.meta();
+      const job = this.select(runnerId, holding, now);
+      if (!meta || !job) return null;
+      const leaseToken = randomToken("lease_", 16);
+      // Short until the runner confirms it: nobody may have received this answer.
+      const leaseMs = leaseTerm(false, meta.policy);
+      const leaseExpiresAt = now + leaseMs;
+      const leased: StoredJob = {
+        ...job,
+        status: "leased",
+        runnerId,
+        leaseToken,
+        leaseExpiresAt,
+        leasedAt: now,
+        confirmed: false,
+        updatedAt: now,
+      };
+      this.store.save(leased);
+      this.records.job(meta.project, leased, now);
+      this.hooks.leased(job, now);
+      // The budget is what the issue has left now, not when the job was enqueued; an agent run's is its own.
+      const budget = job.spec.agent
+        ? job.spec.budget
+        : sessionBudget(this.store.issueSpend(job.number), meta.policy.budget);
+      // A re-leased job resumes the session its earlier attempt started, wherever that attempt ran.
+      const sessionId = job.sessionId ?? job.spec.sessionId;
+      return {
+        job: { ...job.spec, budget, sessionId, id: job.id, attempt: job.attempt },
+        leaseToken,
+        leaseExpiresAt,
+        leaseMs,
+      };
+    });
+  }
+
+  /**
+   * The job's runner spoke under its lease: the attempt has begun. Its issue hears `dispatched` now, not at
+   * the lease, so a lease nobody received never starts the issue's session. Inside a transaction; the caller
+   * saves the job it returns.
+   */
+  confirm(project: string, job: StoredJob, now: number): StoredJob {
+    if (job.confirmed) return job;
+    const runnerId = job.runnerId ?? "";
+    if (isSession(job.kind)) {
+      this.records.issueEvent(project, job, `job:${job.id}:${job.attempt}:dispatched`, now, {
+        type: "dispatched",
+        jobId: job.id,
+        runnerId,
+        attempt: job.attempt,
+      });
+    }
+    return { ...job, confirmed: true };
+  }
+
+  /**
+   * The job under the caller's lease. 403 when its lease belongs (or last belonged) to another runner; 409 when
+   * the token is not the job's current lease: it expired, was requeued, or the job was never leased to it.
+   */
+  fence(jobId: string, runnerId: string, leaseToken: string, now: number): Fenced {
+    this.expire(now);
+    const meta = this.store.meta();
+    const job = this.store.byId(jobId);
+    if (!meta || !job) return refuse(404, `job ${jobId} is unknown`);
+    if (job.runnerId !== runnerId) return refuse(403, `job ${jobId} is not leased to this runner`);
+    if (job.leaseToken !== leaseToken) return refuse(409, `the lease on job ${jobId} is not current`);
+    return { ok: true, job, project: meta.project, policy: meta.policy };
+  }
+
+  /** Also run before every lease decision: the alarm set for the expiry is due, and delivers what this writes. */
+  expire(now: number): void {
+    const meta = this.store.meta();
+    if (!meta) return;
+    const expired = expiredLeases(this.store.leased(), now);
+    if (expired.length === 0) return;
+    this.storage.transactionSync(() => {
+      // An expired lease's token is void at once: its runner's late calls are fenced off.
+      for (const job of expired) {
+        this.lose(meta.project, { ...job, leaseToken: null }, "lease expired", now, meta.policy);
+      }
+    });
+    this.waiters.wake();
+  }
+
+  /** Its runner was revoked: the leases it holds are void at once and their jobs requeue for others. */
+  dropRunner(runnerId: string, now: number): number {
+    const meta = this.store.meta();
+    const held = this.store.leased().filter((job) => job.runnerId === runnerId);
+    if (!meta || held.length === 0) return 0;
+    this.storage.transactionSync(() => {
+      for (const job of held) {
+        this.lose(meta.project, { ...job, leaseToken: null }, "runner revoked", now, meta.policy, true);
+      }
+    });
+    this.waiters.wake();
+    return held.length;
+  }
+
+  /** The lease is lost: the job requeues (with backoff and affinity) or, out of attempts, fails. */
+  lose(
+    project: string,
+    job: StoredJob,
+    cause: string,
+    now: number,
+    policy: ProjectPolicy,
+    runnerGone = false,
+  ): void {
+    const next = afterLostLease(job, cause, now, policy, runnerGone);
+    if (next.action !== "requeue") {
+      this.end(project, job, next.action === "fail" ? next.reason : null, now);
+      return;
+    }
+    const { action: _, ...patch } = next;
+    const requeued: StoredJob = {
+      ...job,
+      ...patch,
+      status: "queued",
+      leaseToken: null,
+      leaseExpiresAt: null,
+      updatedAt: now,
+    };
+    this.store.save(requeued);
+    this.records.job(project, requeued, now);
+    this.hooks.requeued(job, now);
+  }
+
+  /** Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled. */
+  end(project: string, job: StoredJob, reason: string | null, now: number): void {
+    const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
+    this.store.save(ended);
+    this.records.job(project, ended, now);
+    this.hooks.ended(project, job, reason ?? "cancelled", now);
+    if (reason !== null && isSession(job.kind)) {
+      this.records.issueEvent(project, job, `job:${job.id}:failed`, now, {
+        type: "phase",
+        phase: "failed",
+        jobId: job.id,
+        attempt: job.attempt,
+        reason: reason.slice(0, MAX_REASON),
+      });
+    }
+  }
+}
+
+export const refuse = (status: LeaseRefusal["status"], error: string): LeaseRefusal => ({
+  ok: false,
+  status,
+  error,
+});

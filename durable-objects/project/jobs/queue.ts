@@ -1,0 +1,156 @@
+/**
+ * The ProjectDO's job queue as its callers see it: jobs enqueued once per key (an IssueDO effect's, an agent
+ * run's), claims that long-poll until a job can be leased (./leases.ts), an issue's jobs cancelled, and the
+ * queue's read side (recent jobs, spend, whether dispatch is paused).
+ */
+import type {
+  AgentRunRequest,
+  EnqueueRequest,
+  JobSpec,
+  JobSummary,
+  ProjectPolicy,
+} from "../../../src/contracts/project-object.ts";
+import { dailyCapReached, utcDay } from "../../../src/domain/budget.ts";
+import { enqueueAffinity } from "../../../src/domain/job-queue.ts";
+import { newJobId } from "../../../src/project-stub.ts";
+import type { Claim } from "../../../src/runner-api/contract.ts";
+import type { Wakeups } from "../../shared/wakeups.ts";
+import type { AgentJobs } from "../agents/agent-jobs.ts";
+import type { ProjectRecords } from "../records.ts";
+import type { JobStore } from "./job-store.ts";
+import type { Leases } from "./leases.ts";
+
+/** Finished jobs are kept this long: re-delivered enqueues and late runner calls still find them. */
+const RETENTION_MS = 30 * 24 * 60 * 60_000;
+
+type Queued = { jobId: string; created: boolean };
+
+export class JobQueue {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly store: JobStore,
+    private readonly records: ProjectRecords,
+    private readonly leases: Leases,
+    private readonly waiters: Wakeups,
+    private readonly agentJobs: AgentJobs,
+  ) {}
+
+  /** Queues a job once per key; waiting claims look again when it is new. */
+  enqueue({ key, spec, policy }: EnqueueRequest, now: number): Queued {
+    const result = this.storage.transactionSync(() => this.insert(key, spec, policy, now));
+    if (result.created) this.waiters.wake();
+    return result;
+  }
+
+  /** Queues an agent run: its job and its run record in one transaction; the same run id queues once. */
+  startAgentRun(request: AgentRunRequest, now: number): Queued {
+    const result = this.storage.transactionSync(() => {
+      const queued = this.insert(`agent:${request.runId}`, request.spec, request.policy, now);
+      if (queued.created) this.agentJobs.queued(request, queued.jobId, now, now - RETENTION_MS);
+      return queued;
+    });
+    if (result.created) this.waiters.wake();
+    return result;
+  }
+
+  /**
+   * Leases the job `runnerId` should run next, waiting up to `waitMs` for one; null if none came. `leased`
+   * sends what the lease wrote.
+   */
+  async claim(
+    runnerId: string,
+    holding: readonly string[],
+    waitMs: number,
+    leased: () => Promise<void>,
+  ): Promise<Claim | null> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const claim = this.leases.lease(runnerId, holding, Date.now());
+      if (claim) {
+        await leased();
+        return claim;
+      }
+      if (!(await this.waitForJob(runnerId, holding, deadline - Date.now()))) return null;
+    }
+  }
+
+  /**
+   * Resolves true as soon as `runnerId` could claim a job here, false after `waitMs`. Leases nothing, so a
+   * caller waiting on several projects at once can claim from the one that answers and lose nothing elsewhere.
+   */
+  async waitForJob(runnerId: string, holding: readonly string[], waitMs: number): Promise<boolean> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const now = Date.now();
+      this.leases.expire(now);
+      if (this.leases.select(runnerId, holding, now)) return true;
+      if (now >= deadline) return false;
+      await this.waiters.next(deadline - now);
+    }
+  }
+
+  /** The issue left the queue's hands: queued jobs are dropped, leased ones told to stop at their heartbeat. */
+  cancel(number: number, now: number): number {
+    return this.storage.transactionSync(() => {
+      const meta = this.store.meta();
+      const jobs = this.store.open().filter((job) => job.number === number);
+      for (const job of jobs) {
+        if (job.status === "leased") this.store.save({ ...job, cancelled: true, updatedAt: now });
+        else if (meta) this.leases.end(meta.project, job, null, now);
+      }
+      return jobs.length;
+    });
+  }
+
+  /** The most recent jobs, newest first. */
+  recent(limit: number): JobSummary[] {
+    return this.store.recent(limit).map(({ seq: _, key: _k, spec: _s, leaseToken: _t, ...job }) => job);
+  }
+
+  /**
+   * What an issue's sessions have cost, as recorded with each usage report: the dashboard's D1 rows are
+   * written from the same records, and may not have landed yet when an escalation is written.
+   */
+  issueSpendUsd(number: number): number {
+    return this.store.issueSpend(number).usd;
+  }
+
+  /** Whether sessions are being dispatched, and today's spend. */
+  dispatchStatus(now: number): { paused: string | null; spentTodayUsd: number } {
+    const meta = this.store.meta();
+    const spentTodayUsd = this.store.daySpendUsd(utcDay(now));
+    return { paused: meta ? dailyCapReached(spentTodayUsd, meta.policy.budget) : null, spentTodayUsd };
+  }
+
+  private insert(key: string, spec: JobSpec, policy: ProjectPolicy, now: number): Queued {
+    const owner = this.store.meta()?.project;
+    if (owner && owner !== spec.project) throw new Error(`job for ${spec.project} sent to ${owner}`);
+    this.store.saveMeta(spec.project, policy);
+    const existing = this.store.byKey(key);
+    if (existing) return { jobId: existing.id, created: false };
+    this.store.prune(now - RETENTION_MS);
+    const job = this.store.insert({
+      id: newJobId(spec.project, spec.issue.number),
+      key,
+      number: spec.issue.number,
+      kind: spec.kind,
+      status: "queued",
+      attempt: 1,
+      spec,
+      runnerId: null,
+      leaseToken: null,
+      leaseExpiresAt: null,
+      leasedAt: null,
+      cancelled: false,
+      confirmed: false,
+      ...enqueueAffinity(spec.kind, this.store.lastRunner(spec.issue.number), now, policy),
+      sessionId: null,
+      branch: null,
+      headSha: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    this.records.job(spec.project, job, now);
+    return { jobId: job.id, created: true };
+  }
+}

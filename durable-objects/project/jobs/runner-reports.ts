@@ -1,0 +1,219 @@
+/**
+ * What a runner says about a job it holds, each call fenced by the job's lease (./leases.ts): heartbeats that
+ * keep the lease (the first confirms the attempt), reports while it runs (its session, usage against the
+ * issue's budget, pushes, progress notes, activity), the firing of a dangerous step's vault approval, and the
+ * job's end (complete, or fail: retryable loses the lease, otherwise the job fails).
+ */
+import type { Heartbeat, LeaseRefusal, ProjectPolicy } from "../../../src/contracts/project-object.ts";
+import { issueBudgetExceeded } from "../../../src/domain/budget.ts";
+import { isSession, leaseTerm } from "../../../src/domain/job-queue.ts";
+import type { Env } from "../../../src/env.ts";
+import { issueStub } from "../../../src/issue-stub.ts";
+import type {
+  CompleteRequest,
+  FailRequest,
+  FireResponse,
+  RunnerEvent,
+} from "../../../src/runner-api/contract.ts";
+import type { Wakeups } from "../../shared/wakeups.ts";
+import type { AgentJobs } from "../agents/agent-jobs.ts";
+import type { ProjectDelivery } from "../delivery.ts";
+import type { ProjectRecords } from "../records.ts";
+import type { Vault } from "../vault.ts";
+import type { JobStore, StoredJob } from "./job-store.ts";
+import { type Leases, MAX_REASON, refuse } from "./leases.ts";
+
+type Done = Promise<{ ok: true } | LeaseRefusal>;
+
+/** What the reports act on: the queue's state, and the concerns a report may touch. */
+export type ReportTargets = {
+  store: JobStore;
+  records: ProjectRecords;
+  leases: Leases;
+  waiters: Wakeups;
+  agentJobs: AgentJobs;
+  vault: Vault;
+  delivery: ProjectDelivery;
+};
+
+export class RunnerReports {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly env: Env,
+    private readonly t: ReportTargets,
+  ) {}
+
+  async heartbeat(jobId: string, runnerId: string, leaseToken: string): Promise<Heartbeat | LeaseRefusal> {
+    const now = Date.now();
+    const fenced = this.t.leases.fence(jobId, runnerId, leaseToken, now);
+    if (!fenced.ok) return fenced;
+    const { policy, project } = fenced;
+    if (fenced.job.status !== "leased") return refuse(409, `job ${jobId} is ${fenced.job.status}`);
+    const leaseMs = leaseTerm(true, policy);
+    const leaseExpiresAt = now + leaseMs;
+    const confirming = !fenced.job.confirmed;
+    const job = this.storage.transactionSync(() => {
+      const job = { ...this.t.leases.confirm(project, fenced.job, now), leaseExpiresAt, updatedAt: now };
+      this.t.store.save(job);
+      return job;
+    });
+    // The first heartbeat wrote the issue's `dispatched`: out now. Later ones only move the deadline.
+    if (confirming) await this.t.delivery.soon();
+    else await this.t.delivery.arm();
+    return { ok: true, leaseExpiresAt, leaseMs, cancelled: job.cancelled };
+  }
+
+  /**
+   * The runner is about to run the dangerous step `step` of the job's action: its vault approval is spent now,
+   * under the job's current lease, once (vault.ts fireStep).
+   */
+  async fireStep(
+    jobId: string,
+    runnerId: string,
+    leaseToken: string,
+    step: string,
+  ): Promise<({ ok: true } & FireResponse) | LeaseRefusal> {
+    const now = Date.now();
+    const fenced = this.t.leases.fence(jobId, runnerId, leaseToken, now);
+    if (!fenced.ok) return fenced;
+    const { job, project } = fenced;
+    if (job.status !== "leased") return refuse(409, `the lease on job ${jobId} is not current`);
+    const { approvedStep, approvedItem } = job.spec.action ?? {};
+    if (approvedStep !== step || !approvedItem)
+      return { ok: true, fired: false, reason: `job ${jobId} carries no vault approval of step ${step}` };
+    const fired = this.t.vault.fireStep(project, approvedItem, { issue: job.number, step, jobId }, now);
+    if (fired.fired) await this.t.delivery.soon();
+    return { ok: true, ...fired };
+  }
+
+  /** What the runner reports while the job runs; accepted under the job's current or finishing lease. */
+  async events(jobId: string, runnerId: string, leaseToken: string, events: readonly RunnerEvent[]): Done {
+    const now = Date.now();
+    const fenced = this.t.leases.fence(jobId, runnerId, leaseToken, now);
+    if (!fenced.ok) return fenced;
+    const { project, policy } = fenced;
+    let job = fenced.job;
+    this.storage.transactionSync(() => {
+      if (job.status === "leased") job = this.t.leases.confirm(project, job, now);
+      for (const event of events) job = this.apply(project, job, runnerId, event, policy.budget, now);
+      this.t.store.save({ ...job, updatedAt: now });
+    });
+    await this.t.delivery.soon();
+    const activity = events.flatMap((event) => (event.kind === "activity" ? event.items : []));
+    if (activity.length > 0 && isSession(job.kind)) {
+      // Informational: a page that misses it loses nothing the lifecycle needs.
+      await issueStub(this.env, project, job.number)
+        .noteActivity(job.id, activity.slice(-50))
+        .catch((error: unknown) =>
+          console.warn(JSON.stringify({ msg: "activity not kept", error: String(error) })),
+        );
+    }
+    return { ok: true };
+  }
+
+  /** The session ended a phase: the job is done and its issue hears the phase (unless it was cancelled). */
+  async complete(jobId: string, runnerId: string, request: CompleteRequest): Done {
+    const now = Date.now();
+    const fenced = this.t.leases.fence(jobId, runnerId, request.leaseToken, now);
+    if (!fenced.ok) return fenced;
+    const { project } = fenced;
+    if (fenced.job.status !== "leased") return { ok: true };
+    this.storage.transactionSync(() => {
+      const job = this.t.leases.confirm(project, fenced.job, now);
+      const done: StoredJob = { ...job, status: job.cancelled ? "cancelled" : "done", updatedAt: now };
+      this.t.store.save(done);
+      this.t.records.job(project, done, now);
+      this.t.agentJobs.completed(project, job, request, now);
+      if (!job.cancelled && isSession(job.kind)) {
+        const sessionId = request.sessionId ?? job.sessionId;
+        // The branch is the job's, never the runner's choice.
+        const branch = job.spec.branch;
+        const headSha = request.headSha ?? job.headSha;
+        this.t.records.issueEvent(project, job, `job:${job.id}:complete`, now, {
+          type: "phase",
+          phase: request.phase,
+          jobId: job.id,
+          attempt: job.attempt,
+          ...(request.reason !== undefined && { reason: request.reason }),
+          ...(sessionId && { sessionId }),
+          ...(branch && { branch }),
+          ...(headSha && { headSha }),
+          ...(request.summary && { summary: request.summary }),
+          ...(request.step && job.spec.action && { step: request.step }),
+        });
+      }
+    });
+    this.t.waiters.wake();
+    await this.t.delivery.soon();
+    return { ok: true };
+  }
+
+  /** A retryable failure loses the lease like an expiry; any other fails the job and its issue's session. */
+  async fail(jobId: string, runnerId: string, request: FailRequest): Done {
+    const now = Date.now();
+    const fenced = this.t.leases.fence(jobId, runnerId, request.leaseToken, now);
+    if (!fenced.ok) return fenced;
+    const { project, policy } = fenced;
+    if (fenced.job.status !== "leased") return { ok: true };
+    // Short enough that the attempt count after it survives the reason's limit.
+    const cause = `runner failed: ${request.error.slice(0, MAX_REASON / 2)}`;
+    this.storage.transactionSync(() => {
+      // Reported by its runner: the attempt began, even if no heartbeat said so.
+      const job = this.t.leases.confirm(project, fenced.job, now);
+      if (request.retryable) this.t.leases.lose(project, job, cause, now, policy);
+      else this.t.leases.end(project, job, job.cancelled ? null : cause, now);
+    });
+    this.t.waiters.wake();
+    await this.t.delivery.soon();
+    return { ok: true };
+  }
+
+  /** One report, inside the transaction: the job as it now stands. */
+  private apply(
+    project: string,
+    job: StoredJob,
+    runnerId: string,
+    event: RunnerEvent,
+    budget: ProjectPolicy["budget"],
+    now: number,
+  ): StoredJob {
+    switch (event.kind) {
+      case "session":
+        if (isSession(job.kind)) this.t.records.session(project, job, runnerId, event, now);
+        return { ...job, sessionId: event.sessionId };
+      case "usage": {
+        const id = this.t.records.usage(project, job, event, now);
+        // An agent run's spend is the project's and its run's, never an issue's.
+        if (this.t.agentJobs.spent(job)) return job;
+        const over = issueBudgetExceeded(this.t.store.issueSpend(job.number), budget);
+        if (over) {
+          this.t.records.issueEvent(project, job, `budget:${id}`, now, {
+            type: "budget_exceeded",
+            reason: over,
+          });
+        }
+        return job;
+      }
+      case "pushed":
+        // A claim about the job's own branch only; the issue checks it against the forge's branch head.
+        return event.branch === job.spec.branch
+          ? { ...job, branch: event.branch, headSha: event.headSha }
+          : job;
+      case "progress":
+        // An action's note, posted once on its issue: the id names the job attempt's note.
+        if (job.spec.action) {
+          this.t.records.issueEvent(project, job, `progress:${job.id}:${job.attempt}:${event.seq}`, now, {
+            type: "reply",
+            thread: job.number,
+            // Within the reply's 2 000 characters.
+            text: `**Progress:** ${event.text}`.slice(0, 2_000),
+          });
+        }
+        return job;
+      // Logged by the Worker, which strips secrets; the issue keeps activity (above): nothing to keep here.
+      case "log":
+      case "activity":
+        return job;
+    }
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The forge's side of the supervisor: one issue per finding, opened when it is found and closed (with a
+ * comment) when it resolves. Each is delivered from the ProjectDO's outbox, so it may run again after a lost
+ * answer: the issue carries a hidden marker of the finding's key and the moment it was found (Conveyor's
+ * comment markers, src/crypto/markers.ts), by which a retry finds the issue it already opened instead of
+ * opening a second one. A cause that resolves and comes back later is a new occurrence, with a new issue.
+ */
+import { commentMarker } from "../../../src/crypto/markers.ts";
+import { sameLogin } from "../../../src/domain/logins.ts";
+import type { Env } from "../../../src/env.ts";
+import { errorMessage } from "../../../src/error-message.ts";
+import { hasStatus, type Issue } from "../../../src/forge/client/index.ts";
+import { commentOnce, type Poster } from "../../../src/forge/comment-once.ts";
+import { posterFor } from "../agents/forge-outputs.ts";
+
+export type SupervisorEffect =
+  | {
+      kind: "open";
+      key: string;
+      openedAt: number;
+      issue: { title: string; body: string; labels: string[] };
+      /** The label the supervisor's issues carry: where a retry looks for the one it opened. */
+      label: string;
+    }
+  | { kind: "close"; key: string; openedAt: number; comment: string; label: string };
+
+/** The marker key of one occurrence of a finding. */
+const occurrence = (effect: { key: string; openedAt: number }) =>
+  `supervisor:${effect.key}:${effect.openedAt}`;
+
+/**
+ * Applies one effect on the forge; the number of the finding's forge issue (null: there is none). A refusal
+ * that trying again cannot change (the issue was deleted, the token may not open issues) is logged and the
+ * effect dropped, rather than holding up the ones behind it; anything else throws, and the outbox retries.
+ */
+export async function deliverSupervisorEffect(
+  env: Env,
+  projectId: string,
+  effect: SupervisorEffect,
+  known: number | null,
+): Promise<number | null> {
+  try {
+    return await apply(env, projectId, effect, known);
+  } catch (error) {
+    if (!hasStatus(error, 403, 404, 410, 422)) throw error;
+    console.warn(
+      JSON.stringify({
+        msg: "supervisor issue refused",
+        key: effect.key,
+        kind: effect.kind,
+        error: errorMessage(error),
+      }),
+    );
+    return null;
+  }
+}
+
+async function apply(
+  env: Env,
+  projectId: string,
+  effect: SupervisorEffect,
+  known: number | null,
+): Promise<number | null> {
+  const poster = await posterFor(env, projectId);
+  const marker = await commentMarker(poster.secretsKey, occurrence(effect));
+  switch (effect.kind) {
+    case "open": {
+      const found = known ?? (await findOpened(poster, effect.label, marker))?.number;
+      if (found !== undefined) return found;
+      const { number } = await poster.forge.createIssue({
+        ...effect.issue,
+        body: `${effect.issue.body}\n\n${marker}`,
+      });
+      return number;
+    }
+    case "close": {
+      const number = known ?? (await findOpened(poster, effect.label, marker))?.number ?? null;
+      if (number === null) return null;
+      await commentOnce(poster, number, `${occurrence(effect)}:resolved`, effect.comment);
+      await poster.forge.closeIssue(number);
+      return number;
+    }
+  }
+}
+
+/** The issue Conveyor opened for this occurrence, if it did: only its own account's issues count. */
+async function findOpened(poster: Poster, label: string, marker: string): Promise<Issue | undefined> {
+  const issues = await poster.forge.listIssuesByLabel(label, "all");
+  return issues.find((issue) => sameLogin(issue.author, poster.account) && issue.body.includes(marker));
+}

@@ -1,0 +1,97 @@
+/**
+ * What the Worker (its routes, pages, cron) and the ProjectDO may call on an issue's Durable Object, and the
+ * shapes that cross that call. The IssueDO (durable-objects/issue/) implements it; callers hold a stub typed
+ * by this interface, never the class.
+ */
+import type { Brief } from "../domain/lifecycle.ts";
+import type { Timer } from "../domain/timers.ts";
+import type { CauseKind, EventEnvelope } from "../issue-events.ts";
+import type { ActivityItem } from "../runner-api/contract.ts";
+
+export type ApplyResult =
+  | { duplicate: boolean; seq: number; outcome: "applied" | "rejected"; state: string; reason: string | null }
+  /** Not an event for this object at all: nothing is recorded. */
+  | { duplicate: false; outcome: "invalid"; reason: string };
+
+/** One event the issue's object recorded, applied or rejected. */
+export type HistoryEntry = {
+  seq: number;
+  eventId: string;
+  event: string;
+  from: string;
+  to: string;
+  outcome: "applied" | "rejected";
+  reason: string | null;
+  cause: { kind: CauseKind; id: string };
+  at: number;
+};
+
+/** An outbox channel's backlog. */
+export type OutboxStats = { channel: string; pending: number; attempts: number; lastError: string | null };
+
+/** An effect given up on, kept with its last error for a human. */
+export type DeadLetter = {
+  id: number;
+  channel: string;
+  kind: string;
+  attempts: number;
+  error: string;
+  at: number;
+};
+
+/** A step a session of the issue was seen taking. */
+export type StoredActivity = ActivityItem & { seq: number; jobId: string };
+
+export type IssueSummary = {
+  project: string;
+  number: number;
+  state: string;
+  iteration: number;
+  branch: string | null;
+  sessionId: string | null;
+  headSha: string | null;
+  prOpened: boolean;
+  prNumber: number | null;
+  ciFixes: number;
+  criticRounds: number;
+  /** Updates from the base so far (the forge's, or a session's conflict resolution). */
+  updates: number;
+  blockers: string[];
+  /** The issue's text as a writer queued it (null before a triage that carried it). */
+  brief: Brief | null;
+  /** The last session's account of its work. */
+  summary: string | null;
+  reason: string | null;
+  /** `action`: an operational task following `formula` (docs/actions.md); absent: code. */
+  kind?: "code" | "action";
+  formula?: string | null;
+  /** The action step waiting for the vault. */
+  vaultStep?: string | null;
+  /** The vault item a held merge waits on. */
+  vaultItem: string | null;
+};
+
+export type IssueView = IssueSummary & {
+  timers: Timer[];
+  outbox: OutboxStats[];
+  /** Effects given up on, newest first, with their last error. */
+  deadLetters: DeadLetter[];
+  history: HistoryEntry[];
+  activity: StoredActivity[];
+};
+
+export type RedeliverResult = { ok: true; kind: string } | { ok: false; error: string };
+
+/** The issue's object. `fetch` takes a dashboard page's WebSocket upgrade: it hears of every recorded event. */
+export interface IssueObject extends Rpc.DurableObjectBranded {
+  /** Applies one event at most once (by envelope id); resolves once the event is durably recorded. */
+  apply(envelope: EventEnvelope): Promise<ApplyResult>;
+  /** The issue as it stands, with its history; null for an issue Conveyor never heard of. */
+  view(): IssueView | null;
+  /** Sends dead letter `id` again, to the end of its lane. */
+  redeliver(id: number): Promise<RedeliverResult>;
+  /** What a session of the issue is doing (informational). */
+  noteActivity(jobId: string, items: ActivityItem[]): Promise<void>;
+  /** Delivers whatever is due now. */
+  drain(): Promise<void>;
+}

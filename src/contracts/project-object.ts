@@ -1,0 +1,191 @@
+/**
+ * What the Worker (its routes, pages, cron), the IssueDOs and the runner API may call on a project's Durable
+ * Object, and the shapes that cross that call. The ProjectDO (durable-objects/project/) implements it;
+ * callers hold a stub typed by this interface, never the class.
+ */
+import type { AgentDefinition } from "../agents/definition.ts";
+import type { KeptDecision } from "../agents/held-outputs.ts";
+import type { ReviewBinding } from "../agents/review-run.ts";
+import type { AgentTrigger } from "../agents/triggers.ts";
+import type { BudgetLimits } from "../domain/budget.ts";
+import type { OpenJob, QueuePolicy } from "../domain/job-queue.ts";
+import type { Finding } from "../domain/supervisor.ts";
+import type { Requester, VaultItemHead, VaultKind } from "../domain/vault.ts";
+import type { Project } from "../projects/store.ts";
+import type { CycleReport } from "../reconcile/cycle.ts";
+import type {
+  Claim,
+  CompleteRequest,
+  FailRequest,
+  FireResponse,
+  Job,
+  RunnerEvent,
+} from "../runner-api/contract.ts";
+
+// --- jobs ---------------------------------------------------------------------------------------------------
+
+/** The project's settings the queue applies: dispatch and budgets. */
+export type ProjectPolicy = QueuePolicy & { budget: BudgetLimits };
+
+/**
+ * What a job runs, as the runner receives it, less what changes per lease. The issue's text is the one it
+ * was queued with: an edit after a writer queued it never reaches the session.
+ */
+export type JobSpec = Omit<Job, "id" | "attempt">;
+
+export type EnqueueRequest = {
+  /** The IssueDO effect key: the same key enqueues once, however often it is delivered. */
+  key: string;
+  spec: JobSpec;
+  policy: ProjectPolicy;
+};
+
+export type JobStatus = "queued" | "leased" | "done" | "failed" | "cancelled";
+
+/** A job as the dashboard, the API and the supervisor see it. */
+export type JobSummary = Omit<OpenJob, "seq" | "status"> & {
+  id: string;
+  status: JobStatus;
+  leasedAt: number | null;
+  /** What the runner reported while it ran: the fallbacks for its `complete`. */
+  sessionId: string | null;
+  branch: string | null;
+  headSha: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+/** Why a runner's call about a job was refused; the HTTP status it maps to. */
+export type LeaseRefusal = { ok: false; status: 403 | 404 | 409; error: string };
+
+export type Heartbeat = { ok: true; leaseExpiresAt: number; leaseMs: number; cancelled: boolean };
+
+// --- agents -------------------------------------------------------------------------------------------------
+
+export type AgentRunRequest = {
+  runId: string;
+  trigger: string;
+  outputs: AgentDefinition["outputs"];
+  spec: JobSpec & { agent: NonNullable<JobSpec["agent"]> };
+  policy: ProjectPolicy;
+  /** A review run's pull request and the issue its review decides (src/agents/review-run.ts). */
+  review?: ReviewBinding;
+};
+
+export type AgentRunStatus = "queued" | "running" | "done" | "failed";
+
+export type AgentRunView = {
+  id: string;
+  agent: string;
+  jobId: string;
+  trigger: string;
+  status: AgentRunStatus;
+  costUsd: number;
+  /** What the agent asked for and what became of it; null until its runner completed the run. */
+  decisions: KeptDecision[] | null;
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+export type ScheduleCheck = { queued: string[] } | { error: string };
+
+// --- the vault ----------------------------------------------------------------------------------------------
+
+export type VaultRequest = {
+  /** The same key requests once, however often it is sent: the requester's effect key. */
+  key: string;
+  kind: VaultKind;
+  requester: Requester;
+  title: string;
+  payload: unknown;
+};
+
+export type VaultDecideRequest = { decision: "approve" | "reject"; by: string; reason?: string };
+export type VaultDecideResult =
+  | { ok: true; item: VaultItemHead }
+  | { ok: false; status: 404 | 409; error: string };
+
+// --- reconciliation and the supervisor ----------------------------------------------------------------------
+
+export type CycleOutcome =
+  | (CycleReport & { calls: number; notModified: number })
+  | { project: string; error: string };
+
+export type HealthFinding = Finding & { openedAt: number; forgeIssue: number | null };
+
+/** What the health page and `GET /api/v1/projects/:project/health` show. */
+export type Health = {
+  project: string | null;
+  /** When the last check ran (null: never), and when the next is due. */
+  checkedAt: number | null;
+  nextAt: number | null;
+  /** Why the last check failed, if it did. */
+  error: string | null;
+  findings: HealthFinding[];
+};
+
+export type SupervisorRun =
+  | { checkedAt: number; findings: Finding[]; opened: string[]; resolved: string[] }
+  | { error: string };
+
+// --- the object ---------------------------------------------------------------------------------------------
+
+export interface ProjectObject extends Rpc.DurableObjectBranded {
+  // The job queue: IssueDO effects enqueue and cancel, runners claim and report under fenced leases.
+  enqueue(request: EnqueueRequest): Promise<{ jobId: string; created: boolean }>;
+  /** The issue left the queue's hands: queued jobs are dropped, leased ones told to stop at their heartbeat. */
+  cancel(number: number): Promise<{ cancelled: number }>;
+  claim(runnerId: string, holding: readonly string[], waitMs: number): Promise<Claim | null>;
+  waitForJob(runnerId: string, holding: readonly string[], waitMs: number): Promise<boolean>;
+  heartbeat(jobId: string, runnerId: string, leaseToken: string): Promise<Heartbeat | LeaseRefusal>;
+  fireStep(
+    jobId: string,
+    runnerId: string,
+    leaseToken: string,
+    step: string,
+  ): Promise<({ ok: true } & FireResponse) | LeaseRefusal>;
+  events(
+    jobId: string,
+    runnerId: string,
+    leaseToken: string,
+    events: readonly RunnerEvent[],
+  ): Promise<{ ok: true } | LeaseRefusal>;
+  complete(jobId: string, runnerId: string, request: CompleteRequest): Promise<{ ok: true } | LeaseRefusal>;
+  fail(jobId: string, runnerId: string, request: FailRequest): Promise<{ ok: true } | LeaseRefusal>;
+  dropRunner(runnerId: string): Promise<{ requeued: number }>;
+  jobs(limit?: number): JobSummary[];
+  issueSpendUsd(number: number): number;
+  dispatchStatus(): { paused: string | null; spentTodayUsd: number };
+  // Merges take turns (durable-objects/project/merge-turns.ts).
+  takeMergeTurn(key: string): Promise<boolean>;
+  endMergeTurn(key: string): void;
+  // Agents.
+  /** Queues an agent run: its job and its run record in one transaction; the same run id queues once. */
+  startAgentRun(request: AgentRunRequest): Promise<{ runId: string; jobId: string }>;
+  /** A forge event (webhook delivery `deliveryId`) starts the agents whose `on` names it: their run ids. */
+  triggerAgents(project: Project, trigger: AgentTrigger, deliveryId: string): Promise<string[]>;
+  /** A push to the default branch changed `.conveyor/agents/`: the next event reads the catalog again. */
+  forgetAgentCatalog(): void;
+  /** An agent run as it stands, its cost from the project's spend. */
+  agentRun(runId: string): AgentRunView | null;
+  latestAgentRuns(): AgentRunView[];
+  recentAgentRuns(agent: string, limit?: number): AgentRunView[];
+  checkAgentSchedules(project: string): Promise<ScheduleCheck | null>;
+  // The vault.
+  /** Puts a dangerous action in the vault, pending; the same `key` requests once. */
+  vaultRequest(request: VaultRequest): Promise<{ id: string }>;
+  /** A human's or the operator's approval or rejection of item `id`. */
+  vaultDecide(id: string, request: VaultDecideRequest): Promise<VaultDecideResult>;
+  vaultItem(id: string): VaultItemHead | null;
+  /** What item `id` approved (its payload) once a decision approved it; null otherwise. */
+  approvedVaultPayload(id: string): unknown;
+  // Reconciliation and the supervisor, on the object's alarm.
+  armReconciliation(project: string, delayMs?: number, supervisorPeriodMs?: number): Promise<number>;
+  reconcileNow(project: string): Promise<CycleOutcome | null>;
+  superviseNow(project: string, periodMs?: number): Promise<SupervisorRun | null>;
+  /** The supervisor's findings that stand, and when it checked. */
+  health(): Health;
+  /** Delivers everything waiting now, delays and backoffs included (tests, operators). */
+  drain(): Promise<void>;
+}
