@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * conveyor-runner: claims jobs from the Conveyor Worker and runs them in git worktrees on this host.
- * `node runner/cli.ts --config runner.json` (see `--help`). Exit codes: 0 after a clean stop (SIGTERM,
- * SIGINT), 1 on a fatal error, 2 on a bad config.
+ * `npx conveyor-runner --config runner.json` in the repository (bin/conveyor-runner.js; see `--help`). Exit
+ * codes: 0 after a clean stop (SIGTERM, SIGINT), 1 on a fatal error, 2 on a bad config (or, from the bin, a
+ * Node older than the package needs).
  */
 import { errorMessage } from "../src/error-message.ts";
 import { RunnerApi } from "./api.ts";
