@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { agentRoutes } from "./api/agents.ts";
 import { operatorAuth } from "./api/auth.ts";
+import { costRoutes } from "./api/costs.ts";
 import { jsonError } from "./api/errors.ts";
 import { healthRoutes } from "./api/health.ts";
 import { issueRoutes } from "./api/issues.ts";
@@ -36,6 +37,7 @@ app.route("/api/v1/projects", healthRoutes);
 app.route("/api/v1/runners", runnerAdminRoutes);
 app.route("/api/v1", statusRoutes);
 app.route("/api/v1", vaultRoutes);
+app.route("/api/v1", costRoutes);
 app.route("/dashboard", dashboardRoutes);
 
 app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));

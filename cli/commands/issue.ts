@@ -104,7 +104,7 @@ function operatorEvent(name: "approve" | "retry" | "abandon", type: string, summ
     input: z.object({ number: issueNumber, by: z.string().min(1).max(90).optional() }),
     async run({ number, by }, ctx) {
       const project = projectOf(ctx);
-      const event = { type, by: `${by ?? process.env.USER ?? "operator"} (cli)` };
+      const event = { type, by: `${by ?? ctx.env.USER ?? "operator"} (cli)` };
       const result = await ctx.api.call(
         "POST",
         `/projects/${project}/issues/${number}/events`,

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { projectIdSchema, registrationSchema } from "../../src/projects/config.ts";
 import { zodMessage } from "../../src/validation.ts";
+import { CliError } from "../api.ts";
 import { command, projectOf } from "../command.ts";
 import { table } from "../output.ts";
 import { type ProjectAnswer, projectListSchema, projectSchema, setupSchema } from "../schemas.ts";
@@ -46,20 +47,7 @@ export const projectAdd = command({
     setup: { type: "boolean" },
   },
   input: addOptions.transform((o, ctx) => {
-    const forgeToken = secretSetting(
-      o["forge-token-file"],
-      process.env.CONVEYOR_FORGE_TOKEN,
-      "--forge-token-file",
-    );
-    if (forgeToken === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        message: "set CONVEYOR_FORGE_TOKEN or --forge-token-file to the forge token",
-      });
-      return z.NEVER;
-    }
     const webhookSecret = secretSetting(o["webhook-secret-file"], undefined, "--webhook-secret-file");
-    const generatedSecret = webhookSecret === undefined;
     // One line of JSON, {"NAME": "value", …}: the secrets action formulas declare (docs/actions.md).
     const actionSecretsText = secretSetting(o["action-secrets-file"], undefined, "--action-secrets-file");
     let actionSecrets: unknown;
@@ -73,23 +61,34 @@ export const projectAdd = command({
       forge: o.forge,
       apiUrl: o["api-url"],
       repo: o.repo,
-      forgeToken,
       webhookSecret: webhookSecret ?? randomBytes(32).toString("hex"),
       ...(o["clone-url"] && { cloneUrl: o["clone-url"] }),
       ...(o["default-branch"] && { defaultBranch: o["default-branch"] }),
       ...(o.parallel !== undefined && { parallel: o.parallel }),
       ...(actionSecrets !== undefined && { actionSecrets }),
     };
-    // The Worker's own schema: a bad flag is reported before anything is sent.
-    const valid = registrationSchema.safeParse(registration);
-    if (!valid.success) {
-      ctx.addIssue({ code: "custom", message: zodMessage(valid.error) });
-      return z.NEVER;
-    }
-    return { id: o.id, registration, generatedSecret, publicUrl: o["public-url"], setup: o.setup };
+    return {
+      id: o.id,
+      registration,
+      forgeTokenFile: o["forge-token-file"],
+      generatedSecret: webhookSecret === undefined,
+      publicUrl: o["public-url"],
+      setup: o.setup,
+    };
   }),
   async run(input, ctx) {
-    const { id, registration } = input;
+    const { id } = input;
+    const forgeToken = secretSetting(
+      input.forgeTokenFile,
+      ctx.env.CONVEYOR_FORGE_TOKEN,
+      "--forge-token-file",
+    );
+    if (forgeToken === undefined)
+      throw new CliError("set CONVEYOR_FORGE_TOKEN or --forge-token-file to the forge token", 2);
+    const registration = { ...input.registration, forgeToken };
+    // The Worker's own schema: a bad flag is reported before anything is sent.
+    const valid = registrationSchema.safeParse(registration);
+    if (!valid.success) throw new CliError(zodMessage(valid.error), 2);
     const path = `/projects/${id}`;
     const { status, data: project } = await ctx.api.request("PUT", path, projectSchema, registration);
     const existed = status === 200;

@@ -12,10 +12,11 @@ import type { Env } from "../env.ts";
 import { lifecycleEventSchema } from "../issue-events.ts";
 import { issueStub } from "../issue-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
+import { loadProject } from "../projects/store.ts";
 import { issueCostUsd } from "../usage/cost.ts";
 import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
-import { applyOperatorEvent } from "./operator-events.ts";
+import { applyOperatorEvent, unregisteredReason } from "./operator-events.ts";
 
 export const issuePathSchema = z.object({
   project: projectIdSchema,
@@ -43,7 +44,15 @@ issueRoutes.get("/:project/issues/:number", async (c) => {
     issueStub(c.env, project, number).view(),
     issueCostUsd(c.env, project, number),
   ]);
-  if (!view) return jsonError(c, 404, `issue ${project}#${number} is not known to Conveyor`);
+  if (!view) {
+    // An issue's record outlives its project's registration; without either, the project is what is wrong.
+    const registered = await loadProject(c.env, project);
+    return jsonError(
+      c,
+      404,
+      registered ? `issue ${project}#${number} is not known to Conveyor` : unregisteredReason(project),
+    );
+  }
   return c.json({ ...view, costUsd });
 });
 
@@ -65,6 +74,8 @@ issueRoutes.get("/:project/issues", async (c) => {
     )
     .orderBy(asc(issues.number))
     .limit(limit);
+  if (rows.length === 0 && after === 0 && !(await loadProject(c.env, project.data)))
+    return jsonError(c, 404, unregisteredReason(project.data));
   const last = rows.at(-1);
   return c.json({ issues: rows, next: rows.length === limit && last ? last.number : null });
 });

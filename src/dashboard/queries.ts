@@ -2,12 +2,12 @@
  * The dashboard's reads from D1. Every query is answered from an index (noted per query) and every page
  * sends its queries in one batch; nothing here calls a Durable Object.
  */
-import { and, asc, count, desc, eq, gte, inArray, type SQL, sql, sum } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gte, inArray, type SQL, sql, sum } from "drizzle-orm";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
 import { stateCountsQuery } from "../api/project-summaries.ts";
-import { criticReports, forgeIssues, issues, jobs, usage } from "../db/schema.ts";
+import { criticReports, forgeIssues, issues, jobs, runners, usage } from "../db/schema.ts";
 import { STATES, type State } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 
@@ -114,10 +114,11 @@ export async function issueRecords(env: Env, project: string, number: number) {
       .select({ title: forgeIssues.title, state: forgeIssues.state, labels: forgeIssues.labels })
       .from(forgeIssues)
       .where(and(eq(forgeIssues.projectId, project), eq(forgeIssues.number, number))),
-    // jobs_by_issue
+    // jobs_by_issue; the runner by its name (null once revoked: its id then)
     d
-      .select()
+      .select({ ...getTableColumns(jobs), runnerName: runners.name })
       .from(jobs)
+      .leftJoin(runners, eq(runners.id, jobs.runnerId))
       .where(and(eq(jobs.projectId, project), eq(jobs.number, number)))
       .orderBy(asc(jobs.createdAt)),
     // usage_by_issue

@@ -90,10 +90,25 @@ describe("issue page", () => {
         `INSERT INTO forge_issues (project_id, number, title, body, state, labels, depends_on, updated_at)
          VALUES (?, 5, 'Add the export button', '', 'open', '["backlog"]', '[]', 0)`,
       ).bind(project),
+      // The first job's runner is registered as build-host-1; the second's was revoked since.
+      env.DB.prepare(
+        `INSERT INTO runners (id, name, token_hash, version, created_at, last_seen_at)
+         VALUES (?, 'build-host-1', ?, '1.0.0', 0, 0)`,
+      ).bind(`${project}-runner`, `hash-${project}`),
       env.DB.prepare(
         `INSERT INTO jobs (id, project_id, number, kind, status, attempt, runner_id, created_at, updated_at)
-         VALUES (?, ?, 5, 'implement', 'done', 1, 'runner-x', ?, ?)`,
-      ).bind(`${project}.5.job1`, project, BASE_TIME, BASE_TIME),
+         VALUES (?, ?, 5, 'implement', 'done', 1, ?, ?, ?), (?, ?, 5, 'revise', 'done', 1, 'runner-gone', ?, ?)`,
+      ).bind(
+        `${project}.5.job1`,
+        project,
+        `${project}-runner`,
+        BASE_TIME,
+        BASE_TIME,
+        `${project}.5.job2`,
+        project,
+        BASE_TIME,
+        BASE_TIME,
+      ),
       ...[
         [1, 1000, 500, 0, 4000, 0.3],
         [2, 200, 300, 4000, 300, 0.05],
@@ -126,6 +141,9 @@ describe("issue page", () => {
     expect(text).toContain("Round 1: APPROVE");
     expect(text).toContain("[minor] a.ts:3: rename x");
     expect(text).toContain(`${project}.5.job1`);
+    // The Runner column names the runner (its id on hover), or gives the id of one revoked since.
+    expect(text).toContain(`<td title="${project}-runner">build-host-1</td>`);
+    expect(text).toContain('<td title="runner-gone">runner-gone</td>');
     expect(text).toContain('<svg viewBox="0 0 640 170" role="img" aria-label="Tokens per iteration');
     // Iteration 1 read nothing from the cache; iteration 2 read 4000 of 4500 prompt tokens.
     expect(text).toContain("0% · $0.30");

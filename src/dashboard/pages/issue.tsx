@@ -287,7 +287,7 @@ function Jobs(props: { jobs: Records["jobs"]; now: number }) {
             <td>{job.kind}</td>
             <td>{job.status}</td>
             <td>{job.attempt}</td>
-            <td>{job.runnerId ?? "–"}</td>
+            <td title={job.runnerId ?? undefined}>{job.runnerName ?? job.runnerId ?? "–"}</td>
             <td>{formatTime(job.createdAt)}</td>
             <td>
               <When at={job.updatedAt} now={props.now} />
