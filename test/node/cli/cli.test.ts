@@ -13,7 +13,8 @@ import { insertRows, writeSeed } from "../../support/seed-sql.ts";
 import { pushFiles } from "../../support/services/git-push.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
 
-const BIN = new URL("../../../bin/conveyor.js", import.meta.url).pathname;
+const REPO_DIR = new URL("../../../", import.meta.url).pathname;
+const BIN = `${REPO_DIR}bin/conveyor.js`;
 const REPO = "acme/widgets";
 const DAY = 86_400_000;
 
@@ -135,6 +136,30 @@ const addArgs = async (id: string, token = forgeToken) => [
   "--forge-token-file",
   await tokenFile(token),
 ];
+
+describe("the README's examples against npm run dev", () => {
+  it("run as written (this Worker's URL and token for the dev ones) and start no work", async () => {
+    const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8");
+    const block = readme.match(/```sh\n(export CONVEYOR_URL=http:\/\/127\.0\.0\.1:8787[^`]*)```/)?.[1];
+    expect(block).toBeDefined();
+    const script = (block ?? "")
+      .replaceAll("http://127.0.0.1:8787", worker.url)
+      .replaceAll("dev-admin-token", TEST_ADMIN_TOKEN);
+    const before = await json(["status"]);
+    const out = await new Promise<Run>((resolve) =>
+      execFile("bash", ["-euo", "pipefail", "-c", script], { cwd: REPO_DIR }, (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+      ),
+    );
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toMatch(/^\{"projects":\[.*\],"runners":\[\]\}/);
+    expect(out.stdout).toMatch(/^cvreg_[0-9a-f]{64}$/m);
+    expect(out.stdout).toContain(
+      '{"error":"project example is not registered (conveyor project add example)"}',
+    );
+    expect(await json(["status"])).toEqual(before);
+  });
+});
 
 describe("project", () => {
   it("add registers the project and creates its webhook and labels on the forge, which then deliver", async () => {
