@@ -56,6 +56,8 @@ export default defineConfig(async () => {
             testTimeout: 30_000,
             include: ["test/node/**/*.test.ts", "test/domain/**/*.test.ts"],
             environment: "node",
+            // The demo's tests read the local D1 file with node:sqlite, as npm run demo does with this flag.
+            execArgv: ["--disable-warning=ExperimentalWarning"],
           },
         },
       ],

@@ -371,6 +371,15 @@ export const DEMO_SCRIPT: Rule[] = [
       use("vault_verdict", { verdict: "ask", reason: "It speaks for the team: a maintainer decides." }),
     ],
   },
+  // The built-in agents' schedules (the predictor every hour, the gardener daily, the planner weekly) start
+  // runs of their own when a demo crosses their time: the sample has nothing more for them, so they say so.
+  {
+    when: /\nTrigger: schedule /,
+    steps: [
+      use(tool("noop"), { reason: "The demo's sample has nothing more for a scheduled run." }),
+      text("Nothing to do on this schedule."),
+    ],
+  },
   {
     when: /You are the gardener/,
     steps: [
