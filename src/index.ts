@@ -16,6 +16,7 @@ import { dashboardRoutes } from "./dashboard/routes.tsx";
 import type { Env } from "./env.ts";
 import { errorMessage } from "./error-message.ts";
 import { hookRoutes } from "./hooks/routes.ts";
+import { log } from "./log.ts";
 import { listProjects } from "./projects/store.ts";
 import { runnerRoutes } from "./runner-api/routes.ts";
 
@@ -42,9 +43,7 @@ app.route("/dashboard", dashboardRoutes);
 
 app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
 app.onError((error, c) => {
-  console.error(
-    JSON.stringify({ msg: "unhandled error", error: error.message, path: new URL(c.req.url).pathname }),
-  );
+  log.error("unhandled error", { error: error.message, path: new URL(c.req.url).pathname });
   return jsonError(c, 500, "internal error");
 });
 
@@ -54,16 +53,14 @@ export default {
     ctx.waitUntil(
       armReconciliation(env).then((reports) => {
         for (const report of reports) {
-          if (report.error) console.error(JSON.stringify({ msg: "reconciliation not armed", ...report }));
+          if (report.error) log.error("reconciliation not armed", report);
         }
       }),
     );
     ctx.waitUntil(
       listProjects(env)
         .then((projects) => pruneAll(env, projects))
-        .catch((error) =>
-          console.log(JSON.stringify({ msg: "retention failed", error: errorMessage(error) })),
-        ),
+        .catch((error) => log.error("retention failed", { error: errorMessage(error) })),
     );
   },
 } satisfies ExportedHandler<Env>;

@@ -9,6 +9,7 @@ import { nextDeadline } from "../../src/domain/job-queue.ts";
 import type { Env } from "../../src/env.ts";
 import type { EventEnvelope } from "../../src/issue-events.ts";
 import { issueStub } from "../../src/issue-stub.ts";
+import { log } from "../../src/log.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "../shared/alarm.ts";
 import { deliverInOrder, type Outbox, type OutboxRow } from "../shared/outbox.ts";
 import type { AgentJobs } from "./agents/agent-jobs.ts";
@@ -111,7 +112,7 @@ export class ProjectDelivery {
       const result = await issueStub(this.env, envelope.project, envelope.number).apply(envelope);
       // Sending an invalid event again cannot help; it is a bug to see in the logs, not to block the queue.
       if (result.outcome === "invalid") {
-        console.error(JSON.stringify({ msg: "job event refused", id: envelope.id, reason: result.reason }));
+        log.error("job event refused", { id: envelope.id, reason: result.reason });
       }
     }
   }
@@ -122,9 +123,7 @@ export class ProjectDelivery {
       .deliver(this.env, this.project(), horizon)
       .then((classified) => (classified ? this.soon() : undefined))
       // The rows stay in the outbox; the alarm tries again.
-      .catch((error: unknown) =>
-        console.error(JSON.stringify({ msg: "vault delivery failed", error: String(error) })),
-      )
+      .catch((error: unknown) => log.error("vault delivery failed", { error: String(error) }))
       .finally(() => {
         this.classifying = null;
       });

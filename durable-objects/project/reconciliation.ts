@@ -9,6 +9,7 @@ import { type Budget, budgetFrom, type Cursor, nextCycleAt, START } from "../../
 import type { Env } from "../../src/env.ts";
 import { errorMessage } from "../../src/error-message.ts";
 import type { CachedAnswer, ConditionalCache, ForgeAnswer } from "../../src/forge/client/http.ts";
+import { log } from "../../src/log.ts";
 import { lazyForges, loadProject } from "../../src/projects/store.ts";
 import { reconcileCycle } from "../../src/reconcile/cycle.ts";
 
@@ -130,7 +131,7 @@ export class Reconciliation {
       budget === null ? null : JSON.stringify(budget),
     );
     this.sql.exec("DELETE FROM reconcile_etags WHERE used_at < ?", now - ETAG_RETENTION_MS);
-    console.log(JSON.stringify({ msg: "reconciled", ...outcome }));
+    log.info("reconciled", outcome);
     return outcome;
   }
 

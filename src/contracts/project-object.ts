@@ -88,7 +88,9 @@ export type AgentRunView = {
   updatedAt: number;
 };
 
-export type ScheduleCheck = { queued: string[] } | { error: string };
+/** The runs a schedule check or a forge event queued, or why none could be (the catalog unreadable). */
+export type QueuedRuns = { queued: string[] } | { error: string };
+export type ScheduleCheck = QueuedRuns;
 
 // --- the vault ----------------------------------------------------------------------------------------------
 
@@ -164,7 +166,7 @@ export interface ProjectObject extends Rpc.DurableObjectBranded {
   /** Queues an agent run: its job and its run record in one transaction; the same run id queues once. */
   startAgentRun(request: AgentRunRequest): Promise<{ runId: string; jobId: string }>;
   /** A forge event (webhook delivery `deliveryId`) starts the agents whose `on` names it: their run ids. */
-  triggerAgents(project: Project, trigger: AgentTrigger, deliveryId: string): Promise<string[]>;
+  triggerAgents(project: Project, trigger: AgentTrigger, deliveryId: string): Promise<QueuedRuns>;
   /** A push to the default branch changed `.conveyor/agents/`: the next event reads the catalog again. */
   forgetAgentCatalog(): void;
   /** An agent run as it stands, its cost from the project's spend. */

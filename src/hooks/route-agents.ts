@@ -8,6 +8,7 @@ import { agentTriggerOf } from "../agents/triggers.ts";
 import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";
 import type { ForgeEvent } from "../forge/webhooks/events.ts";
+import { log } from "../log.ts";
 import { projectStub } from "../project-stub.ts";
 import type { Project } from "../projects/store.ts";
 
@@ -19,11 +20,10 @@ export async function routeAgents(
 ): Promise<string[]> {
   const trigger = agentTriggerOf(event);
   if (!trigger) return [];
-  try {
-    return await projectStub(env, project.id).triggerAgents(project, trigger, deliveryId);
-  } catch (error) {
-    const reason = errorMessage(error);
-    console.warn(JSON.stringify({ msg: "agents not triggered", project: project.id, deliveryId, reason }));
-    return [];
-  }
+  const outcome = await projectStub(env, project.id)
+    .triggerAgents(project, trigger, deliveryId)
+    .catch((error: unknown) => ({ error: errorMessage(error) }));
+  if ("queued" in outcome) return outcome.queued;
+  log.warn("agents not triggered", { project: project.id, deliveryId, reason: outcome.error });
+  return [];
 }

@@ -11,6 +11,7 @@ import { projectStub } from "../../src/project-stub.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";
 import { ROTATE_TOKEN, ROTATE_TOKEN_MD } from "../support/rotate-token.ts";
 import { call, claim, complete, heartbeat, jobsOf, newRunner, pastDeadline, taken } from "./support/jobs.ts";
+import { logged } from "./support/log.ts";
 import { type Loop, loopProject, push, send, until } from "./support/review.ts";
 
 const DEPLOY = "deploy-secret-in-worker-test";
@@ -65,6 +66,12 @@ describe("action issues in the Worker", () => {
     });
     const failed = await worker.fetch(request, secretsOutage, createExecutionContext());
     expect(failed.status).toBe(500);
+    expect(logged).toContainEqual({
+      level: "error",
+      msg: "unhandled error",
+      error: "D1_ERROR: Network connection lost.",
+      path: "/runner/v1/claim",
+    });
     const [lost] = await jobsOf(loop.project);
     expect(lost).toMatchObject({ status: "leased", attempt: 1 });
     // Nobody confirms the lease the runner never got: it comes back with its attempt unspent.

@@ -232,7 +232,9 @@ describe("issue page: the forge, the timeline and live updates", () => {
         const check = () => (messages.length >= count ? resolve() : setTimeout(check, 10));
         check();
       });
-    socket.addEventListener("message", (m) => messages.push(String(m.data)));
+    socket.addEventListener("message", (m) => {
+      messages.push(String(m.data));
+    });
     await send(project, 6, { type: "human_approval", by: "alice" });
     await heard(1);
     expect(JSON.parse(messages[0] ?? "")).toMatchObject({ state: "merging" });

@@ -10,7 +10,7 @@ import {
   runInDurableObject,
   waitOnExecutionContext,
 } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import worker from "../../src/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
@@ -90,7 +90,7 @@ describe("reconciliation on each project's alarm", () => {
     const good = await loopProject("alarm-good");
     const bad = await loopProject("alarm-bad");
     await env.DB.prepare("UPDATE projects SET api_url = ? WHERE id = ?")
-      .bind("http://127.0.0.1:9/api/v1", bad.project)
+      .bind(`${inject("services").controlUrl}/down/api/v1`, bad.project)
       .run();
     const issue = await good.forge.createIssue({ title: "Works", body: "", labels: ["backlog"] });
     await cron();
@@ -98,7 +98,7 @@ describe("reconciliation on each project's alarm", () => {
       projectStub(env, bad.project).reconcileNow(bad.project),
       projectStub(env, good.project).reconcileNow(good.project),
     ]);
-    expect(failed).toMatchObject({ project: bad.project, error: expect.stringContaining("failed") });
+    expect(failed).toMatchObject({ project: bad.project, error: expect.stringContaining("returned 502") });
     expect(passed).toMatchObject({ project: good.project, dispatched: 1 });
     expect((await view(good, issue.number))?.state).toBe("queued");
     // The failing project tries again soon, on its own alarm.

@@ -9,9 +9,15 @@
 import { describeOutput, type VaultVerdict } from "../../../src/agents/held-outputs.ts";
 import { agentRunRequest } from "../../../src/agents/runs.ts";
 import type { AgentTrigger } from "../../../src/agents/triggers.ts";
-import type { AgentRunRequest, AgentRunView, ScheduleCheck } from "../../../src/contracts/project-object.ts";
+import type {
+  AgentRunRequest,
+  AgentRunView,
+  QueuedRuns,
+  ScheduleCheck,
+} from "../../../src/contracts/project-object.ts";
 import type { Requester } from "../../../src/domain/vault.ts";
 import type { Env } from "../../../src/env.ts";
+import { errorMessage } from "../../../src/error-message.ts";
 import { loadProject, type Project } from "../../../src/projects/store.ts";
 import type { CompleteRequest } from "../../../src/runner-api/contract.ts";
 import { deliverInOrder, type Outbox } from "../../shared/outbox.ts";
@@ -224,11 +230,18 @@ export class AgentJobs {
     };
   }
 
-  /** A forge event (webhook delivery `deliveryId`) starts the agents whose `on` names it: their run ids. */
-  trigger(project: Project, trigger: AgentTrigger, deliveryId: string): Promise<string[]> {
-    return this.triggers.trigger(this.host.env, project, trigger, deliveryId, (request) =>
-      this.host.start(request),
-    );
+  /**
+   * A forge event (webhook delivery `deliveryId`) starts the agents whose `on` names it: their run ids, or why
+   * none could start (the catalog unreadable). Answered, not thrown: the caller logs it, and workerd reports
+   * every exception an object's method throws as uncaught, handled or not.
+   */
+  async trigger(project: Project, trigger: AgentTrigger, deliveryId: string): Promise<QueuedRuns> {
+    try {
+      const start = (request: AgentRunRequest) => this.host.start(request);
+      return { queued: await this.triggers.trigger(this.host.env, project, trigger, deliveryId, start) };
+    } catch (error) {
+      return { error: errorMessage(error) };
+    }
   }
 
   /** A push changed `.conveyor/agents/`: the next event reads the catalog again. */

@@ -9,6 +9,7 @@ import { issueBudgetExceeded } from "../../../src/domain/budget.ts";
 import { isSession, leaseTerm } from "../../../src/domain/job-queue.ts";
 import type { Env } from "../../../src/env.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
+import { log } from "../../../src/log.ts";
 import type {
   CompleteRequest,
   FailRequest,
@@ -104,9 +105,7 @@ export class RunnerReports {
       // Informational: a page that misses it loses nothing the lifecycle needs.
       await issueStub(this.env, project, job.number)
         .noteActivity(job.id, activity.slice(-50))
-        .catch((error: unknown) =>
-          console.warn(JSON.stringify({ msg: "activity not kept", error: String(error) })),
-        );
+        .catch((error: unknown) => log.warn("activity not kept", { error: String(error) }));
     }
     return { ok: true };
   }

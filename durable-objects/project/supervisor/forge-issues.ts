@@ -11,6 +11,7 @@ import type { Env } from "../../../src/env.ts";
 import { errorMessage } from "../../../src/error-message.ts";
 import { hasStatus, type Issue } from "../../../src/forge/client/index.ts";
 import { commentOnce, type Poster } from "../../../src/forge/comment-once.ts";
+import { log } from "../../../src/log.ts";
 import { posterFor } from "../agents/forge-outputs.ts";
 
 export type SupervisorEffect =
@@ -43,14 +44,7 @@ export async function deliverSupervisorEffect(
     return await apply(env, projectId, effect, known);
   } catch (error) {
     if (!hasStatus(error, 403, 404, 410, 422)) throw error;
-    console.warn(
-      JSON.stringify({
-        msg: "supervisor issue refused",
-        key: effect.key,
-        kind: effect.kind,
-        error: errorMessage(error),
-      }),
-    );
+    log.warn("supervisor issue refused", { key: effect.key, kind: effect.kind, error: errorMessage(error) });
     return null;
   }
 }

@@ -1,6 +1,8 @@
 /**
  * The Node-side services workerd tests need (a local forge, the Messages-API stand-in) and a small control
- * API over HTTP, since tests inside workerd can neither spawn git nor call into Node objects.
+ * API over HTTP, since tests inside workerd can neither spawn git nor call into Node objects. Below `/down/`
+ * the control server plays a forge that is down (502 from its proxy): a refused connection would do too, but
+ * workerd reports every refused fetch as an uncaught exception, handled or not.
  */
 
 import { mkdtemp, rm } from "node:fs/promises";
@@ -120,6 +122,13 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
+      // A forge that is down behind its proxy: every request below /down/ is a 502, as a gateway answers.
+      if (req.url?.startsWith("/down/")) {
+        res
+          .writeHead(502, { "content-type": "text/html" })
+          .end("<html><body>502 Bad Gateway</body></html>\n");
+        return;
+      }
       const action = actions[(req.url ?? "").replace(/^\//, "")];
       try {
         if (!action) throw new Error(`no control action ${req.url}`);
