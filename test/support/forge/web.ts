@@ -17,7 +17,12 @@ const PAGE = /^\/([^/]+)\/([^/]+?)(?:\/(issues|pulls|commit|src\/branch)\/(.+?))
 
 /** Text for HTML: interpolated values are escaped, `Html` fragments (other templates) are not. */
 class Html {
-  constructor(readonly text: string) {}
+  readonly text: string;
+
+  // A field, not a parameter property: Node runs this file by stripping types (the demo, the forge's CLI).
+  constructor(text: string) {
+    this.text = text;
+  }
 }
 type Part = string | number | Html | Html[] | null | undefined | false;
 
