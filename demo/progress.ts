@@ -1,17 +1,20 @@
 /**
  * The demo's progress lines: every edge the Worker records (D1) and every step of the humans and agents the
  * scenario plays, in time order, each edge with its issue's title. A line waits until nothing earlier can
- * still arrive: issues flush their edges to D1 independently and a little late, so each line is held for the
- * longest such delay seen so far. An edge is shown once however often it is read, and a lifecycle reason is
+ * still arrive: issues flush their edges to D1 independently and a little late (seconds on a busy machine), so
+ * each line is held for longer than any such delay seen so far. An edge is shown once however often it is read, and a lifecycle reason is
  * quoted when it is new, not again on each edge that keeps it.
  */
 import type { Transition } from "./local-d1.ts";
 import type { Demo } from "./orchestrator.ts";
 import { ISSUES, PLANNED, PROJECT } from "./scenario.ts";
 
-/** How long a line waits at least for earlier ones; the longest delay of an edge seen so far, if longer. */
-const SETTLE_MS = 400;
-const MAX_SETTLE_MS = 5_000;
+/**
+ * How long a line waits at least for earlier ones; half as long again as the longest delay of an edge seen so
+ * far (from its time to the poll that found it in D1), if that is longer.
+ */
+const SETTLE_MS = 1_000;
+const MAX_SETTLE_MS = 10_000;
 
 /** What an edge means, by its event and where it led. */
 const MEANING: Record<string, string> = {
@@ -65,39 +68,46 @@ export class Progress {
     this.#pending.push({ at, text });
   }
 
-  /** Reads the edges D1 recorded since, prints what has settled, and answers the settled edges, oldest first. */
-  next(): Promise<Transition[]> {
-    return this.#advance(false);
+  /**
+   * The edges D1 recorded since the last call, each once and at once (the driver acts on them); prints the
+   * lines that have settled.
+   */
+  async next(): Promise<Transition[]> {
+    const fresh = this.#read();
+    await this.#show(false);
+    return fresh;
   }
 
-  /** Prints every line there is, settled or not (the scenario is over, its summary follows); answers the edges. */
-  flush(): Promise<Transition[]> {
-    return this.#advance(true);
+  /** Prints every line there is, settled or not: the scenario is over, its summary follows. */
+  async flush(): Promise<Transition[]> {
+    const fresh = this.#read();
+    await this.#show(true);
+    return fresh;
   }
 
-  async #advance(all: boolean): Promise<Transition[]> {
+  #read(): Transition[] {
     const now = Date.now();
+    const fresh: Transition[] = [];
     for (const edge of this.#demo.d1.transitionsAfter(PROJECT, this.#cursor)) {
       this.#cursor = Math.max(this.#cursor, edge.rowid);
       const key = `${edge.number}:${edge.seq}`;
       if (this.#seen.has(key)) continue;
       this.#seen.add(key);
-      this.#settleMs = Math.min(MAX_SETTLE_MS, Math.max(this.#settleMs, now - edge.at + 100));
+      this.#settleMs = Math.min(MAX_SETTLE_MS, Math.max(this.#settleMs, 1.5 * (now - edge.at)));
       this.#pending.push({ at: edge.at, edge });
+      fresh.push(edge);
     }
+    return fresh;
+  }
+
+  async #show(all: boolean): Promise<void> {
+    const until = Date.now() - this.#settleMs;
     this.#pending.sort((a, b) => a.at - b.at);
-    const settled = all ? this.#pending : this.#pending.filter((line) => line.at <= now - this.#settleMs);
+    const settled = all ? this.#pending : this.#pending.filter((line) => line.at <= until);
     this.#pending = this.#pending.slice(settled.length);
-    const edges: Transition[] = [];
     for (const line of settled) {
-      if ("text" in line) {
-        this.#print(`${this.#stamp(line.at)}  ${line.text}`);
-        continue;
-      }
-      edges.push(line.edge);
-      this.#print(await this.#describe(line.edge));
+      this.#print("text" in line ? `${this.#stamp(line.at)}  ${line.text}` : await this.#describe(line.edge));
     }
-    return edges;
   }
 
   /** The issue's title: the scenario's, else Conveyor's mirror of the forge, else the forge's own. */
