@@ -5,7 +5,6 @@
  */
 import { readFileSync } from "node:fs";
 import { ACTION_SERVER } from "../runner/actions/action-tools.ts";
-import { SAFE_OUTPUTS_SERVER } from "../runner/agents/safe-outputs.ts";
 import type { CriticReport, Finding } from "../src/critic/report.ts";
 import {
   bash,
@@ -17,7 +16,7 @@ import {
   use,
   write,
 } from "../test/support/model/script.ts";
-import { GROOMING, PLANNED } from "./scenario.ts";
+import { AGENT_RULES } from "./agents-script.ts";
 
 const phase = (line: string) => `printf '${line}\\n' > "$CONVEYOR_PHASE_FILE"`;
 const commitAndWait = (message: string) =>
@@ -176,19 +175,6 @@ test("keeps text that fits", () => {
   assert.equal(truncate("Hello", 5), "Hello");
 });
 `;
-
-// --- the gardener and the planner -------------------------------------------------------------------------
-
-const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
-
-const groom: Turn[] = GROOMING.flatMap(({ number, gardener }) =>
-  gardener
-    ? [
-        use(tool("comment"), { issue: number, body: gardener.comment }),
-        use(tool("add_labels"), { issue: number, labels: [gardener.label] }),
-      ]
-    : [],
-);
 
 // --- #7 the action: announce this week's changes ------------------------------------------------------------
 
@@ -371,30 +357,7 @@ export const DEMO_SCRIPT: Rule[] = [
       use("vault_verdict", { verdict: "ask", reason: "It speaks for the team: a maintainer decides." }),
     ],
   },
-  // The built-in agents' schedules (the predictor every hour, the gardener daily, the planner weekly) start
-  // runs of their own when a demo crosses their time: the sample has nothing more for them, so they say so.
-  {
-    when: /\nTrigger: schedule /,
-    steps: [
-      use(tool("noop"), { reason: "The demo's sample has nothing more for a scheduled run." }),
-      text("Nothing to do on this schedule."),
-    ],
-  },
-  {
-    when: /You are the gardener/,
-    steps: [
-      ...groom,
-      text("Groomed: one duplicate for a maintainer to close, one issue without acceptance criteria."),
-    ],
-  },
-  {
-    when: /You are the planner/,
-    steps: [
-      use("Glob", { pattern: "src/*.js" }),
-      use(tool("create_issue"), { title: PLANNED.title, body: PLANNED.body }),
-      text(`Filed the largest gap: ${PLANNED.title}.`),
-    ],
-  },
+  ...AGENT_RULES,
   { forced: "report", when: /<issue number="1"/, steps: [reviewSlugify] },
   {
     forced: "report",
