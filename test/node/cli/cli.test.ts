@@ -4,17 +4,15 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMMANDS } from "../../../cli/commands/index.ts";
-import { conveyor as conveyorCli } from "../../../cli/main.ts";
 import { createForgeClient } from "../../../src/forge/client/index.ts";
 import { type LocalForge, startLocalForge } from "../../support/forge/index.ts";
 import { PATHS } from "../../support/lifecycle-samples.ts";
 import { insertRows, writeSeed } from "../../support/seed-sql.ts";
 import { pushFiles } from "../../support/services/git-push.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
+import { bin, inProcess, type Run } from "./support.ts";
 
 const REPO_DIR = new URL("../../../", import.meta.url).pathname;
-const BIN = `${REPO_DIR}bin/conveyor.js`;
 const REPO = "acme/widgets";
 const DAY = 86_400_000;
 
@@ -69,47 +67,10 @@ async function until(check: () => Promise<boolean>, timeoutMs = 10_000) {
   }
 }
 
-type Run = { code: number; stdout: string; stderr: string };
-
-/**
- * `conveyor <args>` in this process, as the bin runs it (the same function, its output captured): a process
- * per command would add only its start. The process itself is tested once, below ("as a process").
- */
-async function conveyor(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
-  const run = { code: 0, stdout: "", stderr: "" };
-  run.code = await conveyorCli(COMMANDS, args, {
-    env: { CONVEYOR_URL: worker.url, CONVEYOR_TOKEN: TEST_ADMIN_TOKEN, USER: "tester", ...env },
-    stdout: (text) => {
-      run.stdout += text;
-    },
-    stderr: (text) => {
-      run.stderr += text;
-    },
-  });
-  return run;
-}
-
-async function ok(args: string[], env?: Record<string, string | undefined>): Promise<string> {
-  const run = await conveyor(args, env);
-  expect(run, args.join(" ")).toMatchObject({ code: 0, stderr: "" });
-  return run.stdout;
-}
-
-const json = async (args: string[]) => JSON.parse(await ok([...args, "--json"]));
-
-/** One line on stderr, nothing on stdout, and the exit code. */
-async function fails(
-  args: string[],
-  code: number,
-  message: RegExp,
-  env?: Record<string, string | undefined>,
-) {
-  const run = await conveyor(args, env);
-  expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(code);
-  expect(run.stdout).toBe("");
-  expect(run.stderr).toMatch(/^conveyor: [^\n]+\n$/);
-  expect(run.stderr).toMatch(message);
-}
+const { ok, json, fails } = inProcess(() => ({
+  CONVEYOR_URL: worker.url,
+  CONVEYOR_TOKEN: TEST_ADMIN_TOKEN,
+}));
 
 const forgeGet = async (path: string) =>
   (
@@ -479,9 +440,6 @@ describe("issues", () => {
     ],
     [["issue", "show", "1", "--project", "nope"], 1, /^conveyor: project nope is not registered/],
     [["issue", "list", "--project", "nope"], 1, /^conveyor: project nope is not registered/],
-    [["issue", "show", "40"], 2, /needs --project/],
-    [["approve", "forty", "--project", project], 2, /number: the issue number must be a number/],
-    [["approve", "--project", project], 2, /expected 1 argument\(s\); usage: conveyor approve <number>/],
   ] as const)("%j exits %i", async (args, code, message) => {
     await fails([...args], code, message);
   });
@@ -548,116 +506,14 @@ describe("vault", () => {
   });
 });
 
-describe.concurrent("errors", () => {
-  it.each([
-    ["a wrong token", ["status"], { CONVEYOR_TOKEN: "wrong" }, 1, /invalid operator token \(HTTP 401\)/],
-    ["no URL", ["status"], { CONVEYOR_URL: undefined }, 2, /set --url or CONVEYOR_URL/],
-    ["no token", ["status"], { CONVEYOR_TOKEN: undefined }, 2, /set CONVEYOR_TOKEN or --token-file/],
-    [
-      "a token on the command line",
-      ["status", "--token", "x"],
-      {},
-      2,
-      /unknown option --token \(the operator token comes from CONVEYOR_TOKEN or --token-file/,
-    ],
-    [
-      "an unreachable Worker",
-      ["status", "--url", "http://127.0.0.1:9"],
-      {},
-      1,
-      /cannot reach http:\/\/127\.0\.0\.1:9/,
-    ],
-    ["an unknown command", ["deploy"], {}, 2, /unknown command: deploy \(see conveyor --help\)/],
-    [
-      "an unknown command of a group",
-      ["project", "frob"],
-      {},
-      2,
-      /command: project frob \(see conveyor project --help\)/,
-    ],
-    [
-      "an unknown flag",
-      ["status", "--verbose"],
-      {},
-      2,
-      /^conveyor: unknown option --verbose; usage: conveyor status\n$/,
-    ],
-    [
-      "a flag without its value",
-      ["runner", "token", "--ttl"],
-      {},
-      2,
-      /^conveyor: --ttl needs a value; usage: /,
-    ],
-    ["a value for a switch", ["status", "--json=yes"], {}, 2, /^conveyor: --json takes no value; usage: /],
-    ["a negative number where it cannot be", ["runner", "token", "--ttl", "-5"], {}, 2, /^conveyor: ttl: /],
-  ] as const)("%s", async (_, args, env, code, message) => {
-    await fails([...args], code, message, env);
-  });
-
-  it("--help prints the usage and exits 0", async () => {
-    const out = await ok(["--help"]);
-    expect(out).toMatch(/^usage: conveyor <command>/);
-    for (const { name } of COMMANDS) expect(out).toMatch(new RegExp(`^  ${name}\\b`, "m"));
-  });
-
-  it("every group has its help: its own commands, however asked", async () => {
-    const groups = [
-      ...new Set(COMMANDS.filter((c) => c.name.includes(" ")).map((c) => c.name.split(" ")[0] ?? "")),
-    ];
-    expect(groups).toEqual(["project", "runner", "issue", "agent", "vault"]);
-    for (const group of groups) {
-      const out = await ok([group, "--help"]);
-      expect(out).toMatch(new RegExp(`^usage: conveyor ${group} <command> `));
-      const listed = [...out.matchAll(/^ {2}(\S+ \S+)/gm)].map((m) => m[1]);
-      expect(listed).toEqual(COMMANDS.filter((c) => c.name.startsWith(`${group} `)).map((c) => c.name));
-      expect(await ok([group])).toBe(out);
-      expect(await ok(["help", group])).toBe(out);
-      expect(await ok([group, "-h"])).toBe(out);
-    }
-  });
-
-  it("a command's help, however asked", async () => {
-    const out = await ok(["project", "set", "--help"]);
-    expect(out).toMatch(/^usage: conveyor project set <key> <value> --project <id>\n {2}change one setting/);
-    expect(await ok(["help", "project", "set"])).toBe(out);
-    expect(await ok(["costs", "-h"])).toMatch(/^usage: conveyor costs \[--project <id>\] \[--days <n>\]/);
-  });
+it("a wrong token exits 1 with the Worker's one-line reason", async () => {
+  await fails(["status"], 1, /invalid operator token \(HTTP 401\)/, { CONVEYOR_TOKEN: "wrong" });
 });
 
-describe("as a process", () => {
-  /** The bin as an operator runs it: its exit code, stdout and stderr. */
-  const bin = (args: string[], env: Record<string, string> = {}) =>
-    new Promise<Run>((resolve) => {
-      execFile(
-        process.execPath,
-        [BIN, ...args],
-        {
-          env: { PATH: process.env.PATH, CONVEYOR_URL: worker.url, CONVEYOR_TOKEN: TEST_ADMIN_TOKEN, ...env },
-        },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
-      );
-    });
-
-  it("--version prints the package's version, without a Worker to ask", async () => {
-    const { version } = JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8"));
-    expect(await bin(["--version"], { CONVEYOR_URL: "", CONVEYOR_TOKEN: "" })).toEqual({
-      code: 0,
-      stdout: `conveyor ${version}\n`,
-      stderr: "",
-    });
-  });
-
-  it("exits 1 on a refusal and 2 on bad usage, each failure one line on stderr", async () => {
-    const [refused, misused] = await Promise.all([
-      bin(["status"], { CONVEYOR_TOKEN: "wrong" }),
-      bin(["project", "set", "parallel", "-1"]),
-    ]);
-    expect(refused).toEqual({ code: 1, stdout: "", stderr: "conveyor: invalid operator token (HTTP 401)\n" });
-    expect(misused).toEqual({
-      code: 2,
-      stdout: "",
-      stderr: "conveyor: this command needs --project (or CONVEYOR_PROJECT)\n",
-    });
+it("as a process, a refusal exits 1 with one line on stderr", async () => {
+  expect(await bin(["status"], { CONVEYOR_URL: worker.url, CONVEYOR_TOKEN: "wrong" })).toEqual({
+    code: 1,
+    stdout: "",
+    stderr: "conveyor: invalid operator token (HTTP 401)\n",
   });
 });
