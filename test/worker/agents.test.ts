@@ -220,7 +220,12 @@ describe("agents", () => {
     ]);
     expect(run.decisions?.[4]?.failed).toMatch(/^the forge refused it: .*404/);
     const comments = [...(await loop.forge.listComments(first)), ...(await loop.forge.listComments(second))];
-    expect(comments.map((c) => c.body.split("\n")[0])).toEqual(["Which flag?", "Which columns?"]);
+    // Each under the agent's and the run's name, quoted apart.
+    const attribution = `The agent \`triager\` (run \`${runId}\`) wrote:`;
+    expect(comments.map((c) => c.body.split("\n").slice(0, 3))).toEqual([
+      [attribution, "", "> Which flag?"],
+      [attribution, "", "> Which columns?"],
+    ]);
     expect((await loop.forge.getIssue(second)).labels).toContain("underspecified");
     expect((await projectStub(env, loop.project).dispatchStatus()).spentTodayUsd).toBe(0.25);
     // In D1 too: the project's spend includes the run's (a re-sent figure replaced, not added).
@@ -235,7 +240,9 @@ describe("agents", () => {
       );
     });
     await drain(loop.project);
-    expect((await loop.forge.listComments(first)).map((c) => c.body.split("\n")[0])).toEqual(["Which flag?"]);
+    expect((await loop.forge.listComments(first)).map((c) => c.body.split("\n")[2])).toEqual([
+      "> Which flag?",
+    ]);
     expect((await runOf(loop.project, "triager", runId)).decisions).toEqual(run.decisions);
 
     const list = (await (await api(`${loop.project}/agents`)).json()) as {

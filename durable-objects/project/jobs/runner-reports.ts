@@ -205,7 +205,7 @@ export class RunnerReports {
           this.t.records.issueEvent(project, job, `progress:${job.id}:${job.attempt}:${event.seq}`, now, {
             type: "reply",
             thread: job.number,
-            text: "**Progress** of the action:",
+            text: "**Progress:**",
             // The session's words, within the reply's 2 000 characters.
             quote: { by: "Its session", text: event.text.slice(0, 2_000) },
           });
