@@ -27,12 +27,12 @@ export type Piece =
 /** The body, safe and within the limit (with room for a marker). */
 export function composePost(policy: PostPolicy, pieces: readonly Piece[]): PostBody {
   const limit = bodyLimit(policy);
-  const foreign = pieces.map(foreignLength);
-  let share = Math.max(0, ...foreign);
-  for (let tries = 0; tries < 40; tries++) {
+  // No piece of foreign text is read past the limit; a longer one shrinks in proportion until the body fits.
+  let share = Math.min(limit, Math.max(0, ...pieces.map(foreignLength)));
+  for (let tries = 0; tries < 12; tries++) {
     const body = pieces.map((piece) => render(piece, share, policy)).join("\n\n");
     if (body.length <= limit) return body as PostBody;
-    const next = Math.floor((share * limit) / body.length) - 1;
+    const next = Math.floor(((share * limit) / body.length) * 0.95);
     share = Math.max(0, Math.min(next, share - 1));
   }
   // Conveyor's own words alone are over the limit: never so in practice, and still never refused.

@@ -21,19 +21,17 @@ const NAME = `${WORD}(?:[\\p{L}\\p{N}_.-]*${WORD})?`;
 const MENTION = new RegExp(`(?<!${WORD})[@\\uff20\\ufe6b](${NAME})(?:/(${NAME}))?`, "gu");
 
 /** GitHub's closing keywords, and Gitea's reopening ones; a reference must follow for them to act. */
-const KEYWORD = new RegExp(
-  `(?<!${WORD})(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|reopen(?:s|ed)?)(?!(?!https?:|www\\.)${WORD})`,
-  "giu",
-);
+export const CLOSING_WORDS = "close[sd]?|fix(?:e[sd])?|resolve[sd]?|reopen(?:s|ed)?";
+const KEYWORD = new RegExp(`(?<!${WORD})(?:${CLOSING_WORDS})(?!(?!https?:|www\\.)${WORD})`, "giu");
 
 /** What may stand between a keyword and its reference: a colon, spaces, emphasis, quote marks, brackets. */
-const BETWEEN = /^[\s:*_~>[(\\]*/u;
+const BETWEEN = /[\s:*_~>[(\\]*/uy;
 
 /**
  * The start of a reference in any form either forge reads, or might: `#12`, `!12` (Gitea's pull requests),
  * `GH-12`, `owner/repo#12`, a URL, an encoded `#` or a link that a next node would hold.
  */
-const REFERENCE = /^(?:[#!\uff03]|&|<|[/\\]|https?:|www\.|gh-\d|[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+[#!])/iu;
+const REFERENCE = /(?:[#!\uff03]|&|<|[/\\]|https?:|www\.|gh-\d|[\p{L}\p{N}_.-]+\/[\p{L}\p{N}_.-]+[#!])/iuy;
 
 /**
  * What an address a renderer found by itself (no `[text](url)`) may not hold: another renderer may end it
@@ -42,7 +40,8 @@ const REFERENCE = /^(?:[#!\uff03]|&|<|[/\\]|https?:|www\.|gh-\d|[\p{L}\p{N}_.-]+
 export const UNCLEAR_END = /[@\uff20\ufe6b[\]()&\\*<>!`]/u;
 
 /** An address the parser left as text, which another renderer may still link. */
-const BARE_URL = /(?:https?:\/\/|www\.)[^\s<>`]+|[\p{L}\p{N}._+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/giu;
+const BARE_URL =
+  /(?:https?:\/\/|www\.)[^\s<>`]+|(?<![\p{L}\p{N}._+-])[\p{L}\p{N}._+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/giu;
 
 /** `/conveyor` at the start of a line: someone reading the post could take it for Conveyor's instruction. */
 const COMMAND = /(?<=^|\n)[ \t]*(\/conveyor)(?![\p{L}\p{N}_-])/giu;
@@ -128,9 +127,11 @@ export function proseEdits(
   const at = /(?<![\p{L}\p{N}_])[@\uff20\ufe6b]$/u.exec(text);
   if (followed && at) spans.push([at.index, text.length]);
   for (const m of text.matchAll(KEYWORD)) {
-    const after = text.slice(m.index + m[0].length);
-    const next = after.slice(BETWEEN.exec(after)?.[0].length ?? 0);
-    if (next === "" ? followed : REFERENCE.test(next)) spans.push([m.index, m.index + m[0].length]);
+    // Read in place (sticky), not on a copy of the rest: a text of many keywords stays linear.
+    BETWEEN.lastIndex = m.index + m[0].length;
+    REFERENCE.lastIndex = BETWEEN.lastIndex + (BETWEEN.exec(text)?.[0].length ?? 0);
+    const atEnd = REFERENCE.lastIndex >= text.length;
+    if (atEnd ? followed : REFERENCE.test(text)) spans.push([m.index, m.index + m[0].length]);
   }
   for (const m of text.matchAll(BARE_URL)) {
     const url = /^(?:https?:|www\.)/i.test(m[0]) ? m[0].replace(/^www\./i, "http://www.") : `mailto:${m[0]}`;
