@@ -81,9 +81,13 @@ export function hazards(source: string, policy: PostPolicy): Edit[] {
     }
   };
   /** Where renderers differ is where an autolink ends: one that may end early, or holds a hazard, is code. */
-  const unclearEnd = (from: number, to: number, followed: boolean) =>
-    UNCLEAR_END.test(source.slice(from, to).replace(/^<|>$/g, "")) ||
-    proseEdits(source, from, to, followed, ticks, policy).length > 0;
+  const unclearEnd = (from: number, to: number, followed: boolean) => {
+    const [start, end] = source.startsWith("<", from) ? [from + 1, to - 1] : [from, to];
+    return (
+      UNCLEAR_END.test(source.slice(start, end)) ||
+      proseEdits(source, start, end, followed, ticks, policy).length > 0
+    );
+  };
   const visitChildren = (parent: Parents) => {
     const { children } = parent;
     for (let i = 0; i < children.length; ) {

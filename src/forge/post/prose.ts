@@ -143,6 +143,13 @@ export function proseEdits(
   }
   spans.sort((a, b) => a[0] - b[0]);
   const edits: Edit[] = [];
+  // A tag's `<` the parser left in text (a literal autolink took the tag's end): another renderer would
+  // read the tag. Escaped where it stands.
+  for (const m of text.matchAll(/<(?=[A-Za-z/!?])/g)) {
+    const unit = units[unitAt[m.index] ?? 0];
+    if (unit && source.slice(unit.start, unit.end) === "<")
+      edits.push({ start: unit.start, end: unit.end, text: "&lt;" });
+  }
   let last = -1;
   for (const [from, to] of spans) {
     if (from < last) continue;
