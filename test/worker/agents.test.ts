@@ -160,7 +160,8 @@ describe("agents", () => {
   });
 
   it("applies exactly `max` outputs once, rejects the rest and undeclared types with reasons, and counts the cost", async () => {
-    const loop = await agentsProject("agents-run");
+    // The issues' author (Conveyor's account here) may be mentioned on them, and one listed login anywhere.
+    const loop = await agentsProject("agents-run", { mentions: { allow: ["helper"], issueAuthor: true } });
     const [first = 0, second = 0] = loop.issues;
     const GONE = 9_999;
     await seedForgeIssue(loop.project, GONE, "Deleted on the forge", "");
@@ -191,7 +192,7 @@ describe("agents", () => {
 
     const outputs = [
       { type: "comment", issue: first, body: "Which flag?" },
-      { type: "comment", issue: second, body: "Which columns?" },
+      { type: "comment", issue: second, body: "Which columns? @conveyor @helper @stranger" },
       { type: "comment", issue: first, body: "Over the cap." },
       { type: "create_issue", title: "Not declared", body: "No." },
       // Open in Conveyor's mirror, gone from the forge: refused there for good, holding up nothing after it.
@@ -224,7 +225,7 @@ describe("agents", () => {
     const attribution = `The agent \`triager\` (run \`${runId}\`) wrote:`;
     expect(comments.map((c) => c.body.split("\n").slice(0, 3))).toEqual([
       [attribution, "", "> Which flag?"],
-      [attribution, "", "> Which columns?"],
+      [attribution, "", "> Which columns? @conveyor @helper `@stranger`"],
     ]);
     expect((await loop.forge.getIssue(second)).labels).toContain("underspecified");
     expect((await projectStub(env, loop.project).dispatchStatus()).spentTodayUsd).toBe(0.25);
