@@ -47,7 +47,7 @@ describe("composePost", () => {
       fc.property(
         fc.constantFrom("github", "gitea", "forgejo" as const),
         foreign,
-        fc.nat({ max: 80_000 }),
+        fc.nat({ max: 70_000 }),
         (forge, text, padding) => {
           const p = policy(forge);
           const long = `${text}${"word ".repeat(padding / 5)}${text}`;
@@ -65,7 +65,7 @@ describe("composePost", () => {
             expect(body).toMatch(/_\(cut to \d+ of \d+/);
         },
       ),
-      { numRuns: 20 },
+      { numRuns: 12 },
     );
   });
 
