@@ -12,6 +12,7 @@ import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
 import { hasStatus } from "../forge/client/index.ts";
 import { type Poster, reviewOnce } from "../forge/comment-once.ts";
+import { visibleText } from "../forge/post/characters.ts";
 import type { PostPolicy } from "../forge/post/policy.ts";
 import { composePost, type Piece, type PostBody, postTitle, withMarker } from "../forge/post/post.ts";
 import { codeSpan, freeTicks } from "../forge/post/prose.ts";
@@ -129,8 +130,14 @@ function reviewText(
   ]);
 }
 
-/** The finding's file and line as code: the path is the reviewer's, but one line of code says nothing. */
-const fileCode = (f: Finding) => codeSpan(`${f.file}${f.line ? `:${f.line}` : ""}`, freeTicks(f.file));
+/**
+ * The finding's file and line as code, which nothing reads as a mention, a link or a keyword. The path is the
+ * reviewer's: what no reader sees (a marker among it) is dropped first.
+ */
+const fileCode = (f: Finding) => {
+  const file = visibleText(f.file);
+  return codeSpan(`${file}${f.line ? `:${f.line}` : ""}`, freeTicks(file));
+};
 
 /**
  * Out-of-scope findings become their own issues, labelled tech-debt, once each (found again by a marker in an
