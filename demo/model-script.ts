@@ -221,7 +221,9 @@ export const DEMO_SCRIPT: Rule[] = [
       write("src/slugify.js", SLUGIFY_V1),
       write("test/slugify.test.js", SLUGIFY_TEST),
       runTests,
-      commitAndWait("Add slugify (#1)"),
+      // A session that claims more than its issue: Conveyor collects the commit as "refs #2", so merging #1
+      // does not close #2 (which still needs its own work).
+      commitAndWait("Add slugify (#1); fixes #2 too, slugPath only needs it"),
       text("slugify is in src/slugify.js with its test; the tests pass and the change is committed."),
     ],
   },

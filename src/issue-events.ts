@@ -94,7 +94,13 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("retry"), by: actor }),
   z.object({ type: z.literal("timeout"), timer: z.enum(TIMERS) }),
   z.object({ type: z.literal("budget_exceeded"), reason: text(2_000) }),
-  z.object({ type: z.literal("reply"), thread: z.number().int().positive(), text: text(2_000) }),
+  z.object({
+    type: z.literal("reply"),
+    thread: z.number().int().positive(),
+    text: text(2_000),
+    to: actor.optional(),
+    quote: z.object({ by: text(200), text: text(2_000) }).optional(),
+  }),
   z.object({ type: z.literal("effect_failed"), effect: text(100), error: text(2_000) }),
 ]) satisfies z.ZodType<LifecycleEvent>;
 

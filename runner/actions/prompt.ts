@@ -3,6 +3,7 @@
  * writers) as the plan, the issue (anyone's text) fenced as data, and the action's phase protocol.
  */
 import { asData } from "../../src/domain/untrusted-text.ts";
+import { shownText } from "../../src/forge/post/hidden.ts";
 import type { ActionRun, Job } from "../../src/runner-api/contract.ts";
 
 const ACTION_PHASES = `When you stop, say how it ended by writing the phase file: its path is in the environment variable
@@ -35,7 +36,7 @@ export function actionPrompt(job: Job, action: ActionRun): string {
     plan(action),
     TOOLS,
     UNTRUSTED,
-    `The issue, #${job.issue.number}:\n<untrusted>\nTitle: ${asData(job.issue.title)}\n\n${asData(job.issue.body)}\n</untrusted>`,
+    `The issue, #${job.issue.number}:\n<untrusted>\nTitle: ${asData(job.issue.title)}\n\n${asData(shownText(job.issue.body))}\n</untrusted>`,
     ACTION_PHASES,
   ].join("\n\n");
 }

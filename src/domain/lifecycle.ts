@@ -144,8 +144,11 @@ export type LifecycleEvent =
   | { type: "retry"; by: string }
   | { type: "timeout"; timer: TimerKind }
   | { type: "budget_exceeded"; reason: string }
-  /** An answer to someone on the forge (a refused command) on `thread`: posted once, nothing else changes. */
-  | { type: "reply"; thread: number; text: string }
+  /**
+   * An answer to someone on the forge (a refused command) on `thread`: posted once, nothing else changes.
+   * `to`: the person answered, whom it may mention; `quote`: text another wrote (an action's progress note).
+   */
+  | { type: "reply"; thread: number; text: string; to?: string; quote?: Quote }
   /**
    * An effect was given up on (refused for good, or failing after the project's `effects.maxAttempts`): it
    * sits in the dead letter with its last error, and a human must look.
@@ -196,6 +199,9 @@ export const EVENT_TYPES = [
   "effect_failed",
 ] as const satisfies readonly EventType[];
 
+/** Text someone other than Conveyor wrote, and who: posted quoted apart under that name. */
+export type Quote = { by: string; text: string };
+
 /** Label roles; the project maps them to its own label names. */
 export type LabelRole = "backlog" | "in_progress" | "blocked" | "needs_human" | "underspecified";
 
@@ -214,8 +220,11 @@ export type Effect =
   | { kind: "labels"; add: LabelRole[]; remove: LabelRole[] }
   /** `reminder`: the escalation is still unanswered (the `renotify` timer). */
   | { kind: "notify_human"; reason: string; reminder?: true }
-  /** On the issue, or on `thread` (a pull request of it) where the comment answers one there. */
-  | { kind: "comment"; body: string; thread?: number }
+  /**
+   * On the issue, or on `thread` (a pull request of it) where the comment answers one there. The body is
+   * defused when posted (src/forge/post); `to` may be mentioned in it, `quote` is shown apart under its author.
+   */
+  | { kind: "comment"; body: string; thread?: number; to?: string; quote?: Quote }
   | { kind: "open_pull_request" }
   /** Rewrites the open pull request's description: what the latest session did, and how CI and the critic went. */
   | { kind: "describe_pull_request" }
@@ -682,7 +691,16 @@ const sessionRules = (state: "running" | "revising"): StateRules => ({
 /** Replies go through the outbox, like every effect, so that each is posted once; in every state. */
 const reply = (state: State): Rule<"reply"> => ({
   to: [state],
-  apply: (ctx, e) => accept(ctx, [{ kind: "comment", body: e.text, thread: e.thread }]),
+  apply: (ctx, e) =>
+    accept(ctx, [
+      {
+        kind: "comment",
+        body: e.text,
+        thread: e.thread,
+        ...(e.to && { to: e.to }),
+        ...(e.quote && { quote: e.quote }),
+      },
+    ]),
 });
 
 /**
@@ -1039,9 +1057,15 @@ const actionPhase: Rule<"phase"> = {
     const s = { ...ctx, sessionId: e.sessionId ?? ctx.sessionId, summary: e.summary ?? ctx.summary };
     switch (e.phase) {
       case "done": {
-        const summary = e.summary ?? e.reason ?? "The action finished its formula.";
+        const summary = e.summary ?? e.reason;
         return accept(enter(s, "done", { reason: null, worktreeKept: false }), [
-          { kind: "comment", body: `**The action is done.**\n\n${summary}` },
+          summary
+            ? {
+                kind: "comment",
+                body: "**The action is done.**",
+                quote: { by: "Its session", text: summary },
+              }
+            : { kind: "comment", body: "**The action is done.** It finished its formula." },
           { kind: "close_issue" },
           { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
           REAP,

@@ -50,7 +50,12 @@ export async function routeComment(
   const forge = await forgeClientFor(env, project);
   // Answers go through the issue's outbox: two copies of a delivery in flight post one.
   const answer = (suffix: string, text: string) =>
-    sendEvent(env, project, number, `${key}:${suffix}`, cause, { type: "reply", thread: issueNumber, text });
+    sendEvent(env, project, number, `${key}:${suffix}`, cause, {
+      type: "reply",
+      thread: issueNumber,
+      text,
+      to: author,
+    });
   if (!(await canCommand(forge, author))) {
     if (parsed.kind === "text") return { kind: "ignored", reason: `${author} has no write access` };
     await answer("refused", `@${author} only users with write access can command Conveyor.`);

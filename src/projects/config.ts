@@ -33,6 +33,12 @@ const allowedDomain = z
     "a lowercase host name, optionally starting with *.",
   );
 
+/** A login (`alice`) or a team (`acme/reviewers`) that foreign text Conveyor posts may mention. */
+const mentionName = z
+  .string()
+  .max(100)
+  .regex(/^[A-Za-z0-9_](?:[\w.-]*\w)?(?:\/[A-Za-z0-9_](?:[\w.-]*\w)?)?$/, "a login, or a team as org/team");
+
 /** What a session's sandbox allows beyond its worktree and the model; carried by every session job. */
 export const sessionSandboxSchema = z.object({
   /** Hosts reachable on port 443 through the runner's egress proxy (package registries); default none. */
@@ -212,6 +218,19 @@ export const settingsSchema = z.object({
     .prefault({}),
   /** The supervisor's period and thresholds (docs/supervisor.md). */
   supervisor: supervisorSettingsSchema.prefault({}),
+  /**
+   * Links and images in text Conveyor posts but did not write (docs/agents.md#what-conveyor-defuses): live
+   * only to the forge itself and to these hosts (`https`); others are shown as text, images left out.
+   */
+  links: z.object({ allow: z.array(allowedDomain).max(50).default([]) }).prefault({}),
+  /** Mentions in text Conveyor posts but did not write: every one not allowed here is shown as code. */
+  mentions: z
+    .object({
+      allow: z.array(mentionName).max(100).default([]),
+      /** A post on an issue may also mention the issue's author (who is notified of it anyway). */
+      issueAuthor: z.boolean().default(false),
+    })
+    .prefault({}),
 });
 export type ProjectSettings = z.infer<typeof settingsSchema>;
 

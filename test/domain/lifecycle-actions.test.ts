@@ -115,7 +115,12 @@ describe("an action's run", () => {
     expect(TERMINAL_STATES).toContain("done");
     expect(holdsSlot("done")).toBe(false);
     expect(effects).toEqual([
-      { kind: "comment", body: "**The action is done.**\n\nRotated the token; the new one is live." },
+      {
+        kind: "comment",
+        body: "**The action is done.**",
+        // The session's words, quoted apart under its name when posted.
+        quote: { by: "Its session", text: "Rotated the token; the new one is live." },
+      },
       { kind: "close_issue" },
       { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
       { kind: "enqueue_job", job: "reap" },

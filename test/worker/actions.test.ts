@@ -128,7 +128,8 @@ describe("action issues in the Worker", () => {
       c.body.startsWith("**Progress:**"),
     );
     expect(progress).toHaveLength(1);
-    expect(progress[0]?.body).toMatch(/^\*\*Progress:\*\* Checked the token\./);
+    // The session's words quoted apart under its name.
+    expect(progress[0]?.body).toMatch(/^\*\*Progress:\*\*\n\nIts session wrote:\n\n> Checked the token\./);
   });
 
   /** An action issue whose session asked the vault for step rotate: its number, runner and vault item. */

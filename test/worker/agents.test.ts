@@ -160,7 +160,8 @@ describe("agents", () => {
   });
 
   it("applies exactly `max` outputs once, rejects the rest and undeclared types with reasons, and counts the cost", async () => {
-    const loop = await agentsProject("agents-run");
+    // The issues' author (Conveyor's account here) may be mentioned on them, and one listed login anywhere.
+    const loop = await agentsProject("agents-run", { mentions: { allow: ["helper"], issueAuthor: true } });
     const [first = 0, second = 0] = loop.issues;
     const GONE = 9_999;
     await seedForgeIssue(loop.project, GONE, "Deleted on the forge", "");
@@ -191,7 +192,7 @@ describe("agents", () => {
 
     const outputs = [
       { type: "comment", issue: first, body: "Which flag?" },
-      { type: "comment", issue: second, body: "Which columns?" },
+      { type: "comment", issue: second, body: "Which columns? @conveyor @helper @stranger" },
       { type: "comment", issue: first, body: "Over the cap." },
       { type: "create_issue", title: "Not declared", body: "No." },
       // Open in Conveyor's mirror, gone from the forge: refused there for good, holding up nothing after it.
@@ -220,7 +221,12 @@ describe("agents", () => {
     ]);
     expect(run.decisions?.[4]?.failed).toMatch(/^the forge refused it: .*404/);
     const comments = [...(await loop.forge.listComments(first)), ...(await loop.forge.listComments(second))];
-    expect(comments.map((c) => c.body.split("\n")[0])).toEqual(["Which flag?", "Which columns?"]);
+    // Each under the agent's and the run's name, quoted apart.
+    const attribution = `The agent \`triager\` (run \`${runId}\`) wrote:`;
+    expect(comments.map((c) => c.body.split("\n").slice(0, 3))).toEqual([
+      [attribution, "", "> Which flag?"],
+      [attribution, "", "> Which columns? @conveyor @helper `@stranger`"],
+    ]);
     expect((await loop.forge.getIssue(second)).labels).toContain("underspecified");
     expect((await projectStub(env, loop.project).dispatchStatus()).spentTodayUsd).toBe(0.25);
     // In D1 too: the project's spend includes the run's (a re-sent figure replaced, not added).
@@ -235,7 +241,9 @@ describe("agents", () => {
       );
     });
     await drain(loop.project);
-    expect((await loop.forge.listComments(first)).map((c) => c.body.split("\n")[0])).toEqual(["Which flag?"]);
+    expect((await loop.forge.listComments(first)).map((c) => c.body.split("\n")[2])).toEqual([
+      "> Which flag?",
+    ]);
     expect((await runOf(loop.project, "triager", runId)).decisions).toEqual(run.decisions);
 
     const list = (await (await api(`${loop.project}/agents`)).json()) as {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { commentMarker } from "../../src/crypto/markers.ts";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import { reviewOnce } from "../../src/forge/comment-once.ts";
+import { composePost } from "../../src/forge/post/post.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { claim, newRunner, taken } from "./support/jobs.ts";
 import { control, firstPush, type Loop, loopProject, send, services, until } from "./support/review.ts";
@@ -82,7 +83,19 @@ describe("humans on the forge", () => {
     const { number } = await firstPush(loop, { "src/a.ts": "export {};\n" });
     const { prNumber } = await until(loop, number, (v) => v.state === "awaiting_review");
     const pr = prNumber ?? 0;
-    const poster = { forge: loop.forge, account: "conveyor", secretsKey: env.CONVEYOR_SECRETS_KEY };
+    const policy = {
+      forge: "forgejo" as const,
+      forgeOrigin: "http://127.0.0.1",
+      linkHosts: [],
+      mentions: [],
+    };
+    const poster = {
+      forge: loop.forge,
+      account: "conveyor",
+      secretsKey: env.CONVEYOR_SECRETS_KEY,
+      policy,
+      issueAuthor: false,
+    };
     const key = `${loop.project}#${number}:99:0`;
     const marker = await commentMarker(env.CONVEYOR_SECRETS_KEY, key);
     const other = await control<{ token: string }>("user", {
@@ -93,7 +106,10 @@ describe("humans on the forge", () => {
     await forgeAs(loop, other.token).createReview(pr, { event: "COMMENT", body: `looks fine ${marker}` });
 
     for (let i = 0; i < 3; i++)
-      await reviewOnce(poster, pr, key, { event: "COMMENT", body: "**Critic: APPROVE**" });
+      await reviewOnce(poster, pr, key, {
+        event: "COMMENT",
+        body: composePost(policy, [{ conveyor: "**Critic: APPROVE**" }]),
+      });
     const mine = (await loop.forge.listReviews(pr)).filter((r) => r.author === "conveyor");
     expect(mine.map((r) => r.body)).toEqual([`**Critic: APPROVE**\n\n${marker}`]);
   });

@@ -64,7 +64,8 @@ describe("the review loop on a local forge", () => {
     });
     const { body } = (await res.json()) as { body: string };
     expect(body).toContain(`Closes #${number}`);
-    expect(body).toContain("> Made CI green: @\u200bops ci.sh ran a failing script.");
+    // The session's words, quoted apart under its name, mention nobody.
+    expect(body).toContain("The session wrote:\n\n> Made CI green: `@ops` ci.sh ran a failing script.");
     expect(body).toContain("- CI: red");
     expect(merged.history.map((h) => h.to)).toEqual([
       "queued",
@@ -237,7 +238,9 @@ describe("caps", () => {
     expect(view.reason).toBe("CI still red after 1 fix attempts (max_ci_fixes 1)");
     expect((await loop.forge.getIssue(number)).labels).toContain("needs-human");
     const notes = (await loop.forge.listComments(number)).map((c) => c.body).join("\n");
-    expect(notes).toContain("**Conveyor needs a human.** CI still red after 1 fix attempts");
+    expect(notes).toContain(
+      "**Conveyor needs a human.** The reason, as recorded:\n\n> CI still red after 1 fix attempts",
+    );
     expect(notes).toContain("- branch: `conveyor/");
   });
 

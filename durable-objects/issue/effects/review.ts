@@ -5,7 +5,7 @@
 
 import { queueReviewRun } from "../../../src/agents/review-run.ts";
 import { checkHead, readCi } from "../../../src/ci/gate.ts";
-import { applyCriticReport } from "../../../src/critic/apply.ts";
+import { applyCriticReport, WORKER_CRITIC } from "../../../src/critic/apply.ts";
 import { runCritic } from "../../../src/critic/critic.ts";
 import { criticLedger } from "../../../src/critic/ledger.ts";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
@@ -83,6 +83,7 @@ export const REVIEW_DELIVERERS: Deliverers = {
       prNumber: issue.prNumber,
       headSha: issue.headSha,
       round: issue.criticRounds + 1,
+      by: WORKER_CRITIC,
     };
     return applyCriticReport(env, poster, project, target, result.report);
   },

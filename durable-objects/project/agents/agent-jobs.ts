@@ -160,7 +160,8 @@ export class AgentJobs {
           if (!decision || (decision.vault && this.host.vault.item(decision.vault)?.state !== "fired"))
             continue;
           const { output } = decision;
-          const ref = { key: `agent:${runId}:${index}`, runId, review: this.reviews.of(runId) };
+          const agent = this.runs.agentOf(runId) ?? "unknown";
+          const ref = { key: `agent:${runId}:${index}`, runId, agent, review: this.reviews.of(runId) };
           const refusal = await applyAgentOutput(env, project, ref, output);
           storage.transactionSync(() => this.runs.markApplied(runId, index, Date.now(), refusal));
         }

@@ -34,8 +34,9 @@ export async function applyReviewRun(
   const pull = await forge.getPullRequest(binding.pr);
   if (pull.headSha !== binding.headSha)
     return `stale: the pull request's head is ${pull.headSha}, not the reviewed ${binding.headSha}`;
+  const by = `The agent \`reviewer\` (run \`${runId}\`)`;
   if (binding.number === null) {
-    await postReview(poster, binding.pr, binding.key, report, decide(report).verdict);
+    await postReview(poster, { prNumber: binding.pr, key: binding.key, by }, report, decide(report).verdict);
     return null;
   }
   const issue = issueStub(env, project.id, binding.number);
@@ -48,6 +49,7 @@ export async function applyReviewRun(
     prNumber: binding.pr,
     headSha: binding.headSha,
     round: now.criticRounds + 1,
+    by,
   };
   const event = await applyCriticReport(env, poster, project, target, report);
   // The issue refuses it if it moved on meanwhile (the head sha is part of the event), and hears it once.

@@ -204,8 +204,9 @@ export class RunnerReports {
           this.t.records.issueEvent(project, job, `progress:${job.id}:${job.attempt}:${event.seq}`, now, {
             type: "reply",
             thread: job.number,
-            // Within the reply's 2 000 characters.
-            text: `**Progress:** ${event.text}`.slice(0, 2_000),
+            text: "**Progress:**",
+            // The session's words, within the reply's 2 000 characters.
+            quote: { by: "Its session", text: event.text.slice(0, 2_000) },
           });
         }
         return job;

@@ -38,6 +38,7 @@ import type {
   NewReview,
   NewWebhook,
   Permission,
+  Plain,
   PullRequest,
   PullRequestFiles,
   PullRequestUpdate,
@@ -49,7 +50,7 @@ import type {
  * What Gitea/Forgejo and GitHub do alike: the same paths and bodies for issues, comments, pull requests and
  * permissions. Subclasses fill in where the two APIs part ways.
  */
-export abstract class RepoClient implements ForgeClient {
+export abstract class RepoClient implements ForgeClient<Plain> {
   abstract readonly forge: ForgeKind;
   protected readonly repo: string;
   protected readonly http: ForgeHttp;
@@ -70,9 +71,9 @@ export abstract class RepoClient implements ForgeClient {
   abstract removeLabel(number: number, name: string): Promise<void>;
   abstract getPullRequestDiff(number: number): Promise<string>;
   abstract getCombinedStatus(ref: string): Promise<CombinedStatus>;
-  abstract createIssue(issue: NewIssue): Promise<{ number: number }>;
+  abstract createIssue(issue: NewIssue<Plain>): Promise<{ number: number }>;
   protected abstract mergeRequest(number: number, options: MergeOptions): HttpRequest;
-  protected abstract reviewBody(review: NewReview): unknown;
+  protected abstract reviewBody(review: NewReview<Plain>): unknown;
   protected abstract labelBody(label: NormalizedLabel): unknown;
   protected abstract webhookBody(hook: NewWebhook): unknown;
   /** How the forge sorts a listing by update time, oldest first, where it can. */
@@ -181,7 +182,7 @@ export abstract class RepoClient implements ForgeClient {
     return { id: created.id };
   }
 
-  async createPullRequest(pull: NewPullRequest): Promise<CreatedPullRequest> {
+  async createPullRequest(pull: NewPullRequest<Plain>): Promise<CreatedPullRequest> {
     const { head, base, title, body } = pull;
     // A repeated create is refused (one pull request per head and base), so retrying cannot duplicate it.
     const request: HttpRequest = {
@@ -194,7 +195,7 @@ export abstract class RepoClient implements ForgeClient {
     return { number: created.number, url: created.url, headSha: created.headSha };
   }
 
-  async updatePullRequest(number: number, update: PullRequestUpdate): Promise<void> {
+  async updatePullRequest(number: number, update: PullRequestUpdate<Plain>): Promise<void> {
     const { title, body, state } = update;
     await this.http.send({
       method: "PATCH",
@@ -265,7 +266,7 @@ export abstract class RepoClient implements ForgeClient {
     return (await this.http.json({ method: "GET", path: "/user" }, login)).login;
   }
 
-  async createReview(number: number, review: NewReview): Promise<{ id: number }> {
+  async createReview(number: number, review: NewReview<Plain>): Promise<{ id: number }> {
     const path = `${this.repo}/pulls/${number}/reviews`;
     const created = await this.http.json({ method: "POST", path, body: this.reviewBody(review) }, withId);
     return { id: created.id };

@@ -73,6 +73,15 @@ steps:
 /** A comment's text without the marker Conveyor adds to post each comment once. */
 const bodyOf = (comment: { body: string }) => comment.body.replace(/\n\n<!-- conveyor:[0-9a-f]+ -->$/, "");
 
+/** The session's words as Conveyor posts them: quoted apart under its name. */
+const quoted = (text: string) =>
+  `Its session wrote:\n\n${text
+    .split("\n")
+    .map((line) => `> ${line}`)
+    .join("\n")}`;
+const note = (text: string) => `**Progress:**\n\n${quoted(text)}`;
+const done = (text: string) => `**The action is done.**\n\n${quoted(text)}`;
+
 /** The progress note that quotes what the last tool answered. */
 const quoteLastResult = (req: ScriptRequest): Turn =>
   use(tool("progress"), { text: `check: ${req.toolResults.at(-1)?.text ?? "(nothing)"}` });
@@ -215,9 +224,11 @@ describe("action issues", { timeout: 240_000 }, () => {
       return notes.length >= 2 ? notes : null;
     });
     expect(progress.map(bodyOf)).toEqual([
-      "**Progress:** Starting the rotation.",
+      note("Starting the rotation."),
       // The step had the secret (its length), and the agent saw it only redacted.
-      `**Progress:** check: step check exited with code 0.\nIts output (the end):\ntoken length ${DEPLOY_TOKEN.length}: ***`,
+      note(
+        `check: step check exited with code 0.\nIts output (the end):\ntoken length ${DEPLOY_TOKEN.length}: ***`,
+      ),
     ]);
     const all = (await maintainer.listComments(number)).map((c) => c.body).join("\n");
     expect(all).not.toContain(DEPLOY_TOKEN);
@@ -242,10 +253,8 @@ describe("action issues", { timeout: 240_000 }, () => {
     expect(closed.state).toBe("closed");
     const bodies = (await maintainer.listComments(number)).map(bodyOf);
     // The same session went on: the approved step ran once, on the runner.
-    expect(bodies).toContain(
-      "**Progress:** rotate: step rotate exited with code 0.\nIts output (the end):\nrotated",
-    );
-    expect(bodies).toContain("**The action is done.**\n\nRotated the deploy token; the old one is revoked.");
+    expect(bodies).toContain(note("rotate: step rotate exited with code 0.\nIts output (the end):\nrotated"));
+    expect(bodies).toContain(done("Rotated the deploy token; the old one is revoked."));
     expect(bodies.filter((b) => b.startsWith("**The action is done.**"))).toHaveLength(1);
     // The runner fired the approval on the Worker right before the step ran: spent, once.
     const fired = await until(`${item} fired`, async () => {
@@ -300,8 +309,8 @@ describe("action issues", { timeout: 240_000 }, () => {
     });
     expect(issue.state).toBe("closed");
     const bodies = (await maintainer.listComments(number)).map(bodyOf);
-    expect(bodies).toContain("**Progress:** Greeted.");
-    expect(bodies).toContain("**The action is done.**\n\nGreeted the team; nothing else to do.");
+    expect(bodies).toContain(note("Greeted."));
+    expect(bodies).toContain(done("Greeted the team; nothing else to do."));
   });
 
   it("answer an action issue that names no formula, and do not start it", async () => {

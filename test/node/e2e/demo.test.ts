@@ -158,16 +158,22 @@ describe("the demo scenario", () => {
     const maintainer = (demo as Demo).sample.client((demo as Demo).sample.accounts.maintainer);
     const bodies = (await maintainer.listComments(action.number)).map((c) => c.body);
     const notes = bodies.filter((b) => b.startsWith("**Progress:**"));
-    expect(notes[0]).toMatch(/^\*\*Progress:\*\* Collecting the changes/);
+    // The session's words, quoted apart under its name.
+    expect(notes[0]).toMatch(/^\*\*Progress:\*\*\n\nIts session wrote:\n\n> Collecting the changes/);
     // The announce step ran once, after the approval, with its secret (seen only as its length).
-    expect(
-      notes.filter((b) => b.startsWith("**Progress:** announce: step announce exited with code 0")),
-    ).toHaveLength(1);
+    expect(notes.filter((b) => b.includes("> announce: step announce exited with code 0"))).toHaveLength(1);
     expect(notes.join("\n")).toContain(`signed with a ${ANNOUNCE_TOKEN.length}-character token`);
     expect(bodies.join("\n")).not.toContain(ANNOUNCE_TOKEN);
     expect(bodies.filter((b) => b.startsWith("**The action is done.**"))).toHaveLength(1);
     expect((await maintainer.getIssue(action.number)).state).toBe("closed");
     expect(outcome(action.number).pr).toBeNull();
+  });
+
+  it("a session's commit message closes no other issue when Conveyor's pull request merges", async () => {
+    // #1's session committed "fixes #2": collected as "refs #2", its merge left #2 open for its own session.
+    const second = run.transitions.filter((t) => t.number === 2).map((t) => t.event);
+    expect(second).not.toContain("issue_closed");
+    expect(outcome(2).state).toBe("merged");
   });
 
   it("holds a change to a protected path until a maintainer approves its pull request", () => {

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createForgeClient, type ForgeClient, ForgeHttpError } from "../../../src/forge/client/index.ts";
+import {
+  createForgeClient,
+  type ForgeClient,
+  ForgeHttpError,
+  type Plain,
+} from "../../../src/forge/client/index.ts";
 import type { LocalForge } from "../../support/forge/index.ts";
 import { api, apiGet, Checkout, clientFor, startForge } from "./harness.ts";
 
@@ -10,8 +15,8 @@ const APP = "one\ntwo\nthree\n";
 
 let forge: LocalForge;
 let cleanup: () => Promise<void>;
-let conveyor: ForgeClient;
-let alice: ForgeClient;
+let conveyor: ForgeClient<Plain>;
+let alice: ForgeClient<Plain>;
 let conveyorToken: string;
 let checkout: Checkout;
 

@@ -1,3 +1,4 @@
+import { closeByKeywords } from "./closing.ts";
 import { type Forge, gitDir } from "./forge.ts";
 import { pushedCommits } from "./git/log.ts";
 import { type BranchUpdate, updateRef } from "./git/refs.ts";
@@ -30,6 +31,9 @@ export async function applyBranchUpdates(
       "push",
       pushPayload(forge.render, repo, { branch, before, after, commits }, pusher),
     );
+    // Gitea closes what the pushed commits' messages close by keyword, on the default branch only.
+    if (branch === repo.defaultBranch)
+      for (const commit of [...commits].reverse()) closeByKeywords(forge, repo, commit.message, pusher);
   }
   const moved = new Set(updates.map((update) => update.branch));
   for (const issue of repo.issues) {
