@@ -47,17 +47,18 @@ async function main(argv: string[]): Promise<number> {
     config.anthropic.oauthToken,
   );
   const log = new Logger({ level: config.logLevel, secrets });
+  const layout = new WorkDirLayout(config.workDir);
   const sandbox = new Sandbox({
     mode: config.unsafeNoSandbox ? "none" : "bubblewrap",
     model: config.anthropic,
     secretFiles: config.secretFiles,
+    controllerDir: layout.controllerDir,
   });
   const workspace = new Workspace({
     workDir: config.workDir,
     credential: config.git,
     worktreeGit: sandboxGit(sandbox),
   });
-  const layout = new WorkDirLayout(workspace.workDir);
   const release = acquireLock(layout.lockFile);
   try {
     const leftovers = await killLeftoverSessions(layout.agentsDir);
@@ -71,6 +72,7 @@ async function main(argv: string[]): Promise<number> {
       if (unavailable) {
         throw new Error(`no sandbox for sessions: ${unavailable} (or start with --unsafe-no-sandbox)`);
       }
+      if (config.driver === "claude") await sandbox.claudeCode();
     }
     const driver = createDriver(config, sandbox);
     const api = new RunnerApi(config.workerUrl, undefined, { sandbox: sandbox.settings.mode });
