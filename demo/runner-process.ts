@@ -55,8 +55,11 @@ export async function startRunner(
   const logFile = join(dir, logName);
   const log = await open(logFile, "a");
   // Settings come from the file alone: the environment would win over it (and carry this process's secrets).
+  // Only the operator's explicit consent to a root runner passes (runner/README.md, `allowRoot`).
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(ANTHROPIC|CONVEYOR)_/.test(name)),
+    Object.entries(process.env).filter(
+      ([name]) => name === "CONVEYOR_ALLOW_ROOT" || !/^(ANTHROPIC|CONVEYOR)_/.test(name),
+    ),
   );
   const child = spawn(process.execPath, ["runner/cli.ts", "--config", configFile], {
     cwd: ROOT,
@@ -78,7 +81,8 @@ export async function startRunner(
         if (child.exitCode !== null) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      throw new Error(`the runner did not start; see ${logFile}`);
+      const last = (await readFile(logFile, "utf8")).trim().split("\n").at(-1) ?? "";
+      throw new Error(`the runner did not start (${last.slice(0, 300)}); see ${logFile}`);
     },
     async stop() {
       if (ended()) return;

@@ -6,7 +6,7 @@
  */
 import { errorMessage } from "../src/error-message.ts";
 import { RunnerApi } from "./api.ts";
-import { ConfigError, loadConfig, SECRET_ENV, USAGE, wantsHelp } from "./config.ts";
+import { ConfigError, loadConfig, rootRefusal, SECRET_ENV, USAGE, wantsHelp } from "./config.ts";
 import { createDriver } from "./drivers/create.ts";
 import { Workspace } from "./git/workspace.ts";
 import { Holdings } from "./holdings.ts";
@@ -37,6 +37,9 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(argv, process.env);
   // Read once; git and every other child process of the runner go without them.
   for (const name of SECRET_ENV) delete process.env[name];
+  const uid = process.getuid?.() ?? -1;
+  const refused = rootRefusal(uid, config.allowRoot);
+  if (refused) throw new ConfigError(refused);
 
   const secrets = new Secrets();
   secrets.add(
@@ -63,6 +66,11 @@ async function main(argv: string[]): Promise<number> {
   try {
     const leftovers = await killLeftoverSessions(layout.agentsDir);
     if (leftovers.length > 0) log.warn("killed what a dead runner's sessions left", { pids: leftovers });
+    if (uid === 0) {
+      log.warn(
+        "running as root (allowRoot): sessions run as uid 1000 with no capabilities in their sandbox, but as the host's root outside it",
+      );
+    }
     if (config.unsafeNoSandbox) {
       log.error(
         "UNSAFE: --unsafe-no-sandbox: sessions run without a sandbox and can read everything this user can (the runner token, the git credential, other issues' work)",
