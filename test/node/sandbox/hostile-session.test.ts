@@ -122,8 +122,9 @@ async function setUp(prefix: string, args: readonly string[]): Promise<Scene> {
     forgeToken: FORGE_TOKEN,
   };
   await operator(scene, "PUT", "/api/v1/projects/demo", project);
-  // A project whose issues may spend a cent: the proxy must refuse the second model call.
-  await operator(scene, "PUT", "/api/v1/projects/tight", { ...project, issueBudgetUsd: 0.01 });
+  // A project whose issues may spend 15 cents: Claude Code's first request (its prompt alone is about 6.5
+  // cents at Opus 5's cache-write price) fits; what is left cannot pay for another, so the proxy refuses it.
+  await operator(scene, "PUT", "/api/v1/projects/tight", { ...project, issueBudgetUsd: 0.15 });
   ({ token: scene.registrationToken } = (await operator(scene, "POST", "/api/v1/runners/tokens", {})) as {
     token: string;
   });
@@ -281,7 +282,7 @@ describe("a hostile session in the sandbox", { timeout: 120_000 }, () => {
     const calls = scene.standIn.requests.filter((r) =>
       JSON.stringify(r.body).includes("Implement issue #3 "),
     );
-    // One answer costs more than the cent; the proxy forwarded nothing after it.
+    // The proxy forwarded nothing after the first answer.
     expect(calls.length).toBe(1);
   });
 });

@@ -158,7 +158,7 @@ describe("a sandboxed process", { timeout: 20_000 }, () => {
 
 describe("a sandboxed session's model proxy", { timeout: 20_000 }, () => {
   const call = (token: string) =>
-    `node -e 'fetch("http://127.0.0.1:41001/v1/messages",{method:"POST",headers:{"x-api-key":"${token}","content-type":"application/json"},body:JSON.stringify({model:"claude-sonnet-4-5",max_tokens:10,messages:[{role:"user",content:"hi"}]})}).then(async r=>console.log(r.status,await r.text()))'`;
+    `node -e 'fetch("http://127.0.0.1:41001/v1/messages",{method:"POST",headers:{"x-api-key":"${token}","content-type":"application/json"},body:JSON.stringify({model:"claude-sonnet-4-5",max_tokens:20,messages:[{role:"user",content:"hi"}]})}).then(async r=>console.log(r.status,await r.text()))'`;
 
   it("forwards with the real key, meters the answer, refuses a wrong token and refuses past the budget", async () => {
     const box = new Sandbox({
@@ -168,7 +168,7 @@ describe("a sandboxed session's model proxy", { timeout: 20_000 }, () => {
     });
     const reports: number[] = [];
     const session = await box.open(place, {
-      budgetUsd: 0.000_01,
+      budgetUsd: 0.000_5,
       allowedDomains: [],
       onUsage: (usage) => reports.push(usage.turns),
     });
