@@ -18,11 +18,13 @@ import { basename, join } from "node:path";
 const PREFIX = "claude-";
 const EXECUTE_ONLY = 0o111;
 
-/** Where the SDK finds Claude Code: its platform package's binary, glibc build first. */
+/** Where the SDK finds Claude Code: its platform package's binary, the C library's build first. */
 export function bundledClaudeCode(): string {
   const require = createRequire(import.meta.url);
   const base = `@anthropic-ai/claude-agent-sdk-linux-${process.arch}`;
-  for (const name of [base, `${base}-musl`]) {
+  const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
+  const musl = report.header?.glibcVersionRuntime === undefined;
+  for (const name of musl ? [`${base}-musl`, base] : [base, `${base}-musl`]) {
     try {
       return require.resolve(`${name}/claude`);
     } catch {

@@ -8,15 +8,11 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { claudeSession } from "../../../runner/drivers/claude-session.ts";
-import { Logger } from "../../../runner/log.ts";
-import { Secrets } from "../../../runner/redact.ts";
 import { costUsd } from "../../../runner/sandbox/prices.ts";
-import { Sandbox } from "../../../runner/sandbox/session-sandbox.ts";
-import type { Usage } from "../../../src/runner-api/contract.ts";
 import { bash, text } from "../../support/model/script.ts";
 import { type ModelStandIn, type RecordedRequest, startModelStandIn } from "../../support/model/server.ts";
 import { tempDir } from "../git/support.ts";
+import { runAgentIn } from "../runner/support/context.ts";
 
 const BUDGET_USD = 1.5;
 /** 10 000 output tokens the stand-in answers each attack with: $0.25 at Opus 5's $25 a million. */
@@ -104,35 +100,12 @@ const billedUsd = (requests: RecordedRequest[]) =>
 
 describe("a session spending through the model proxy", { timeout: 120_000 }, () => {
   it("cannot spend past its budget, is metered for all it spent, and reaches nothing but the model", async () => {
-    const sandbox = new Sandbox({
-      mode: "bubblewrap",
-      model: { baseUrl: standIn.url, apiKey: "sk-ant-proxy-budget" },
-      secretFiles: [],
-    });
-    const home = join(root, "home");
-    let metered: Usage | null = null;
-    await claudeSession({
-      sandbox,
-      place: { worktree: join(root, "wt"), writable: [home], readOnly: [] },
-      prompt: "Spend what you can.",
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: home,
-        CLAUDE_CONFIG_DIR: join(home, ".claude"),
-      },
-      allowedTools: ["Bash"],
-      projectSettings: false,
-      allowedDomains: [],
-      budgetUsd: BUDGET_USD,
-      maxTurns: 5,
-      signal: new AbortController().signal,
-      log: new Logger({ level: "error", secrets: new Secrets() }),
-      onSession: () => {},
-      onUsage: (_session, usage) => {
-        metered = usage;
-      },
-      onActivity: () => {},
-    });
+    const { usage: metered } = await runAgentIn(
+      root,
+      standIn.url,
+      { name: "spender", prompt: "Spend what you can.", tools: ["Bash"], outputs: [] },
+      { maxTurns: 5, usdRemaining: BUDGET_USD },
+    );
 
     const report = await readFile(join(root, "wt", "report.txt"), "utf8");
     const lines = (what: string) =>
@@ -148,8 +121,8 @@ describe("a session spending through the model proxy", { timeout: 120_000 }, () 
     const billed = billedUsd(messages);
     expect(billed).toBeGreaterThan(BUDGET_USD / 2);
     expect(billed).toBeLessThanOrEqual(BUDGET_USD);
-    expect(metered).not.toBeNull();
-    const { usd, turns } = metered as unknown as Usage;
+    if (!metered) throw new Error("nothing was metered");
+    const { usd, turns } = metered;
     expect(usd).toBeGreaterThanOrEqual(billed);
     expect(usd).toBeLessThanOrEqual(BUDGET_USD);
     expect(turns).toBe(messages.filter((r) => r.billed).length);
