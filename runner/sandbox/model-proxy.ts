@@ -155,7 +155,7 @@ export class ModelProxy {
         res,
         400,
         "invalid_request_error",
-        `Conveyor: this session's budget is spent ($${spentUsd.toFixed(4)} of $${budgetUsd.toFixed(4)})`,
+        `Conveyor: this session's budget is spent: $${spentUsd.toFixed(4)} of $${budgetUsd.toFixed(4)} used, and what is left cannot pay for this request's worst case`,
       );
     }
     const flight: Flight = {
@@ -220,7 +220,6 @@ export class ModelProxy {
           if (metered && stream) {
             meter.write(bytes);
             metered.metered = meter.current();
-            answered ||= meter.started;
             this.#ledger.meter(metered.id, metered.metered.usd);
           } else if (metered) chunks.push(bytes);
           await send(res, bytes);
