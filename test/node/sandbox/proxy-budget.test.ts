@@ -8,9 +8,8 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { costUsd } from "../../../runner/sandbox/prices.ts";
 import { bash, text } from "../../support/model/script.ts";
-import { type ModelStandIn, type RecordedRequest, startModelStandIn } from "../../support/model/server.ts";
+import { billedUsd, type ModelStandIn, startModelStandIn } from "../../support/model/server.ts";
 import { tempDir } from "../git/support.ts";
 import { runAgentIn } from "../runner/support/context.ts";
 
@@ -82,21 +81,6 @@ afterAll(async () => {
   await standIn.close();
   await rm(root, { recursive: true, force: true });
 });
-
-const billedUsd = (requests: RecordedRequest[]) =>
-  requests.reduce((sum, { billed }) => {
-    if (!billed) return sum;
-    const { usage } = billed;
-    return (
-      sum +
-      costUsd(billed.model, {
-        inputTokens: usage.input_tokens,
-        outputTokens: usage.output_tokens,
-        cacheReadTokens: usage.cache_read_input_tokens,
-        cacheWriteTokens: usage.cache_creation_input_tokens,
-      })
-    );
-  }, 0);
 
 describe("a session spending through the model proxy", { timeout: 120_000 }, () => {
   it("cannot spend past its budget, is metered for all it spent, and reaches nothing but the model", async () => {

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { costUsd } from "../../../runner/sandbox/prices.ts";
 import { type Block, nextTurn, type Script, toScriptRequest } from "./script.ts";
 
 export interface RecordedRequest {
@@ -120,6 +121,23 @@ export async function startModelStandIn(options: {
         server.closeAllConnections();
       }),
   };
+}
+
+/** What the real API would have billed for these requests' answers, in USD at list prices. */
+export function billedUsd(requests: readonly RecordedRequest[]): number {
+  return requests.reduce((sum, { billed }) => {
+    if (!billed) return sum;
+    const { usage } = billed;
+    return (
+      sum +
+      costUsd(billed.model, {
+        inputTokens: usage.input_tokens,
+        outputTokens: usage.output_tokens,
+        cacheReadTokens: usage.cache_read_input_tokens,
+        cacheWriteTokens: usage.cache_creation_input_tokens,
+      })
+    );
+  }, 0);
 }
 
 type OutBlock =
