@@ -193,6 +193,9 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   const signalled = parsePhaseFile(await readPhaseFile(phaseFile));
   if (signalled.kind === "dry_exit") {
     if (result.error?.retryable) throw new Error(result.error.message);
+    // Refused for its budget before the usage reached it (the proxy reserves each request's worst case).
+    if (result.budgetSpent)
+      return { phase: "failed", sessionId, reason: result.error?.message ?? "budget exceeded" };
     return { phase: "dry_exit", sessionId, ...(result.error ? { reason: result.error.message } : {}) };
   }
   if (signalled.kind === "invalid") {

@@ -88,16 +88,20 @@ async function fileListing(forge: ForgeClient, pr: number): Promise<FileListing>
 /**
  * One review with the whole report (the verdict, the summary, the findings, in-scope ones also inline); a
  * forge refusing a self-review gets the same report as a comment review. Submitted once under `key`,
- * whichever of the two it was. The reviewer's words are quoted apart under its name and defused.
+ * whichever of the two it was. The reviewer's words are quoted apart under its name and defused. An
+ * `advisory` review (of a person's pull request) is a comment review whatever the verdict: the approval or
+ * rejection a branch protection counts stays with people, so a review the code under review forged cannot
+ * merge it.
  */
 export async function postReview(
   poster: Poster,
   { prNumber: pr, key, by }: Pick<ReviewTarget, "prNumber" | "key" | "by">,
   report: CriticReport,
   verdict: CriticReport["verdict"],
+  options: { advisory?: boolean } = {},
 ) {
   const body = reviewText(poster.policy, by, report, verdict);
-  const event = verdict === "APPROVE" ? "APPROVE" : "REQUEST_CHANGES";
+  const event = options.advisory ? "COMMENT" : verdict === "APPROVE" ? "APPROVE" : "REQUEST_CHANGES";
   const comments = report.findings
     .filter((f) => f.inScope && f.line)
     .map((f) => ({

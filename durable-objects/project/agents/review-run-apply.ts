@@ -4,7 +4,7 @@
  * is stale and dropped: the new head gets its own review once its CI passes), the protected paths from the
  * forge's file listing — and then applies the report as the Worker critic's own (src/critic/apply.ts): the
  * ledger, tech debt, the review on the forge once, and the issue's `review` event, deduplicated by the run.
- * A person's pull request gets the review on the forge only.
+ * A person's pull request gets the review on the forge only, as a comment review (never an approval).
  */
 import type { RequestedOutput } from "../../../src/agents/outputs.ts";
 import type { ReviewBinding } from "../../../src/agents/review-run.ts";
@@ -36,7 +36,9 @@ export async function applyReviewRun(
     return `stale: the pull request's head is ${pull.headSha}, not the reviewed ${binding.headSha}`;
   const by = `The agent \`reviewer\` (run \`${runId}\`)`;
   if (binding.number === null) {
-    await postReview(poster, { prNumber: binding.pr, key: binding.key, by }, report, decide(report).verdict);
+    await postReview(poster, { prNumber: binding.pr, key: binding.key, by }, report, decide(report).verdict, {
+      advisory: true,
+    });
     return null;
   }
   const issue = issueStub(env, project.id, binding.number);
