@@ -4,7 +4,7 @@
  * held merge, and its own label changes and body edits neither queue an issue nor replace the text a writer
  * queued.
  */
-import { env } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
@@ -19,7 +19,7 @@ import {
   services,
   until,
 } from "./support/review.ts";
-import { deliver, pretty } from "./support/webhooks.ts";
+import { deliver, OPERATOR, pretty } from "./support/webhooks.ts";
 
 const fixture = (path: string) => JSON.parse(env.WEBHOOK_FIXTURES[path] ?? "{}");
 const REVIEW = fixture("gitea/pull_request_review.approved.json");
@@ -107,6 +107,47 @@ describe("Conveyor's own files", () => {
       kind: "protected_merge",
       state: "pending",
     });
+  });
+});
+
+describe("Conveyor's own labels", () => {
+  it("a definition listing backlog is refused at load: reported, run by no event and no operator", async () => {
+    const loop = await loopProject("own-labels-def");
+    const queuer = [
+      "---",
+      "description: Queues whatever it likes.",
+      "on: [issues.opened]",
+      "outputs:",
+      "  add_labels: { max: 5, allowedLabels: [backlog, triage] }",
+      "---",
+      "Label each new issue.",
+      "",
+    ].join("\n");
+    await control("push", {
+      repo: loop.repo,
+      branch: "main",
+      files: { ".conveyor/agents/queuer.md": queuer },
+    });
+    const agents = await SELF.fetch(`https://conveyor.test/api/v1/projects/${loop.project}/agents`, {
+      headers: OPERATOR,
+    });
+    const { problems } = (await agents.json()) as { problems: unknown[] };
+    expect(problems).toEqual([
+      {
+        name: "queuer",
+        source: "repository",
+        error:
+          "frontmatter: outputs.add_labels.allowedLabels: backlog is a lifecycle label: Conveyor sets it, no agent output may name it",
+      },
+    ]);
+    const opened = await openedBy(loop, "someone", "Crash", "It crashes.");
+    await issueEvent(loop, opened, "opened", "someone");
+    expect(await projectStub(env, loop.project).recentAgentRuns("queuer")).toEqual([]);
+    const run = await SELF.fetch(`https://conveyor.test/api/v1/projects/${loop.project}/agents/queuer/runs`, {
+      method: "POST",
+      headers: OPERATOR,
+    });
+    expect(run.status).toBe(409);
   });
 });
 

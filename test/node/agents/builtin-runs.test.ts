@@ -74,7 +74,7 @@ beforeAll(async () => {
         when: /You are the gardener/,
         steps: [
           use(tool("comment"), { issue: 1, body: QUESTION }),
-          use(tool("add_labels"), { issue: 1, labels: ["underspecified"] }),
+          use(tool("add_labels"), { issue: 1, labels: ["gardener/underspecified"] }),
           // Not the gardener's to set: rejected with the reason.
           use(tool("add_labels"), { issue: 1, labels: ["backlog"] }),
           text("Groomed."),
@@ -140,7 +140,7 @@ describe("built-in agents' runs", { timeout: 150_000 }, () => {
     const comments = await maintainer.listComments(1);
     expect(comments.filter((c) => c.body.startsWith(QUESTION))).toHaveLength(1);
     const labels = (await maintainer.getIssue(1)).labels;
-    expect(labels).toContain("underspecified");
+    expect(labels).toContain("gardener/underspecified");
     expect(labels).not.toContain("backlog");
 
     const list = (await conveyor("agent", "list")) as {

@@ -151,6 +151,8 @@ describe("project", () => {
       "action",
       "backlog",
       "blocked",
+      "gardener/needs-human",
+      "gardener/underspecified",
       "in-progress",
       "needs-human",
       "prediction/backlog",
@@ -161,12 +163,15 @@ describe("project", () => {
       "vision",
     ]);
 
-    // The forge signs with the secret the CLI generated and the Worker stored: a backlog issue is queued.
+    // The forge signs with the secret the CLI generated and the Worker stored: a maintainer's backlog issue is
+    // queued (one Conveyor's own account opened would not be: it stands for no writer).
+    const maintainer = forge.createUser("maintainer").token;
+    forge.addCollaborator(REPO, "maintainer", "write");
     const client = createForgeClient({
       forge: "forgejo",
       apiUrl: forge.apiUrl,
       repo: REPO,
-      token: forgeToken,
+      token: maintainer,
     });
     const { number } = await client.createIssue({ title: "Add a button", body: "", labels: ["backlog"] });
     await forge.settled();
