@@ -16,7 +16,6 @@ import type {
   VaultDecideRequest,
   VaultRequest,
 } from "../../src/contracts/project-object.ts";
-import { utcDay } from "../../src/domain/budget.ts";
 import { itemHead } from "../../src/domain/vault.ts";
 import type { Env } from "../../src/env.ts";
 import { supervisorSettingsSchema } from "../../src/projects/config.ts";
@@ -163,8 +162,8 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     return { runId: request.runId, jobId };
   }
 
-  triggerAgents(project: Project, trigger: AgentTrigger, deliveryId: string) {
-    return this.agentJobs.trigger(project, trigger, deliveryId);
+  triggerAgents(project: Project, trigger: AgentTrigger, key: string) {
+    return this.agentJobs.trigger(project, trigger, key);
   }
 
   forgetAgentCatalog() {
@@ -287,7 +286,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
 
   private supervisorHooks(): SupervisorHooks {
     return {
-      own: () => ({ jobs: this.store.open(), spentTodayUsd: this.store.daySpendUsd(utcDay(Date.now())) }),
+      own: () => ({ jobs: this.store.open(), spentTodayUsd: this.queue.workSpendUsd(Date.now()) }),
       enqueue: (request) => this.enqueue(request),
     };
   }

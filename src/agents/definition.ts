@@ -90,6 +90,11 @@ export const frontmatterSchema = z
       .strict()
       .default({}),
     enabled: z.boolean().default(true),
+    /**
+     * Who may start it with a forge event its `on` names: `anyone` (the default), or `writers`, users with
+     * write access (asked of the forge at each event).
+     */
+    triggeredBy: z.enum(["anyone", "writers"]).default("anyone"),
   })
   .strict();
 

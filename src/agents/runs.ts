@@ -44,11 +44,12 @@ export function readCatalog(registered: Registered): Promise<Catalog | { error: 
 export const newRunId = () => randomToken("run_", 12);
 
 /**
- * A forge event's run of `agent`: its id derives from the webhook's delivery, so a redelivery names the same
- * run and queues nothing new.
+ * A forge event's run of `agent`: its id derives from the delivery's content key (a hash of its signed body,
+ * src/forge/webhooks/parse.ts), so a redelivery, or a captured delivery replayed under a new delivery id (a
+ * header the signature does not cover), names the same run and queues nothing new.
  */
-export async function eventRunId(project: string, deliveryId: string, agent: string): Promise<string> {
-  return `run_${(await sha256Hex(`${project}\n${deliveryId}\n${agent}`)).slice(0, 24)}`;
+export async function eventRunId(project: string, contentKey: string, agent: string): Promise<string> {
+  return `run_${(await sha256Hex(`${project}\n${contentKey}\n${agent}`)).slice(0, 24)}`;
 }
 
 /** A run triggered by a forge event (or a review request): its id, and what the event is about. */

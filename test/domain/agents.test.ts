@@ -38,6 +38,7 @@ describe("agent definitions", () => {
       tools: ["Read", "Grep", "Glob"],
       outputs: { comment: { max: 3, dangerous: false, requiredLabels: [] } },
       enabled: true,
+      triggeredBy: "anyone",
       prompt: "Do the thing.",
     });
   });

@@ -4,7 +4,7 @@
  * is the shared `outbox.ts`.
  */
 import type { JobSpec, JobStatus, JobSummary, ProjectPolicy } from "../../../src/contracts/project-object.ts";
-import type { Spend } from "../../../src/domain/budget.ts";
+import { DEFAULT_EVENT_DAILY_USD, type Spend } from "../../../src/domain/budget.ts";
 import type { DeadlineFields, OpenJob } from "../../../src/domain/job-queue.ts";
 
 const SCHEMA = `
@@ -77,8 +77,14 @@ export class JobStore {
 
   meta(): { project: string; policy: ProjectPolicy } | null {
     const row = this.sql.exec<{ project: string; policy: string }>("SELECT * FROM meta").toArray()[0];
+    if (!row) return null;
     // Policies stored before a setting existed get its default.
-    return row ? { project: row.project, policy: { ...POLICY_DEFAULTS, ...JSON.parse(row.policy) } } : null;
+    const stored = JSON.parse(row.policy) as ProjectPolicy;
+    const budget: ProjectPolicy["budget"] = {
+      ...stored.budget,
+      eventDailyUsd: stored.budget.eventDailyUsd ?? DEFAULT_EVENT_DAILY_USD,
+    };
+    return { project: row.project, policy: { ...POLICY_DEFAULTS, ...stored, budget } };
   }
 
   saveMeta(project: string, policy: ProjectPolicy): void {
