@@ -195,6 +195,8 @@ export const healthSchema = z.object({
       check: z.string(),
       subject: z.string(),
       summary: z.string(),
+      /** The operator's alone (a runner's host figures): never on a forge issue. */
+      detail: z.string().optional(),
       openedAt: z.number(),
       forgeIssue: z.number().nullable(),
     }),

@@ -32,6 +32,7 @@ import { RunnerReports } from "./jobs/runner-reports.ts";
 import { MERGE_TURN_HOLD_MS, MERGE_TURN_WAIT_MS, MergeTurns } from "./merge-turns.ts";
 import { Reconciliation } from "./reconciliation.ts";
 import { ProjectRecords } from "./records.ts";
+import { SERVING_WINDOW_MS } from "./supervisor/snapshot.ts";
 import { Supervisor, type SupervisorHooks } from "./supervisor/supervisor.ts";
 import { Vault } from "./vault.ts";
 
@@ -286,7 +287,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
 
   private supervisorHooks(): SupervisorHooks {
     return {
-      own: () => ({ jobs: this.store.open(), spentTodayUsd: this.queue.workSpendUsd(Date.now()) }),
+      own: () => this.queue.supervised(Date.now(), SERVING_WINDOW_MS),
       enqueue: (request) => this.enqueue(request),
     };
   }

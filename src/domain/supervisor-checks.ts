@@ -19,8 +19,13 @@ const GIB = 1024 ** 3;
 const gib = (bytes: number) => `${(bytes / GIB).toFixed(1)} GiB`;
 const percent = (ratio: number) => `${Math.round(ratio * 100)} %`;
 
+/**
+ * A runner's findings. Its host's figures are the operator's business only: they go in `detail`, never in
+ * the summary a forge issue carries (a project's tracker may be public).
+ */
 export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot): Finding[] {
   const subject = `runner ${runner.name}`;
+  const onDashboard = "(figures on the operator's dashboard)";
   const silentFor = now - runner.lastSeenAt;
   if (silentFor > limits.runnerSilentMs) {
     // What an offline runner last reported is old news: only its silence is a finding.
@@ -46,7 +51,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
         priority: "P0",
         check: "memory",
         subject,
-        summary: `${subject} is out of memory: ${state}. Sessions there may be killed; lower its slots or add memory.`,
+        summary: `${subject} is out of memory ${onDashboard}: sessions there may be killed; lower its slots or add memory.`,
+        detail: state,
       });
     } else if (ratio < limits.memoryLowRatio) {
       found.push({
@@ -54,7 +60,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
         priority: "P2",
         check: "memory",
         subject,
-        summary: `${subject} is short of memory: ${state}.`,
+        summary: `${subject} is short of memory ${onDashboard}.`,
+        detail: state,
       });
     }
   }
@@ -68,7 +75,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
         priority: "P1",
         check: "disk",
         subject,
-        summary: `${subject}'s disk is nearly full: ${state}. Free space or reap worktrees there before sessions fail.`,
+        summary: `${subject}'s disk is nearly full ${onDashboard}: free space or reap worktrees there before sessions fail.`,
+        detail: state,
       });
     } else if (ratio < limits.diskLowRatio) {
       found.push({
@@ -76,7 +84,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
         priority: "P3",
         check: "disk",
         subject,
-        summary: `${subject}'s disk is getting full: ${state}.`,
+        summary: `${subject}'s disk is getting full ${onDashboard}.`,
+        detail: state,
       });
     }
   }
@@ -86,7 +95,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
       priority: "P3",
       check: "load",
       subject,
-      summary: `${subject} is overloaded: load ${runner.load.load1} on ${runner.load.cpus} CPUs.`,
+      summary: `${subject} is overloaded ${onDashboard}.`,
+      detail: `load ${runner.load.load1} on ${runner.load.cpus} CPUs`,
     });
   }
   if (runner.worktrees !== null && runner.worktrees > limits.maxWorktrees) {
@@ -95,7 +105,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
       priority: "P4",
       check: "worktrees",
       subject,
-      summary: `${subject} holds ${runner.worktrees} worktrees (more than ${limits.maxWorktrees}): lower \`timeouts.retention\` or abandon what nobody will answer, and reap jobs remove them.`,
+      summary: `${subject} holds more worktrees than ${limits.maxWorktrees}: lower \`timeouts.retention\` or abandon what nobody will answer, and reap jobs remove them.`,
+      detail: `${runner.worktrees} worktrees`,
     });
   }
   return found;

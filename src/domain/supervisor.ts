@@ -61,8 +61,13 @@ export type Finding = {
   check: Check;
   /** What it is about: `runner build-a`, `#12`, `budget`. */
   subject: string;
-  /** One line for a human: what is wrong and what to do. */
+  /** One line for a human: what is wrong and what to do. It may go on the project's (possibly public) forge. */
   summary: string;
+  /**
+   * What only the operator sees (the dashboard, the API), never a forge issue: a runner's host figures
+   * (memory, disk, load, worktrees) and addresses.
+   */
+  detail?: string;
   remedy?: Remedy;
 };
 

@@ -124,6 +124,22 @@ describe("runners", () => {
     if (priority) expect(findings[0]?.priority).toBe(priority);
   });
 
+  it("a runner's host figures are in the finding's detail, never in the summary a forge issue carries", () => {
+    const sick = runner({
+      memory: { availableBytes: 1 * GIB, totalBytes: 100 * GIB },
+      disk: { freeBytes: 1 * GIB, totalBytes: 100 * GIB },
+      load: { load1: 99, cpus: 2 },
+      worktrees: 500,
+    });
+    const findings = runChecks(snapshot({ runners: [sick] }));
+    expect(findings.map((f) => f.check).sort()).toEqual(["disk", "load", "memory", "worktrees"]);
+    for (const finding of findings) {
+      expect(finding.summary).not.toMatch(/GiB|%|\b99\b|\b500\b|CPUs/);
+      expect(finding.detail).toMatch(/GiB|CPUs|500 worktrees/);
+      expect(findingIssue(finding, { supervisor: "supervisor" }).body).not.toContain(finding.detail ?? "?");
+    }
+  });
+
   it("a runner too old to report free disk, or one reporting a zero-sized file system, is not judged", () => {
     expect(keys({ runners: [runner({ disk: null, memory: null, load: null, worktrees: null })] })).toEqual(
       [],

@@ -138,6 +138,17 @@ export class JobStore {
     return row?.usd ?? 0;
   }
 
+  /** The runners that held (or hold) a lease on one of the jobs since `since`. */
+  runnersSince(since: number): string[] {
+    return this.sql
+      .exec<{ runner_id: string }>(
+        "SELECT DISTINCT runner_id FROM jobs WHERE runner_id IS NOT NULL AND updated_at >= ?",
+        since,
+      )
+      .toArray()
+      .map((row) => row.runner_id);
+  }
+
   byId(id: string): StoredJob | null {
     return this.one("SELECT * FROM jobs WHERE id = ?", id);
   }

@@ -125,10 +125,17 @@ export class JobQueue {
     return this.store.issueSpend(number).usd;
   }
 
-  /** What today's work spent: everything but event runs, whose spend has its own cap. */
-  workSpendUsd(now: number): number {
+  /**
+   * What the supervisor reads of the queue: the open jobs, what today's work spent (everything but event runs,
+   * whose spend has its own cap), and the runners that held a job within `servingMs`.
+   */
+  supervised(now: number, servingMs: number) {
     const day = utcDay(now);
-    return this.store.daySpendUsd(day) - this.agentJobs.eventSpendUsd(day);
+    return {
+      jobs: this.store.open(),
+      spentTodayUsd: this.store.daySpendUsd(day) - this.agentJobs.eventSpendUsd(day),
+      servedBy: this.store.runnersSince(now - servingMs),
+    };
   }
 
   /** Whether work and event runs are being dispatched, and today's spend. */
