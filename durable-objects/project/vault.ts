@@ -15,6 +15,7 @@ import type {
   VaultDecideResult,
   VaultRequest,
 } from "../../src/contracts/project-object.ts";
+import type { StepItem } from "../../src/domain/action-claims.ts";
 import {
   type ClassifierVerdict,
   DEFAULT_VAULT_POLICY,
@@ -29,7 +30,6 @@ import {
   type VaultPolicy,
   vaultId,
 } from "../../src/domain/vault.ts";
-import type { StepItem } from "../../src/domain/action-claims.ts";
 import type { Env } from "../../src/env.ts";
 import { clientOf, loadRegistered, type Registered } from "../../src/projects/store.ts";
 import { classify } from "../../src/vault/classifier.ts";

@@ -23,7 +23,37 @@ const percent = (ratio: number) => `${Math.round(ratio * 100)} %`;
  * A runner's findings. Its host's figures are the operator's business only: they go in `detail`, never in
  * the summary a forge issue carries (a project's tracker may be public).
  */
-export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot): Finding[] {
+export function runnerFindings(runner: RunnerHealth, snapshot: Snapshot): Finding[] {
+  return [...rotationFindings(runner, snapshot), ...hostFindings(runner, snapshot)];
+}
+
+/** A suspect rotation stands this long: long enough for an operator to see it, then it resolves. */
+export const ROTATION_WINDOW_MS = 7 * 24 * 60 * MINUTE;
+
+/**
+ * A runner's token rotated from an address it had not been seen at: a stolen token locking the real runner
+ * out looks like this (and its replaced token still being presented, more so). The addresses are the
+ * operator's: in `detail` only.
+ */
+function rotationFindings(runner: RunnerHealth, { now }: Snapshot): Finding[] {
+  const { rotation } = runner;
+  if (!rotation || now - rotation.at > ROTATION_WINDOW_MS) return [];
+  const subject = `runner ${runner.name}`;
+  const replaced = rotation.supersededSeenAt !== null && rotation.supersededSeenAt >= rotation.at;
+  const when = new Date(rotation.at).toISOString();
+  return [
+    {
+      key: `token_rotated:${runner.id}:${rotation.at}`,
+      priority: "P1",
+      check: "token_rotated",
+      subject,
+      summary: `${subject}'s token was rotated at ${when} from an address it had not been seen at${replaced ? ", and its replaced token was presented since" : ""} (addresses on the operator's dashboard): if the runner did not move, its token was stolen: revoke the runner and register it again.`,
+      detail: `rotated from ${rotation.from}; seen before at ${rotation.before}${replaced ? `; the replaced token was presented at ${new Date(rotation.supersededSeenAt ?? 0).toISOString()}` : ""}`,
+    },
+  ];
+}
+
+function hostFindings(runner: RunnerHealth, { now, limits }: Snapshot): Finding[] {
   const subject = `runner ${runner.name}`;
   const onDashboard = "(figures on the operator's dashboard)";
   const silentFor = now - runner.lastSeenAt;

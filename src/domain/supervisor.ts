@@ -9,6 +9,7 @@
  * same key, so it is reported once, and it resolves when a run no longer finds it (`reconcileFindings`).
  */
 import type { State } from "./lifecycle.ts";
+import type { SuspectRotation } from "./runner-tokens.ts";
 import {
   budgetFindings,
   deadLetterFindings,
@@ -26,6 +27,7 @@ export type Priority = (typeof PRIORITIES)[number];
 export const CHECKS = [
   "memory",
   "runner_offline",
+  "token_rotated",
   "disk",
   "load",
   "worktrees",
@@ -107,6 +109,8 @@ export type RunnerHealth = {
   /** When memory and load were recorded: a sample older than the runner's silence limit is not judged. */
   hostAt: number | null;
   worktrees: number | null;
+  /** Its token's last rotation from an address it had not been seen at, and when its replaced token was used. */
+  rotation: (SuspectRotation & { supersededSeenAt: number | null }) | null;
 };
 
 export type IssueHealth = {

@@ -5,6 +5,7 @@
  */
 import { utcDay } from "../../../src/domain/budget.ts";
 import type { State } from "../../../src/domain/lifecycle.ts";
+import type { SuspectRotation } from "../../../src/domain/runner-tokens.ts";
 import type {
   DeadLetterEntry,
   DependencyEdge,
@@ -32,11 +33,13 @@ type RunnerRow = {
   load1: number | null;
   cpus: number | null;
   host_at: number | null;
+  suspect_rotation: string | null;
+  superseded_seen_at: number | null;
 };
 
 const RUNNERS = `
 SELECT id, name, projects, last_seen_at, worktrees, disk_free_bytes, disk_total_bytes, mem_available_bytes,
-  mem_total_bytes, load1, cpus, host_at
+  mem_total_bytes, load1, cpus, host_at, suspect_rotation, superseded_seen_at
 FROM runners ORDER BY name, id`;
 
 /**
@@ -190,5 +193,8 @@ function runnerHealth(row: RunnerRow): RunnerHealth {
     load: row.load1 === null || row.cpus === null ? null : { load1: row.load1, cpus: row.cpus },
     hostAt: row.host_at,
     worktrees: row.worktrees,
+    rotation: row.suspect_rotation
+      ? { ...(JSON.parse(row.suspect_rotation) as SuspectRotation), supersededSeenAt: row.superseded_seen_at }
+      : null,
   };
 }
