@@ -61,44 +61,41 @@ export class AgentTriggers {
     key: string,
     start: (request: AgentRunRequest) => Promise<unknown>,
   ): Promise<string[]> {
-    const decided = this.turn.then(() => this.decide(env, project, trigger, key, start));
-    this.turn = decided.catch(() => undefined);
-    return decided;
+    return this.inTurn(async () => {
+      const catalog = await this.catalog.get(() => readCatalog(env, project.id), Date.now());
+      const builtins = project.settings.critic.reviewHumanPullRequests ? [REVIEWER] : [];
+      const agents = triggeredAgents(catalog, trigger.event, builtins);
+      if (agents.length === 0) return [];
+      const account = await conveyorAccount(env, project);
+      if (sameLogin(trigger.sender, account)) return [];
+      const writer = () => this.writer(env, project, trigger.sender);
+      const queued: string[] = [];
+      for (const agent of agents) {
+        const runId = await eventRunId(project.id, key, agent.name);
+        // Known already: a redelivery. Two copies in flight at once still queue one: the job key is the run id.
+        if (this.runs.view(runId)) continue;
+        const refused = await this.refusal(project, agent, trigger.sender, writer);
+        if (refused) {
+          console.info(JSON.stringify({ msg: "agent run not started", agent: agent.name, reason: refused }));
+          continue;
+        }
+        const review = await reviewOf(env, project, account, agent, trigger.subject, runId);
+        if (review === "skip") continue;
+        const event = { runId, subject: trigger.subject };
+        const request = await agentRunRequest(env, project, agent, triggerText(trigger), event, review);
+        const origin = { agent: agent.name, number: trigger.number, sender: trigger.sender };
+        await start({ ...request, origin });
+        queued.push(runId);
+      }
+      return queued;
+    });
   }
 
-  private async decide(
-    env: Env,
-    project: Project,
-    trigger: AgentTrigger,
-    key: string,
-    start: (request: AgentRunRequest) => Promise<unknown>,
-  ): Promise<string[]> {
-    const catalog = await this.catalog.get(() => readCatalog(env, project.id), Date.now());
-    const builtins = project.settings.critic.reviewHumanPullRequests ? [REVIEWER] : [];
-    const agents = triggeredAgents(catalog, trigger.event, builtins);
-    if (agents.length === 0) return [];
-    const account = await conveyorAccount(env, project);
-    if (sameLogin(trigger.sender, account)) return [];
-    const writer = () => this.writer(env, project, trigger.sender);
-    const queued: string[] = [];
-    for (const agent of agents) {
-      const runId = await eventRunId(project.id, key, agent.name);
-      // Known already: a redelivery. Two copies in flight at once still queue one: the job key is the run id.
-      if (this.runs.view(runId)) continue;
-      const refused = await this.refusal(project, agent, trigger.sender, writer);
-      if (refused) {
-        console.info(JSON.stringify({ msg: "agent run not started", agent: agent.name, reason: refused }));
-        continue;
-      }
-      const review = await reviewOf(env, project, account, agent, trigger.subject, runId);
-      if (review === "skip") continue;
-      const event = { runId, subject: trigger.subject };
-      const request = await agentRunRequest(env, project, agent, triggerText(trigger), event, review);
-      const origin = { agent: agent.name, number: trigger.number, sender: trigger.sender };
-      await start({ ...request, origin });
-      queued.push(runId);
-    }
-    return queued;
+  /** Runs `work` after every decision before it. */
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.turn.then(work);
+    this.turn = done.catch(() => undefined);
+    return done;
   }
 
   /** Whether `sender` may write: asked of the forge only when a decision needs it, then kept a few minutes. */
