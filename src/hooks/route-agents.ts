@@ -18,17 +18,18 @@ export async function routeAgents(
   project: Project,
   event: ForgeEvent,
   record: DeliveryRecord,
-): Promise<{ runs: string[] } | { duplicate: DeliveryOutcome }> {
+): Promise<{ runs: string[]; deduped: boolean } | { duplicate: DeliveryOutcome }> {
   const trigger = agentTriggerOf(event);
-  if (!trigger) return { runs: [] };
+  if (!trigger) return { runs: [], deduped: false };
   const finished = await findFinished(env, record);
   if (finished) return { duplicate: finished.outcome };
   try {
-    return { runs: await projectStub(env, project.id).triggerAgents(project, trigger, record.contentKey) };
+    const runs = await projectStub(env, project.id).triggerAgents(project, trigger, record.contentKey);
+    return { runs, deduped: true };
   } catch (error) {
     const reason = errorMessage(error);
     const { deliveryId } = record;
     console.warn(JSON.stringify({ msg: "agents not triggered", project: project.id, deliveryId, reason }));
-    return { runs: [] };
+    return { runs: [], deduped: true };
   }
 }

@@ -21,7 +21,10 @@ export type Routed =
   | { kind: "ignored"; reason: string }
   | { kind: "duplicate"; outcome: string };
 
-/** `key` identifies the delivery's content: lifecycle event ids derive from it, so replays apply once. */
+/**
+ * `key` identifies the delivery's content: lifecycle event ids derive from it, so replays apply once.
+ * `deduped`: the caller found no finished delivery of this id or content just now (the agents' trigger asks).
+ */
 export async function routeEvent(
   env: Env,
   project: Project,
@@ -29,10 +32,11 @@ export async function routeEvent(
   key: string,
   cause: Cause,
   record: DeliveryRecord,
+  deduped = false,
 ): Promise<Routed> {
   // An issue event dedupes in the same round trip as its mirror write; the others look first.
   if (event.type === "issue") return routeIssue(env, project, event, key, cause, record);
-  const finished = await findFinished(env, record);
+  const finished = deduped ? null : await findFinished(env, record);
   if (finished) return { kind: "duplicate", outcome: finished.outcome };
   switch (event.type) {
     case "pull_request":

@@ -71,7 +71,15 @@ hookRoutes.post("/:project", async (c) => {
   // Agent runs cost money: a delivery whose content was seen (under any delivery id) starts none.
   const agents = await routeAgents(c.env, project, result.event, record);
   if ("duplicate" in agents) return c.json({ duplicate: true, outcome: agents.duplicate }, 200);
-  const routed = await routeEvent(c.env, project, result.event, record.contentKey, cause, record);
+  const routed = await routeEvent(
+    c.env,
+    project,
+    result.event,
+    record.contentKey,
+    cause,
+    record,
+    agents.deduped,
+  );
   if (routed.kind === "duplicate") return c.json({ duplicate: true, outcome: routed.outcome }, 200);
   if (routed.kind === "ignored" || !routed.recorded) {
     await recordDelivery(c.env, record, routed.kind === "routed" ? "processed" : "ignored");
