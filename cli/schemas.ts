@@ -18,6 +18,12 @@ export type ProjectAnswer = z.infer<typeof projectSchema>;
 
 export const projectListSchema = z.object({ projects: z.array(projectSchema) });
 
+/** `GET /projects/:id/formulas`: the action formulas, each with the secrets the project lacks. */
+export const formulasSchema = z.object({
+  formulas: z.array(z.looseObject({ name: z.string(), missingSecrets: z.array(z.string()) })),
+  problems: z.array(z.object({ name: z.string(), error: z.string() })),
+});
+
 export const setupSchema = z.object({
   webhook: z.object({ id: z.number(), url: z.string(), events: z.array(z.string()) }),
   labels: z.array(z.string()),
@@ -189,6 +195,8 @@ export const healthSchema = z.object({
       check: z.string(),
       subject: z.string(),
       summary: z.string(),
+      /** The operator's alone (a runner's host figures): never on a forge issue. */
+      detail: z.string().optional(),
       openedAt: z.number(),
       forgeIssue: z.number().nullable(),
     }),

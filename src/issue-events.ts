@@ -44,6 +44,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
       .regex(/^[0-9a-f]{7,64}$/)
       .optional(),
     summary: text(4_000).optional(),
+    refused: text(2_000).optional(),
     step: z
       .string()
       .regex(/^[a-z][a-z0-9_-]{0,39}$/)

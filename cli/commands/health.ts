@@ -28,7 +28,7 @@ export const health = command({
         f.subject,
         f.forgeIssue === null ? "" : `#${f.forgeIssue}`,
         ago(f.openedAt, now),
-        f.summary,
+        f.detail ? `${f.summary} ${f.detail}` : f.summary,
       ]);
       return [
         head,

@@ -4,9 +4,15 @@ import { z } from "zod";
 import { projectIdSchema, registrationSchema } from "../../src/projects/config.ts";
 import { zodMessage } from "../../src/validation.ts";
 import { CliError } from "../api.ts";
-import { command, projectOf } from "../command.ts";
+import { type Context, command, projectOf } from "../command.ts";
 import { table } from "../output.ts";
-import { type ProjectAnswer, projectListSchema, projectSchema, setupSchema } from "../schemas.ts";
+import {
+  formulasSchema,
+  type ProjectAnswer,
+  projectListSchema,
+  projectSchema,
+  setupSchema,
+} from "../schemas.ts";
 import { secretSetting } from "../secrets.ts";
 
 const addOptions = z.object({
@@ -95,20 +101,44 @@ export const projectAdd = command({
     const lines = [`${existed ? "updated" : "registered"} ${id}: ${project.forge} ${project.repo}`];
     // A webhook is created for a new project, or when asked: each setup creates one more.
     const setup = input.setup ?? !existed;
+    let done: z.infer<typeof setupSchema> | null = null;
     if (!setup) {
       if (input.generatedSecret)
         lines.push(`webhook secret (for a webhook you create): ${registration.webhookSecret}`);
       lines.push(`no webhook created${existed ? " (already registered; --setup creates one)" : ""}`);
-      ctx.print(lines.join("\n"), { project, setup: null });
-      return;
+    } else {
+      const webhookUrl = `${(input.publicUrl ?? ctx.url).replace(/\/+$/, "")}/hooks/${id}`;
+      done = await ctx.api.call("POST", `${path}/setup`, setupSchema, { webhookUrl });
+      lines.push(`webhook ${done.webhook.id}: ${done.webhook.url} (${done.webhook.events.join(", ")})`);
+      lines.push(`labels: ${done.labels.join(", ")}`);
     }
-    const webhookUrl = `${(input.publicUrl ?? ctx.url).replace(/\/+$/, "")}/hooks/${id}`;
-    const done = await ctx.api.call("POST", `${path}/setup`, setupSchema, { webhookUrl });
-    lines.push(`webhook ${done.webhook.id}: ${done.webhook.url} (${done.webhook.events.join(", ")})`);
-    lines.push(`labels: ${done.labels.join(", ")}`);
-    ctx.print(lines.join("\n"), { project, setup: done });
+    const formulas = await formulaProblems(ctx, path);
+    lines.push(...formulas);
+    ctx.print(lines.join("\n"), { project, setup: done, formulas });
   },
 });
+
+/**
+ * What the project's action formulas need and it lacks (a secret a formula declares and `actionSecrets` does
+ * not hold, a file that does not parse), one line each; a repository it cannot read yet is said, not fatal.
+ */
+async function formulaProblems(ctx: Context, path: string): Promise<string[]> {
+  let answer: z.infer<typeof formulasSchema>;
+  try {
+    answer = await ctx.api.call("GET", `${path}/formulas`, formulasSchema);
+  } catch (error) {
+    return [`formulas not checked: ${error instanceof Error ? error.message : String(error)}`];
+  }
+  return [
+    ...answer.formulas
+      .filter((f) => f.missingSecrets.length > 0)
+      .map(
+        (f) =>
+          `formula ${f.name} needs the secret${f.missingSecrets.length > 1 ? "s" : ""} ${f.missingSecrets.join(", ")}, which the project lacks: add ${f.missingSecrets.length > 1 ? "them" : "it"} with --action-secrets-file`,
+      ),
+    ...answer.problems.map((p) => `formula ${p.name} does not parse: ${p.error}`),
+  ];
+}
 
 const describe = (p: ProjectAnswer) =>
   [

@@ -9,6 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import type {
   ApplyResult,
   IssueObject,
+  IssueSummary,
   IssueView,
   RedeliverResult,
 } from "../../src/contracts/issue-object.ts";
@@ -94,6 +95,10 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
   override async webSocketClose(socket: WebSocket, code: number): Promise<void> {
     // 1005/1006 are reserved: they say no code came, and cannot be sent back.
     socket.close(code === 1005 || code === 1006 ? 1000 : code);
+  }
+
+  summary(): IssueSummary | null {
+    return this.store.summary();
   }
 
   view(): IssueView | null {

@@ -15,6 +15,7 @@ import type {
   VaultDecideResult,
   VaultRequest,
 } from "../../src/contracts/project-object.ts";
+import type { StepItem } from "../../src/domain/action-claims.ts";
 import {
   type ClassifierVerdict,
   DEFAULT_VAULT_POLICY,
@@ -186,6 +187,23 @@ export class Vault {
       this.save(project, outcome.item, now);
       return { fired: true as const };
     });
+  }
+
+  /** The items the action steps of issue `issue` asked for, in the order asked. */
+  stepItems(issue: number): StepItem[] {
+    return this.sql
+      .exec<{ item: string }>(
+        `SELECT item FROM vault_items
+         WHERE json_extract(item, '$.kind') = 'action_step' AND json_extract(item, '$.requester.issue') = ?
+         ORDER BY seq`,
+        issue,
+      )
+      .toArray()
+      .flatMap((row) => {
+        const item = JSON.parse(row.item) as VaultItem;
+        const step = item.requester.type === "issue" ? item.requester.step : undefined;
+        return step ? [{ id: item.id, step, state: item.state }] : [];
+      });
   }
 
   item(id: string): VaultItem | null {

@@ -9,7 +9,9 @@ import type { ActionRun, Job } from "../../src/runner-api/contract.ts";
 const ACTION_PHASES = `When you stop, say how it ended by writing the phase file: its path is in the environment variable
 CONVEYOR_PHASE_FILE (outside the repository). Its first line is exactly one of:
 - PHASE:done — every step is done; your closing message is posted on the issue as the summary, and the
-  issue is closed. Say what was done and its outcome; never include a secret.
+  issue is closed. Say what was done and its outcome; never include a secret. Conveyor checks it: until
+  every dangerous step that is not optional has run under a vault approval, done is not taken and the
+  issue waits for a human.
 - PHASE:vault — run_step told you a step is dangerous: add a second line "Step: <its id>" and stop. The
   session is resumed once the vault decides.
 - PHASE:escalate — you need a human (a missing input, a decision, a step that failed); add a second line
@@ -59,7 +61,8 @@ export function actionContinuationPrompt(job: Job, action: ActionRun): string {
 function plan({ formula, guidance }: ActionRun): string {
   const steps = formula.steps.map((step, i) => {
     const how = step.command ? "run it with run_step" : "yours to do";
-    return `${i + 1}. ${step.id}${step.dangerous ? " (dangerous: needs the vault)" : ""} — ${step.description} [${how}]`;
+    const danger = step.dangerous ? ` (dangerous: needs the vault${step.optional ? "; optional" : ""})` : "";
+    return `${i + 1}. ${step.id}${danger} — ${step.description} [${how}]`;
   });
   const inputs = formula.inputs.map(
     (input) => `- ${input.name}${input.required ? " (required)" : ""}: ${input.description}`,

@@ -16,12 +16,13 @@ import { BUILTIN_AGENTS } from "./builtin.generated.ts";
 import { AGENTS_DIR, agentCatalog, type Catalog, MAX_REPOSITORY_AGENTS } from "./catalog.ts";
 import { agentPrompt, MAX_CONTEXT_ISSUES } from "./context.ts";
 import type { AgentDefinition, OutputType } from "./definition.ts";
+import { lifecycleLabels } from "./lifecycle-labels.ts";
 import type { ReviewRun } from "./review-run.ts";
 import type { EventSubject } from "./triggers.ts";
 
 /** `files`: the repository's `.conveyor/agents/` files at the default branch (path → text). */
-export const projectCatalog = (files: ReadonlyMap<string, string>): Catalog =>
-  agentCatalog(BUILTIN_AGENTS, files);
+export const projectCatalog = (project: Project, files: ReadonlyMap<string, string>): Catalog =>
+  agentCatalog(BUILTIN_AGENTS, files, lifecycleLabels(project.settings.labels));
 
 /** The project's catalog as its default branch has it now. */
 export async function loadCatalog(registered: Registered): Promise<Catalog> {
@@ -30,7 +31,7 @@ export async function loadCatalog(registered: Registered): Promise<Catalog> {
 
 export async function catalogOf(forge: ForgeClient, project: Project): Promise<Catalog> {
   const files = await forge.readDirectory(AGENTS_DIR, project.settings.defaultBranch, MAX_REPOSITORY_AGENTS);
-  return projectCatalog(files);
+  return projectCatalog(project, files);
 }
 
 /** The catalog, or why the repository could not be read (the forge is down, the token lacks access). */
@@ -43,11 +44,12 @@ export function readCatalog(registered: Registered): Promise<Catalog | { error: 
 export const newRunId = () => randomToken("run_", 12);
 
 /**
- * A forge event's run of `agent`: its id derives from the webhook's delivery, so a redelivery names the same
- * run and queues nothing new.
+ * A forge event's run of `agent`: its id derives from the delivery's content key (a hash of its signed body,
+ * src/forge/webhooks/parse.ts), so a redelivery, or a captured delivery replayed under a new delivery id (a
+ * header the signature does not cover), names the same run and queues nothing new.
  */
-export async function eventRunId(project: string, deliveryId: string, agent: string): Promise<string> {
-  return `run_${(await sha256Hex(`${project}\n${deliveryId}\n${agent}`)).slice(0, 24)}`;
+export async function eventRunId(project: string, contentKey: string, agent: string): Promise<string> {
+  return `run_${(await sha256Hex(`${project}\n${contentKey}\n${agent}`)).slice(0, 24)}`;
 }
 
 /** A run triggered by a forge event (or a review request): its id, and what the event is about. */

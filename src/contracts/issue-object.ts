@@ -88,6 +88,8 @@ export interface IssueObject extends Rpc.DurableObjectBranded {
   apply(envelope: EventEnvelope): Promise<ApplyResult>;
   /** The issue as it stands, with its history; null for an issue Conveyor never heard of. */
   view(): IssueView | null;
+  /** The issue as it stands, without its history and outbox (a cheaper read); null likewise. */
+  summary(): IssueSummary | null;
   /** Sends dead letter `id` again, to the end of its lane. */
   redeliver(id: number): Promise<RedeliverResult>;
   /** What a session of the issue is doing (informational). */

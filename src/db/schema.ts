@@ -3,6 +3,7 @@
  * (idempotently, from its outbox), read by cron, the operator API and the dashboard.
  */
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { SuspectRotation } from "../domain/runner-tokens.ts";
 import { SANDBOX_KINDS } from "../runner-api/sandbox.ts";
 
 export const projects = sqliteTable("projects", {
@@ -207,6 +208,17 @@ export const runners = sqliteTable("runners", {
   cpus: integer("cpus"),
   /** When memory and load were last recorded. */
   hostAt: integer("host_at", { mode: "number" }),
+  /** The address (CF-Connecting-IP) the runner's last call came from: the operator's, never a forge's. */
+  address: text("address"),
+  /** The token a rotation replaced, and when: its holder's next call is told so, and when it came. */
+  supersededTokenHash: text("superseded_token_hash").unique(),
+  supersededAt: integer("superseded_at", { mode: "number" }),
+  supersededSeenAt: integer("superseded_seen_at", { mode: "number" }),
+  /**
+   * The last rotation that came from another address than the runner was seen at (src/domain/runner-tokens.ts):
+   * a stolen token rotating itself. The supervisor reports it; the dashboard shows it.
+   */
+  suspectRotation: text("suspect_rotation", { mode: "json" }).$type<SuspectRotation>(),
 });
 
 /** One-time registration tokens (hashed); `usedBy` is set when a runner registers with one. */

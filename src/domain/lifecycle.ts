@@ -90,6 +90,11 @@ export type LifecycleEvent =
       summary?: string;
       /** `vault` (action sessions): the formula step that waits for the vault's approval. */
       step?: string;
+      /**
+       * The Worker checked the action session's claim against its facts and it does not stand
+       * (src/domain/action-claims.ts): the issue escalates with this reason instead of taking the phase.
+       */
+      refused?: string;
     }
   | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
   /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
@@ -1055,6 +1060,7 @@ const actionPhase: Rule<"phase"> = {
     const stale = stalePhase(ctx, e);
     if (stale) return reject(stale);
     const s = { ...ctx, sessionId: e.sessionId ?? ctx.sessionId, summary: e.summary ?? ctx.summary };
+    if (e.refused) return escalate(s, e.refused);
     switch (e.phase) {
       case "done": {
         const summary = e.summary ?? e.reason;

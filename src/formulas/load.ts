@@ -7,7 +7,7 @@ import type { Registered } from "../projects/store.ts";
 import { clientOf } from "../projects/store.ts";
 import type { ActionRun } from "../runner-api/contract.ts";
 import { changedSinceApproval, stepApproval } from "./approval.ts";
-import { FORMULAS_DIR, findFormula, MAX_FORMULA_FILES, stepOf } from "./formula.ts";
+import { FORMULAS_DIR, findFormula, MAX_FORMULA_FILES, missingSecrets, stepOf } from "./formula.ts";
 
 /**
  * A formula the action cannot run with (missing, malformed, the approved step gone). Shaped as a refusal
@@ -34,11 +34,14 @@ export async function loadActionRun(
 ): Promise<ActionRun> {
   if (!name) throw new FormulaProblem("the action names no formula");
   const { project } = registered;
-  const forge = clientOf(project, await registered.secrets());
+  const secrets = await registered.secrets();
+  const forge = clientOf(project, secrets);
   const files = await forge.readDirectory(FORMULAS_DIR, project.settings.defaultBranch, MAX_FORMULA_FILES);
   const found = findFormula(files, name);
   if (!found.ok) throw new FormulaProblem(found.error);
   const { guidance, ...formula } = found.formula;
+  const lacking = missingSecrets(formula, secrets.actionSecrets);
+  if (lacking) throw new FormulaProblem(lacking);
   if (approved) {
     const step = stepOf(formula, approved.step);
     if (!step) throw new FormulaProblem(`the approved step ${approved.step} is no longer in formula ${name}`);

@@ -3,7 +3,7 @@
  * write access, and a reply to an escalated issue, which
  * resumes its session with the reply. Commands from anyone else are refused with a reply (posted by the issue's
  * outbox, like every effect). A writer's approving
- * review of a merge held for protected paths is the human approval it waits for.
+ * review of a merge held for protected paths is the human approval it waits for; Conveyor's own is not.
  */
 import { ABANDON_LABEL, type ParsedComment, parseComment } from "../domain/commands.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
@@ -114,6 +114,11 @@ export async function routeReview(
   const state = number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number);
   if (number === null || state !== "awaiting_approval") {
     return { kind: "ignored", reason: `pull request #${pullNumber} waits for no approval` };
+  }
+  // A human's approval is what the held merge waits for: Conveyor's account (a writer) is never one, whatever
+  // the forge lets it approve.
+  if (sameLogin(author, await conveyorAccount(env, project))) {
+    return { kind: "ignored", reason: "Conveyor's own review approves nothing" };
   }
   if (!(await canCommand(await forgeClientFor(env, project), author))) {
     return { kind: "ignored", reason: `${author} has no write access` };

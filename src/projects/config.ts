@@ -1,6 +1,6 @@
 /** A project's registration: what the operator sends (`PUT /api/v1/projects/:project`) and its defaults. */
 import { z } from "zod";
-import type { BudgetLimits } from "../domain/budget.ts";
+import { type BudgetLimits, DEFAULT_EVENT_DAILY_USD } from "../domain/budget.ts";
 import {
   DEFAULT_MAX_EFFECT_ATTEMPTS,
   DEFAULT_RETENTION_DAYS,
@@ -103,6 +103,17 @@ export const settingsSchema = z.object({
   maxTurnsPerSession: z.number().int().min(1).max(1_000).default(100),
   /** Per-project daily cap; dispatch pauses when today's spend reaches it. */
   dailyBudgetUsd: usd.default(100),
+  /**
+   * Agent runs forge events start (docs/agents.md#forge-events): anyone who can open an issue, comment or push
+   * to a pull request causes them. Their own daily cap (their spend never pauses sessions) and how many one
+   * sender may start per hour (a writer is not held to it).
+   */
+  eventRuns: z
+    .object({
+      dailyBudgetUsd: usd.default(DEFAULT_EVENT_DAILY_USD),
+      perSenderPerHour: z.number().int().min(0).max(1_000).default(5),
+    })
+    .prefault({}),
   /** Runner jobs: lease length, how soon a new lease must be confirmed, how long a job waits for the runner holding its worktree, attempts. */
   jobs: z
     .object({
@@ -284,4 +295,5 @@ export const budgetLimits = (settings: ProjectSettings): BudgetLimits => ({
   issueTurns: settings.issueTurnBudget,
   sessionTurns: settings.maxTurnsPerSession,
   dailyUsd: settings.dailyBudgetUsd,
+  eventDailyUsd: settings.eventRuns.dailyBudgetUsd,
 });

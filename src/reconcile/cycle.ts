@@ -174,7 +174,7 @@ async function regateIfChanged(
   if (!wantsWork(project, issue)) return false;
   const view = await issueStub(env, project.id, issue.number).view();
   if (!view) return false;
-  const gate = await gateFor(env, project, issue, forges);
+  const gate = await gateFor(env, project, issue, view.brief?.body ?? issue.body, forges);
   const inCycle = view.reason?.startsWith("dependency cycle") ?? false;
   if (gate.blockers.join(",") === view.blockers.join(",") && Boolean(gate.cycle) === inCycle) return false;
   const id = `cron:regate:${issue.number}:${view.history.at(-1)?.seq ?? 0}`;

@@ -128,6 +128,16 @@ describe("an action's run", () => {
     ]);
   });
 
+  it("a done the Worker refused (its dangerous step never fired) escalates with the refusal, closing nothing", () => {
+    const refused =
+      "the session said the action is done, but step rotate of formula rotate-token did not run";
+    const { next, effects } = accepted(
+      transition(action("running"), { type: "phase", phase: "done", jobId: "job-1", refused }),
+    );
+    expect(next).toMatchObject({ state: "escalated", reason: refused });
+    expect(effects.map((e) => e.kind)).not.toContain("close_issue");
+  });
+
   it("a dangerous step waits for the vault, holding no slot", () => {
     const { next, effects } = accepted(
       transition(action("running"), { type: "phase", phase: "vault", step: "rotate", jobId: "job-1" }),

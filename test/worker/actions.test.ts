@@ -184,6 +184,78 @@ describe("action issues in the Worker", () => {
     });
   });
 
+  it("a session's done stands only once its dangerous step fired: before, the issue escalates saying why", async () => {
+    const { loop, runner, number, item } = await awaitingApproval("action-unfired");
+    expect(await approve(loop, item)).toMatchObject({ ok: true });
+    await until(loop, number, (v) => v.state === "running" && v.outbox.every((o) => o.pending === 0));
+    const resumed = taken(await claim(runner, [loop.project]));
+    await heartbeat(runner, resumed);
+    // The step never ran (the runner refused it before firing); the session says it is done all the same.
+    await complete(runner, resumed, { phase: "done", sessionId: "sess-a", summary: "Rotated the token." });
+    const view = await until(loop, number, (v) => v.state === "escalated" && v.outbox.length === 0);
+    expect(view.reason).toBe(
+      `the session said the action is done, but step rotate of formula rotate-token did not run: vault item ${item} approved it, but it never fired`,
+    );
+    expect((await loop.forge.getIssue(number)).state).toBe("open");
+    expect((await projectStub(env, loop.project).vaultItem(item))?.state).toBe("approved");
+
+    // A human's reply resumes it without the approval (it was that job's alone): done escalates again until
+    // the session asks the vault anew and the step fires.
+    await send(loop, number, { type: "human_reply", author: "maintainer", text: "Run it now." });
+    await until(loop, number, (v) => v.state === "running" && v.outbox.every((o) => o.pending === 0));
+    const again = taken(await claim(runner, [loop.project]));
+    await heartbeat(runner, again);
+    const fired = await call(runner, `jobs/${again.job.id}/fire`, {
+      leaseToken: again.leaseToken,
+      step: "rotate",
+    });
+    expect(await fired.json()).toEqual({
+      fired: false,
+      reason: `job ${again.job.id} carries no vault approval of step rotate`,
+    });
+    await complete(runner, again, { phase: "done", sessionId: "sess-a" });
+    expect((await until(loop, number, (v) => v.state === "escalated" && v.iteration === 3)).reason).toMatch(
+      /did not run: vault item v\d+ approved it, but it never fired$/,
+    );
+  });
+
+  it("a session that says done without ever asking the vault for its dangerous step escalates", async () => {
+    const loop = await actionProject("action-skipped");
+    const runner = await newRunner("action-skipped", { projects: [loop.project] });
+    const number = await triage(loop, "rotate-token");
+    await until(loop, number, (v) => v.outbox.every((o) => o.pending === 0));
+    const claimed = taken(await claim(runner, [loop.project]));
+    await heartbeat(runner, claimed);
+    await complete(runner, claimed, { phase: "done", sessionId: "sess-a", summary: "Rotated." });
+    const view = await until(loop, number, (v) => v.state === "escalated");
+    expect(view.reason).toBe(
+      "the session said the action is done, but step rotate of formula rotate-token did not run: the session never asked the vault for it (PHASE:vault, Step: rotate)",
+    );
+  });
+
+  it("an approved step that fired lets the action end done", async () => {
+    const { loop, runner, number, item } = await awaitingApproval("action-fired");
+    await approve(loop, item);
+    await until(loop, number, (v) => v.state === "running" && v.outbox.every((o) => o.pending === 0));
+    const resumed = taken(await claim(runner, [loop.project]));
+    await heartbeat(runner, resumed);
+    await call(runner, `jobs/${resumed.job.id}/fire`, { leaseToken: resumed.leaseToken, step: "rotate" });
+    await complete(runner, resumed, { phase: "done", sessionId: "sess-a", summary: "Rotated the token." });
+    await until(loop, number, (v) => v.state === "done");
+  });
+
+  it("a formula needing a secret the project lacks escalates before any session runs", async () => {
+    const loop = await actionProject("action-no-secret", {
+      actionSecrets: { UNUSED_TOKEN: "never-sent-1234" },
+    });
+    const number = await triage(loop, "rotate-token");
+    const view = await until(loop, number, (v) => v.state === "escalated");
+    expect(view.reason).toMatch(
+      /formula rotate-token needs the project secret DEPLOY_TOKEN, which the project lacks: add it to its actionSecrets/,
+    );
+    expect(await jobsOf(loop.project)).toEqual([]);
+  });
+
   it("a step whose command changed on the default branch after the vault was asked does not run on that approval", async () => {
     const { loop, runner, number, item } = await awaitingApproval("action-swapped");
     // Someone with push access swaps the command while the item waits for a human.

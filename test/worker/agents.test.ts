@@ -31,13 +31,13 @@ const BASE = "https://conveyor.test/api/v1/projects";
 const api = (path: string, init: RequestInit = {}) =>
   SELF.fetch(`${BASE}/${path}`, { ...init, headers: { ...OPERATOR, ...init.headers } });
 
-/** A repository agent that may comment twice and label `underspecified`. */
+/** A repository agent that may comment twice and label `unclear`. */
 const TRIAGER = `---
 description: Comments on issues, at most twice a run.
 schedule: "@weekly"
 outputs:
   comment: { max: 2 }
-  add_labels: { max: 2, allowedLabels: [underspecified] }
+  add_labels: { max: 2, allowedLabels: [unclear] }
 ---
 Comment on the issues.
 `;
@@ -196,8 +196,8 @@ describe("agents", () => {
       { type: "comment", issue: first, body: "Over the cap." },
       { type: "create_issue", title: "Not declared", body: "No." },
       // Open in Conveyor's mirror, gone from the forge: refused there for good, holding up nothing after it.
-      { type: "add_labels", issue: GONE, labels: ["underspecified"] },
-      { type: "add_labels", issue: second, labels: ["underspecified"] },
+      { type: "add_labels", issue: GONE, labels: ["unclear"] },
+      { type: "add_labels", issue: second, labels: ["unclear"] },
     ];
     const done = { phase: "done", sessionId: "sess-agent", outputs, usage };
     expect((await complete(runner, claimed, done)).status).toBe(204);
@@ -227,7 +227,7 @@ describe("agents", () => {
       [attribution, "", "> Which flag?"],
       [attribution, "", "> Which columns? @conveyor @helper `@stranger`"],
     ]);
-    expect((await loop.forge.getIssue(second)).labels).toContain("underspecified");
+    expect((await loop.forge.getIssue(second)).labels).toContain("unclear");
     expect((await projectStub(env, loop.project).dispatchStatus()).spentTodayUsd).toBe(0.25);
     // In D1 too: the project's spend includes the run's (a re-sent figure replaced, not added).
     expect((await projectCosts(env)).get(loop.project)).toEqual({ totalUsd: 0.25, todayUsd: 0.25 });
@@ -260,7 +260,7 @@ describe("agents", () => {
     expect(runsHtml).toContain(runId);
     expect(runsHtml).toContain(`comment on #${first} — applied`);
     expect(runsHtml).toContain("rejected: over the cap: at most 2 comment per run");
-    expect(runsHtml).toContain(`add labels underspecified on #${GONE} — failed: the forge refused it`);
+    expect(runsHtml).toContain(`add labels unclear on #${GONE} — failed: the forge refused it`);
   });
 
   it("link_dependency adds a `Depends on` line the dependency parser reads, once", async () => {

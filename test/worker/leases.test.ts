@@ -19,7 +19,7 @@ const POLICY: ProjectPolicy = {
   confirmMs: 15_000,
   affinityGraceMs: 30_000,
   maxAttempts: 2,
-  budget: { issueUsd: 10, issueTurns: 500, sessionTurns: 50, dailyUsd: 100 },
+  budget: { issueUsd: 10, issueTurns: 500, sessionTurns: 50, dailyUsd: 100, eventDailyUsd: 5 },
 };
 
 /** Counts its wakes: a lease that frees a job must wake the claims waiting for one. */
@@ -54,6 +54,8 @@ async function withLeases<R>(body: (h: Harness) => R | Promise<R>): Promise<R> {
       leased: (job) => hooks.push(`leased ${job.id}`),
       requeued: (job) => hooks.push(`requeued ${job.id}`),
       ended: (_project, job, reason) => hooks.push(`ended ${job.id}: ${reason}`),
+      isEventRun: () => false,
+      eventSpendUsd: () => 0,
     };
     store.saveMeta(project, POLICY);
     const leases = new Leases(state.storage, store, records, waiters, recorder);

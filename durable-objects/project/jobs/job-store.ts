@@ -4,7 +4,7 @@
  * is the shared `outbox.ts`.
  */
 import type { JobSpec, JobStatus, JobSummary, ProjectPolicy } from "../../../src/contracts/project-object.ts";
-import type { Spend } from "../../../src/domain/budget.ts";
+import { DEFAULT_EVENT_DAILY_USD, type Spend } from "../../../src/domain/budget.ts";
 import type { DeadlineFields, OpenJob } from "../../../src/domain/job-queue.ts";
 
 const SCHEMA = `
@@ -77,8 +77,14 @@ export class JobStore {
 
   meta(): { project: string; policy: ProjectPolicy } | null {
     const row = this.sql.exec<{ project: string; policy: string }>("SELECT * FROM meta").toArray()[0];
+    if (!row) return null;
     // Policies stored before a setting existed get its default.
-    return row ? { project: row.project, policy: { ...POLICY_DEFAULTS, ...JSON.parse(row.policy) } } : null;
+    const stored = JSON.parse(row.policy) as ProjectPolicy;
+    const budget: ProjectPolicy["budget"] = {
+      ...stored.budget,
+      eventDailyUsd: stored.budget.eventDailyUsd ?? DEFAULT_EVENT_DAILY_USD,
+    };
+    return { project: row.project, policy: { ...POLICY_DEFAULTS, ...stored, budget } };
   }
 
   saveMeta(project: string, policy: ProjectPolicy): void {
@@ -130,6 +136,17 @@ export class JobStore {
       .exec<{ usd: number | null }>("SELECT SUM(usd) AS usd FROM spend WHERE day = ?", day)
       .toArray()[0];
     return row?.usd ?? 0;
+  }
+
+  /** The runners that held (or hold) a lease on one of the jobs since `since`. */
+  runnersSince(since: number): string[] {
+    return this.sql
+      .exec<{ runner_id: string }>(
+        "SELECT DISTINCT runner_id FROM jobs WHERE runner_id IS NOT NULL AND updated_at >= ?",
+        since,
+      )
+      .toArray()
+      .map((row) => row.runner_id);
   }
 
   byId(id: string): StoredJob | null {

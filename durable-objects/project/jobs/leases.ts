@@ -7,7 +7,7 @@
  */
 import type { LeaseRefusal, ProjectPolicy } from "../../../src/contracts/project-object.ts";
 import { randomToken } from "../../../src/crypto/tokens.ts";
-import { dailyCapReached, sessionBudget, utcDay } from "../../../src/domain/budget.ts";
+import { budgetPauses, sessionBudget, utcDay } from "../../../src/domain/budget.ts";
 import {
   afterLostLease,
   expiredLeases,
@@ -29,6 +29,10 @@ export type LeaseHooks = {
   leased(job: StoredJob, now: number): void;
   requeued(job: StoredJob, now: number): void;
   ended(project: string, job: StoredJob, reason: string, now: number): void;
+  /** The job is an agent run a forge event started: it spends the event runs' own daily budget. */
+  isEventRun(job: StoredJob): boolean;
+  /** What event runs spent on UTC day `day`. */
+  eventSpendUsd(day: string): number;
 };
 
 export type Fenced = { ok: true; job: StoredJob; project: string; policy: ProjectPolicy } | LeaseRefusal;
@@ -50,12 +54,18 @@ export class Leases {
     const held = new Set(
       holding.filter((ref) => ref.startsWith(prefix)).map((ref) => Number(ref.slice(prefix.length))),
     );
-    // Past the daily cap no session or agent run starts (work already leased finishes; reaps still run).
-    const paused = dailyCapReached(this.store.daySpendUsd(utcDay(now)), meta.policy.budget) !== null;
-    const open = this.store
-      .open()
-      .filter((job) => !paused || job.status === "leased" || !spendsBudget(job.kind));
+    // Past the daily cap no session or agent run starts (work already leased finishes; reaps still run); past
+    // theirs, no event run does, while sessions go on.
+    const pauses = this.pauses(utcDay(now), meta.policy.budget);
+    const paused = (job: StoredJob) =>
+      spendsBudget(job.kind) && (this.hooks.isEventRun(job) ? pauses.events : pauses.work) !== null;
+    const open = this.store.open().filter((job) => job.status === "leased" || !paused(job));
     return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
+  }
+
+  /** What today's spend pauses (src/domain/budget.ts): work, and event runs. */
+  pauses(day: string, limits: ProjectPolicy["budget"]) {
+    return budgetPauses(this.store.daySpendUsd(day), this.hooks.eventSpendUsd(day), limits);
   }
 
   /** Leases the job `runnerId` should run next, on a short lease until its runner confirms it; null if none. */
@@ -187,12 +197,15 @@ export class Leases {
     this.hooks.requeued(job, now);
   }
 
-  /** Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled. */
-  end(project: string, job: StoredJob, reason: string | null, now: number): void {
+  /**
+   * Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled
+   * (`why`: what its run record says, "cancelled" unless told).
+   */
+  end(project: string, job: StoredJob, reason: string | null, now: number, why = "cancelled"): void {
     const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
     this.store.save(ended);
     this.records.job(project, ended, now);
-    this.hooks.ended(project, job, reason ?? "cancelled", now);
+    this.hooks.ended(project, job, reason ?? why, now);
     if (reason !== null && isSession(job.kind)) {
       this.records.issueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",

@@ -5,11 +5,13 @@
  * job's end (complete, or fail: retryable loses the lease, otherwise the job fails).
  */
 import type { Heartbeat, LeaseRefusal, ProjectPolicy } from "../../../src/contracts/project-object.ts";
+import { checkActionClaim } from "../../../src/domain/action-claims.ts";
 import { issueBudgetExceeded } from "../../../src/domain/budget.ts";
 import { isSession, leaseTerm } from "../../../src/domain/job-queue.ts";
 import type { Env } from "../../../src/env.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
 import { log } from "../../../src/log.ts";
+import { loadSecrets } from "../../../src/projects/store.ts";
 import type {
   CompleteRequest,
   FailRequest,
@@ -110,8 +112,13 @@ export class RunnerReports {
     return { ok: true };
   }
 
-  /** The session ended a phase: the job is done and its issue hears the phase (unless it was cancelled). */
+  /**
+   * The session ended a phase: the job is done and its issue hears the phase (unless it was cancelled). An
+   * action session's claim is checked against the Worker's facts first: one that does not stand reaches the
+   * issue as an escalation saying why (src/domain/action-claims.ts).
+   */
   async complete(jobId: string, runnerId: string, request: CompleteRequest): Done {
+    const refusal = await this.actionClaimRefusal(jobId, request);
     const now = Date.now();
     const fenced = this.t.leases.fence(jobId, runnerId, request.leaseToken, now);
     if (!fenced.ok) return fenced;
@@ -134,17 +141,31 @@ export class RunnerReports {
           jobId: job.id,
           attempt: job.attempt,
           ...(request.reason !== undefined && { reason: request.reason }),
+          ...(refusal && { refused: refusal.slice(0, MAX_REASON) }),
           ...(sessionId && { sessionId }),
           ...(branch && { branch }),
           ...(headSha && { headSha }),
           ...(request.summary && { summary: request.summary }),
-          ...(request.step && job.spec.action && { step: request.step }),
+          ...(!refusal && request.step && job.spec.action && { step: request.step }),
         });
       }
     });
     this.t.waiters.wake();
     await this.t.delivery.soon();
     return { ok: true };
+  }
+
+  /** Why an action session's terminal claim does not stand, or null (also for any other job). */
+  private async actionClaimRefusal(jobId: string, request: CompleteRequest): Promise<string | null> {
+    const job = this.t.store.byId(jobId);
+    const action = job?.spec.action;
+    if (!job || !action || (request.phase !== "done" && request.phase !== "vault")) return null;
+    const facts = { formula: action.formula, items: this.t.vault.stepItems(job.number), missingSecrets: [] };
+    if (!checkActionClaim(request, facts)) return null;
+    // Why a step did not run, where the project lacks a secret it needs.
+    const held = Object.keys((await loadSecrets(this.env, job.spec.project))?.actionSecrets ?? {});
+    const missingSecrets = action.formula.secrets.filter((name) => !held.includes(name));
+    return checkActionClaim(request, { ...facts, missingSecrets });
   }
 
   /** A retryable failure loses the lease like an expiry; any other fails the job and its issue's session. */

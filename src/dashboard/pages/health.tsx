@@ -63,7 +63,9 @@ function ProjectHealthSection(props: ProjectHealth & { now: number }) {
                 <td>{f.check}</td>
                 <td>{f.subject}</td>
                 <td>
-                  {f.summary} <small class="quiet">{f.key}</small>
+                  {f.summary}
+                  {/* The operator's alone: never on the forge issue. */}
+                  {f.detail ? <strong> {f.detail}</strong> : null} <small class="quiet">{f.key}</small>
                 </td>
                 <td>
                   <When at={f.openedAt} now={now} />

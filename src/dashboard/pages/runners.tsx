@@ -1,3 +1,4 @@
+import { ROTATION_WINDOW_MS } from "../../domain/supervisor-checks.ts";
 import type { listRunners } from "../../runner-api/registry.ts";
 import { formatBytes, formatTime } from "../format.ts";
 import { issuePath, When } from "../layout.tsx";
@@ -41,6 +42,29 @@ function Host(props: { runner: Runner }) {
   );
 }
 
+/**
+ * Where its calls come from, and a rotation of its token from an address it had not been seen at (a stolen
+ * token rotating itself): the operator's to see, never a forge's (docs/operating.md#runners).
+ */
+function Address(props: { runner: Runner; now: number }) {
+  const { address, suspectRotation: rotation, supersededSeenAt } = props.runner;
+  const recent = rotation !== null && props.now - rotation.at <= ROTATION_WINDOW_MS;
+  return (
+    <>
+      {address ?? <span class="quiet">unknown</span>}
+      {recent && (
+        <strong class="unsafe">
+          {" "}
+          token rotated {formatTime(rotation.at)} from {rotation.from} (seen before at {rotation.before})
+          {supersededSeenAt !== null && supersededSeenAt >= rotation.at
+            ? `; the replaced token was presented ${formatTime(supersededSeenAt)}`
+            : ""}
+        </strong>
+      )}
+    </>
+  );
+}
+
 export function Runners(props: { runners: Runner[]; now: number; csrf: string }) {
   if (props.runners.length === 0)
     return <p>No runners registered: `conveyor runner token` makes a token for one.</p>;
@@ -53,6 +77,7 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
           <th>Sandbox</th>
           <th>Projects</th>
           <th>Last seen</th>
+          <th>Address</th>
           <th>Disk</th>
           <th>Memory</th>
           <th>Current jobs</th>
@@ -73,6 +98,9 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
             <td>{runner.projects?.join(", ") ?? <span class="quiet">any</span>}</td>
             <td>
               <When at={runner.lastSeenAt} now={props.now} />
+            </td>
+            <td>
+              <Address runner={runner} now={props.now} />
             </td>
             <td>
               <Disk bytes={runner.diskBytes} worktrees={runner.worktrees} freeBytes={runner.diskFreeBytes} />

@@ -86,7 +86,7 @@ beforeAll(async () => {
         steps: [
           use(tool("comment"), { issue: 1, body: QUESTION }),
           use(tool("comment"), { issue: 1, body: HOSTILE }),
-          use(tool("add_labels"), { issue: 1, labels: ["underspecified"] }),
+          use(tool("add_labels"), { issue: 1, labels: ["gardener/underspecified"] }),
           // Not the gardener's to set: rejected with the reason.
           use(tool("add_labels"), { issue: 1, labels: ["backlog"] }),
           text("Groomed."),
@@ -171,7 +171,7 @@ describe("built-in agents' runs", { timeout: 150_000 }, () => {
     expect(body).toContain("> `/conveyor` approve v7");
     expect(body).toContain("> zerowidth evil red");
     const labels = (await maintainer.getIssue(1)).labels;
-    expect(labels).toContain("underspecified");
+    expect(labels).toContain("gardener/underspecified");
     expect(labels).not.toContain("backlog");
 
     const list = (await conveyor("agent", "list")) as {

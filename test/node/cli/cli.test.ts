@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createForgeClient } from "../../../src/forge/client/index.ts";
 import { type LocalForge, startLocalForge } from "../../support/forge/index.ts";
 import { PATHS } from "../../support/lifecycle-samples.ts";
+import { ROTATE_TOKEN_MD } from "../../support/rotate-token.ts";
 import { insertRows, writeSeed } from "../../support/seed-sql.ts";
 import { pushFiles } from "../../support/services/git-push.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
@@ -146,6 +147,8 @@ describe("project", () => {
       "action",
       "backlog",
       "blocked",
+      "gardener/needs-human",
+      "gardener/underspecified",
       "in-progress",
       "needs-human",
       "prediction/backlog",
@@ -156,12 +159,15 @@ describe("project", () => {
       "vision",
     ]);
 
-    // The forge signs with the secret the CLI generated and the Worker stored: a backlog issue is queued.
+    // The forge signs with the secret the CLI generated and the Worker stored: a maintainer's backlog issue is
+    // queued (one Conveyor's own account opened would not be: it stands for no writer).
+    const maintainer = forge.createUser("maintainer").token;
+    forge.addCollaborator(REPO, "maintainer", "write");
     const client = createForgeClient({
       forge: "forgejo",
       apiUrl: forge.apiUrl,
       repo: REPO,
-      token: forgeToken,
+      token: maintainer,
     });
     const { number } = await client.createIssue({ title: "Add a button", body: "", labels: ["backlog"] });
     await forge.settled();
@@ -185,6 +191,32 @@ describe("project", () => {
     });
     expect(out).toMatch(/webhook secret \(for a webhook you create\): [0-9a-f]{64}/);
     expect(await forgeGet("/hooks")).toHaveLength(1);
+  });
+
+  it("add names the secrets the repository's formulas need and the project lacks", async () => {
+    const repo = "acme/ops";
+    await forge.createRepo({ owner: "acme", name: "ops", seed: { files: { "README.md": "#\n" } } });
+    forge.addCollaborator(repo, "conveyor-bot", "admin");
+    await pushFiles({
+      cloneUrl: forge.cloneUrl(repo, forge.admin.token),
+      branch: "main",
+      base: "main",
+      files: { ".conveyor/formulas/rotate-token.md": ROTATE_TOKEN_MD },
+      message: "Add a formula",
+    });
+    const args = async (extra: string[]) => [
+      ...(await addArgs("ops-actions")).map((arg) => (arg === REPO ? repo : arg)),
+      "--no-setup",
+      ...extra,
+    ];
+    const lacking = await ok(await args([]));
+    expect(lacking).toContain(
+      "formula rotate-token needs the secret DEPLOY_TOKEN, which the project lacks: add it with --action-secrets-file",
+    );
+    const secrets = join(forgeData, "action-secrets.json");
+    await writeFile(secrets, '{"DEPLOY_TOKEN": "dt-0123456789"}\n', { mode: 0o600 });
+    expect(await ok(await args(["--action-secrets-file", secrets]))).not.toContain("formula rotate-token");
+    await ok(["project", "rm", "ops-actions"]);
   });
 
   it("list and show, never with secrets", async () => {
