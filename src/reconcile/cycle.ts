@@ -50,10 +50,9 @@ export async function reconcileCycle(
   const cause: Cause = { kind: "cron", id: new Date(now).toISOString() };
   const start =
     cursor.since === null ? { since: new Date(now - FIRST_LOOK_BACK_MS).toISOString(), seen: {} } : cursor;
-  const { items: listed, forgeTime } = await forge.listUpdatedSince(start.since);
-  const { changed, next } = changesSince(start, listed.map(listedItem), forgeTime);
-  const byNumber = new Map(listed.map((item) => [item.number, item]));
-  const items = changed.flatMap((n) => byNumber.get(n) ?? []);
+  const { items: listed, forgeTime, heldAt } = await forge.listUpdatedSince(start.since);
+  const { changed, next } = changesSince(start, listed.map(listedItem), forgeTime, heldAt);
+  const items: UpdatedIssue[] = changed.map((entry) => entry.item);
   if (cursor.since === null) {
     // Labelled before Conveyor watched: the open backlog, once.
     const known = new Set(items.map((item) => item.number));
@@ -80,8 +79,9 @@ export async function reconcileCycle(
   const states = await mirrorIssues(env, project.id, mirrored, now);
   const context = { env, project, cause, forges, forge, report };
   for (const issue of mirrored) {
-    const author = issues.find((item) => item.number === issue.number)?.author ?? "";
-    await reconcileIssue(context, issue, states.get(issue.number), author);
+    const listedIssue = issues.find((item) => item.number === issue.number);
+    const occurrence = { author: listedIssue?.author ?? "", updatedAt: listedIssue?.updatedAt ?? "" };
+    await reconcileIssue(context, issue, states.get(issue.number), occurrence);
   }
   // Forges stamp comments in whole seconds: the second the issue escalated in counts.
   const escalatedSince = (entry: LiveIssue) =>
@@ -120,6 +120,7 @@ type Context = {
 
 /** Part of the fingerprint: what a change of an issue can change (the comment count catches a reply). */
 const listedItem = (item: UpdatedIssue) => ({
+  item,
   number: item.number,
   updatedAt: item.updatedAt,
   fingerprint: JSON.stringify([item.state, [...item.labels].sort(), item.title, item.body, item.comments]),
@@ -130,26 +131,19 @@ async function reconcileIssue(
   context: Context,
   issue: MirroredIssue,
   state: string | undefined,
-  author: string,
+  { author, updatedAt }: { author: string; updatedAt: string },
 ) {
   const { env, project, cause, forges, forge, report } = context;
   const live = state !== undefined && !TERMINAL_STATES.includes(state as State);
+  // Per occurrence: a second close (after a reopening) is another event, not a duplicate of the first.
+  const closedId = `cron:closed:${issue.number}:${updatedAt}`;
   if (issue.state === "closed") {
     if (live) {
-      await sendEvent(env, project, issue.number, `cron:closed:${issue.number}`, cause, {
-        type: "issue_closed",
-      });
+      await sendEvent(env, project, issue.number, closedId, cause, { type: "issue_closed" });
       report.settled++;
     }
     // A closed dependency frees the issues waiting on it.
-    report.regated += await regateDependents(
-      env,
-      project,
-      issue.number,
-      `cron:closed:${issue.number}`,
-      cause,
-      forges,
-    );
+    report.regated += await regateDependents(env, project, issue.number, closedId, cause, forges);
     return;
   }
   if (state === undefined) {
@@ -159,7 +153,7 @@ async function reconcileIssue(
     const brief = (await canCommand(forge, author))
       ? { title: issue.title, body: issue.body, by: author }
       : undefined;
-    const id = `cron:triage:${issue.number}`;
+    const id = `cron:triage:${issue.number}:${updatedAt}`;
     if (await triage(env, project, issue, state, id, cause, forges, undefined, brief)) report.dispatched++;
   } else if (state === "blocked" && (await regateIfChanged(context, issue))) {
     report.regated++;

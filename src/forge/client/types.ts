@@ -19,8 +19,11 @@ export interface Issue {
 /** An issue or pull request with the forge's time of its last change (ISO 8601, as sent) and its comment count. */
 export type UpdatedIssue = Issue & { updatedAt: string; comments: number };
 
-/** A listing of updated items and the forge's clock when it answered its first page (null: no `Date`). */
-export type UpdatedListing = { items: UpdatedIssue[]; forgeTime: number | null };
+/**
+ * A listing of updated items (an item may be listed twice), the forge's clock when it answered its first page
+ * (null: no `Date`), and a time the listing may have slid past, which the next must start from again.
+ */
+export type UpdatedListing = { items: UpdatedIssue[]; forgeTime: number | null; heldAt: string | null };
 
 export interface IssueComment {
   id: number;

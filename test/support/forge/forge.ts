@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { ApiBudget } from "./budget.ts";
 import type { Ci } from "./ci/runner.ts";
+import type { Listings } from "./listings.ts";
 import type { KeyedLock } from "./lock.ts";
 import type { Render } from "./render.ts";
 import type { Repo } from "./state.ts";
@@ -20,6 +21,8 @@ export interface Forge {
   slowMerges: Map<string, number>;
   /** ETags, 304s and what each request costs. */
   budget: ApiBudget;
+  /** Page caps and between-page actions of issue listings (tests). */
+  listings: Listings;
 }
 
 export function gitDir(reposDir: string, repo: Repo): string {

@@ -6,6 +6,7 @@ import { ApiBudget, type ApiCalls } from "./budget.ts";
 import { Ci } from "./ci/runner.ts";
 import { type Forge, gitDir } from "./forge.ts";
 import { branchHeads } from "./git/refs.ts";
+import { Listings } from "./listings.ts";
 import { KeyedLock } from "./lock.ts";
 import { Render } from "./render.ts";
 import { createRepository, ensureUser, type NewRepo, requireRepo } from "./repositories.ts";
@@ -73,6 +74,13 @@ export interface LocalForge {
    * can: what the merge caused may reach a webhook receiver before the merger hears it succeeded. 0 undoes it.
    */
   slowMergeAnswers(repo: string, ms: number): void;
+  /** The most items one page of `repo`'s listings holds (below the forge's own most); 0 lifts the cap. */
+  listingPageSize(repo: string, size: number): void;
+  /**
+   * Runs `action` when the `page`-th page of `repo`'s issue listing from now is asked for, before it is
+   * answered: a change between two pages of one listing.
+   */
+  beforeListingPage(repo: string, page: number, action: () => Promise<void>): void;
   /** Resolves when no CI run is pending or running and every webhook emitted so far was delivered. */
   settled(): Promise<void>;
   /** Stops listening, cancels CI, waits for deliveries in flight, writes the state. */
@@ -123,6 +131,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     reposDir,
     slowMerges: new Map(),
     budget: new ApiBudget(),
+    listings: new Listings(),
   };
   ci.recover();
   store.save();
@@ -179,6 +188,12 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
       const key = fullName(requireRepo(store, repo)).toLowerCase();
       if (ms > 0) forge?.slowMerges.set(key, ms);
       else forge?.slowMerges.delete(key);
+    },
+    listingPageSize(repo, size) {
+      forge?.listings.setPageSize(fullName(requireRepo(store, repo)), size);
+    },
+    beforeListingPage(repo, page, action) {
+      forge?.listings.before(fullName(requireRepo(store, repo)), page, action);
     },
     async settled() {
       await ci.idle();
