@@ -19,6 +19,8 @@ export interface Forge {
   reposDir: string;
   /** Per repository (`owner/name`, lowercased): how long a merge's answer waits after the merge is done. */
   slowMerges: Map<string, number>;
+  /** Per repository (lowercased): for how many reads a pull request is re-checked after its head or base moved. */
+  mergeChecks: Map<string, number>;
   /** ETags, 304s and what each request costs. */
   budget: ApiBudget;
   /** Page caps and between-page actions of issue listings (tests). */

@@ -74,6 +74,11 @@ export interface LocalForge {
    * can: what the merge caused may reach a webhook receiver before the merger hears it succeeded. 0 undoes it.
    */
   slowMergeAnswers(repo: string, ms: number): void;
+  /**
+   * After a pull request's head or base moves, `repo` re-checks it as Gitea does in the background: its next
+   * `reads` reads answer `mergeable: false`, and merges meanwhile are refused. 0 (the default) checks at once.
+   */
+  mergeCheckReads(repo: string, reads: number): void;
   /** The most items one page of `repo`'s listings holds (below the forge's own most); 0 lifts the cap. */
   listingPageSize(repo: string, size: number): void;
   /**
@@ -130,6 +135,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     locks: new KeyedLock(),
     reposDir,
     slowMerges: new Map(),
+    mergeChecks: new Map(),
     budget: new ApiBudget(),
     listings: new Listings(),
   };
@@ -188,6 +194,11 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
       const key = fullName(requireRepo(store, repo)).toLowerCase();
       if (ms > 0) forge?.slowMerges.set(key, ms);
       else forge?.slowMerges.delete(key);
+    },
+    mergeCheckReads(repo, reads) {
+      const key = fullName(requireRepo(store, repo)).toLowerCase();
+      if (reads > 0) forge?.mergeChecks.set(key, reads);
+      else forge?.mergeChecks.delete(key);
     },
     listingPageSize(repo, size) {
       forge?.listings.setPageSize(fullName(requireRepo(store, repo)), size);

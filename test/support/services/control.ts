@@ -53,6 +53,7 @@ const schemas = {
   apiCalls: z.object({ repo: z.string() }),
   rateLimit: z.object({ login: z.string(), used: z.number().int().min(0) }),
   slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
+  mergeChecks: z.object({ repo: z.string(), reads: z.number().int().min(0) }),
   listing: z.object({
     repo: z.string(),
     pageSize: z.number().int().min(0).optional(),
@@ -123,6 +124,11 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
     "slow-merges": async (body) => {
       const { repo, ms } = schemas.slowMerges.parse(body);
       forge.slowMergeAnswers(repo, ms);
+      return { ok: true };
+    },
+    "merge-checks": async (body) => {
+      const { repo, reads } = schemas.mergeChecks.parse(body);
+      forge.mergeCheckReads(repo, reads);
       return { ok: true };
     },
     listing: async (body) => {

@@ -5,6 +5,7 @@ import { updateRef } from "../git/refs.ts";
 import { ApiError, json, notFound, parseBody, type Reply } from "../http.ts";
 import { mergePull, updatePullBranch } from "../pull-merge.ts";
 import { refreshPull } from "../pulls.ts";
+import { checking } from "../state.ts";
 import { fullName } from "../store.ts";
 import { pullPayload } from "../webhooks/payloads.ts";
 import { pullParam, type RepoContext, requirePosterOrWriter } from "./context.ts";
@@ -98,8 +99,11 @@ export async function createPullRequest(ctx: RepoContext): Promise<Reply> {
   return json(201, forge.render.pull(repo, issue, ctx.mode));
 }
 
+/** While the forge re-checks it (see `checking`), `mergeable` is false. */
 export function getPull(ctx: RepoContext): Reply {
-  return json(200, ctx.forge.render.pull(ctx.repo, pullParam(ctx), ctx.mode));
+  const issue = pullParam(ctx);
+  const pull = ctx.forge.render.pull(ctx.repo, issue, ctx.mode);
+  return json(200, checking(issue.pull) ? { ...pull, mergeable: false } : pull);
 }
 
 /** Title, body and state; answered 201, as Gitea does. A merged pull request's state cannot change (412). */
