@@ -26,7 +26,10 @@ import type { Deliverers, EffectContext } from "./deliverers.ts";
 export async function forgeOf(ctx: EffectContext): Promise<{ project: Project; forge: ForgeClient }> {
   const registered = await loadRegistered(ctx.env, ctx.issue.project);
   if (!registered) throw new Error(`project ${ctx.issue.project} is not registered`);
-  return { project: registered.project, forge: clientOf(registered.project, await registered.secrets()) };
+  return {
+    project: registered.project,
+    forge: clientOf(ctx.env, registered.project, await registered.secrets()),
+  };
 }
 
 /** The project's forge, and Conveyor as the poster of its own comments there. */

@@ -33,7 +33,7 @@ async function projectPoster(env: Env, projectId: string): Promise<{ poster: Pos
   const registered = await loadRegistered(env, projectId);
   if (!registered) throw new Error(`project ${projectId} is not registered`);
   const { project } = registered;
-  const forge = clientOf(project, await registered.secrets());
+  const forge = clientOf(env, project, await registered.secrets());
   const account = await conveyorAccount(env, project);
   return { poster: { forge, account, secretsKey: env.CONVEYOR_SECRETS_KEY }, project };
 }

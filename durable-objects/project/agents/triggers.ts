@@ -79,7 +79,7 @@ async function reviewOf(
   if (sameLogin(subject.author, account)) return "skip";
   const registered = await loadRegistered(env, project.id);
   if (!registered) throw new Error(`project ${project.id} is not registered`);
-  return humanReview(clientOf(registered.project, await registered.secrets()), runId, subject);
+  return humanReview(clientOf(env, registered.project, await registered.secrets()), runId, subject);
 }
 
 async function readCatalog(env: Env, projectId: string): Promise<Catalog> {

@@ -12,7 +12,8 @@ type HttpKnobs =
   | "maxWaitMs"
   | "timeoutMs"
   | "conditional"
-  | "observe";
+  | "observe"
+  | "pacer";
 
 export interface ForgeClientOptions extends Pick<HttpClientOptions, HttpKnobs> {
   forge: ForgeKind;
@@ -42,8 +43,19 @@ export function transportOptions(
   options: ForgeClientOptions,
   forge: { authorization: string; accept?: string; headers?: Record<string, string> },
 ): HttpClientOptions {
-  const { fetch, sleep, now, random, backoff, maxAttempts, maxWaitMs, timeoutMs, conditional, observe } =
-    options;
+  const {
+    fetch,
+    sleep,
+    now,
+    random,
+    backoff,
+    maxAttempts,
+    maxWaitMs,
+    timeoutMs,
+    conditional,
+    observe,
+    pacer,
+  } = options;
   return {
     forge: options.forge,
     baseUrl: options.apiUrl,
@@ -61,5 +73,6 @@ export function transportOptions(
     timeoutMs,
     conditional,
     observe,
+    pacer,
   };
 }

@@ -7,6 +7,7 @@ import type { Render } from "./render.ts";
 import type { Repo } from "./state.ts";
 import type { Store } from "./store.ts";
 import type { Deliverer } from "./webhooks/deliver.ts";
+import type { WriteLog } from "./write-log.ts";
 
 /** Everything a request handler, a push or a merge works with. */
 export interface Forge {
@@ -25,6 +26,8 @@ export interface Forge {
   budget: ApiBudget;
   /** Page caps and between-page actions of issue listings (tests). */
   listings: Listings;
+  /** Every write per repository, and the refusals a test asked for. */
+  writes: WriteLog;
 }
 
 export function gitDir(reposDir: string, repo: Repo): string {

@@ -14,10 +14,12 @@ import { handleRequest } from "./server.ts";
 import type { CiRun, CollaboratorLevel, Delivery, User } from "./state.ts";
 import { fullName, Store, setCollaborator } from "./store.ts";
 import { Deliverer } from "./webhooks/deliver.ts";
+import { type Write, WriteLog } from "./write-log.ts";
 
 export { CI_CONTEXT } from "./ci/runner.ts";
 export type { NewRepo } from "./repositories.ts";
 export type { CiRun, CollaboratorLevel, Delivery } from "./state.ts";
+export type { Write } from "./write-log.ts";
 
 export interface LocalForgeOptions {
   /** State file, bare repositories and CI logs; created when missing, reused when present. */
@@ -79,6 +81,13 @@ export interface LocalForge {
    * `reads` reads answer `mergeable: false`, and merges meanwhile are refused. 0 (the default) checks at once.
    */
   mergeCheckReads(repo: string, reads: number): void;
+  /** Every write (POST, PATCH, PUT, DELETE) to `repo`, oldest first: when it came, whether it was refused. */
+  writesTo(repo: string): Write[];
+  /**
+   * The next `count` writes to `repo` are refused as GitHub refuses over a secondary rate limit: 403, its
+   * message, `Retry-After: retryAfterSeconds`; the write is not done.
+   */
+  refuseWrites(repo: string, count: number, retryAfterSeconds: number): void;
   /** The most items one page of `repo`'s listings holds (below the forge's own most); 0 lifts the cap. */
   listingPageSize(repo: string, size: number): void;
   /**
@@ -138,6 +147,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     mergeChecks: new Map(),
     budget: new ApiBudget(),
     listings: new Listings(),
+    writes: new WriteLog(),
   };
   ci.recover();
   store.save();
@@ -199,6 +209,10 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
       const key = fullName(requireRepo(store, repo)).toLowerCase();
       if (reads > 0) forge?.mergeChecks.set(key, reads);
       else forge?.mergeChecks.delete(key);
+    },
+    writesTo: (repo) => forge?.writes.writes(fullName(requireRepo(store, repo))) ?? [],
+    refuseWrites(repo, count, retryAfterSeconds) {
+      forge?.writes.refuse(fullName(requireRepo(store, repo)), count, retryAfterSeconds);
     },
     listingPageSize(repo, size) {
       forge?.listings.setPageSize(fullName(requireRepo(store, repo)), size);

@@ -54,6 +54,11 @@ const schemas = {
   rateLimit: z.object({ login: z.string(), used: z.number().int().min(0) }),
   slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
   mergeChecks: z.object({ repo: z.string(), reads: z.number().int().min(0) }),
+  refuseWrites: z.object({
+    repo: z.string(),
+    count: z.number().int().min(0),
+    retryAfterSeconds: z.number().int().min(0),
+  }),
   listing: z.object({
     repo: z.string(),
     pageSize: z.number().int().min(0).optional(),
@@ -124,6 +129,12 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
     "slow-merges": async (body) => {
       const { repo, ms } = schemas.slowMerges.parse(body);
       forge.slowMergeAnswers(repo, ms);
+      return { ok: true };
+    },
+    writes: async (body) => forge.writesTo(schemas.apiCalls.parse(body).repo),
+    "refuse-writes": async (body) => {
+      const { repo, count, retryAfterSeconds } = schemas.refuseWrites.parse(body);
+      forge.refuseWrites(repo, count, retryAfterSeconds);
       return { ok: true };
     },
     "merge-checks": async (body) => {
