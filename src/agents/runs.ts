@@ -6,7 +6,6 @@ import type { AgentRunRequest } from "../contracts/project-object.ts";
 import { randomToken, sha256Hex } from "../crypto/tokens.ts";
 import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";
-import type { ForgeClient } from "../forge/client/index.ts";
 import { projectStub } from "../project-stub.ts";
 import { budgetLimits } from "../projects/config.ts";
 import { openMirroredIssues } from "../projects/mirror.ts";
