@@ -10,6 +10,7 @@ import {
   changedFile,
   comment,
   issue,
+  listedPullRequest,
   login,
   type PullMergeState,
   permission,
@@ -31,6 +32,7 @@ import type {
   IssueComment,
   IssueState,
   LabelSpec,
+  ListedPullRequest,
   MergeOptions,
   MergeResult,
   NewIssue,
@@ -234,15 +236,13 @@ export abstract class RepoClient implements ForgeClient {
     return pull;
   }
 
-  async findOpenPullRequest(branch: string, base: string): Promise<PullRequest | null> {
+  async findOpenPullRequest(branch: string, base: string): Promise<ListedPullRequest | null> {
     const query = { state: "open", ...this.pullsFrom(branch, base) };
-    const pulls = await this.listAll(`${this.repo}/pulls`, query, pullRequest);
+    // A list's shape, not an item's: GitHub lists pull requests without their merge state.
+    const pulls = await this.listAll(`${this.repo}/pulls`, query, listedPullRequest);
     // The filter narrows where the forge has one; the match is always checked here. Same-repository heads
     // only: a fork's branch of the same name is not Conveyor's.
-    const found = pulls.find((pull) => pull.headRef === branch && pull.baseRef === base);
-    if (!found) return null;
-    const { url: _url, ...pull } = found;
-    return pull;
+    return pulls.find((pull) => pull.headRef === branch && pull.baseRef === base) ?? null;
   }
 
   /** The list query that narrows open pull requests to one head and base, where the forge has one. */

@@ -68,6 +68,9 @@ export interface PullRequest {
   baseRef: string;
 }
 
+/** A pull request as a list of them shows it: GitHub's list shape says nothing of merging. */
+export type ListedPullRequest = Pick<PullRequest, "number" | "state" | "headRef" | "headSha" | "baseRef">;
+
 /**
  * One file of a pull request as the forge lists it. `status` is the forge's word, passed through: GitHub's
  * added, removed, modified, renamed, copied, changed, unchanged; Gitea's added, deleted, changed, renamed,
@@ -211,7 +214,7 @@ export interface ForgeClient {
   updatePullRequest(number: number, update: PullRequestUpdate): Promise<void>;
   getPullRequest(number: number): Promise<PullRequest>;
   /** The open pull request from `branch` of this repository into `base`, if there is one. */
-  findOpenPullRequest(branch: string, base: string): Promise<PullRequest | null>;
+  findOpenPullRequest(branch: string, base: string): Promise<ListedPullRequest | null>;
   getPullRequestDiff(number: number): Promise<string>;
   /** Every page of the pull request's changed files. */
   listPullRequestFiles(number: number): Promise<PullRequestFiles>;

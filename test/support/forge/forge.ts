@@ -4,6 +4,7 @@ import type { Ci } from "./ci/runner.ts";
 import type { Listings } from "./listings.ts";
 import type { KeyedLock } from "./lock.ts";
 import type { Render } from "./render.ts";
+import type { GitHubRender } from "./render-github.ts";
 import type { Repo } from "./state.ts";
 import type { Store } from "./store.ts";
 import type { Deliverer } from "./webhooks/deliver.ts";
@@ -26,6 +27,8 @@ export interface Forge {
   budget: ApiBudget;
   /** Page caps and between-page actions of issue listings (tests). */
   listings: Listings;
+  /** GitHub's shapes, for requests from GitHub's client. */
+  github: GitHubRender;
   /** Every write per repository, and the refusals a test asked for. */
   writes: WriteLog;
 }

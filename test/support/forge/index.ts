@@ -9,6 +9,7 @@ import { branchHeads } from "./git/refs.ts";
 import { Listings } from "./listings.ts";
 import { KeyedLock } from "./lock.ts";
 import { Render } from "./render.ts";
+import { GitHubRender } from "./render-github.ts";
 import { createRepository, ensureUser, type NewRepo, requireRepo } from "./repositories.ts";
 import { handleRequest } from "./server.ts";
 import type { CiRun, CollaboratorLevel, Delivery, User } from "./state.ts";
@@ -148,6 +149,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     budget: new ApiBudget(),
     listings: new Listings(),
     writes: new WriteLog(),
+    github: new GitHubRender(store, render.url),
   };
   ci.recover();
   store.save();

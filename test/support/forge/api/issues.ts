@@ -4,6 +4,7 @@ import { ApiError, json, parseBody, type Reply } from "../http.ts";
 import type { Issue } from "../state.ts";
 import { fullName } from "../store.ts";
 import { issueParam, type RepoContext, requirePosterOrWriter } from "./context.ts";
+import { issueOf } from "./dialect.ts";
 import { applyIssueEdit, notifyIssue } from "./notify.ts";
 import { paginate } from "./pagination.ts";
 
@@ -47,7 +48,7 @@ export async function listIssues(ctx: RepoContext): Promise<Reply> {
   const page = paginate(ctx, matches, forge.listings.pageSize(fullName(repo)));
   return json(
     200,
-    page.items.map((issue) => forge.render.issue(repo, issue)),
+    page.items.map((issue) => issueOf(ctx, issue)),
     page.headers,
   );
 }
@@ -98,11 +99,11 @@ export function createIssue(ctx: RepoContext): Reply {
   repo.issues.push(issue);
   notifyIssue(ctx, issue, "opened");
   if (input.closed) applyIssueEdit(ctx, issue, { state: "closed" });
-  return json(201, forge.render.issue(repo, issue));
+  return json(201, issueOf(ctx, issue));
 }
 
 export function getIssue(ctx: RepoContext): Reply {
-  return json(200, ctx.forge.render.issue(ctx.repo, issueParam(ctx)));
+  return json(200, issueOf(ctx, issueParam(ctx)));
 }
 
 /** Answered 201, as Gitea does. A merged pull request's state cannot change (412). */
@@ -114,7 +115,7 @@ export function editIssue(ctx: RepoContext): Reply {
     throw new ApiError(412, "cannot change state of this pull request, it was already merged");
   }
   applyIssueEdit(ctx, issue, edit);
-  return json(201, ctx.forge.render.issue(ctx.repo, issue));
+  return json(201, issueOf(ctx, issue));
 }
 
 export function nextIndex(ctx: RepoContext): number {
