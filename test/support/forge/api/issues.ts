@@ -94,7 +94,7 @@ export function newIssue<P extends Issue["pull"]>(
 
 export function createIssue(ctx: RepoContext): Reply {
   const input = parseBody(createIssueOption, ctx.body);
-  const { forge, repo } = ctx;
+  const { repo } = ctx;
   const issue = newIssue(ctx, input, null);
   repo.issues.push(issue);
   notifyIssue(ctx, issue, "opened");

@@ -44,12 +44,14 @@ export function listPulls(ctx: RepoContext): Reply {
   const state = ctx.query.get("state") ?? "open";
   const [headOwner, headBranch] = (ctx.query.get("head") ?? "").split(":", 2);
   const base = ctx.query.get("base");
+  // GitHub's `head` names the owner too: a head of another owner (a fork) matches nothing here.
+  const ownHead = !headBranch || headOwner?.toLowerCase() === ctx.repo.owner.toLowerCase();
   const github = ctx.dialect === "github";
   const pulls = ctx.repo.issues
     .filter((issue): issue is Issue & { pull: Pull } => issue.pull !== null)
     .filter((issue) => state === "all" || issue.state === state)
     .filter((issue) => !github || !headBranch || issue.pull.headBranch === headBranch)
-    .filter((issue) => !github || !headBranch || headOwner?.toLowerCase() === ctx.repo.owner.toLowerCase())
+    .filter(() => !github || ownHead)
     .filter((issue) => !github || !base || issue.pull.baseBranch === base)
     .sort((a, b) => b.index - a.index);
   const page = paginate(ctx, pulls);
