@@ -14,7 +14,7 @@ import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
 import { type Cursor, changesSince } from "../domain/reconciliation.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient, UpdatedIssue } from "../forge/client/index.ts";
-import { canCommand, routeComment } from "../hooks/route-comment.ts";
+import { canCommand } from "../hooks/route-comment.ts";
 import { pullRequestLifecycle } from "../hooks/route-event.ts";
 import { issueStub } from "../issue-stub.ts";
 import { regateDependents, triage, wantsWork } from "../projects/dispatch.ts";
@@ -23,6 +23,7 @@ import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { type MirroredIssue, mirrorIssues } from "../projects/mirror.ts";
 import type { Project } from "../projects/store.ts";
 import { type LiveIssue, liveIssues } from "./live.ts";
+import { reconcileReplies } from "./replies.ts";
 
 export type CycleReport = {
   project: string;
@@ -83,22 +84,8 @@ export async function reconcileCycle(
     const occurrence = { author: listedIssue?.author ?? "", updatedAt: listedIssue?.updatedAt ?? "" };
     await reconcileIssue(context, issue, states.get(issue.number), occurrence);
   }
-  // Forges stamp comments in whole seconds: the second the issue escalated in counts.
-  const escalatedSince = (entry: LiveIssue) =>
-    Math.max(
-      Math.floor(entry.updatedAt / 1000) * 1000,
-      cursor.since === null ? now - FIRST_LOOK_BACK_MS : Date.parse(cursor.since),
-    );
   const changedNumbers = new Set(items.map((item) => item.number));
-  for (const entry of live) {
-    if (entry.state !== "escalated") continue;
-    // Only the threads the listing says changed: a comment updates its issue or pull request.
-    const threads = [
-      { number: entry.number, isPullRequest: false },
-      ...(entry.prNumber === null ? [] : [{ number: entry.prNumber, isPullRequest: true }]),
-    ].filter((thread) => changedNumbers.has(thread.number));
-    if (threads.length > 0) await readReplies(context, threads, escalatedSince(entry));
-  }
+  report.comments += await reconcileReplies(env, project, forge, cause, live, changedNumbers);
   for (const pull of items.filter((item) => item.isPullRequest && item.state === "closed")) {
     const owner = live.find((entry) => entry.prNumber === pull.number);
     if (owner) await reconcilePull(context, owner, pull.number);
@@ -201,34 +188,4 @@ async function reconcileCi({ env, project, cause, forge, report }: Context, entr
   const id = `cron:ci:${number}:${headSha}:${entry.updatedAt}`;
   await sendEvent(env, project, number, id, cause, result);
   report.ci++;
-}
-
-/** Lost comments on an escalated issue (and its pull request): `/conveyor retry`, a maintainer's reply. */
-async function readReplies(
-  context: Context,
-  threads: { number: number; isPullRequest: boolean }[],
-  since: number,
-) {
-  const { env, project, cause, forge, report } = context;
-  for (const thread of threads) {
-    for (const comment of await forge.listComments(thread.number)) {
-      if (Date.parse(comment.createdAt) < since) continue;
-      const event = {
-        type: "comment" as const,
-        action: "created" as const,
-        forge: project.forge,
-        repository: project.repo,
-        sender: comment.author,
-        comment: {
-          issueNumber: thread.number,
-          isPullRequest: thread.isPullRequest,
-          commentId: comment.id,
-          body: comment.body,
-          author: comment.author,
-        },
-      };
-      const routed = await routeComment(env, project, event, `cron:comment:${comment.id}`, cause);
-      if (routed.kind === "routed") report.comments++;
-    }
-  }
 }

@@ -8,6 +8,7 @@ import type { Effect, LabelRole } from "../../../src/domain/lifecycle.ts";
 import type { ForgeClient } from "../../../src/forge/client/index.ts";
 import { hasStatus } from "../../../src/forge/client/index.ts";
 import { commentOnce, type Poster } from "../../../src/forge/comment-once.ts";
+import { ESCALATION_HEADLINE, ESCALATION_REMINDER } from "../../../src/forge/escalation-notice.ts";
 import { pullRequestBody } from "../../../src/forge/pull-request-body.ts";
 import { projectStub } from "../../../src/project-stub.ts";
 import { conveyorAccount } from "../../../src/projects/account.ts";
@@ -56,8 +57,8 @@ async function escalationText(ctx: EffectContext, effect: Extract<Effect, { kind
   const cost = await projectStub(ctx.env, issue.project).issueSpendUsd(issue.number);
   return [
     effect.reminder
-      ? `**Conveyor still needs a human.** Nobody has answered yet: ${effect.reason}`
-      : `**Conveyor needs a human.** ${effect.reason}`,
+      ? `${ESCALATION_REMINDER} Nobody has answered yet: ${effect.reason}`
+      : `${ESCALATION_HEADLINE} ${effect.reason}`,
     "",
     `- state: \`${issue.state}\``,
     `- branch: ${issue.branch ? `\`${issue.branch}\`` : "none yet"}`,
