@@ -1,4 +1,5 @@
 import { edges, STATES, TERMINAL_STATES } from "./lifecycle.ts";
+import { FORGE_NOTES } from "./lifecycle-forge-notes.ts";
 
 /**
  * A Mermaid state diagram of the lifecycle table, one arrow per (from, to) with its events. `kind: "action"`:
@@ -44,6 +45,7 @@ export function lifecycleDoc(): string {
     "```",
     "",
     ...STAYING_CURRENT,
+    ...FORGE_NOTES,
   ].join("\n");
 }
 

@@ -6,27 +6,15 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { IssueView } from "../../src/contracts/issue-object.ts";
-import { createForgeClient } from "../../src/forge/client/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
-import { control, type Loop, loopProject, services } from "./support/review.ts";
+import { githubProjectWithIssues } from "./support/github-project.ts";
+import { control, type Loop } from "./support/review.ts";
 
 type Write = { method: string; path: string; at: number; refused: boolean };
 const PACING = { creates: [{ count: 4, windowMs: 1_000 }], writeSpacingMs: 0 };
 
-/** A GitHub project on the local forge with `count` issues, opened by a human (no pacing of theirs). */
-async function githubProject(name: string, count: number) {
-  const loop = await loopProject(name, { forgePacing: PACING }, { kind: "github", forgeCi: false });
-  const human = createForgeClient({
-    forge: "forgejo",
-    apiUrl: services.forgeApiUrl,
-    repo: loop.repo,
-    token: services.conveyorToken,
-  });
-  const numbers: number[] = [];
-  for (let i = 0; i < count; i++)
-    numbers.push((await human.createIssue({ title: `Issue ${i}`, body: "", labels: [] })).number);
-  return { loop, human, numbers };
-}
+const githubProject = (name: string, count: number) =>
+  githubProjectWithIssues(name, count, { forgePacing: PACING });
 
 /** One reply on each issue at once: a comment effect each, all wanting the forge in the same moment. */
 async function replyOnEach(loop: Loop, numbers: number[]) {
