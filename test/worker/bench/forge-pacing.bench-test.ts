@@ -1,8 +1,9 @@
 /**
  * 10 000 deliveries over 500 issues of one GitHub project (the local forge, GitHub's documented secondary
- * limits, no scaling): each delivery a lifecycle event whose effect posts a comment. For two minutes, the
- * forge counts when each content-creating request arrives; the busiest minute must stay within GitHub's 80,
- * and no effect may have failed for it (the rest wait their turn in their outboxes).
+ * limits, no scaling): each delivery a lifecycle event whose effect posts a comment. While they are
+ * delivered and two minutes on, the forge records when each content-creating request arrives; the busiest
+ * minute must stay within GitHub's 80, and no effect may have failed for it (the rest wait their turn in
+ * their outboxes). It takes about 7 minutes on the 2-core VM.
  */
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
@@ -33,8 +34,7 @@ it("keeps content-creating requests within GitHub's per-minute limit under 10 00
       ),
     );
   }
-  const delivered = Date.now() - started;
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, WATCH_MS - delivered)));
+  await new Promise((resolve) => setTimeout(resolve, WATCH_MS));
 
   type Write = { method: string; path: string; at: number; refused: boolean };
   const creates = (await control<Write[]>("writes", { repo: loop.repo }))
@@ -49,7 +49,8 @@ it("keeps content-creating requests within GitHub's per-minute limit under 10 00
   const views = await Promise.all(numbers.slice(0, 50).map((n) => issueStub(env, loop.project, n).view()));
   const failed = views.flatMap((view) => view?.deadLetters ?? []).length;
   emit({ name: "forge_creates_busiest_minute", value: busiest, unit: "requests", target: 80 });
-  emit({ name: "forge_creates_in_two_minutes", value: creates.length, unit: "requests" });
+  const minutes = (Date.now() - started) / 60_000;
+  emit({ name: "forge_creates_per_minute_average", value: creates.length / minutes, unit: "requests" });
   emit({ name: "forge_pacing_dead_letters", value: failed, unit: "effects", target: 0 });
   expect(busiest).toBeLessThanOrEqual(80);
   expect(failed).toBe(0);
