@@ -21,7 +21,7 @@ import { log } from "./log.ts";
 import { listProjects } from "./projects/store.ts";
 import { runnerRoutes } from "./runner-api/routes.ts";
 
-export { IssueDO, ProjectDO } from "../durable-objects/index.ts";
+export { ForgePacerDO, IssueDO, ProjectDO } from "../durable-objects/index.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 

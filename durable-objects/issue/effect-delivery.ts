@@ -5,7 +5,7 @@
  * the issue, and its lane goes on. What a deliverer learns (a pull request's number) is recorded as an event
  * with the acknowledgement.
  */
-import { classifyFailure, deadLetters, failureOf } from "../../src/domain/failure.ts";
+import { classifyFailure, deadLetters, failureOf, waitUntil } from "../../src/domain/failure.ts";
 import { DEFAULT_MAX_EFFECT_ATTEMPTS, type Effect, type LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import type { Env } from "../../src/env.ts";
 import { errorMessage } from "../../src/error-message.ts";
@@ -20,6 +20,9 @@ import { type Retention, retentionMs } from "./retention.ts";
 import { SingleFlight } from "./single-flight.ts";
 
 const D1_BATCH = 50;
+/** Writers put back to the same moment come back a little apart, not all at once. */
+const SPREAD_MS = 1_000;
+const spread = () => Math.floor(Math.random() * SPREAD_MS);
 const D1_YIELD_MS = 2;
 const afterYield = () => new Promise((resolve) => setTimeout(resolve, D1_YIELD_MS));
 
@@ -105,6 +108,12 @@ export class EffectDelivery {
         followUp = await deliver(effect as never, { env: this.env, key, issue });
       } catch (error) {
         const failure = failureOf(error);
+        const until = waitUntil(error);
+        if (until !== null) {
+          // Paced, or told by the forge when to come back: not a failed attempt, and never a dead letter.
+          this.storage.transactionSync(() => outbox.defer([head.id], until + spread(), failure.message));
+          return;
+        }
         const attempts = head.attempts + 1;
         const max = store.issue()?.limits.maxEffectAttempts ?? DEFAULT_MAX_EFFECT_ATTEMPTS;
         if (!deadLetters(classifyFailure(failure), attempts, max)) {

@@ -31,7 +31,7 @@ import {
   vaultId,
 } from "../../src/domain/vault.ts";
 import type { Env } from "../../src/env.ts";
-import { clientOf, loadRegistered, type Registered } from "../../src/projects/store.ts";
+import { fileReaderOf, loadRegistered, type Registered } from "../../src/projects/store.ts";
 import { classify } from "../../src/vault/classifier.ts";
 import { DEFAULT_VAULT_POLICY_TEXT, VAULT_POLICY_DIR, VAULT_POLICY_FILE } from "../../src/vault/policy.ts";
 import { deliverInOrder, type Outbox } from "../shared/outbox.ts";
@@ -346,7 +346,7 @@ export class Vault {
 async function policyText(registered: Registered | null): Promise<string> {
   if (!registered) return DEFAULT_VAULT_POLICY_TEXT;
   try {
-    const forge = clientOf(registered.project, await registered.secrets());
+    const forge = fileReaderOf(registered.project, await registered.secrets());
     const files = await forge.readDirectory(
       VAULT_POLICY_DIR,
       registered.project.settings.defaultBranch,

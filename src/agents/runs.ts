@@ -6,11 +6,10 @@ import type { AgentRunRequest } from "../contracts/project-object.ts";
 import { randomToken, sha256Hex } from "../crypto/tokens.ts";
 import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";
-import type { ForgeClient } from "../forge/client/index.ts";
 import { projectStub } from "../project-stub.ts";
 import { budgetLimits } from "../projects/config.ts";
 import { openMirroredIssues } from "../projects/mirror.ts";
-import { clientOf, type Project, type Registered } from "../projects/store.ts";
+import { type FileReader, fileReaderOf, type Project, type Registered } from "../projects/store.ts";
 import { recentActivity } from "./activity.ts";
 import { BUILTIN_AGENTS } from "./builtin.generated.ts";
 import { AGENTS_DIR, agentCatalog, type Catalog, MAX_REPOSITORY_AGENTS } from "./catalog.ts";
@@ -26,10 +25,10 @@ export const projectCatalog = (project: Project, files: ReadonlyMap<string, stri
 
 /** The project's catalog as its default branch has it now. */
 export async function loadCatalog(registered: Registered): Promise<Catalog> {
-  return catalogOf(clientOf(registered.project, await registered.secrets()), registered.project);
+  return catalogOf(fileReaderOf(registered.project, await registered.secrets()), registered.project);
 }
 
-export async function catalogOf(forge: ForgeClient, project: Project): Promise<Catalog> {
+export async function catalogOf(forge: FileReader, project: Project): Promise<Catalog> {
   const files = await forge.readDirectory(AGENTS_DIR, project.settings.defaultBranch, MAX_REPOSITORY_AGENTS);
   return projectCatalog(project, files);
 }

@@ -8,7 +8,7 @@ import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";
 import { FORMULAS_DIR, formulaCatalog, lackedSecrets, MAX_FORMULA_FILES } from "../formulas/formula.ts";
 import { projectIdSchema } from "../projects/config.ts";
-import { clientOf, loadRegistered } from "../projects/store.ts";
+import { fileReaderOf, loadRegistered } from "../projects/store.ts";
 import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
 
@@ -23,7 +23,7 @@ formulaRoutes.get("/:project/formulas", async (c) => {
   const secrets = await registered.secrets();
   let files: Map<string, string>;
   try {
-    const forge = clientOf(project, secrets);
+    const forge = fileReaderOf(project, secrets);
     files = await forge.readDirectory(FORMULAS_DIR, project.settings.defaultBranch, MAX_FORMULA_FILES);
   } catch (error) {
     return jsonError(c, 502, `cannot read the formulas from the repository: ${errorMessage(error)}`);

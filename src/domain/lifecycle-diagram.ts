@@ -1,4 +1,5 @@
 import { edges, STATES, TERMINAL_STATES } from "./lifecycle.ts";
+import { FORGE_NOTES } from "./lifecycle-forge-notes.ts";
 
 /**
  * A Mermaid state diagram of the lifecycle table, one arrow per (from, to) with its events. `kind: "action"`:
@@ -44,6 +45,7 @@ export function lifecycleDoc(): string {
     "```",
     "",
     ...STAYING_CURRENT,
+    ...FORGE_NOTES,
   ].join("\n");
 }
 
@@ -75,7 +77,11 @@ const STAYING_CURRENT = [
   "- **in conflict**: `conflict`, and an `update` job resumes the issue's session with the conflicting files",
   "  and what landed on the base meanwhile; the session merges the base, resolves, commits, and its push goes",
   "  through CI and the critic like any;",
-  "- **unknown** (the forge is still computing): asked again with the outbox's backoff.",
+  "- **unknown** (the forge is still computing): asked again with the outbox's backoff;",
+  "- **not mergeable, no files named** (Gitea and Forgejo): their `mergeable` is also false while they re-check",
+  "  a pull request in the background after its head or base moved (right after another pull request of the",
+  "  project merged), so it is read again for about 3 s before it counts as a conflict; a head that contains the",
+  "  base's head cannot conflict, and there false is only the re-check (asked again with the outbox's backoff).",
   "",
   "Every update counts against `maxUpdates` (default 3); the next one escalates, naming the conflicting files.",
   "",

@@ -4,7 +4,7 @@
  * as the default branch has it then.
  */
 import type { Registered } from "../projects/store.ts";
-import { clientOf } from "../projects/store.ts";
+import { fileReaderOf } from "../projects/store.ts";
 import type { ActionRun } from "../runner-api/contract.ts";
 import { changedSinceApproval, stepApproval } from "./approval.ts";
 import { FORMULAS_DIR, findFormula, MAX_FORMULA_FILES, missingSecrets, stepOf } from "./formula.ts";
@@ -35,7 +35,7 @@ export async function loadActionRun(
   if (!name) throw new FormulaProblem("the action names no formula");
   const { project } = registered;
   const secrets = await registered.secrets();
-  const forge = clientOf(project, secrets);
+  const forge = fileReaderOf(project, secrets);
   const files = await forge.readDirectory(FORMULAS_DIR, project.settings.defaultBranch, MAX_FORMULA_FILES);
   const found = findFormula(files, name);
   if (!found.ok) throw new FormulaProblem(found.error);

@@ -24,18 +24,23 @@ export async function canCommand(forge: ForgeClient, login: string): Promise<boo
   return permission === "admin" || permission === "write";
 }
 
+/** `known`: the issue and its state as its own object said (reconciliation), rather than D1's copy. */
 export async function routeComment(
   env: Env,
   project: Project,
   event: CommentEvent,
   key: string,
   cause: Cause,
+  known?: { number: number; state: string },
 ): Promise<Routed> {
   const { body, author, issueNumber, isPullRequest } = event.comment;
   if (event.action !== "created")
     return { kind: "ignored", reason: `comment ${event.action} needs no action` };
-  const number = isPullRequest ? await issueOfPull(env, project.id, issueNumber) : issueNumber;
-  const state = number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number);
+  const number =
+    known?.number ?? (isPullRequest ? await issueOfPull(env, project.id, issueNumber) : issueNumber);
+  const state =
+    known?.state ??
+    (number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number));
   if (number === null || state === undefined) {
     return { kind: "ignored", reason: `#${issueNumber} has no lifecycle` };
   }

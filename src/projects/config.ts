@@ -149,6 +149,29 @@ export const settingsSchema = z.object({
         .default(60_000),
     })
     .prefault({}),
+  /**
+   * How writes to the forge are paced, per token (every project with the same token shares the count): at
+   * most `count` content-creating requests (POSTs) in any `windowMs`, and `writeSpacingMs` between any two
+   * writes. Unset: GitHub's documented secondary limits on GitHub (80 a minute, 500 an hour, a second apart),
+   * none on Gitea and Forgejo. A forge that refuses for its rate limit is waited for either way.
+   */
+  forgePacing: z
+    .object({
+      creates: z
+        .array(
+          z.object({
+            count: z.number().int().min(1).max(100_000),
+            windowMs: z
+              .number()
+              .int()
+              .min(1_000)
+              .max(24 * 60 * 60_000),
+          }),
+        )
+        .max(4),
+      writeSpacingMs: z.number().int().min(0).max(60_000),
+    })
+    .optional(),
   /** Lifecycle effects (forge calls, jobs): attempts before one goes to the dead letter and the issue escalates. */
   effects: z
     .object({ maxAttempts: z.number().int().min(1).max(100).default(DEFAULT_MAX_EFFECT_ATTEMPTS) })

@@ -223,6 +223,19 @@ describe("lost webhooks recovered within one cycle", () => {
     expect(after?.history.at(-1)).toMatchObject({ event: "retry", outcome: "rejected" });
   });
 
+  it("a reply reaches an escalated issue whatever D1's copy says (a lagging state, the Worker's clock)", async () => {
+    const { loop, number, maintainer } = await escalated("lost-reply-lag");
+    // D1 still says the issue runs, stamped by a Worker clock ten minutes ahead of the forge's.
+    await env.DB.prepare(
+      "UPDATE issues SET state = 'running', updated_at = ? WHERE project_id = ? AND number = ?",
+    )
+      .bind(Date.now() + 10 * 60_000, loop.project, number)
+      .run();
+    await maintainer.comment(number, "Use the v2 endpoint; v1 is gone.");
+    expect(await cycle(loop)).toMatchObject({ comments: 1 });
+    expect(await view(loop, number)).toMatchObject({ state: "revising", iteration: 2 });
+  });
+
   it("a maintainer's reply to an escalated issue resumes its session", async () => {
     const { loop, number, maintainer } = await escalated("lost-reply");
     await maintainer.comment(number, "Use the v2 endpoint; v1 is gone.");

@@ -8,6 +8,7 @@ import type { Effect, LabelRole } from "../../../src/domain/lifecycle.ts";
 import type { ForgeClient } from "../../../src/forge/client/index.ts";
 import { hasStatus } from "../../../src/forge/client/index.ts";
 import { commentOnce, type Poster, policyOn } from "../../../src/forge/comment-once.ts";
+import { ESCALATION_HEADLINE, ESCALATION_REMINDER } from "../../../src/forge/escalation-notice.ts";
 import { composePost, type Piece, type PostBody, postTitle } from "../../../src/forge/post/post.ts";
 import { postPolicy } from "../../../src/forge/post/project-policy.ts";
 import { pullRequestBody } from "../../../src/forge/pull-request-body.ts";
@@ -28,7 +29,10 @@ import type { Deliverers, EffectContext } from "./deliverers.ts";
 export async function forgeOf(ctx: EffectContext): Promise<{ project: Project; forge: ForgeClient }> {
   const registered = await loadRegistered(ctx.env, ctx.issue.project);
   if (!registered) throw new Error(`project ${ctx.issue.project} is not registered`);
-  return { project: registered.project, forge: clientOf(registered.project, await registered.secrets()) };
+  return {
+    project: registered.project,
+    forge: clientOf(ctx.env, registered.project, await registered.secrets()),
+  };
 }
 
 /** The project's forge, and Conveyor as the poster of its own comments there. */
@@ -61,8 +65,8 @@ async function escalationText(
   // that just escalated the issue (a spent budget) by a moment.
   const cost = await projectStub(ctx.env, issue.project).issueSpendUsd(issue.number);
   const lead = effect.reminder
-    ? "**Conveyor still needs a human.** Nobody has answered yet. The reason, as recorded:"
-    : "**Conveyor needs a human.** The reason, as recorded:";
+    ? `${ESCALATION_REMINDER} Nobody has answered yet. The reason, as recorded:`
+    : `${ESCALATION_HEADLINE} The reason, as recorded:`;
   const status = [
     `- state: \`${issue.state}\``,
     `- branch: ${issue.branch ? `\`${issue.branch}\`` : "none yet"}`,

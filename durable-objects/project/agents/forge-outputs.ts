@@ -34,7 +34,7 @@ async function projectPoster(env: Env, projectId: string): Promise<{ poster: Pos
   const registered = await loadRegistered(env, projectId);
   if (!registered) throw new Error(`project ${projectId} is not registered`);
   const { project } = registered;
-  const forge = clientOf(project, await registered.secrets());
+  const forge = clientOf(env, project, await registered.secrets());
   return { poster: await conveyorPoster(env, project, forge), project };
 }
 

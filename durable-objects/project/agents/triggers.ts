@@ -105,7 +105,7 @@ export class AgentTriggers {
     if (known && now - known.at < WRITER_TTL_MS) return known.writer;
     const registered = await loadRegistered(env, project.id);
     if (!registered) return false;
-    const writer = await canCommand(clientOf(registered.project, await registered.secrets()), sender);
+    const writer = await canCommand(clientOf(env, registered.project, await registered.secrets()), sender);
     if (this.writers.size >= MAX_KNOWN_WRITERS) this.writers.clear();
     this.writers.set(sender.toLowerCase(), { writer, at: now });
     return writer;
@@ -152,7 +152,7 @@ async function reviewOf(
   if (sameLogin(subject.author, account)) return "skip";
   const registered = await loadRegistered(env, project.id);
   if (!registered) throw new Error(`project ${project.id} is not registered`);
-  return humanReview(clientOf(registered.project, await registered.secrets()), runId, subject);
+  return humanReview(clientOf(env, registered.project, await registered.secrets()), runId, subject);
 }
 
 async function readCatalog(env: Env, projectId: string): Promise<Catalog> {

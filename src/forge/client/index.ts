@@ -8,13 +8,14 @@ export {
   ForgeError,
   ForgeHttpError,
   ForgeNetworkError,
+  ForgePacingWait,
   ForgeRateLimitError,
   ForgeSchemaError,
   hasStatus,
 } from "./errors.ts";
 export { GiteaClient } from "./gitea.ts";
 export { GitHubClient } from "./github.ts";
-export type { FetchLike } from "./http.ts";
+export type { FetchLike, WritePacer } from "./http.ts";
 export type { ForgeClientOptions } from "./options.ts";
 export type * from "./types.ts";
 

@@ -5,11 +5,12 @@ import type { ForgeHttp, HttpRequest } from "./http.ts";
 import { ensureRepoLabels, type LabelStore, type NormalizedLabel, type RepoLabel } from "./labels.ts";
 import { settleMerge } from "./merge.ts";
 import { repoPath } from "./options.ts";
-import { collectPages } from "./pagination.ts";
+import { collectPages, hasNextPage, listByUpdate } from "./pagination.ts";
 import {
   changedFile,
   comment,
   issue,
+  listedPullRequest,
   login,
   type PullMergeState,
   permission,
@@ -31,6 +32,7 @@ import type {
   IssueComment,
   IssueState,
   LabelSpec,
+  ListedPullRequest,
   MergeOptions,
   MergeResult,
   NewIssue,
@@ -164,14 +166,37 @@ export abstract class RepoClient implements ForgeClient<Plain> {
     );
   }
 
+  /**
+   * Issues and pull requests updated at or after `since`. Where the forge sorts by update (GitHub), paged by
+   * key (`listByUpdate`); otherwise (Gitea and Forgejo list newest-created first) by offset, where an item
+   * opened mid-listing lands on a page already read: the cursor's bound on the forge's clock covers it.
+   */
   async listUpdatedSince(since: string | null): Promise<UpdatedListing> {
-    const query = { state: "all", ...this.byUpdate, ...(since !== null && { since }) };
-    let forgeTime: number | null = null;
-    const items = await this.listAll(`${this.repo}/issues`, query, updatedIssue, (headers, page) => {
-      const date = Date.parse(headers.get("date") ?? "");
-      if (page === 1 && !Number.isNaN(date)) forgeTime = date;
+    const query = (from: string | null) => ({
+      state: "all",
+      ...this.byUpdate,
+      ...(from !== null && { since: from }),
     });
-    return { items, forgeTime };
+    const path = `${this.repo}/issues`;
+    const dateOf = (headers: Headers) => {
+      const date = Date.parse(headers.get("date") ?? "");
+      return Number.isNaN(date) ? null : date;
+    };
+    if (Object.keys(this.byUpdate).length === 0) {
+      let forgeTime: number | null = null;
+      const items = await this.listAll(path, query(since), updatedIssue, (headers, page) => {
+        if (page === 1) forgeTime = dateOf(headers);
+      });
+      return { items, forgeTime, heldAt: null };
+    }
+    const { param, size } = this.paging;
+    const list = z.array(updatedIssue);
+    return listByUpdate(since, async (from, page) => {
+      const request: HttpRequest = { method: "GET", path, query: { ...query(from), [param]: size, page } };
+      const { data, headers } = await this.http.page(request, list);
+      const more = hasNextPage(data.length, (page - 1) * size + data.length, size, headers);
+      return { items: data, more, date: dateOf(headers) };
+    });
   }
 
   async comment(number: number, body: string): Promise<{ id: number }> {
@@ -212,15 +237,13 @@ export abstract class RepoClient implements ForgeClient<Plain> {
     return pull;
   }
 
-  async findOpenPullRequest(branch: string, base: string): Promise<PullRequest | null> {
+  async findOpenPullRequest(branch: string, base: string): Promise<ListedPullRequest | null> {
     const query = { state: "open", ...this.pullsFrom(branch, base) };
-    const pulls = await this.listAll(`${this.repo}/pulls`, query, pullRequest);
+    // A list's shape, not an item's: GitHub lists pull requests without their merge state.
+    const pulls = await this.listAll(`${this.repo}/pulls`, query, listedPullRequest);
     // The filter narrows where the forge has one; the match is always checked here. Same-repository heads
     // only: a fork's branch of the same name is not Conveyor's.
-    const found = pulls.find((pull) => pull.headRef === branch && pull.baseRef === base);
-    if (!found) return null;
-    const { url: _url, ...pull } = found;
-    return pull;
+    return pulls.find((pull) => pull.headRef === branch && pull.baseRef === base) ?? null;
   }
 
   /** The list query that narrows open pull requests to one head and base, where the forge has one. */

@@ -29,8 +29,11 @@ export interface Issue {
 /** An issue or pull request with the forge's time of its last change (ISO 8601, as sent) and its comment count. */
 export type UpdatedIssue = Issue & { updatedAt: string; comments: number };
 
-/** A listing of updated items and the forge's clock when it answered its first page (null: no `Date`). */
-export type UpdatedListing = { items: UpdatedIssue[]; forgeTime: number | null };
+/**
+ * A listing of updated items (an item may be listed twice), the forge's clock when it answered its first page
+ * (null: no `Date`), and a time the listing may have slid past, which the next must start from again.
+ */
+export type UpdatedListing = { items: UpdatedIssue[]; forgeTime: number | null; heldAt: string | null };
 
 export interface IssueComment {
   id: number;
@@ -74,6 +77,9 @@ export interface PullRequest {
   headSha: string;
   baseRef: string;
 }
+
+/** A pull request as a list of them shows it: GitHub's list shape says nothing of merging. */
+export type ListedPullRequest = Pick<PullRequest, "number" | "state" | "headRef" | "headSha" | "baseRef">;
 
 /**
  * One file of a pull request as the forge lists it. `status` is the forge's word, passed through: GitHub's
@@ -218,7 +224,7 @@ export interface ForgeClient<T extends Texts = Posted> {
   updatePullRequest(number: number, update: PullRequestUpdate<T>): Promise<void>;
   getPullRequest(number: number): Promise<PullRequest>;
   /** The open pull request from `branch` of this repository into `base`, if there is one. */
-  findOpenPullRequest(branch: string, base: string): Promise<PullRequest | null>;
+  findOpenPullRequest(branch: string, base: string): Promise<ListedPullRequest | null>;
   getPullRequestDiff(number: number): Promise<string>;
   /** Every page of the pull request's changed files. */
   listPullRequestFiles(number: number): Promise<PullRequestFiles>;

@@ -6,7 +6,7 @@ import { updateRef } from "./git/refs.ts";
 import { ApiError, notFound } from "./http.ts";
 import { refreshPull } from "./pulls.ts";
 import { applyBranchUpdates } from "./push.ts";
-import type { Issue, Pull, Repo, User } from "./state.ts";
+import { checking, type Issue, type Pull, type Repo, type User } from "./state.ts";
 import { fullName } from "./store.ts";
 import { pullPayload } from "./webhooks/payloads.ts";
 
@@ -49,7 +49,7 @@ export async function mergePull(
     const dir = gitDir(forge.reposDir, repo);
     await refreshPull(dir, repo, pull);
     const base = repo.branches[pull.baseBranch];
-    if (!base || !pull.mergeable) throw new ApiError(405, "Please try again later");
+    if (!base || !pull.mergeable || checking(pull)) throw new ApiError(405, "Please try again later");
     if (request.headCommitId && request.headCommitId !== pull.headSha)
       throw new ApiError(409, "head out of date");
 

@@ -82,6 +82,12 @@ async function handleApi(forge: Forge, req: IncomingMessage, res: ServerResponse
     const mode = repo ? accessMode(ctx.doer, repo) : "none";
     // Private repositories the doer cannot see do not exist for them.
     if (!repo || mode === "none") throw notFound();
+    if (method !== "GET") {
+      const refused = forge.writes.refusal(fullName(repo));
+      const write = { method, path: url.pathname, at: Date.now(), refused: refused !== null };
+      forge.writes.record(fullName(repo), write);
+      if (refused) return send(res, refused);
+    }
     reply = await route.handle({ ...ctx, repo, mode });
   } else {
     reply = await route.handle(ctx);

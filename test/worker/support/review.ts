@@ -35,7 +35,7 @@ export type Loop = { project: string; repo: string; forge: ForgeClient<Plain>; s
 export async function loopProject(
   name: string,
   settings: object = {},
-  { kind = "forgejo", forgeCi = true }: { kind?: "forgejo" | "gitea"; forgeCi?: boolean } = {},
+  { kind = "forgejo", forgeCi = true }: { kind?: "forgejo" | "gitea" | "github"; forgeCi?: boolean } = {},
 ): Promise<Loop> {
   const project = freshProject(name);
   const { fullName } = await control<{ fullName: string }>("repo", {
