@@ -5,7 +5,8 @@
  * timers fire through here too, as `timeout` events.
  */
 import type { ApplyResult, HistoryEntry } from "../../src/contracts/issue-object.ts";
-import { retainsWorktree, transition } from "../../src/domain/lifecycle.ts";
+import { type Basis, basisOf } from "../../src/domain/effect-basis.ts";
+import { type Effect, retainsWorktree, transition } from "../../src/domain/lifecycle.ts";
 import { armTimers } from "../../src/domain/timers.ts";
 import type { EventEnvelope } from "../../src/issue-events.ts";
 import type { Outbox } from "../shared/outbox.ts";
@@ -14,6 +15,9 @@ import { effectChannel } from "./effects/deliverers.ts";
 import { type IssueRow, IssueStore } from "./issue-store.ts";
 
 export type Recorded = Extract<ApplyResult, { seq: number }>;
+
+/** An effect as the outbox holds it: its key (stable over retries) and what it was decided on. */
+export type EffectRow = { key: string; effect: Effect; basis?: Basis };
 
 export class EventLog {
   constructor(
@@ -60,15 +64,43 @@ export class EventLog {
         kind: outcome.next.kind ?? "code",
       };
       this.store.replaceTimers(armTimers(edge, this.store.timers(), row.timeouts));
+      // Each effect carries what it was decided on: its deliverer acts only while that still holds.
+      const basis = basisOf(outcome.next);
       for (const [index, effect] of outcome.effects.entries()) {
         const key = `${row.project}#${row.number}:${seq}:${index}`;
-        this.outbox.enqueue(effectChannel(effect.kind), { key, effect }, now);
+        this.outbox.enqueue(effectChannel(effect.kind), { key, effect, basis } satisfies EffectRow, now);
       }
     }
     row.seq = seq;
     this.store.saveIssue(row);
     this.outbox.enqueue("d1", toD1Record(row, entry, outcome.ok, envelope.delivery), now);
     return { duplicate: false, seq, outcome: entry.outcome, state: entry.to, reason: entry.reason };
+  }
+
+  /**
+   * An effect dropped undelivered (inside the caller's transaction): the issue moved on from what it was
+   * decided on. Recorded in the history with why, outside the table: nothing changes but the record.
+   */
+  dropped(key: string, rowId: number, kind: string, reason: string, now: number): Recorded {
+    const row = this.store.issue();
+    if (!row) throw new Error("an effect was dropped for an issue that has no record");
+    const state = row.context.state;
+    const entry: HistoryEntry = {
+      seq: row.seq + 1,
+      eventId: `${key}:dropped:${rowId}`,
+      event: "effect_dropped",
+      from: state,
+      to: state,
+      outcome: "rejected",
+      reason: `${kind} dropped: ${reason}`.slice(0, 2_000),
+      cause: { kind: "system", id: key },
+      at: now,
+    };
+    this.store.appendHistory(entry);
+    row.seq = entry.seq;
+    this.store.saveIssue(row);
+    this.outbox.enqueue("d1", toD1Record(row, entry, false, undefined), now);
+    return { duplicate: false, seq: entry.seq, outcome: entry.outcome, state, reason: entry.reason };
   }
 
   /** Fires the timers due by `now`, each as a `timeout` event in its own transaction; what each recorded. */

@@ -111,8 +111,8 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
 
   /**
    * An operator sends dead letter `id` again (once whatever the forge refused is fixed: a token's rights, a
-   * deleted label). It goes to the end of its lane and runs against the issue as it is now; failing for good
-   * again, it is a dead letter again and the issue hears of it again.
+   * deleted label). It goes to the end of its lane and acts only while what it was decided on still holds;
+   * failing for good again, it is a dead letter again and the issue hears of it again.
    */
   async redeliver(id: number): Promise<RedeliverResult> {
     if (!this.store.issue()) return { ok: false, error: "the issue is not known to Conveyor" };

@@ -44,6 +44,7 @@ export function lifecycleDoc(): string {
     "```",
     "",
     ...STAYING_CURRENT,
+    ...GUARANTEES,
   ].join("\n");
 }
 
@@ -103,5 +104,21 @@ const STAYING_CURRENT = [
   "another. A protected path's change is never merged in a combination no human approved; what the base",
   "brought in may touch the same paths. The updates count against `maxUpdates`, so a busy base escalates",
   "rather than asking forever.",
+  "",
+];
+
+/** What holds however events and deliveries interleave: the guarantees the IssueDO keeps around the table. */
+const GUARANTEES = [
+  "## Guarantees around the table",
+  "",
+  "**Every effect acts on what it was decided on.** The IssueDO writes each effect to its outbox with the",
+  "state, head sha and vault item of the edge that caused it (`src/domain/effect-basis.ts`), and its deliverer",
+  "checks them again before acting: a `merge` merges only the head that was reviewed and approved, only while",
+  "the issue is `merging` (so never once it is abandoned); `request_review`, `watch_ci` and `vault_request`",
+  "act only in their state and at their head; `vault_approve` only for the item the issue still waits on. A",
+  "merge checks again once it has the project's merge turn, since the issue may have moved on while it waited.",
+  "An effect whose basis no longer holds (a retry, a late delivery, a dead letter sent again) is dropped and the",
+  "issue's history records `effect_dropped` with why. Labels and comments are not bound: each says what",
+  "happened when it happened.",
   "",
 ];

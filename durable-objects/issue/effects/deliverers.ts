@@ -17,8 +17,20 @@ export type EffectContext = {
   env: Env;
   /** Stable per effect: `<project>#<number>:<seq>:<index>`. */
   key: string;
+  /** The issue as it was when this attempt began; the effect was checked against it (effect-basis.ts). */
   issue: IssueSummary;
+  /**
+   * Checks the effect against the issue as it is now, after an await during which the issue may have moved
+   * on: why it must not act any more, or null.
+   */
+  recheck(): string | null;
 };
+
+/**
+ * Thrown by a deliverer that found, after an await, that the issue moved on from what the effect was decided
+ * on: the effect is dropped, with this reason recorded, and never retried.
+ */
+export class EffectDropped extends Error {}
 
 export type Deliverer<K extends Effect["kind"]> = (
   effect: Extract<Effect, { kind: K }>,

@@ -11,7 +11,7 @@ import { criticLedger } from "../../../src/critic/ledger.ts";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import { projectStub } from "../../../src/project-stub.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
-import type { Deliverers, EffectContext } from "./deliverers.ts";
+import { type Deliverers, type EffectContext, EffectDropped } from "./deliverers.ts";
 import { forgeOf, posterOf } from "./forge.ts";
 import { keepCurrent } from "./stay-current.ts";
 
@@ -31,8 +31,8 @@ export class MergeTurnPending extends Error {
 export const REVIEW_DELIVERERS: Deliverers = {
   watch_ci: async (_effect, ctx) => {
     const { issue } = ctx;
-    // The issue moved on (a webhook reported first, a new push): this watch is over.
-    if (issue.state !== "awaiting_ci" || !issue.headSha) return undefined;
+    // Held to awaiting_ci at its head (effect-basis.ts): a webhook reporting first or a new push ends it.
+    if (!issue.headSha) return undefined;
     const { project, forge } = await forgeOf(ctx);
     // Read once on every forge: CI may have settled before the issue waited for it, its webhook unheard.
     const result = await readCi(ctx.env, project, forge, issue.number, issue.headSha);
@@ -44,7 +44,6 @@ export const REVIEW_DELIVERERS: Deliverers = {
 
   request_review: async (_effect, ctx) => {
     const { issue, env } = ctx;
-    if (issue.state !== "awaiting_review") return undefined;
     if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
     const { project, poster } = await posterOf(ctx);
     const { forge } = poster;
@@ -97,8 +96,12 @@ export const REVIEW_DELIVERERS: Deliverers = {
     if (!(await project.takeMergeTurn(ctx.key)))
       throw new MergeTurnPending("another merge of the project is under way");
     try {
+      // Only while the issue still merges the head it reviewed (effect-basis.ts): the wait for the turn may
+      // have seen it abandoned, or moved to another head.
+      const moved = ctx.recheck();
+      if (moved) throw new EffectDropped(moved);
       // The base may have moved since the review: up to date first, and the new head is reviewed again.
-      if (issue.state === "merging" && issue.headSha) {
+      if (issue.headSha) {
         const stale = await keepCurrent(forge, prNumber, issue.headSha);
         if (stale) return stale;
       }
@@ -124,9 +127,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
     return readMerged(ctx, { type: "issue_closed", unmerged: true });
   },
 
+  // Held to merging at its head (effect-basis.ts): a merge's answer that came after all ended it.
   check_merge: async (_effect, ctx) => {
-    // The merge's answer came after all (merged, or failed and escalated): nothing left to check.
-    if (ctx.issue.state !== "merging") return undefined;
     // Like the merge itself: nothing to ask about before the forge's number is known (retried, bounded).
     if (ctx.issue.prNumber === null) throw new Error("the pull request's number is not known yet");
     return readMerged(ctx, {

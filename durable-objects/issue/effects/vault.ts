@@ -9,8 +9,8 @@ import type { Deliverers } from "./deliverers.ts";
 export const VAULT_DELIVERERS: Deliverers = {
   vault_request: async (effect, ctx) => {
     const { issue } = ctx;
-    // Approved (or left) before the vault heard of it: nothing waits on an item any more.
-    if (issue.state !== "awaiting_approval" || !issue.headSha) return undefined;
+    // Held to awaiting_approval at its head (effect-basis.ts): approved or left before the vault heard of it.
+    if (!issue.headSha) return undefined;
     const { id } = await projectStub(ctx.env, issue.project).vaultRequest({
       key: ctx.key,
       kind: "protected_merge",
