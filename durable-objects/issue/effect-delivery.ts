@@ -14,6 +14,7 @@ import { armAlarm, outboxAlarm } from "../shared/alarm.ts";
 import type { Outbox } from "../shared/outbox.ts";
 import { type D1Record, writeRecords } from "./d1-sink.ts";
 import type { DeadLetters } from "./dead-letters.ts";
+import type { DroppedEffects } from "./dropped-effects.ts";
 import {
   DELIVERERS,
   type Deliverer,
@@ -36,6 +37,7 @@ export type DeliveryParts = {
   outbox: Outbox;
   events: EventLog;
   deadLetters: DeadLetters;
+  dropped: DroppedEffects;
   retention: Retention;
   /** Pages watching the issue hear of an event recorded here. */
   notify(recorded: Recorded): void;
@@ -67,10 +69,11 @@ export class EffectDelivery {
 
   /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */
   async arm(floor?: number): Promise<void> {
-    const { store, retention, outbox } = this.parts;
+    const { store, retention, outbox, events } = this.parts;
     const row = store.issue();
     await armAlarm(this.storage, [
       store.timers()[0]?.dueAt,
+      events.nextParkedExpiry(),
       row ? retention.nextDue(retentionMs(row.limits.retentionDays)) : null,
       outboxAlarm(outbox.nextAt(["d1", ...deliveredEffectChannels()]), floor),
     ]);
@@ -111,13 +114,11 @@ export class EffectDelivery {
         const now = store.summary();
         return now ? staleEffect(effect, basis, now) : "the issue has no record";
       };
-      const drop = (reason: string) => {
-        const recorded = this.storage.transactionSync(() => {
+      const drop = (reason: string) =>
+        this.storage.transactionSync(() => {
           outbox.ack([head.id]);
-          return events.dropped(key, head.id, effect.kind, reason, Date.now());
+          this.parts.dropped.add(effect.kind, reason, Date.now());
         });
-        this.parts.notify(recorded);
-      };
       // Decided on a state, head or vault item the issue has since left: never acted on (a retry, a late
       // delivery, a dead letter sent again).
       const stale = staleEffect(effect, basis, issue);

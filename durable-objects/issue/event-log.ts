@@ -5,14 +5,16 @@
  * timers fire through here too, as `timeout` events.
  */
 import type { ApplyResult, HistoryEntry } from "../../src/contracts/issue-object.ts";
+import { awaitsLaterState, PARKING } from "../../src/domain/early-events.ts";
 import { type Basis, basisOf } from "../../src/domain/effect-basis.ts";
-import { type Effect, retainsWorktree, transition } from "../../src/domain/lifecycle.ts";
+import { type Effect, type Outcome, retainsWorktree, transition } from "../../src/domain/lifecycle.ts";
 import { armTimers } from "../../src/domain/timers.ts";
 import type { EventEnvelope } from "../../src/issue-events.ts";
 import type { Outbox } from "../shared/outbox.ts";
 import type { D1Record } from "./d1-sink.ts";
 import { effectChannel } from "./effects/deliverers.ts";
 import { type IssueRow, IssueStore } from "./issue-store.ts";
+import { ParkedEvents } from "./parked.ts";
 
 export type Recorded = Extract<ApplyResult, { seq: number }>;
 
@@ -20,38 +22,113 @@ export type Recorded = Extract<ApplyResult, { seq: number }>;
 export type EffectRow = { key: string; effect: Effect; basis?: Basis };
 
 export class EventLog {
+  private readonly parked: ParkedEvents;
+
   constructor(
     private readonly storage: DurableObjectStorage,
     private readonly store: IssueStore,
     private readonly outbox: Outbox,
-  ) {}
+  ) {
+    this.parked = new ParkedEvents(storage.sql);
+  }
 
-  /** Records one event (inside the caller's transaction); a known id answers as it did the first time. */
+  /**
+   * Records one event (inside the caller's transaction); a known id answers as it did the first time. An
+   * event a later state may accept is parked instead of rejected (src/domain/early-events.ts); an applied
+   * one then lets the parked events the new state accepts apply, in the order they came.
+   */
   record(envelope: EventEnvelope, now: number): Recorded {
     const seen = this.store.historyEntry(envelope.id);
     if (seen) {
       return { duplicate: true, seq: seen.seq, outcome: seen.outcome, state: seen.to, reason: seen.reason };
     }
+    const waiting = this.parked.byId(envelope.id);
     const row: IssueRow = this.store.issue() ?? IssueStore.fresh(envelope.project, envelope.number);
+    if (waiting) {
+      const state = row.context.state;
+      return { duplicate: true, seq: waiting.historySeq, outcome: "parked", state, reason: "parked" };
+    }
     if (envelope.limits) row.limits = envelope.limits;
     if (envelope.timeouts) row.timeouts = { ...row.timeouts, ...envelope.timeouts };
 
-    const from = row.context.state;
     const outcome = transition(row.context, envelope.event, row.limits);
-    const seq = row.seq + 1;
-    const entry: HistoryEntry = {
-      seq,
-      eventId: envelope.id,
-      event: envelope.event.type,
-      from,
-      to: outcome.ok ? outcome.next.state : from,
-      outcome: outcome.ok ? "applied" : "rejected",
-      reason: outcome.ok ? outcome.next.reason : outcome.reason,
-      cause: envelope.cause,
+    const awaits = outcome.ok ? null : awaitsLaterState(row.context, envelope.event);
+    if (!outcome.ok && awaits)
+      return this.park(row, envelope, `${outcome.reason}; parked until ${awaits}`, now);
+    const recorded = this.commit(row, envelope, outcome, now);
+    if (outcome.ok) this.applyParked(now);
+    return recorded;
+  }
+
+  /** The parked events whose time is up, each rejected in its own transaction, saying how long it waited. */
+  expireParked(now: number): Recorded[] {
+    return this.parked
+      .list()
+      .filter((p) => p.expiresAt <= now)
+      .map((p) =>
+        this.storage.transactionSync(() => {
+          const row = this.store.issue();
+          if (!row) throw new Error("a parked event of an issue that has no record");
+          this.parked.remove(p.id);
+          const waited = Math.round((now - (p.expiresAt - PARKING.ttlMs)) / 60_000);
+          const outcome = transition(row.context, p.envelope.event, row.limits);
+          const reason = outcome.ok ? "" : `${outcome.reason}; no state took it in ${waited} min parked`;
+          return this.commit(row, p.envelope, outcome.ok ? outcome : { ok: false, reason }, now);
+        }),
+      );
+  }
+
+  nextParkedExpiry(): number | null {
+    return this.parked.nextExpiry();
+  }
+
+  /** The event waits for a later state: kept, and noted in the history; its id stays unspent. */
+  private park(row: IssueRow, envelope: EventEnvelope, reason: string, now: number): Recorded {
+    const { delivery, ...kept } = envelope;
+    const waiting = this.parked.list();
+    // Over the bound, the one that waited longest gives way.
+    for (const oldest of waiting.slice(0, Math.max(0, waiting.length - PARKING.max + 1))) {
+      this.parked.remove(oldest.id);
+      const reason = `more than ${PARKING.max} events waited for a later state; this one longest`;
+      this.commit(row, oldest.envelope, { ok: false, reason }, now);
+    }
+    const { id, event, cause } = envelope;
+    const parkedAs = {
+      eventId: `${id}:parked`,
+      event: event.type,
+      outcome: "parked" as const,
+      cause,
       at: now,
     };
-    this.store.appendHistory(entry);
+    const recorded = this.note(row, { ...parkedAs, reason: reason.slice(0, 2_000) }, undefined, delivery);
+    this.parked.add(kept, recorded.seq, now + PARKING.ttlMs);
+    return recorded;
+  }
 
+  /** After an applied edge: the parked events its state accepts apply; those no state can take are rejected. */
+  private applyParked(now: number): void {
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const waiting of this.parked.list()) {
+        const row = this.store.issue();
+        if (!row) return;
+        const outcome = transition(row.context, waiting.envelope.event, row.limits);
+        if (!outcome.ok && awaitsLaterState(row.context, waiting.envelope.event)) continue;
+        this.parked.remove(waiting.id);
+        this.commit(row, waiting.envelope, outcome, now);
+        // The state moved on: what waits is looked at again from the first.
+        if (outcome.ok) {
+          moved = true;
+          break;
+        }
+      }
+    }
+  }
+
+  /** The event's outcome recorded: its history entry, and when applied its state, timers and effects. */
+  private commit(row: IssueRow, envelope: EventEnvelope, outcome: Outcome, now: number): Recorded {
+    const from = row.context.state;
+    const seq = row.seq + 1;
     if (outcome.ok) {
       row.context = outcome.next;
       const edge = {
@@ -71,36 +148,40 @@ export class EventLog {
         this.outbox.enqueue(effectChannel(effect.kind), { key, effect, basis } satisfies EffectRow, now);
       }
     }
-    row.seq = seq;
-    this.store.saveIssue(row);
-    this.outbox.enqueue("d1", toD1Record(row, entry, outcome.ok, envelope.delivery), now);
-    return { duplicate: false, seq, outcome: entry.outcome, state: entry.to, reason: entry.reason };
+    const entry = {
+      eventId: envelope.id,
+      event: envelope.event.type,
+      outcome: outcome.ok ? ("applied" as const) : ("rejected" as const),
+      reason: outcome.ok ? outcome.next.reason : outcome.reason,
+      cause: envelope.cause,
+      at: now,
+    };
+    return this.note(row, entry, from, envelope.delivery, outcome.ok);
   }
 
   /**
-   * An effect dropped undelivered (inside the caller's transaction): the issue moved on from what it was
-   * decided on. Recorded in the history with why, outside the table: nothing changes but the record.
+   * One history entry after `row`'s last (`from` the state before it, the row's state after), with its D1
+   * record; the row is saved with its new seq.
    */
-  dropped(key: string, rowId: number, kind: string, reason: string, now: number): Recorded {
-    const row = this.store.issue();
-    if (!row) throw new Error("an effect was dropped for an issue that has no record");
-    const state = row.context.state;
-    const entry: HistoryEntry = {
-      seq: row.seq + 1,
-      eventId: `${key}:dropped:${rowId}`,
-      event: "effect_dropped",
-      from: state,
-      to: state,
-      outcome: "rejected",
-      reason: `${kind} dropped: ${reason}`.slice(0, 2_000),
-      cause: { kind: "system", id: key },
-      at: now,
-    };
+  private note(
+    row: IssueRow,
+    what: Omit<HistoryEntry, "seq" | "from" | "to">,
+    from: string = row.context.state,
+    delivery?: EventEnvelope["delivery"],
+    applied = false,
+  ): Recorded {
+    const entry: HistoryEntry = { ...what, seq: row.seq + 1, from, to: row.context.state };
     this.store.appendHistory(entry);
     row.seq = entry.seq;
     this.store.saveIssue(row);
-    this.outbox.enqueue("d1", toD1Record(row, entry, false, undefined), now);
-    return { duplicate: false, seq: entry.seq, outcome: entry.outcome, state, reason: entry.reason };
+    this.outbox.enqueue("d1", toD1Record(row, entry, applied, delivery), what.at);
+    return {
+      duplicate: false,
+      seq: entry.seq,
+      outcome: entry.outcome,
+      state: entry.to,
+      reason: entry.reason,
+    };
   }
 
   /** Fires the timers due by `now`, each as a `timeout` event in its own transaction; what each recorded. */

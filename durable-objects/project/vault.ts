@@ -4,16 +4,18 @@
  * dashboard and the CLI), the `vault_decision` its issue hears, the classification still to run — all through
  * the ProjectDO's outbox. Expiry runs on the object's alarm (`nextExpiry`). Ids are `v<n>`, per project.
  *
- * An approved item fires at once where firing is committed with the approval: a held merge's `vault_decision`
- * event, or an agent run's output queued for the forge (the run's `agent-apply` row). An action step's item
- * fires when its job is about to run the step (`fireStep`). An agent output whose run is gone stays
- * `approved`: nothing is left to fire.
+ * An approved item fires when something acts on the approval: an agent run's output queued for the forge (the
+ * run's `agent-apply` row, committed with the approval); a held merge once its issue took the decision and
+ * moves to merge (`settle`); an action step's when its job is about to run the step (`fireStep`). An issue
+ * that stops waiting on its item withdraws it (`settle`), pending or approved: an approval nothing acted on
+ * is never recorded as fired. An agent output whose run is gone stays `approved`: nothing is left to fire.
  */
 
 import type {
   VaultDecideRequest,
   VaultDecideResult,
   VaultRequest,
+  VaultSettle,
 } from "../../src/contracts/project-object.ts";
 import {
   type ClassifierVerdict,
@@ -188,6 +190,27 @@ export class Vault {
     });
   }
 
+  /**
+   * What item `id`'s requesting issue did with it: acted on the approval (fired), or stopped waiting on it
+   * (withdrawn). Only the issue that asked may; an item already settled stays as it is. Whether it changed.
+   */
+  settle(project: string, id: string, settle: VaultSettle, now: number): boolean {
+    return this.storage.transactionSync(() => {
+      const item = this.item(id);
+      if (item?.requester.type !== "issue" || item.requester.issue !== settle.issue) return false;
+      // A step fires only as its job runs it.
+      if (settle.as === "fired" && item.kind === "action_step") return false;
+      const event: VaultEvent =
+        settle.as === "fired"
+          ? { type: "fired", at: now, reason: `acted on by issue #${settle.issue}` }
+          : { type: "withdraw", at: now, reason: settle.reason };
+      const outcome = decide(item, event);
+      if (!outcome.ok) return false;
+      this.save(project, outcome.item, now);
+      return true;
+    });
+  }
+
   item(id: string): VaultItem | null {
     const row = this.sql.exec<{ item: string }>("SELECT item FROM vault_items WHERE id = ?", id).toArray()[0];
     return row ? (JSON.parse(row.item) as VaultItem) : null;
@@ -274,10 +297,10 @@ export class Vault {
     const outcome = decide(item, event);
     if (!outcome.ok) return outcome;
     let next = outcome.item;
-    // An approval is carried out by telling its requester: committed here, delivered by the outbox. An action
-    // step's fires when its job runs it (fireStep).
+    // An agent run's approval is carried out by telling it: its output is queued in this transaction. An
+    // issue's fires once the issue acts on it (settle) or its job runs the step (fireStep).
     const told = next.state !== item.state && this.tell(project, next, now);
-    if (told && next.state === "approved" && next.kind !== "action_step") {
+    if (told && next.state === "approved" && next.requester.type === "agent_run") {
       const fired = decide(next, { type: "fired", at: now });
       if (fired.ok) next = fired.item;
     }

@@ -227,6 +227,10 @@ export type Effect =
   | { kind: "vault_request"; reason: string }
   /** A human approved the held merge here (a review, the operator): the vault decides, and answers once. */
   | { kind: "vault_approve"; itemId: string; by: string }
+  /** The issue acted on its held merge's approval: the item fires (an action's step fires when it runs). */
+  | { kind: "vault_fired"; itemId: string }
+  /** The issue no longer waits on this item (it left the state that asked for it): nobody may decide it. */
+  | { kind: "vault_withdraw"; itemId: string; reason: string }
   /** Read whether the issue's pull request is merged, once the merge ahead of it has its answer. */
   | { kind: "check_merged" }
   /**
@@ -725,10 +729,11 @@ function approvalRequest(ctx: IssueContext, why: string): string {
 }
 
 /** A human's approval of the held merge, for the head the issue is at. */
-const approveMerge = (ctx: IssueContext): Outcome =>
+const approveMerge = (ctx: IssueContext, extra: Effect[] = []): Outcome =>
   accept(enter(ctx, "merging", { reason: null, approvedHead: ctx.headSha, vaultItem: null }), [
     { kind: "labels", add: [], remove: ["needs_human"] },
     { kind: "merge" },
+    ...extra,
   ]);
 
 const conflict: Rule<"conflict"> = {
@@ -900,7 +905,8 @@ const TABLE: { [S in State]: StateRules } = {
             `vault item ${e.itemId} is not the one the merge waits on (${ctx.vaultItem ?? "none yet"})`,
           );
         }
-        if (e.decision === "approved") return approveMerge(ctx);
+        // Acted on: the item fires now, with the merge it approved.
+        if (e.decision === "approved") return approveMerge(ctx, [{ kind: "vault_fired", itemId: e.itemId }]);
         const why =
           e.decision === "rejected"
             ? `rejected by ${e.by}${e.reason ? `: ${e.reason}` : ""}`
@@ -1076,9 +1082,11 @@ const vaultDecision: Rule<"vault_decision"> = {
   apply: (ctx, e) => {
     const step = ctx.vaultStep;
     if (!step) return reject("no step is waiting for the vault");
-    // Before `vault_requested` is recorded the step's item is the only one the issue asked for.
-    if (ctx.vaultItem && ctx.vaultItem !== e.itemId) {
-      return reject(`vault item ${e.itemId} is not the one step ${step} waits on (${ctx.vaultItem})`);
+    // Before `vault_requested` the decision came early: parked until it is (src/domain/early-events.ts).
+    if (ctx.vaultItem !== e.itemId) {
+      return reject(
+        `vault item ${e.itemId} is not the one step ${step} waits on (${ctx.vaultItem ?? "none yet"})`,
+      );
     }
     const by = e.by;
     switch (e.decision) {
@@ -1176,8 +1184,43 @@ export function transition(
 ): Outcome {
   const rule = ruleFor(ctx.state, event.type, ctx.kind) as Rule<typeof event.type> | undefined;
   if (!rule) return reject(`${event.type} does not apply: ${DEFAULT_REASON[ctx.state]}`);
-  return (rule.apply as (c: IssueContext, e: LifecycleEvent, l: Limits) => Outcome)(ctx, event, limits);
+  const outcome = (rule.apply as (c: IssueContext, e: LifecycleEvent, l: Limits) => Outcome)(
+    ctx,
+    event,
+    limits,
+  );
+  return withdrawn(ctx, event, outcome);
 }
+
+/**
+ * The vault item an edge stops waiting on, other than by its own decision (the issue left awaiting_approval,
+ * or another item replaced it), is withdrawn: approving it would do nothing, so nobody may.
+ */
+function withdrawn(ctx: IssueContext, event: LifecycleEvent, outcome: Outcome): Outcome {
+  const item = ctx.vaultItem;
+  if (!outcome.ok || !item || ctx.state !== "awaiting_approval") return outcome;
+  const { next } = outcome;
+  if (next.state === "awaiting_approval" && next.vaultItem === item) return outcome;
+  if (event.type === "vault_decision" && event.itemId === item) return outcome;
+  const reason =
+    next.state === "awaiting_approval"
+      ? `the issue waits on ${next.vaultItem ?? "another item"} instead`
+      : `the issue is ${next.state} (${event.type}): it no longer waits for the vault`;
+  return { ...outcome, effects: [...outcome.effects, { kind: "vault_withdraw", itemId: item, reason }] };
+}
+
+/** The vault's answer to a request made in a state the issue has since left: the item is withdrawn at once. */
+const lateVaultItem = (state: State): Rule<"vault_requested"> => ({
+  to: [state],
+  apply: (ctx, e) =>
+    accept(ctx, [
+      {
+        kind: "vault_withdraw",
+        itemId: e.itemId,
+        reason: `the issue is ${state}: it no longer waits for the vault`,
+      },
+    ]),
+});
 
 /**
  * The edges the table can take, for the generated diagram and its staleness test; `kind: "action"` gives the
@@ -1213,6 +1256,7 @@ const effectFailed = (state: State): Rule<"effect_failed"> =>
 const ruleFor = (state: State, event: EventType, kind: IssueKind = "code") => {
   if (event === "reply") return reply(state);
   if (event === "effect_failed") return effectFailed(state);
+  if (event === "vault_requested" && state !== "awaiting_approval") return lateVaultItem(state);
   const action = kind === "action" ? ACTION_RULES[state]?.[event] : undefined;
   return action ?? TABLE[state][event];
 };

@@ -139,13 +139,21 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   done: {},
 });
 
-/** A reply is taken everywhere; a dead-lettered effect escalates every issue not already with a human or done. */
+/**
+ * A reply is taken everywhere, and so is a vault item's id the issue no longer waits for (it is withdrawn); a
+ * dead-lettered effect escalates every issue not already with a human or done.
+ */
 function withReplies(table: { [S in State]: Partial<Record<EventType, State>> }) {
   const escalates = (state: State) => state !== "escalated" && !TERMINAL_STATES.includes(state);
   return Object.fromEntries(
     STATES.map((state) => [
       state,
-      { ...table[state], reply: state, ...(escalates(state) && { effect_failed: "escalated" }) },
+      {
+        vault_requested: state,
+        ...table[state],
+        reply: state,
+        ...(escalates(state) && { effect_failed: "escalated" }),
+      },
     ]),
   ) as typeof table;
 }

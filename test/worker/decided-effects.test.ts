@@ -31,9 +31,7 @@ async function reviewing(loop: Loop) {
 }
 
 const dropped = async (loop: Loop, number: number) =>
-  ((await issueStub(env, loop.project, number).view())?.history ?? []).filter(
-    (h) => h.event === "effect_dropped",
-  );
+  (await issueStub(env, loop.project, number).view())?.droppedEffects ?? [];
 
 describe("a merge acts only on the head that was reviewed", () => {
   it("a dead-lettered merge sent again after the session pushed a new head is dropped, saying why", async () => {
@@ -65,12 +63,15 @@ describe("a merge acts only on the head that was reviewed", () => {
     expect(res.status).toBe(202);
     await until(loop, number, (v) => !v.outbox.some((o) => o.channel === "effect:merge"));
     expect((await loop.forge.getPullRequest(pr)).merged).toBe(false);
-    expect((await dropped(loop, number)).map((h) => h.reason)).toEqual([
-      expect.stringMatching(
-        new RegExp(
-          `^merge dropped: it was decided in merging at ${sha.slice(0, 12)}, and the issue is now in awaiting_(ci|review) at ${pushed.slice(0, 12)}`,
+    expect((await dropped(loop, number)).map((d) => [d.kind, d.reason])).toEqual([
+      [
+        "merge",
+        expect.stringMatching(
+          new RegExp(
+            `^it was decided in merging at ${sha.slice(0, 12)}, and the issue is now in awaiting_(ci|review) at ${pushed.slice(0, 12)}$`,
+          ),
         ),
-      ),
+      ],
     ]);
   });
 
@@ -90,10 +91,11 @@ describe("a merge acts only on the head that was reviewed", () => {
     const view = await until(loop, number, (v) => !v.outbox.some((o) => o.channel === "effect:merge"));
     expect(view.state).toBe("abandoned");
     expect((await loop.forge.getPullRequest(pr)).merged).toBe(false);
-    expect((await dropped(loop, number)).map((h) => h.reason)).toEqual([
-      expect.stringMatching(
-        /^merge dropped: it was decided in merging at .*, and the issue is now in abandoned/,
-      ),
+    expect((await dropped(loop, number)).map((d) => [d.kind, d.reason])).toEqual([
+      [
+        "merge",
+        expect.stringMatching(/^it was decided in merging at \w+, and the issue is now in abandoned at/),
+      ],
     ]);
   });
 });

@@ -74,8 +74,8 @@ export const LANES = {
   // The merge timer's check must not wait behind a merge the forge lane is stuck on.
   merge_check: ["check_merge"],
   ci: ["watch_ci"],
-  // An action's dangerous step for the vault: never behind a slow forge.
-  vault: ["vault_step"],
+  // An action's dangerous step for the vault, and an item fired or withdrawn: never behind a slow forge.
+  vault: ["vault_step", "vault_fired", "vault_withdraw"],
 } as const satisfies Record<string, readonly Effect["kind"][]>;
 
 // Every effect kind sits in a lane: this line stops compiling when a new kind has none.
