@@ -57,6 +57,11 @@ export const TIMERS = [
   "retention",
   /** An action session waiting for a human's reply ends after this (4 h): its work is operational, not kept. */
   "idle",
+  /**
+   * Waiting for a runner to start the issue's job (`queued`, or a continuation not dispatched yet): after
+   * this (24 h) the issue says so, and again every period; it keeps its place in the queue.
+   */
+  "dispatch",
 ] as const;
 export type TimerKind = (typeof TIMERS)[number];
 
@@ -73,6 +78,12 @@ export type LifecycleEvent =
   | ({ type: "dependencies" } & GateFindings)
   /** A runner claimed the issue's job (and confirmed its lease): attempt `attempt` of job `jobId`. */
   | { type: "dispatched"; jobId: string; runnerId: string; attempt?: number }
+  /**
+   * No runner confirmed the lease on the issue's job `jobId` `count` times in a row (a runner that takes it
+   * and dies, an answer that never arrives): it is offered again in `retryInMs`, with backoff from then on;
+   * `gaveUp`: past the project's `jobs.maxUnconfirmed` the job ended, and a human must look.
+   */
+  | { type: "lease_unconfirmed"; jobId: string; count: number; retryInMs?: number; gaveUp?: true }
   /**
    * A session ended a phase (phase file), or ended without one (dry_exit). `jobId`/`attempt`: the job run
    * that reports it; absent only in events queued before jobs said so.
@@ -172,6 +183,7 @@ export const EVENT_TYPES = [
   "triage",
   "dependencies",
   "dispatched",
+  "lease_unconfirmed",
   "phase",
   "ci",
   "head_mismatch",
@@ -655,7 +667,48 @@ const sessionPhase: Rule<"phase"> = {
 /** A job re-claimed after its lease expired: same session, new runner; recorded, nothing else changes. */
 const redispatched = (state: "running" | "revising"): Rule<"dispatched"> => ({
   to: [state],
-  apply: (ctx, e) => accept(enter(ctx, state, { job: dispatchedRun(e) })),
+  apply: (ctx, e) => accept(enter(ctx, state, { job: dispatchedRun(e), reason: null })),
+});
+
+/** States whose job may wait for a runner: queued, and a session whose (continuation's) job is not running. */
+type Waiting = "queued" | "running" | "revising";
+
+/** No runner starts the issue's job: the issue says so, and keeps its place in the queue. */
+const stillWaiting = (ctx: IssueContext, reason: string): Outcome =>
+  accept({ ...ctx, reason }, [
+    { kind: "comment", body: `Conveyor is still waiting for a runner: ${reason}.` },
+  ]);
+
+const leaseUnconfirmed = (state: Waiting): Rule<"lease_unconfirmed"> => ({
+  to: [state, "escalated"],
+  apply: (ctx, e) => {
+    const current = ctx.job?.id ?? "";
+    if (state !== "queued" && current !== NOT_DISPATCHED.id && current !== e.jobId) {
+      return reject(`stale: job ${e.jobId} is not the issue's current job (${current})`);
+    }
+    const what = `no runner confirmed taking job ${e.jobId} ${e.count} times in a row`;
+    if (e.gaveUp) {
+      const reason = `${what} (jobs.maxUnconfirmed): check the runners' logs, then retry`;
+      return escalate(ctx, reason, [{ kind: "cancel_jobs" }]);
+    }
+    const again =
+      e.retryInMs === undefined ? "" : `; it is offered again in ${Math.ceil(e.retryInMs / 1_000)} s`;
+    return stillWaiting(ctx, `${what}${again}, then with backoff`);
+  },
+});
+
+/** The `dispatch` timer ran out (and runs again): the issue says it still waits; else the state's own timer. */
+const waitingTimeout = (state: Waiting, own?: Rule<"timeout">): Rule<"timeout"> => ({
+  to: [state, ...(own?.to ?? [])],
+  apply: (ctx, e, limits) => {
+    if (e.timer === "dispatch") {
+      return stillWaiting(
+        ctx,
+        "no runner has started its job within timeouts.dispatch: check that a runner serving this project is online and that the daily budget has not paused dispatch",
+      );
+    }
+    return own ? own.apply(ctx, e, limits) : reject(`the ${e.timer} timer does not run in state ${state}`);
+  },
 });
 
 const retry: Rule<"retry"> = {
@@ -674,12 +727,13 @@ const retry: Rule<"retry"> = {
 /** A session at work: the implement session (running) or a continuation (revising). */
 const sessionRules = (state: "running" | "revising"): StateRules => ({
   dispatched: redispatched(state),
+  lease_unconfirmed: leaseUnconfirmed(state),
   phase: sessionPhase,
   merge_confirmed: mergeConfirmed,
   pr_closed: prClosedByHuman,
   abandon: operatorAbandon,
   issue_closed: closedByHuman,
-  timeout: timeoutRule("session", "session exceeded its wall-clock limit"),
+  timeout: waitingTimeout(state, timeoutRule("session", "session exceeded its wall-clock limit")),
   budget_exceeded: budgetExceeded,
 });
 
@@ -778,10 +832,12 @@ const TABLE: { [S in State]: StateRules } = {
     dispatched: {
       to: ["running"],
       apply: (ctx, e) =>
-        accept(enter(ctx, "running", { iteration: ctx.iteration + 1, job: dispatchedRun(e) }), [
+        accept(enter(ctx, "running", { iteration: ctx.iteration + 1, job: dispatchedRun(e), reason: null }), [
           { kind: "labels", add: ["in_progress"], remove: ["backlog"] },
         ]),
     },
+    lease_unconfirmed: leaseUnconfirmed("queued"),
+    timeout: waitingTimeout("queued"),
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
     budget_exceeded: budgetExceeded,
@@ -1273,4 +1329,5 @@ export const DEFAULT_TIMEOUTS_MS: { [K in TimerKind]: number } = {
   renotify: 6 * HOUR,
   retention: 7 * 24 * HOUR,
   idle: 4 * HOUR,
+  dispatch: 24 * HOUR,
 };

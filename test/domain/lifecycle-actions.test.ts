@@ -250,6 +250,7 @@ describe("an action's run", () => {
       renotify: 1,
       retention: 1,
       idle: 4,
+      dispatch: 5,
     };
     const event: LifecycleEvent = { type: "phase", phase: "escalate" };
     const timers = armTimers(

@@ -55,12 +55,15 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   blocked: { triage: "queued", dependencies: "queued", abandon: "abandoned", issue_closed: "abandoned" },
   queued: {
     dispatched: "running",
+    lease_unconfirmed: "queued",
+    timeout: "queued",
     abandon: "abandoned",
     issue_closed: "abandoned",
     budget_exceeded: "escalated",
   },
   running: {
     dispatched: "running",
+    lease_unconfirmed: "running",
     phase: "awaiting_ci",
     abandon: "abandoned",
     issue_closed: "abandoned",
@@ -95,6 +98,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   revising: {
     pr_opened: "revising",
     dispatched: "revising",
+    lease_unconfirmed: "revising",
     phase: "awaiting_ci",
     merge_confirmed: "merged",
     pr_closed: "abandoned",
@@ -1009,13 +1013,57 @@ describe("head checks", () => {
   });
 });
 
+describe("waiting for a runner", () => {
+  const stalled = { type: "lease_unconfirmed", jobId: "job-1", count: 3, retryInMs: 31_000 } as const;
+
+  it("leases nobody confirms: the issue says why and keeps its place; at the bound it escalates", () => {
+    const { next, effects } = expectAccepted(transition(at("queued"), stalled));
+    const reason =
+      "no runner confirmed taking job job-1 3 times in a row; it is offered again in 31 s, then with backoff";
+    expect(next).toMatchObject({ state: "queued", reason });
+    expect(effects).toEqual([
+      { kind: "comment", body: `Conveyor is still waiting for a runner: ${reason}.` },
+    ]);
+    const gaveUp = expectAccepted(transition(at("queued"), { ...stalled, count: 10, gaveUp: true }));
+    expect(gaveUp.next).toMatchObject({
+      state: "escalated",
+      reason:
+        "no runner confirmed taking job job-1 10 times in a row (jobs.maxUnconfirmed): check the runners' logs, then retry",
+    });
+    expect(gaveUp.effects[0]).toEqual({ kind: "cancel_jobs" });
+  });
+
+  it("a continuation's job is the one it names; another job's is stale", () => {
+    const waiting = at("revising", { job: { id: "job-2", attempt: 0 } });
+    expect(transition(waiting, { ...stalled, jobId: "job-2" }).ok).toBe(true);
+    const dispatched = at("revising", { job: { id: "job-3", attempt: 1 } });
+    expect(expectRejected(transition(dispatched, stalled))).toBe(
+      "stale: job job-1 is not the issue's current job (job-3)",
+    );
+  });
+
+  it("the dispatch timer says so on the issue, in the queue and before a continuation starts; dispatch clears it", () => {
+    for (const state of ["queued", "revising"] as const) {
+      const { next, effects } = expectAccepted(transition(at(state), { type: "timeout", timer: "dispatch" }));
+      expect(next.state).toBe(state);
+      expect(next.reason).toMatch(/^no runner has started its job within timeouts\.dispatch/);
+      expect(effects).toEqual([
+        { kind: "comment", body: `Conveyor is still waiting for a runner: ${next.reason}.` },
+      ]);
+      const started = transition(next, { type: "dispatched", jobId: "job-9", runnerId: "r" });
+      expect(expectAccepted(started).next.reason).toBeNull();
+    }
+  });
+});
+
 describe("timeouts", () => {
   it("each waiting state has its own timer", () => {
     expect(STATES.map((s) => [s, timersFor(s)]).filter(([, t]) => (t ?? []).length > 0)).toEqual([
-      ["running", ["session"]],
+      ["queued", ["dispatch"]],
+      ["running", ["session", "dispatch"]],
       ["awaiting_ci", ["ci"]],
       ["awaiting_review", ["review"]],
-      ["revising", ["session"]],
+      ["revising", ["session", "dispatch"]],
       ["merging", ["merge"]],
       ["escalated", ["escalation", "renotify"]],
     ]);

@@ -267,6 +267,13 @@ describe("IssueDO timeouts fire from its alarm", () => {
     ["awaiting_ci", "ci", "escalated", "CI did not report in time"],
     ["awaiting_review", "review", "escalated", "the review did not arrive in time"],
     ["escalated", "escalation", "abandoned", "no human answered within the escalation window"],
+    // Only a reminder: the issue keeps its place in the queue, saying why it waits.
+    [
+      "queued",
+      "dispatch",
+      "queued",
+      "no runner has started its job within timeouts.dispatch: check that a runner serving this project is online and that the daily budget has not paused dispatch",
+    ],
   ];
 
   it.each(cases)("%s: the %s timer → %s", async (state, timer, to, reason) => {
@@ -299,8 +306,11 @@ describe("IssueDO timeouts fire from its alarm", () => {
     const project = freshProject("timer-dispatch");
     const waiting = PATHS.revising.filter((e) => e.type !== "dispatched" || e.jobId !== "job-2");
     const stub = await drive(project, 1, waiting);
-    // Revising, its job not dispatched yet (a paused daily budget): no session timer runs.
-    expect(await stub.view()).toMatchObject({ state: "revising", timers: [] });
+    // Revising, its job not dispatched yet (a paused daily budget): no session timer runs, the wait for a
+    // runner does.
+    const view = await stub.view();
+    expect(view).toMatchObject({ state: "revising" });
+    expect(view?.timers.map((t) => t.kind)).toEqual(["dispatch"]);
 
     const dispatched = { type: "dispatched", jobId: "job-2", runnerId: "runner-1", attempt: 1 } as const;
     await stub.apply(envelope(project, 1, dispatched, "dispatch-1"));

@@ -302,6 +302,53 @@ describe("unconfirmed leases", () => {
     expect(await job(project, kept.job.id)).toMatchObject({ status: "queued", attempt: 2 });
   });
 
+  it("leases nobody confirms, in a row, back off, say so on the issue, and escalate it at the bound", async () => {
+    const {
+      project,
+      runners: [a],
+    } = await setup("unconfirmed-streak", { jobs: { confirmMs: 1_000, maxUnconfirmed: 4 } });
+    if (!a) throw new Error("no runner");
+    const issue = await triaged(project, 1);
+    const lose = async () => {
+      const lost = taken(await claim(a, [project]));
+      await pastDeadline(project, lost.job.id, "lease_expires_at");
+      return lost.job.id;
+    };
+    const id = await lose();
+    await lose();
+    expect(await job(project, id)).toMatchObject({ status: "queued", unconfirmed: 2, notBefore: 0 });
+    await lose();
+    // The third in a row: no runner gets it until its backoff ends, and the issue says why.
+    const waiting = await job(project, id);
+    expect(waiting).toMatchObject({ status: "queued", attempt: 1, unconfirmed: 3 });
+    expect(waiting.notBefore - Date.now()).toBeGreaterThan(20_000);
+    expect(await claim(a, [project])).toBeNull();
+    await drain(project);
+    expect(await issue.view()).toMatchObject({
+      state: "queued",
+      reason: expect.stringMatching(
+        new RegExp(
+          `^no runner confirmed taking job ${id} 3 times in a row; it is offered again in \\d+ s, then with backoff$`,
+        ),
+      ),
+    });
+
+    // The backoff ends; the fourth is one too many.
+    await runInDurableObject(projectStub(env, project), (_instance, state) => {
+      state.storage.sql.exec("UPDATE jobs SET not_before = 1 WHERE id = ?", id);
+    });
+    await lose();
+    expect(await job(project, id)).toMatchObject({ status: "failed", unconfirmed: 4 });
+    await drain(project);
+    const view = await issue.view();
+    expect(view).toMatchObject({
+      state: "escalated",
+      reason: `no runner confirmed taking job ${id} 4 times in a row (jobs.maxUnconfirmed): check the runners' logs, then retry`,
+    });
+    // Never dispatched, so no session failed: the issue heard only why it waited and why it stopped.
+    expect(view?.history.map((h) => h.event).filter((e) => e === "phase" || e === "dispatched")).toEqual([]);
+  });
+
   it("a runner that hung up while its claim waited is not handed the job that comes next", async () => {
     const {
       project,

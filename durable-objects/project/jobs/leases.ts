@@ -10,6 +10,7 @@ import { randomToken } from "../../../src/crypto/tokens.ts";
 import { dailyCapReached, sessionBudget, utcDay } from "../../../src/domain/budget.ts";
 import {
   afterLostLease,
+  BACKOFF_AFTER_UNCONFIRMED,
   expiredLeases,
   isSession,
   leaseTerm,
@@ -113,7 +114,8 @@ export class Leases {
         attempt: job.attempt,
       });
     }
-    return { ...job, confirmed: true };
+    // A runner took it after all: the streak of leases nobody confirmed is over.
+    return { ...job, confirmed: true, unconfirmed: 0, notBefore: 0 };
   }
 
   /**
@@ -159,7 +161,10 @@ export class Leases {
     return held.length;
   }
 
-  /** The lease is lost: the job requeues (with backoff and affinity) or, out of attempts, fails. */
+  /**
+   * The lease is lost: the job requeues (with affinity; after leases nobody confirmed, with backoff) or, out
+   * of attempts or past `maxUnconfirmed`, fails. Its issue hears when the backoff begins and when it gives up.
+   */
   lose(
     project: string,
     job: StoredJob,
@@ -169,9 +174,24 @@ export class Leases {
     runnerGone = false,
   ): void {
     const next = afterLostLease(job, cause, now, policy, runnerGone);
+    const stalled = (count: number, more: { retryInMs?: number; gaveUp?: true }) =>
+      this.records.issueEvent(project, job, `job:${job.id}:unconfirmed:${count}`, now, {
+        type: "lease_unconfirmed",
+        jobId: job.id,
+        count,
+        ...more,
+      });
+    if (next.action === "fail" && next.unconfirmed !== undefined) {
+      this.end(project, { ...job, unconfirmed: next.unconfirmed }, next.reason, now, false);
+      if (isSession(job.kind)) stalled(next.unconfirmed, { gaveUp: true });
+      return;
+    }
     if (next.action !== "requeue") {
       this.end(project, job, next.action === "fail" ? next.reason : null, now);
       return;
+    }
+    if (next.unconfirmed === BACKOFF_AFTER_UNCONFIRMED && !runnerGone && isSession(job.kind)) {
+      stalled(next.unconfirmed, { retryInMs: Math.max(0, next.notBefore - now) });
     }
     const { action: _, ...patch } = next;
     const requeued: StoredJob = {
@@ -187,13 +207,16 @@ export class Leases {
     this.hooks.requeued(job, now);
   }
 
-  /** Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled. */
-  end(project: string, job: StoredJob, reason: string | null, now: number): void {
+  /**
+   * Ends a job that will not run again: failed with a reason (its issue's session fails too, unless the
+   * caller tells the issue itself), else cancelled.
+   */
+  end(project: string, job: StoredJob, reason: string | null, now: number, sessionFails = true): void {
     const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
     this.store.save(ended);
     this.records.job(project, ended, now);
     this.hooks.ended(project, job, reason ?? "cancelled", now);
-    if (reason !== null && isSession(job.kind)) {
+    if (reason !== null && sessionFails && isSession(job.kind)) {
       this.records.issueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
         phase: "failed",

@@ -143,6 +143,8 @@ export class JobQueue {
       leasedAt: null,
       cancelled: false,
       confirmed: false,
+      unconfirmed: 0,
+      notBefore: 0,
       ...enqueueAffinity(spec.kind, this.store.lastRunner(spec.issue.number), now, policy),
       sessionId: null,
       branch: null,
