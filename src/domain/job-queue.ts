@@ -80,8 +80,9 @@ const mayTake = (job: OpenJob, claimant: Claimant, now: number) =>
 
 /**
  * The queued job `claimant` gets now, or null. A session job needs a free slot; no job starts while another
- * job of the same issue is leased (they would share a worktree). Order: rank, then jobs whose worktree the
- * claimant holds, then FIFO.
+ * job of the same issue is leased (they would share a worktree), nor before a reap of its issue queued
+ * ahead of it (the reap is about the sessions before: run after a new one, it would delete that one's
+ * worktree and transcript). Order: rank, then jobs whose worktree the claimant holds, then FIFO.
  */
 export function selectJob<J extends OpenJob>(
   open: readonly J[],
@@ -91,16 +92,22 @@ export function selectJob<J extends OpenJob>(
 ): J | null {
   let sessions = 0;
   const busy = new Set<number>();
+  /** Each issue's first queued reap, in enqueue order. */
+  const reaps = new Map<number, number>();
   for (const job of open) {
+    if (job.status === "queued" && job.kind === "reap" && !reaps.has(job.number))
+      reaps.set(job.number, job.seq);
     if (job.status !== "leased") continue;
     busy.add(job.number);
     if (isSession(job.kind)) sessions++;
   }
+  const reapAhead = (job: J) => job.kind !== "reap" && (reaps.get(job.number) ?? job.seq) < job.seq;
   const candidates = open.filter(
     (job) =>
       job.status === "queued" &&
       job.notBefore <= now &&
       !busy.has(job.number) &&
+      !reapAhead(job) &&
       (!isSession(job.kind) || sessions < parallel) &&
       mayTake(job, claimant, now),
   );

@@ -325,6 +325,26 @@ describe("a lost lease", () => {
   });
 });
 
+describe("an issue's reap", () => {
+  it("runs before the issue's jobs queued after it, even a continuation, whatever the ranks", () => {
+    // Abandoned (a reap, waiting for the runner that holds the worktree), then retried: a new implement.
+    const reap = job("reap", { kind: "reap", number: 40, affinity: OTHER, affinityUntil: NOW + 60_000 });
+    const retry = job("retry", { number: 40 });
+    const resume = job("resume", { kind: "resume", number: 40 });
+    expect(pick([reap, retry, resume])).toBeNull();
+    // Other issues' work goes on meanwhile.
+    expect(pick([reap, retry, job("other")])).toBe("other");
+    // Its grace period over, the reap goes first; then the issue's next job.
+    expect(pick([reap, retry, resume], claimant(), POLICY.parallel, NOW + 60_000)).toBe("reap");
+    expect(pick([retry, resume], claimant(), POLICY.parallel, NOW + 60_000)).toBe("resume");
+  });
+
+  it("does not hold back a job of its issue queued before it", () => {
+    const earlier = job("earlier", { kind: "revise", number: 41 });
+    expect(pick([earlier, job("reap", { kind: "reap", number: 41 })])).toBe("earlier");
+  });
+});
+
 describe("deadlines", () => {
   it("finds expired leases only", () => {
     const open = [

@@ -543,6 +543,42 @@ describe("slots", () => {
   });
 });
 
+describe("an abandonment's reap and a retry", () => {
+  it("the reap runs before the retry's session, never after it (it would delete that session's worktree)", async () => {
+    const {
+      project,
+      runners: [a, b],
+    } = await setup("reap-then-retry");
+    if (!a || !b) throw new Error("no runners");
+    const issue = await triaged(project, 1);
+    const first = taken(await claim(a, [project]));
+    await complete(a, first, { phase: "escalate", reason: "which endpoint?", sessionId: "sess-1" });
+    await drain(project);
+    const send = (type: "abandon" | "retry") =>
+      issue.apply({
+        id: type,
+        project,
+        number: 1,
+        cause: { kind: "operator", id: "t" },
+        event: { type, by: "op" },
+      });
+    // Abandoned: its worktree on runner a is reaped, a first; then retried at once: a new implement.
+    await send("abandon");
+    await send("retry");
+    await issue.drain();
+    // Newest first.
+    expect((await jobsOf(project)).filter((j) => j.status === "queued").map((j) => j.kind)).toEqual([
+      "implement",
+      "reap",
+    ]);
+    // Runner b may not take the reap while it waits for a, nor the retry's session ahead of it.
+    expect(await claim(b, [project])).toBeNull();
+    const reap = (await jobsOf(project)).find((j) => j.kind === "reap");
+    await pastDeadline(project, reap?.id ?? "", "affinity_until");
+    expect(taken(await claim(b, [project])).job.kind).toBe("reap");
+  });
+});
+
 describe("claim order and affinity", () => {
   it("continuations before implement, FIFO within", async () => {
     const { project, runners } = await setup("order", { parallel: 4 }, 1);
