@@ -496,6 +496,17 @@ const closedOnForge = (ctx: IssueContext) =>
 const closedByHuman: Rule<"issue_closed"> = { to: ["abandoned"], apply: closedOnForge };
 
 /**
+ * Closed on the forge while the issue has a pull request: the closing may be that pull request's merge ("Closes
+ * #n" in one a human merged, or Conveyor's own merge whose answer is still on the way), so its merged state,
+ * read from the forge, decides (check_merged: merge_confirmed, or `issue_closed` unmerged).
+ */
+const closedWithPull = (state: State): Rule<"issue_closed"> => ({
+  to: [state, "abandoned"],
+  apply: (ctx, e) =>
+    e.unmerged || !ctx.prOpened ? closedOnForge(ctx) : accept(ctx, [{ kind: "check_merged" }]),
+});
+
+/**
  * Why a pull request may not speak for the issue, or null when it may: once the issue has a pull request
  * number only that pull request counts; before, only Conveyor's own.
  */
@@ -514,7 +525,9 @@ const prClosedByHuman: Rule<"pr_closed"> = {
     if (!ctx.prOpened) return reject("no pull request is open for this issue");
     const foreign = notTheIssues(ctx, e);
     if (foreign) return reject(foreign);
-    return abandon(ctx, "pull request closed without merging", [{ kind: "cancel_jobs" }]);
+    // Closed, it can never merge: a retry opens a new one.
+    const unlinked = { ...ctx, prOpened: false, prNumber: null };
+    return abandon(unlinked, "pull request closed without merging", [{ kind: "cancel_jobs" }]);
   },
 };
 
@@ -732,7 +745,7 @@ const sessionRules = (state: "running" | "revising"): StateRules => ({
   merge_confirmed: mergeConfirmed,
   pr_closed: prClosedByHuman,
   abandon: operatorAbandon,
-  issue_closed: closedByHuman,
+  issue_closed: closedWithPull(state),
   timeout: waitingTimeout(state, timeoutRule("session", "session exceeded its wall-clock limit")),
   budget_exceeded: budgetExceeded,
 });
@@ -867,7 +880,7 @@ const TABLE: { [S in State]: StateRules } = {
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
-    issue_closed: closedByHuman,
+    issue_closed: closedWithPull("awaiting_ci"),
     timeout: timeoutRule("ci", "CI did not report in time"),
     budget_exceeded: budgetExceeded,
   },
@@ -920,7 +933,7 @@ const TABLE: { [S in State]: StateRules } = {
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
-    issue_closed: closedByHuman,
+    issue_closed: closedWithPull("awaiting_review"),
     timeout: timeoutRule("review", "the review did not arrive in time"),
     budget_exceeded: budgetExceeded,
   },
@@ -979,7 +992,7 @@ const TABLE: { [S in State]: StateRules } = {
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
-    issue_closed: closedByHuman,
+    issue_closed: closedWithPull("awaiting_approval"),
     // No timer of its own: the vault item's expiry (vault_decision `expired`) is the held merge's way out.
   },
   merging: {
@@ -1002,12 +1015,8 @@ const TABLE: { [S in State]: StateRules } = {
     },
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
-    issue_closed: {
-      to: ["merging", "abandoned"],
-      // The merge itself closes the issue ("Closes #n"), and that webhook can beat the merge's answer: the
-      // pull request's merged state, read once the merge has its answer, decides.
-      apply: (ctx, e) => (e.unmerged ? closedOnForge(ctx) : accept(ctx, [{ kind: "check_merged" }])),
-    },
+    // The merge itself closes the issue, and that webhook can beat the merge's answer.
+    issue_closed: closedWithPull("merging"),
   },
   escalated: {
     pr_opened: prOpened("escalated"),
@@ -1028,7 +1037,7 @@ const TABLE: { [S in State]: StateRules } = {
     pr_closed: prClosedByHuman,
     retry,
     abandon: operatorAbandon,
-    issue_closed: closedByHuman,
+    issue_closed: closedWithPull("escalated"),
     timeout: keptWorktreeTimeout("escalated", {
       to: ["escalated", "abandoned"],
       apply: (ctx, e) => {

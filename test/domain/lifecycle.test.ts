@@ -77,7 +77,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "awaiting_ci",
     timeout: "escalated",
     budget_exceeded: "escalated",
   },
@@ -91,7 +91,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "awaiting_review",
     timeout: "escalated",
     budget_exceeded: "escalated",
   },
@@ -103,7 +103,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "revising",
     timeout: "escalated",
     budget_exceeded: "escalated",
   },
@@ -115,7 +115,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "awaiting_approval",
   },
   merging: {
     pr_opened: "merging",
@@ -135,7 +135,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     pr_closed: "abandoned",
     retry: "queued",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "escalated",
     timeout: "abandoned",
   },
   merged: {},
@@ -664,7 +664,8 @@ describe("worktree hygiene", () => {
   );
 
   it.each([
-    ["issue_closed", { type: "issue_closed" }],
+    // Closed with its pull request unmerged (read from the forge first: see "merge").
+    ["issue_closed", { type: "issue_closed", unmerged: true }],
     ["pr_closed", { type: "pr_closed", ...OURS }],
   ] as const)("%s reaps the worktree at once", (_name, event) => {
     const { next, effects } = expectAccepted(transition(at("awaiting_ci", { prNumber: 42 }), event));
@@ -906,13 +907,47 @@ describe("merge", () => {
     expect(next).toMatchObject({ state: "abandoned", reason: "pull request closed without merging" });
   });
 
-  it("the issue closed while merging waits for the pull request's merged state", () => {
-    const { next, effects } = expectAccepted(transition(at("merging"), { type: "issue_closed" }));
-    expect(next).toEqual(at("merging"));
-    expect(effects).toEqual([{ kind: "check_merged" }]);
-    const unmerged = expectAccepted(transition(next, { type: "issue_closed", unmerged: true }));
-    expect(unmerged.next).toMatchObject({ state: "abandoned", reason: "issue closed on the forge" });
-    expect(unmerged.effects[0]).toEqual({ kind: "cancel_jobs" });
+  // A human merging the pull request by hand closes the issue ("Closes #n") as Conveyor's own merge does.
+  it.each(PR_STATES.filter((s) => !TERMINAL_STATES.includes(s)))(
+    "the issue closed in %s waits for the pull request's merged state",
+    (state) => {
+      const { next, effects } = expectAccepted(transition(at(state), { type: "issue_closed" }));
+      expect(next).toEqual(at(state));
+      expect(effects).toEqual([{ kind: "check_merged" }]);
+      const merged = expectAccepted(transition(next, { type: "merge_confirmed", ...OURS }));
+      expect(merged.next.state).toBe("merged");
+      const unmerged = expectAccepted(transition(next, { type: "issue_closed", unmerged: true }));
+      expect(unmerged.next).toMatchObject({ state: "abandoned", reason: "issue closed on the forge" });
+      expect(unmerged.effects[0]).toEqual({ kind: "cancel_jobs" });
+    },
+  );
+
+  it("the issue closed before any pull request was asked for is abandoned at once", () => {
+    const { next } = expectAccepted(transition(at("running", { prOpened: false }), { type: "issue_closed" }));
+    expect(next.state).toBe("abandoned");
+  });
+
+  it("a pull request closed unmerged is let go: a retry opens a new one", () => {
+    const closed = expectAccepted(
+      transition(at("awaiting_review", { prNumber: 42 }), { type: "pr_closed", ...OURS }),
+    );
+    expect(closed.next).toMatchObject({ state: "abandoned", prOpened: false, prNumber: null });
+    const retried = expectAccepted(transition(closed.next, { type: "retry", by: "alice" }));
+    const dispatched = expectAccepted(
+      transition(retried.next, { type: "dispatched", jobId: "job-9", runnerId: "r" }),
+    );
+    const pushed = expectAccepted(
+      transition(dispatched.next, {
+        type: "phase",
+        phase: "awaiting_ci",
+        headSha: "fed9876",
+        jobId: "job-9",
+      }),
+    );
+    expect(pushed.effects[0]).toEqual({ kind: "open_pull_request" });
+    // The closed one no longer speaks for the issue.
+    const late = transition(pushed.next, { type: "pr_opened", number: 43, byConveyor: true });
+    expect(expectAccepted(late).next.prNumber).toBe(43);
   });
 
   it("a failed merge escalates", () => {
