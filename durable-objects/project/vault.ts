@@ -161,13 +161,14 @@ export class Vault {
   }
 
   /**
-   * An action's job is about to run the step item `id` approved: the item fires, once. A second attempt (the
-   * runner died after the first) is refused: a dangerous step runs at most once per approval.
+   * An action's job is about to run the step item `id` approved: the item fires, once. The same attempt
+   * asking again (its answer was lost) is told it fired; a later attempt (the runner died after the first) is
+   * refused: a dangerous step runs at most once per approval.
    */
   fireStep(
     project: string,
     id: string,
-    step: { issue: number; step: string; jobId: string },
+    step: { issue: number; step: string; jobId: string; attempt: number },
     now: number,
   ): { fired: true } | { fired: false; reason: string } {
     return this.storage.transactionSync(() => {
@@ -183,7 +184,10 @@ export class Vault {
           fired: false as const,
           reason: `vault item ${id} did not approve step ${step.step} of #${step.issue}`,
         };
-      const outcome = decide(item, { type: "fired", at: now, reason: `run by job ${step.jobId}` });
+      const by = `run by job ${step.jobId} (attempt ${step.attempt})`;
+      if (item.state === "fired" && item.audit.findLast((e) => e.action === "fired")?.reason === by)
+        return { fired: true as const };
+      const outcome = decide(item, { type: "fired", at: now, reason: by });
       if (!outcome.ok) return { fired: false as const, reason: outcome.reason };
       this.save(project, outcome.item, now);
       return { fired: true as const };
