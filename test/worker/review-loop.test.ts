@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Deliverer } from "../../durable-objects/issue/effects/deliverers.ts";
+import { REVIEW_DELIVERERS } from "../../durable-objects/issue/effects/review.ts";
 import type { IssueView } from "../../src/contracts/issue-object.ts";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
@@ -122,6 +124,19 @@ describe("critic verdicts", () => {
     expect(reviews[0]?.body).toContain("parse('') must return null");
     const comments = await loop.forge.listComments(view.prNumber ?? 0);
     expect(comments.map((c) => c.body).join("\n")).not.toContain("Critic:");
+
+    // The same request_review delivered again (a retry after its first attempt failed past the critic's
+    // answer): the saved report is applied under its key, and the critic, a paid call, is not asked again.
+    const asked = () => control<{ calls: number }>("critic-calls", { key: `${loop.repo}#${number}` });
+    const before = (await asked()).calls;
+    const reviewing = view.history.find((h) => h.event === "ci" && h.to === "awaiting_review");
+    const again = REVIEW_DELIVERERS.request_review as Deliverer<"request_review">;
+    const issue = { ...view, state: "awaiting_review", criticRounds: 0 };
+    const key = `${loop.project}#${number}:${reviewing?.seq}:0`;
+    const heard = await again({ kind: "request_review" }, { env, key, issue, recheck: () => null });
+    expect(heard).toMatchObject({ type: "review", verdict: "REQUEST_CHANGES" });
+    expect((await asked()).calls).toBe(before);
+    expect(await loop.forge.listReviews(view.prNumber ?? 0)).toHaveLength(1);
   });
 
   it("BLOCK abandons at once, labels needs-human and keeps the worktree (no reap)", async () => {

@@ -7,10 +7,12 @@ import { queueReviewRun } from "../../../src/agents/review-run.ts";
 import { checkHead, readCi } from "../../../src/ci/gate.ts";
 import { applyCriticReport } from "../../../src/critic/apply.ts";
 import { runCritic } from "../../../src/critic/critic.ts";
-import { criticLedger } from "../../../src/critic/ledger.ts";
+import { criticLedger, savedReport } from "../../../src/critic/ledger.ts";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
+import type { ForgeClient } from "../../../src/forge/client/index.ts";
 import { projectStub } from "../../../src/project-stub.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
+import type { Project } from "../../../src/projects/store.ts";
 import { type Deliverers, type EffectContext, EffectDropped } from "./deliverers.ts";
 import { forgeOf, posterOf } from "./forge.ts";
 import { keepCurrent } from "./stay-current.ts";
@@ -57,24 +59,11 @@ export const REVIEW_DELIVERERS: Deliverers = {
     // it (../../project/agents/review-runs.ts); the issue waits in awaiting_review, bounded by its review timer.
     if (project.settings.critic.runsOn === "runner")
       return queueReviewRun(env, project, forge, { issue, prNumber: issue.prNumber, key: ctx.key });
-    const apiKey = env.ANTHROPIC_API_KEY;
-    if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
-    const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
-    const diff = await forge.getPullRequestDiff(issue.prNumber);
-    const result = await runCritic(
-      {
-        apiKey,
-        model: env.CRITIC_MODEL ?? DEFAULT_CRITIC_MODEL,
-        ...(env.ANTHROPIC_BASE_URL && { baseURL: env.ANTHROPIC_BASE_URL }),
-      },
-      {
-        repo: project.repo,
-        issue: { number: issue.number, title: mirrored?.title ?? "", body: mirrored?.body ?? "" },
-        diff,
-        ci: project.settings.ci.kind === "none" ? "no CI configured" : `green on ${issue.headSha}`,
-        ledger: await criticLedger(env, project.id, issue.number),
-      },
-    );
+    // Delivered again (an attempt that failed after the critic answered): its saved report, not a paid call.
+    const saved = await savedReport(env, ctx.key);
+    const result = saved
+      ? { ok: true as const, report: saved }
+      : await askCritic(ctx, project, forge, issue.prNumber);
     if (!result.ok) return { type: "review_failed", reason: result.reason };
     const target = {
       key: ctx.key,
@@ -137,6 +126,29 @@ export const REVIEW_DELIVERERS: Deliverers = {
     });
   },
 };
+
+/** The critic's review of the issue's pull request at its head, through the Messages API. */
+async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClient, pr: number) {
+  const { env, issue } = ctx;
+  const apiKey = env.ANTHROPIC_API_KEY;
+  if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
+  const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
+  const diff = await forge.getPullRequestDiff(pr);
+  return runCritic(
+    {
+      apiKey,
+      model: env.CRITIC_MODEL ?? DEFAULT_CRITIC_MODEL,
+      ...(env.ANTHROPIC_BASE_URL && { baseURL: env.ANTHROPIC_BASE_URL }),
+    },
+    {
+      repo: project.repo,
+      issue: { number: issue.number, title: mirrored?.title ?? "", body: mirrored?.body ?? "" },
+      diff,
+      ci: project.settings.ci.kind === "none" ? "no CI configured" : `green on ${issue.headSha}`,
+      ledger: await criticLedger(env, project.id, issue.number),
+    },
+  );
+}
 
 /** Whether the issue's pull request is merged, as the forge says: merge_confirmed, or `unmerged`. */
 async function readMerged(ctx: EffectContext, unmerged: LifecycleEvent): Promise<LifecycleEvent> {
