@@ -275,6 +275,20 @@ describe("leases and fencing", () => {
   });
 });
 
+describe("a late complete", () => {
+  it("is accepted under a lease its heartbeats kept, long after the claim's own term", async () => {
+    const { project, runners } = await setup("late-complete", { jobs: { confirmMs: 1_000 } }, 1);
+    const runner = runners[0] as Runner;
+    await implement(project, 1);
+    const claimed = taken(await claim(runner, [project]));
+    await heartbeat(runner, claimed);
+    // Past the claim's short term (the runner retried its complete meanwhile): the lease is still current.
+    await sleep(claimed.leaseExpiresAt - Date.now() + 50);
+    expect((await complete(runner, claimed, { phase: "awaiting_ci", headSha: HEAD })).status).toBe(204);
+    expect(await job(project, claimed.job.id)).toMatchObject({ status: "done" });
+  });
+});
+
 describe("unconfirmed leases", () => {
   it("a lease nobody confirmed (its answer lost, its runner dead) goes back soon at no attempt's cost", async () => {
     const {
