@@ -41,5 +41,7 @@ export async function saveReport(
  */
 export async function savedReport(env: Env, id: string): Promise<CriticReport | null> {
   const row = await drizzle(env.DB).select().from(criticReports).where(eq(criticReports.id, id)).get();
-  return row ? reportSchema.parse({ verdict: row.verdict, summary: row.summary, findings: row.findings }) : null;
+  return row
+    ? reportSchema.parse({ verdict: row.verdict, summary: row.summary, findings: row.findings })
+    : null;
 }

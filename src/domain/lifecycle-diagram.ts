@@ -151,4 +151,10 @@ const GUARANTEES = [
   "when the issue's closing webhook came first. A pull request closed unmerged (`pr_closed`) abandons the issue",
   "and is let go: a retry's next push opens a new one.",
   "",
+  "**Done once, even when asked twice.** A `request_review` delivered again (its first attempt failed after the",
+  "critic answered) applies the report saved under its key instead of a second, paid, critic call. An action",
+  "step's firing asked again by the same job attempt (its answer lost) is told it fired, so the step still",
+  "runs, once; a later attempt is refused. A runner retries a job's `complete` for as long as its lease can",
+  "still be valid, so a finished session is not run again for a lost report (`runner/reporter.ts`).",
+  "",
 ];

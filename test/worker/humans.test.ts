@@ -18,7 +18,14 @@ import {
   services,
   until,
 } from "./support/review.ts";
-import { COMMENT, commentDelivery, commentPayload, deliver, pretty } from "./support/webhooks.ts";
+import {
+  COMMENT,
+  commentDelivery,
+  commentPayload,
+  deliver,
+  issueClosedDelivery,
+  pretty,
+} from "./support/webhooks.ts";
 
 const issues = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
 
@@ -162,8 +169,6 @@ describe("humans on the forge", () => {
   });
 });
 
-const CLOSED = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.closed.json"] ?? "{}");
-
 describe("humans on the pull request", () => {
   it("a held pull request a human merges by hand ends merged, though its issue's closing came first", async () => {
     const loop = await loopProject("hand-merge");
@@ -173,15 +178,7 @@ describe("humans on the pull request", () => {
     await loop.forge.mergePullRequest(held.prNumber ?? 0, { method: "merge" });
     // The merge closed the issue ("Closes #n"); that webhook arrives before the pull request's.
     expect((await loop.forge.getIssue(number)).state).toBe("closed");
-    const closed = await deliver(
-      loop.project,
-      { forge: "forgejo", event: { grouped: "issues", type: "issues" } },
-      pretty({
-        ...CLOSED,
-        issue: { ...CLOSED.issue, number, state: "closed", labels: [] },
-        repository: { ...CLOSED.repository, full_name: loop.repo },
-      }),
-    );
+    const closed = await issueClosedDelivery(loop, number);
     expect(await closed.json()).toMatchObject({ accepted: true });
     const done = await until(loop, number, (v) => v.state !== "awaiting_approval" && v.outbox.length === 0);
     expect(done).toMatchObject({ state: "merged", prNumber: held.prNumber });

@@ -22,7 +22,7 @@ import {
   services,
   until,
 } from "./support/review.ts";
-import { deliver, pretty, pullRequestDelivery } from "./support/webhooks.ts";
+import { issueClosedDelivery, pullRequestDelivery } from "./support/webhooks.ts";
 
 const issueAfter = (loop: Loop, number: number, event: LifecycleEvent) =>
   issueStub(env, loop.project, number).apply({
@@ -279,9 +279,6 @@ describe("caps", () => {
   });
 });
 
-const fixture = (path: string) => JSON.parse(env.WEBHOOK_FIXTURES[path] ?? "{}");
-const CLOSED = fixture("gitea/issues.closed.json");
-
 describe("pull requests Conveyor did not open", () => {
   it("a fork's pull request that says Fixes #N, opened then closed, leaves issue N as it was", async () => {
     const loop = await loopProject("fork");
@@ -319,15 +316,7 @@ describe("the merge's own consequences", () => {
     // The forge merged and closed the issue ("Closes #N"); its answer to Conveyor's merge is still on the way.
     while ((await loop.forge.getIssue(number)).state !== "closed")
       await new Promise((r) => setTimeout(r, 50));
-    const closed = await deliver(
-      loop.project,
-      { forge: "forgejo", event: { grouped: "issues", type: "issues" } },
-      pretty({
-        ...CLOSED,
-        issue: { ...CLOSED.issue, number, state: "closed", labels: [] },
-        repository: { ...CLOSED.repository, full_name: loop.repo },
-      }),
-    );
+    const closed = await issueClosedDelivery(loop, number);
     expect(await closed.json()).toMatchObject({ accepted: true });
     const done = await until(loop, number, (v) => v.state === "merged" || v.state === "abandoned");
     expect(done).toMatchObject({ state: "merged", reason: null });
