@@ -45,8 +45,8 @@ export class EventLog {
     const waiting = this.parked.byId(envelope.id);
     const row: IssueRow = this.store.issue() ?? IssueStore.fresh(envelope.project, envelope.number);
     if (waiting) {
-      const state = row.context.state;
-      return { duplicate: true, seq: waiting.historySeq, outcome: "parked", state, reason: "parked" };
+      const { seq, reason } = this.store.historyEntry(`${envelope.id}:parked`) ?? { seq: 0, reason: null };
+      return { duplicate: true, seq, outcome: "parked", state: row.context.state, reason };
     }
     if (envelope.limits) row.limits = envelope.limits;
     if (envelope.timeouts) row.timeouts = { ...row.timeouts, ...envelope.timeouts };
@@ -62,20 +62,27 @@ export class EventLog {
 
   /** The parked events whose time is up, each rejected in its own transaction, saying how long it waited. */
   expireParked(now: number): Recorded[] {
-    return this.parked
-      .list()
-      .filter((p) => p.expiresAt <= now)
-      .map((p) =>
-        this.storage.transactionSync(() => {
-          const row = this.store.issue();
-          if (!row) throw new Error("a parked event of an issue that has no record");
-          this.parked.remove(p.id);
-          const waited = Math.round((now - (p.expiresAt - PARKING.ttlMs)) / 60_000);
-          const outcome = transition(row.context, p.envelope.event, row.limits);
-          const reason = outcome.ok ? "" : `${outcome.reason}; no state took it in ${waited} min parked`;
-          return this.commit(row, p.envelope, outcome.ok ? outcome : { ok: false, reason }, now);
-        }),
-      );
+    const recorded: Recorded[] = [];
+    for (const due of this.parked.list().filter((p) => p.expiresAt <= now)) {
+      const result = this.storage.transactionSync(() => {
+        const row = this.store.issue();
+        // An earlier one applied may have let this one apply too.
+        if (!row || !this.parked.byId(due.id)) return null;
+        this.parked.remove(due.id);
+        const outcome = transition(row.context, due.envelope.event, row.limits);
+        if (outcome.ok) {
+          // Taken after all (the project's limits changed since): applied, like any.
+          const applied = this.commit(row, due.envelope, outcome, now);
+          this.applyParked(now);
+          return applied;
+        }
+        const waited = Math.round((now - (due.expiresAt - PARKING.ttlMs)) / 60_000);
+        const reason = `${outcome.reason}; no state took it in ${waited} min parked`;
+        return this.commit(row, due.envelope, { ok: false, reason }, now);
+      });
+      if (result) recorded.push(result);
+    }
+    return recorded;
   }
 
   nextParkedExpiry(): number | null {
@@ -101,7 +108,7 @@ export class EventLog {
       at: now,
     };
     const recorded = this.note(row, { ...parkedAs, reason: reason.slice(0, 2_000) }, undefined, delivery);
-    this.parked.add(kept, recorded.seq, now + PARKING.ttlMs);
+    this.parked.add(kept, now + PARKING.ttlMs);
     return recorded;
   }
 

@@ -10,28 +10,26 @@ CREATE TABLE IF NOT EXISTS parked (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   id TEXT NOT NULL UNIQUE,
   envelope TEXT NOT NULL,
-  history_seq INTEGER NOT NULL,
   expires_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS parked_expiry ON parked (expires_at);
 `;
 
 /** A parked event: its envelope (without the webhook delivery, recorded when it was parked), and when it goes. */
-export type Parked = { id: string; envelope: EventEnvelope; historySeq: number; expiresAt: number };
+export type Parked = { id: string; envelope: EventEnvelope; expiresAt: number };
 
-type Row = { id: string; envelope: string; history_seq: number; expires_at: number };
+type Row = { id: string; envelope: string; expires_at: number };
 
 export class ParkedEvents {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(SCHEMA);
   }
 
-  add(envelope: EventEnvelope, historySeq: number, expiresAt: number): void {
+  add(envelope: EventEnvelope, expiresAt: number): void {
     this.sql.exec(
-      "INSERT INTO parked (id, envelope, history_seq, expires_at) VALUES (?, ?, ?, ?)",
+      "INSERT INTO parked (id, envelope, expires_at) VALUES (?, ?, ?)",
       envelope.id,
       JSON.stringify(envelope),
-      historySeq,
       expiresAt,
     );
   }
@@ -60,7 +58,6 @@ export class ParkedEvents {
       .map((row) => ({
         id: row.id,
         envelope: JSON.parse(row.envelope) as EventEnvelope,
-        historySeq: row.history_seq,
         expiresAt: row.expires_at,
       }));
   }
