@@ -83,13 +83,15 @@ export const issueViewSchema = z.looseObject({
   deadLetters: z
     .array(z.looseObject({ id: z.number(), kind: z.string(), error: z.string(), at: z.number() }))
     .optional(),
+  /** Effects dropped because the issue had moved on; absent from a Worker older than the field. */
+  droppedEffects: z.array(z.looseObject({ kind: z.string(), reason: z.string(), at: z.number() })).optional(),
   history: z.array(
     z.looseObject({
       seq: z.number(),
       event: z.string(),
       from: z.string(),
       to: z.string(),
-      outcome: z.enum(["applied", "rejected"]),
+      outcome: z.enum(["applied", "rejected", "parked"]),
       reason: z.string().nullable(),
       cause: z.object({ kind: z.string(), id: z.string() }),
       at: z.number(),

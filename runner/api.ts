@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { backoffDelay } from "../src/domain/backoff.ts";
+import { type BackoffPolicy, backoffDelay } from "../src/domain/backoff.ts";
 import { errorMessage } from "../src/error-message.ts";
 import {
   type Claim,
@@ -206,6 +206,9 @@ export async function withRetries<T>(
     onRetry?: (error: unknown, delayMs: number) => void;
     /** Also retry an `UnauthorizedError`: a refusal that may pass for a token known to have worked. */
     retryUnauthorized?: boolean;
+    /** Past `attempts`, go on retrying while this holds (a job's last word, while its lease can be valid). */
+    keepTrying?: () => boolean;
+    backoff?: BackoffPolicy;
   },
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -214,8 +217,9 @@ export async function withRetries<T>(
     } catch (error) {
       const retryable =
         isTransient(error) || (options.retryUnauthorized && error instanceof UnauthorizedError);
-      if (attempt >= options.attempts || !retryable || options.signal?.aborted) throw error;
-      const delay = backoffDelay(attempt, RETRY_BACKOFF);
+      const more = attempt < options.attempts || options.keepTrying?.() === true;
+      if (!more || !retryable || options.signal?.aborted) throw error;
+      const delay = backoffDelay(attempt, options.backoff ?? RETRY_BACKOFF);
       options.onRetry?.(error, delay);
       await sleep(delay, options.signal);
     }

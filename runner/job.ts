@@ -56,6 +56,8 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
     redact: (text) => ctx.secrets.redact(text),
     onLost: () => stop("lease_lost"),
     warn: (message, error) => ctx.log.warn(message, { job: job.id, error }),
+    // The lease is kept by its heartbeats meanwhile; a cancelled job's outcome is nobody's concern.
+    leaseHeld: () => lease.held && controller.signal.reason !== "cancelled",
   });
   const log = ctx.log.child(
     { job: job.id, project: job.project, issue: job.issue.number, kind: job.kind, attempt: job.attempt },

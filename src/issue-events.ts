@@ -32,6 +32,13 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     attempt: z.number().int().min(1).optional(),
   }),
   z.object({
+    type: z.literal("lease_unconfirmed"),
+    jobId: z.string().min(1),
+    count: z.number().int().min(1),
+    retryInMs: z.number().int().min(0).optional(),
+    gaveUp: z.literal(true).optional(),
+  }),
+  z.object({
     type: z.literal("phase"),
     phase: z.enum(PHASES),
     jobId: z.string().min(1).optional(),

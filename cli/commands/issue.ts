@@ -78,12 +78,13 @@ export const issueShow = command({
       ...(view.deadLetters ?? []).map(
         (d) => `gave up on ${d.kind} (dead letter ${d.id}, ${formatTime(d.at)}): ${d.error}`,
       ),
+      ...(view.droppedEffects ?? []).map((d) => `dropped ${d.kind} (${formatTime(d.at)}): ${d.reason}`),
     ].filter((line): line is string => typeof line === "string" && line !== "");
     const history = view.history.map((h) => [
       String(h.seq),
       formatTime(h.at),
       h.event,
-      h.outcome === "applied" ? `${h.from} → ${h.to}` : `rejected in ${h.from}`,
+      h.outcome === "applied" ? `${h.from} → ${h.to}` : `${h.outcome} in ${h.from}`,
       `${h.cause.kind} ${h.cause.id}`,
       h.reason ?? "",
     ]);

@@ -5,16 +5,24 @@
  * the issue, and its lane goes on. What a deliverer learns (a pull request's number) is recorded as an event
  * with the acknowledgement.
  */
+import { staleEffect } from "../../src/domain/effect-basis.ts";
 import { classifyFailure, deadLetters, failureOf, waitUntil } from "../../src/domain/failure.ts";
-import { DEFAULT_MAX_EFFECT_ATTEMPTS, type Effect, type LifecycleEvent } from "../../src/domain/lifecycle.ts";
+import { DEFAULT_MAX_EFFECT_ATTEMPTS, type LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import type { Env } from "../../src/env.ts";
 import { errorMessage } from "../../src/error-message.ts";
 import { armAlarm, outboxAlarm } from "../shared/alarm.ts";
 import type { Outbox } from "../shared/outbox.ts";
 import { type D1Record, writeRecords } from "./d1-sink.ts";
 import type { DeadLetters } from "./dead-letters.ts";
-import { DELIVERERS, type Deliverer, deliveredEffectChannels, laneChannels } from "./effects/deliverers.ts";
-import type { EventLog, Recorded } from "./event-log.ts";
+import type { DroppedEffects } from "./dropped-effects.ts";
+import {
+  DELIVERERS,
+  type Deliverer,
+  deliveredEffectChannels,
+  EffectDropped,
+  laneChannels,
+} from "./effects/deliverers.ts";
+import type { EffectRow, EventLog, Recorded } from "./event-log.ts";
 import type { IssueStore } from "./issue-store.ts";
 import { type Retention, retentionMs } from "./retention.ts";
 import { SingleFlight } from "./single-flight.ts";
@@ -32,6 +40,7 @@ export type DeliveryParts = {
   outbox: Outbox;
   events: EventLog;
   deadLetters: DeadLetters;
+  dropped: DroppedEffects;
   retention: Retention;
   /** Pages watching the issue hear of an event recorded here. */
   notify(recorded: Recorded): void;
@@ -63,10 +72,11 @@ export class EffectDelivery {
 
   /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */
   async arm(floor?: number): Promise<void> {
-    const { store, retention, outbox } = this.parts;
+    const { store, retention, outbox, events } = this.parts;
     const row = store.issue();
     await armAlarm(this.storage, [
       store.timers()[0]?.dueAt,
+      events.nextParkedExpiry(),
       row ? retention.nextDue(retentionMs(row.limits.retentionDays)) : null,
       outboxAlarm(outbox.nextAt(["d1", ...deliveredEffectChannels()]), floor),
     ]);
@@ -97,16 +107,36 @@ export class EffectDelivery {
     for (;;) {
       const head = outbox.head(channels);
       if (!head || head.nextAt > Date.now()) return;
-      const { effect, key } = JSON.parse(head.payload) as { effect: Effect; key: string };
+      const { effect, key, basis } = JSON.parse(head.payload) as EffectRow;
       const issue = store.summary();
       const deliver = DELIVERERS[effect.kind] as Deliverer<typeof effect.kind> | undefined;
       if (!issue || !deliver) return;
       const { project, number } = issue;
       const cause = { kind: "system" as const, id: key };
+      const recheck = () => {
+        const now = store.summary();
+        return now ? staleEffect(effect, basis, now) : "the issue has no record";
+      };
+      const drop = (reason: string) =>
+        this.storage.transactionSync(() => {
+          outbox.ack([head.id]);
+          this.parts.dropped.add(effect.kind, reason, Date.now());
+        });
+      // Decided on a state, head or vault item the issue has since left: never acted on (a retry, a late
+      // delivery, a dead letter sent again).
+      const stale = staleEffect(effect, basis, issue);
+      if (stale) {
+        drop(stale);
+        continue;
+      }
       let followUp: LifecycleEvent | undefined;
       try {
-        followUp = await deliver(effect as never, { env: this.env, key, issue });
+        followUp = await deliver(effect as never, { env: this.env, key, issue, recheck });
       } catch (error) {
+        if (error instanceof EffectDropped) {
+          drop(error.message);
+          continue;
+        }
         const failure = failureOf(error);
         const until = waitUntil(error);
         if (until !== null) {

@@ -197,7 +197,7 @@ function toHistory(row: Record<string, string | number | null>): HistoryEntry {
     event: String(row.event),
     from: String(row.from_state),
     to: String(row.to_state),
-    outcome: row.outcome === "applied" ? "applied" : "rejected",
+    outcome: row.outcome === "applied" || row.outcome === "parked" ? row.outcome : "rejected",
     reason: row.reason === null ? null : String(row.reason),
     cause: { kind: String(row.cause_kind) as CauseKind, id: String(row.cause_id) },
     at: Number(row.at),

@@ -114,6 +114,21 @@ export class ProjectDelivery {
       if (result.outcome === "invalid") {
         log.error("job event refused", { id: envelope.id, reason: result.reason });
       }
+      // An approval its issue no longer waits for does nothing: withdrawn, never left as if about to fire.
+      const { event } = envelope;
+      if (event.type === "vault_decision" && result.outcome === "rejected") {
+        const reason = `issue #${envelope.number} no longer waits on it: ${result.reason ?? "refused"}`;
+        this.concerns.vault.settle(
+          this.project(),
+          event.itemId,
+          {
+            issue: envelope.number,
+            as: "withdrawn",
+            reason: reason.slice(0, 2_000),
+          },
+          Date.now(),
+        );
+      }
     }
   }
 

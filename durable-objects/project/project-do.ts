@@ -15,6 +15,7 @@ import type {
   ProjectObject,
   VaultDecideRequest,
   VaultRequest,
+  VaultSettle,
 } from "../../src/contracts/project-object.ts";
 import { itemHead } from "../../src/domain/vault.ts";
 import type { Env } from "../../src/env.ts";
@@ -215,6 +216,10 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
 
   approvedVaultPayload(id: string) {
     return this.vault.approvedPayload(id);
+  }
+
+  async vaultSettle(id: string, settle: VaultSettle) {
+    if (this.vault.settle(this.projectName(), id, settle, Date.now())) await this.delivery.soon();
   }
 
   // --- reconciliation and the supervisor -----------------------------------------------------------------------

@@ -43,11 +43,16 @@ export function actionPrompt(job: Job, action: ActionRun): string {
   ].join("\n\n");
 }
 
-/** The same session resumed: the vault decided on its step, or a human replied. */
+/**
+ * The same session resumed: the vault decided on its step, a human replied, or (a first job resumed on a
+ * later attempt) it was interrupted before it said how it ended.
+ */
 export function actionContinuationPrompt(job: Job, action: ActionRun): string {
   const why = action.approvedStep
     ? `The vault approved step ${action.approvedStep}: run it now with run_step, then go on with the formula.`
-    : "A human replied to your question (below).";
+    : job.kind === "resume"
+      ? "A human replied to your question (below)."
+      : "The session was interrupted before it wrote a phase (its runner stopped): check what was already done (the steps run_step ran, the progress you posted) and go on with the formula from there.";
   return [
     `Conveyor resumes the action of issue #${job.issue.number}. ${why}`,
     ...(job.instructions

@@ -8,8 +8,14 @@ import type { Timer } from "../domain/timers.ts";
 import type { CauseKind, EventEnvelope } from "../issue-events.ts";
 import type { ActivityItem } from "../runner-api/contract.ts";
 
+/**
+ * `parked`: the event came before the state that accepts it; it waits on the issue, its id unspent, and is
+ * applied once that state comes (src/domain/early-events.ts).
+ */
+export type EventOutcome = "applied" | "rejected" | "parked";
+
 export type ApplyResult =
-  | { duplicate: boolean; seq: number; outcome: "applied" | "rejected"; state: string; reason: string | null }
+  | { duplicate: boolean; seq: number; outcome: EventOutcome; state: string; reason: string | null }
   /** Not an event for this object at all: nothing is recorded. */
   | { duplicate: false; outcome: "invalid"; reason: string };
 
@@ -20,7 +26,7 @@ export type HistoryEntry = {
   event: string;
   from: string;
   to: string;
-  outcome: "applied" | "rejected";
+  outcome: EventOutcome;
   reason: string | null;
   cause: { kind: CauseKind; id: string };
   at: number;
@@ -38,6 +44,9 @@ export type DeadLetter = {
   error: string;
   at: number;
 };
+
+/** An effect dropped undelivered: the issue had moved on from what it was decided on. */
+export type DroppedEffect = { kind: string; reason: string; at: number };
 
 /** A step a session of the issue was seen taking. */
 export type StoredActivity = ActivityItem & { seq: number; jobId: string };
@@ -76,6 +85,8 @@ export type IssueView = IssueSummary & {
   outbox: OutboxStats[];
   /** Effects given up on, newest first, with their last error. */
   deadLetters: DeadLetter[];
+  /** Effects dropped undelivered, newest first, with why. */
+  droppedEffects: DroppedEffect[];
   history: HistoryEntry[];
   activity: StoredActivity[];
 };

@@ -118,6 +118,12 @@ export type VaultDecideResult =
   | { ok: true; item: VaultItemHead }
   | { ok: false; status: 404 | 409; error: string };
 
+/**
+ * What the issue that asked for an item did with it: `fired`, it acted on the approval (a held merge merges);
+ * `withdrawn`, it no longer waits on it (it left the state that asked), with why.
+ */
+export type VaultSettle = { issue: number } & ({ as: "fired" } | { as: "withdrawn"; reason: string });
+
 // --- reconciliation and the supervisor ----------------------------------------------------------------------
 
 export type CycleOutcome =
@@ -196,6 +202,8 @@ export interface ProjectObject extends Rpc.DurableObjectBranded {
   vaultItem(id: string): VaultItemHead | null;
   /** What item `id` approved (its payload) once a decision approved it; null otherwise. */
   approvedVaultPayload(id: string): unknown;
+  /** Its issue acted on item `id`, or withdrew it; nothing changes for an item already settled. */
+  vaultSettle(id: string, settle: VaultSettle): Promise<void>;
   // Reconciliation and the supervisor, on the object's alarm.
   armReconciliation(project: string, delayMs?: number, supervisorPeriodMs?: number): Promise<number>;
   reconcileNow(project: string): Promise<CycleOutcome | null>;

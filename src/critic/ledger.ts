@@ -3,7 +3,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { criticReports } from "../db/schema.ts";
 import type { Env } from "../env.ts";
-import { type CriticReport, type Finding, findingSchema } from "./report.ts";
+import { type CriticReport, type Finding, findingSchema, reportSchema } from "./report.ts";
 
 export async function criticLedger(env: Env, projectId: string, number: number) {
   const rows = await drizzle(env.DB)
@@ -33,4 +33,15 @@ export async function saveReport(
       at: Date.now(),
     })
     .onConflictDoNothing();
+}
+
+/**
+ * The report kept under `id` (the request_review effect's key), if an earlier delivery of the effect got that
+ * far: delivered again, the review is applied from it, and the critic (a paid call) is not asked twice.
+ */
+export async function savedReport(env: Env, id: string): Promise<CriticReport | null> {
+  const row = await drizzle(env.DB).select().from(criticReports).where(eq(criticReports.id, id)).get();
+  return row
+    ? reportSchema.parse({ verdict: row.verdict, summary: row.summary, findings: row.findings })
+    : null;
 }

@@ -331,6 +331,7 @@ dashboardRoutes.post("/projects/:project/issues/:number/actions", async (c) => {
   if (result.outcome === "invalid" || result.outcome === "unregistered")
     setFlash(c, `${label} refused: ${result.reason}`);
   else if (result.outcome === "rejected") setFlash(c, `${label} refused for ${issue}: ${result.reason}`);
+  else if (result.outcome === "parked") setFlash(c, `${label} for ${issue} waits: ${result.reason}`);
   else if (result.duplicate) setFlash(c, `${label} for ${issue} was already sent; it is ${result.state}`);
   else setFlash(c, `${label}: ${issue} is now ${result.state.replace(/_/g, " ")}`);
   return c.redirect(next ?? issuePath(project, number), 303);

@@ -4,6 +4,7 @@
  */
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { SuspectRotation } from "../domain/runner-tokens.ts";
+import { VAULT_STATES } from "../domain/vault.ts";
 import { SANDBOX_KINDS } from "../runner-api/sandbox.ts";
 
 export const projects = sqliteTable("projects", {
@@ -62,7 +63,7 @@ export const transitions = sqliteTable(
       enum: ["delivery", "job", "cron", "operator", "timer", "system"],
     }).notNull(),
     causeId: text("cause_id").notNull(),
-    outcome: text("outcome", { enum: ["applied", "rejected"] }).notNull(),
+    outcome: text("outcome", { enum: ["applied", "rejected", "parked"] }).notNull(),
     reason: text("reason"),
     at: integer("at", { mode: "number" }).notNull(),
   },
@@ -263,7 +264,7 @@ export const vaultItems = sqliteTable(
     requester: text("requester").notNull(),
     title: text("title").notNull(),
     payload: text("payload").notNull(),
-    state: text("state", { enum: ["pending", "approved", "fired", "rejected", "expired"] }).notNull(),
+    state: text("state", { enum: VAULT_STATES }).notNull(),
     verdict: text("verdict"),
     audit: text("audit").notNull(),
     createdAt: integer("created_at", { mode: "number" }).notNull(),

@@ -142,9 +142,12 @@ function hostFindings(runner: RunnerHealth, { now, limits }: Snapshot): Finding[
   return found;
 }
 
-/** The timer that bounds a state, if one does: its own (not the worktree's retention). */
+/**
+ * The timer that bounds a state, if one does: its own (not the worktree's retention, nor the wait for a
+ * runner, which only reminds and never moves the issue).
+ */
 export function stateTimer(state: State): TimerKind | null {
-  return timersFor(state)[0] ?? null;
+  return timersFor(state).find((timer) => timer !== "dispatch") ?? null;
 }
 
 export function issueFindings(issue: IssueHealth, { now, timeouts, limits }: Snapshot): Finding[] {

@@ -114,7 +114,7 @@ export const settingsSchema = z.object({
       perSenderPerHour: z.number().int().min(0).max(1_000).default(5),
     })
     .prefault({}),
-  /** Runner jobs: lease length, how soon a new lease must be confirmed, how long a job waits for the runner holding its worktree, attempts. */
+  /** Runner jobs: lease length, how soon a new lease must be confirmed, how long a job waits for the runner holding its worktree, attempts, unconfirmed leases. */
   jobs: z
     .object({
       leaseMs: z
@@ -136,6 +136,11 @@ export const settingsSchema = z.object({
         .default(60_000),
       /** Leases a job may lose (expiry or a retryable failure) before it fails and the issue escalates. */
       maxAttempts: z.number().int().min(1).max(20).default(5),
+      /**
+       * Leases in a row that no runner confirms before the job fails and its issue escalates; from the third
+       * on, the job waits with backoff (30 s doubling to 15 min) and its issue says why.
+       */
+      maxUnconfirmed: z.number().int().min(1).max(100).default(10),
     })
     .prefault({}),
   /** How often the project's Durable Object compares the forge with what Conveyor knows (lost webhooks). */
@@ -179,8 +184,9 @@ export const settingsSchema = z.object({
   /**
    * How long each wait may last, in milliseconds (see src/domain/timers.ts): a session's wall clock, CI, the
    * critic's review, the merge's answer, an escalation before it expires (the issue is abandoned, saying
-   * so), the interval at which an escalation reminds its humans, and how long an action's session waits for
-   * a human's reply (`idle`). A merge held for a human waits on its vault item (`vault.expiryMs`).
+   * so), the interval at which an escalation reminds its humans, how long an action's session waits for a
+   * human's reply (`idle`), and how long an issue waits for a runner to start its job before it says so
+   * (`dispatch`, again every period). A merge held for a human waits on its vault item (`vault.expiryMs`).
    */
   timeouts: z
     .object({
@@ -191,6 +197,7 @@ export const settingsSchema = z.object({
       escalation: duration.default(DEFAULT_TIMEOUTS_MS.escalation),
       renotify: duration.default(DEFAULT_TIMEOUTS_MS.renotify),
       idle: duration.default(DEFAULT_TIMEOUTS_MS.idle),
+      dispatch: duration.default(DEFAULT_TIMEOUTS_MS.dispatch),
       // A second and up: a kept worktree may go as soon as the operator likes.
       retention: z
         .number()

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { awaitsLaterState } from "../../src/domain/early-events.ts";
 import {
   EVENT_TYPES,
   type EventType,
@@ -264,6 +265,7 @@ describe("an action's run", () => {
       renotify: 1,
       retention: 1,
       idle: 4,
+      dispatch: 5,
     };
     const event: LifecycleEvent = { type: "phase", phase: "escalate" };
     const timers = armTimers(
@@ -292,8 +294,9 @@ describe("an action's run", () => {
       ok: false,
       reason: expect.stringMatching(/not the one/),
     });
-    // A decision that overtook `vault_requested` is for the only item the issue asked for.
-    expect(transition(asked, other).ok).toBe(true);
+    // A decision that overtook `vault_requested` waits for it (parked, src/domain/early-events.ts).
+    expect(transition(asked, other)).toMatchObject({ ok: false, reason: expect.stringMatching(/none yet/) });
+    expect(awaitsLaterState(asked, other)).toBe("vault item v6 to be recorded (vault_requested)");
   });
 
   it("the operator's approval of the issue goes to the vault, which decides", () => {

@@ -63,7 +63,14 @@ describe("claimScope", () => {
 });
 
 describe("afterLostLease for a revoked runner", () => {
-  const policy = { parallel: 1, leaseMs: 60_000, confirmMs: 15_000, affinityGraceMs: 60_000, maxAttempts: 5 };
+  const policy = {
+    parallel: 1,
+    leaseMs: 60_000,
+    confirmMs: 15_000,
+    affinityGraceMs: 60_000,
+    maxAttempts: 5,
+    maxUnconfirmed: 10,
+  };
   it("requeues without waiting for the runner that will not come back", () => {
     const job = {
       attempt: 1,
@@ -72,12 +79,15 @@ describe("afterLostLease for a revoked runner", () => {
       confirmed: true,
       affinity: null,
       affinityUntil: 0,
+      unconfirmed: 0,
     };
     expect(afterLostLease(job, "runner revoked", NOW, policy, true)).toEqual({
       action: "requeue",
       attempt: 2,
       affinity: null,
       affinityUntil: 0,
+      unconfirmed: 0,
+      notBefore: 0,
     });
     expect(afterLostLease(job, "lease expired", NOW, policy)).toMatchObject({ affinity: "gone" });
   });

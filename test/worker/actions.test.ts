@@ -171,7 +171,11 @@ describe("action issues in the Worker", () => {
     expect(await fire(resumed, "rotate")).toEqual({ status: 200, body: { fired: true } });
     const fired = await vault.vaultItem(item);
     expect(fired?.state).toBe("fired");
-    expect(fired?.audit.at(-1)).toMatchObject({ action: "fired", reason: `run by job ${resumed.job.id}` });
+    const by = `run by job ${resumed.job.id} (attempt 1)`;
+    expect(fired?.audit.at(-1)).toMatchObject({ action: "fired", reason: by });
+    // Its answer was lost: the same attempt asks again and is told it fired, so the step still runs once.
+    expect(await fire(resumed, "rotate")).toEqual({ status: 200, body: { fired: true } });
+    expect((await vault.vaultItem(item))?.audit.filter((e) => e.action === "fired")).toHaveLength(1);
 
     // The runner dies after running it; the job's next attempt may not run it again.
     await heartbeat(runner, resumed);

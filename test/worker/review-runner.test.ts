@@ -83,7 +83,9 @@ describe("the critic on a runner", () => {
     expect(await reviewJobs()).toBe(1);
     const key = `${loop.project}#${number}:${waiting.history.find((h) => h.to === "awaiting_review" && h.event === "ci")?.seq}:0`;
     const again = REVIEW_DELIVERERS.request_review as Deliverer<"request_review">;
-    expect(await again({ kind: "request_review" }, { env, key, issue: waiting })).toBeUndefined();
+    expect(
+      await again({ kind: "request_review" }, { env, key, issue: waiting, recheck: () => null }),
+    ).toBeUndefined();
     expect(await reviewJobs()).toBe(1);
 
     const { runner, claimed } = await reviewerJob(loop, "rr-approve");

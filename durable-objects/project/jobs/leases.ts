@@ -10,6 +10,7 @@ import { randomToken } from "../../../src/crypto/tokens.ts";
 import { budgetPauses, sessionBudget, utcDay } from "../../../src/domain/budget.ts";
 import {
   afterLostLease,
+  BACKOFF_AFTER_UNCONFIRMED,
   expiredLeases,
   isSession,
   leaseTerm,
@@ -123,7 +124,8 @@ export class Leases {
         attempt: job.attempt,
       });
     }
-    return { ...job, confirmed: true };
+    // A runner took it after all: the streak of leases nobody confirmed is over.
+    return { ...job, confirmed: true, unconfirmed: 0, notBefore: 0 };
   }
 
   /**
@@ -169,7 +171,10 @@ export class Leases {
     return held.length;
   }
 
-  /** The lease is lost: the job requeues (with backoff and affinity) or, out of attempts, fails. */
+  /**
+   * The lease is lost: the job requeues (with affinity; after leases nobody confirmed, with backoff) or, out
+   * of attempts or past `maxUnconfirmed`, fails. Its issue hears when the backoff begins and when it gives up.
+   */
   lose(
     project: string,
     job: StoredJob,
@@ -179,9 +184,24 @@ export class Leases {
     runnerGone = false,
   ): void {
     const next = afterLostLease(job, cause, now, policy, runnerGone);
+    const stalled = (count: number, more: { retryInMs?: number; gaveUp?: true }) =>
+      this.records.issueEvent(project, job, `job:${job.id}:unconfirmed:${count}`, now, {
+        type: "lease_unconfirmed",
+        jobId: job.id,
+        count,
+        ...more,
+      });
+    if (next.action === "fail" && next.unconfirmed !== undefined) {
+      this.end(project, { ...job, unconfirmed: next.unconfirmed }, next.reason, now, { sessionFails: false });
+      if (isSession(job.kind)) stalled(next.unconfirmed, { gaveUp: true });
+      return;
+    }
     if (next.action !== "requeue") {
       this.end(project, job, next.action === "fail" ? next.reason : null, now);
       return;
+    }
+    if (next.unconfirmed === BACKOFF_AFTER_UNCONFIRMED && !runnerGone && isSession(job.kind)) {
+      stalled(next.unconfirmed, { retryInMs: Math.max(0, next.notBefore - now) });
     }
     const { action: _, ...patch } = next;
     const requeued: StoredJob = {
@@ -198,15 +218,22 @@ export class Leases {
   }
 
   /**
-   * Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled
-   * (`why`: what its run record says, "cancelled" unless told).
+   * Ends a job that will not run again: failed with a reason (its issue's session fails too, unless the
+   * caller tells the issue itself: `sessionFails` false), else cancelled (`why`: what its run record says,
+   * "cancelled" unless told).
    */
-  end(project: string, job: StoredJob, reason: string | null, now: number, why = "cancelled"): void {
+  end(
+    project: string,
+    job: StoredJob,
+    reason: string | null,
+    now: number,
+    { why = "cancelled", sessionFails = true }: { why?: string; sessionFails?: boolean } = {},
+  ): void {
     const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
     this.store.save(ended);
     this.records.job(project, ended, now);
     this.hooks.ended(project, job, reason ?? why, now);
-    if (reason !== null && isSession(job.kind)) {
+    if (reason !== null && sessionFails && isSession(job.kind)) {
       this.records.issueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
         phase: "failed",

@@ -55,7 +55,7 @@ export class JobQueue {
       for (const id of earlier) {
         const job = this.store.byId(id);
         if (job?.status === "queued")
-          this.leases.end(request.spec.project, job, null, now, `superseded by ${request.runId}`);
+          this.leases.end(request.spec.project, job, null, now, { why: `superseded by ${request.runId}` });
       }
       return queued;
     });
@@ -173,6 +173,8 @@ export class JobQueue {
       leasedAt: null,
       cancelled: false,
       confirmed: false,
+      unconfirmed: 0,
+      notBefore: 0,
       ...enqueueAffinity(spec.kind, this.store.lastRunner(spec.issue.number), now, policy),
       sessionId: null,
       branch: null,

@@ -68,7 +68,8 @@ export class RunnerReports {
 
   /**
    * The runner is about to run the dangerous step `step` of the job's action: its vault approval is spent now,
-   * under the job's current lease, once (vault.ts fireStep).
+   * under the job's current lease, once per approval; asked again by the same attempt (a lost answer), it says
+   * so again (vault.ts fireStep).
    */
   async fireStep(
     jobId: string,
@@ -84,7 +85,8 @@ export class RunnerReports {
     const { approvedStep, approvedItem } = job.spec.action ?? {};
     if (approvedStep !== step || !approvedItem)
       return { ok: true, fired: false, reason: `job ${jobId} carries no vault approval of step ${step}` };
-    const fired = this.t.vault.fireStep(project, approvedItem, { issue: job.number, step, jobId }, now);
+    const firing = { issue: job.number, step, jobId, attempt: job.attempt };
+    const fired = this.t.vault.fireStep(project, approvedItem, firing, now);
     if (fired.fired) await this.t.delivery.soon();
     return { ok: true, ...fired };
   }

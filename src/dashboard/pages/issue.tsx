@@ -146,6 +146,14 @@ function Summary(props: {
           </dd>
         </>
       ))}
+      {(view.droppedEffects ?? []).map((d) => (
+        <>
+          <dt>dropped {d.kind}</dt>
+          <dd>
+            {formatTime(d.at)}: {d.reason}
+          </dd>
+        </>
+      ))}
     </dl>
   );
 }
@@ -328,7 +336,8 @@ function History(props: { entries: HistoryEntry[]; empty: string; links: ForgeLi
                   {entry.from} → <StateBadge state={entry.to} />
                 </>
               ) : (
-                `rejected in ${entry.from}`
+                // Rejected, or parked until a later state takes it.
+                `${entry.outcome} in ${entry.from}`
               )}
             </td>
             <td>{entry.reason ?? ""}</td>

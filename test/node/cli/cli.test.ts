@@ -523,13 +523,14 @@ describe("vault", () => {
     expect(list).toMatch(/^ID\s+KIND\s+STATE\s+EXPIRES\s+TITLE\s+OUTCOME$/m);
     expect(list).toMatch(/^v1\s+protected_merge\s+pending\s+.*classifier: ask \(classifier: no model key/m);
     expect(await ok(["vault", "list"])).toMatch(/^vlt\s+v1\s+protected_merge\s+pending/m);
+    // Approved; it fires once the issue acts on it (its merge).
     expect(await ok(["vault", "approve", "v1", "--project", project])).toBe(
-      "v1 fired: approved by operator\n",
+      "v1 approved: approved by operator\n",
     );
     await fails(
       ["vault", "reject", "1", "--project", project, "--reason", "late"],
       1,
-      /v1 was approved by operator and has fired \(HTTP 409\)/,
+      /v1 (is already|was) approved by operator .*\(HTTP 409\)/,
     );
     await fails(["vault", "approve", "v9", "--project", project], 1, /no vault item v9 \(HTTP 404\)/);
     await fails(["vault", "approve", "x9", "--project", project], 2, /a vault item id looks like v7/);

@@ -291,10 +291,11 @@ describe("action issues", { timeout: 240_000 }, () => {
     expect(view.reason).toBe(
       `the action stops: nobody decided on step wipe before its vault item ${item} expired`,
     );
+    // Posted by the abandonment's effect, a moment after the state changed.
     const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
-    const bodies = (await maintainer.listComments(number)).map(bodyOf);
-    expect(bodies).toContain(
-      `The action stops: nobody decided on step wipe before its vault item ${item} expired.`,
+    const stop = `The action stops: nobody decided on step wipe before its vault item ${item} expired.`;
+    await until("the comment saying so", async () =>
+      (await maintainer.listComments(number)).map(bodyOf).includes(stop) ? true : null,
     );
   });
 
