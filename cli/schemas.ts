@@ -72,6 +72,8 @@ export const issueViewSchema = z.looseObject({
   reason: z.string().nullable(),
   /** What the issue's sessions cost in all; absent from a Worker older than the field. */
   costUsd: z.number().optional(),
+  /** The critic's rounds in all (`criticRounds` counts changes requested in a row); absent from older Workers. */
+  reviewRounds: z.number().optional(),
   timers: z.array(z.looseObject({ kind: z.string(), dueAt: z.number() })),
   /** Effects Conveyor gave up on; absent from a Worker older than the field. */
   deadLetters: z

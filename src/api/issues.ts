@@ -6,6 +6,7 @@ import { and, asc, eq, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { Hono } from "hono";
 import { z } from "zod";
+import { criticRoundCount } from "../critic/ledger.ts";
 import { issues } from "../db/schema.ts";
 import { STATES } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
@@ -39,12 +40,13 @@ issueRoutes.get("/:project/issues/:number", async (c) => {
   const path = issuePathSchema.safeParse(c.req.param());
   if (!path.success) return jsonError(c, 400, zodMessage(path.error));
   const { project, number } = path.data;
-  const [view, costUsd] = await Promise.all([
+  const [view, costUsd, reviewRounds] = await Promise.all([
     issueStub(c.env, project, number).view(),
     issueCostUsd(c.env, project, number),
+    criticRoundCount(c.env, project, number),
   ]);
   if (!view) return jsonError(c, 404, `issue ${project}#${number} is not known to Conveyor`);
-  return c.json({ ...view, costUsd });
+  return c.json({ ...view, costUsd, reviewRounds });
 });
 
 issueRoutes.get("/:project/issues", async (c) => {

@@ -22,7 +22,6 @@ export type ReviewTarget = {
   number: number;
   prNumber: number;
   headSha: string | null;
-  round: number;
 };
 
 export type ReviewEvent = Extract<LifecycleEvent, { type: "review" }>;
@@ -41,7 +40,6 @@ export async function applyCriticReport(
       id: target.key,
       projectId: project.id,
       number: target.number,
-      round: target.round,
       headSha: target.headSha,
     },
     report,

@@ -208,22 +208,28 @@ describe("issue page: the forge, the timeline and live updates", () => {
     const socket = res.webSocket;
     if (!socket) throw new Error("no WebSocket");
     socket.accept();
-    const messages: string[] = [];
-    const heard = (count: number) =>
-      new Promise<void>((resolve) => {
-        const check = () => (messages.length >= count ? resolve() : setTimeout(check, 10));
+    type News = Record<string, unknown>;
+    const messages: News[] = [];
+    // The first message that `matches`, once it came (the socket also hears the outbox move on).
+    const heard = (matches: (news: News) => boolean) =>
+      new Promise<News>((resolve) => {
+        const check = () => {
+          const found = messages.find(matches);
+          found ? resolve(found) : setTimeout(check, 10);
+        };
         check();
       });
-    socket.addEventListener("message", (m) => messages.push(String(m.data)));
+    socket.addEventListener("message", (m) => messages.push(JSON.parse(String(m.data))));
     await send(project, 6, { type: "human_approval", by: "alice" });
-    await heard(1);
-    expect(JSON.parse(messages[0] ?? "")).toMatchObject({ state: "merging" });
+    expect(await heard((m) => "state" in m)).toMatchObject({ state: "merging" });
 
     // A session's steps too: the page shows them as they come.
     const at = Date.parse("2026-11-25T05:10:07Z");
     await issueStub(env, project, 6).noteActivity("job-6", [{ at, kind: "tool", text: "Bash npm test" }]);
-    await heard(2);
-    expect(JSON.parse(messages[1] ?? "")).toEqual({ activity: 1 });
+    expect(await heard((m) => "activity" in m)).toEqual({ activity: 1 });
+    // And of the records the ProjectDO keeps of the issue in D1 (its jobs, usage, vault item).
+    await issueStub(env, project, 6).recordsChanged(["jobs", "usage"]);
+    expect(await heard((m) => "records" in m)).toEqual({ records: ["jobs", "usage"] });
     const text = await html(`/dashboard/projects/${project}/issues/6`);
     expect(text).toContain(
       '<li class="activity-tool"><time datetime="2026-11-25T05:10:07.000Z">05:10:07</time>',

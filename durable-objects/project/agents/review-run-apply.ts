@@ -47,7 +47,6 @@ export async function applyReviewRun(
     number: binding.number,
     prNumber: binding.pr,
     headSha: binding.headSha,
-    round: now.criticRounds + 1,
   };
   const event = await applyCriticReport(env, poster, project, target, report);
   // The issue refuses it if it moved on meanwhile (the head sha is part of the event), and hears it once.

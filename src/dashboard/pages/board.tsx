@@ -1,3 +1,4 @@
+import { plural } from "../format.ts";
 import { StateBadge } from "../layout.tsx";
 import type { IssueCard } from "../queries.ts";
 import { agentsPath } from "./agents.tsx";
@@ -14,8 +15,8 @@ export function Board(props: { project: string; repo: string | null; columns: Co
   return (
     <>
       <p>
-        {props.repo ?? "not registered"} · {total} issues · <a href={agentsPath(props.project)}>agents</a> ·{" "}
-        <a href={healthPath(props.project)}>health</a>
+        {props.repo ?? "not registered"} · {plural(total, "issue")} ·{" "}
+        <a href={agentsPath(props.project)}>agents</a> · <a href={healthPath(props.project)}>health</a>
       </p>
       <div class="board">
         {props.columns.map((column) => (
@@ -56,7 +57,7 @@ export function StateList(props: {
   return (
     <>
       <p>
-        <a href={`/dashboard/projects/${props.project}`}>← board</a> · {props.total} issues in{" "}
+        <a href={`/dashboard/projects/${props.project}`}>← board</a> · {plural(props.total, "issue")} in{" "}
         <StateBadge state={props.state} />
       </p>
       <ol class="list">

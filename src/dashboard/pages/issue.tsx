@@ -122,7 +122,7 @@ function Summary(props: {
         <>
           <dt>{timer.kind} timer</dt>
           <dd>
-            due {formatTime(timer.dueAt)} (in {formatDuration(timer.dueAt - props.now)})
+            due {formatTime(timer.dueAt)} (<When at={timer.dueAt} now={props.now} />)
           </dd>
         </>
       ))}
