@@ -45,6 +45,9 @@ export class EventLog {
       reason: outcome.ok ? outcome.next.reason : outcome.reason,
       cause: envelope.cause,
       at: now,
+      ...(envelope.event.type === "ci" && {
+        ci: { result: envelope.event.result, checks: envelope.event.checks ?? [] },
+      }),
     };
     this.store.appendHistory(entry);
 

@@ -3,6 +3,7 @@
  * shapes that cross that call. The IssueDO (durable-objects/issue/) implements it; callers hold a stub typed
  * by this interface, never the class.
  */
+import type { FailedCheck } from "../domain/ci-verdict.ts";
 import type { Brief } from "../domain/lifecycle.ts";
 import type { Timer } from "../domain/timers.ts";
 import type { CauseKind, EventEnvelope } from "../issue-events.ts";
@@ -24,6 +25,8 @@ export type HistoryEntry = {
   reason: string | null;
   cause: { kind: CauseKind; id: string };
   at: number;
+  /** A CI result's verdict and its failing checks (name, what it reported, its link): what a human asks first. */
+  ci?: { result: "green" | "red"; checks: FailedCheck[] };
 };
 
 /** An outbox channel's backlog. */

@@ -59,6 +59,9 @@ th { font-weight: 600; background: #fafbfc; }
 .numbers td, .numbers th { text-align: right; }
 .numbers td:first-child, .numbers th:first-child { text-align: left; }
 .timeline tr.rejected td { color: var(--muted); }
+.ci-red { color: #b42318; font-weight: 600; }
+.ci-green { color: #2f7d3b; }
+.checks { margin: 4px 0 0; padding-left: 18px; }
 .activity { list-style: none; margin: 0; padding: 0; max-height: 24em; overflow-y: auto; font-size: 13px; }
 .activity li { padding: 2px 0; }
 .activity .kind { display: inline-block; min-width: 4em; color: var(--muted); }

@@ -6,6 +6,7 @@
 import type { JobSpec, JobStatus, JobSummary, ProjectPolicy } from "../../../src/contracts/project-object.ts";
 import type { Spend } from "../../../src/domain/budget.ts";
 import type { DeadlineFields, OpenJob } from "../../../src/domain/job-queue.ts";
+import { addColumns } from "../../shared/columns.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -72,7 +73,7 @@ type Row = Record<string, string | number | null>;
 export class JobStore {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(SCHEMA);
-    addColumns(sql);
+    addColumns(sql, "jobs", ADDED_COLUMNS);
   }
 
   meta(): { project: string; policy: ProjectPolicy } | null {
@@ -265,23 +266,11 @@ export class JobStore {
   }
 }
 
-/** Columns added after the table was first created: objects created before them gain them here. */
+/** Columns added after the table was first created. */
 const ADDED_COLUMNS: Record<string, string> = {
   // Leases held when this column came are treated as confirmed: their runners heartbeat already.
   confirmed: "INTEGER NOT NULL DEFAULT 1",
 };
-
-function addColumns(sql: SqlStorage): void {
-  const have = new Set(
-    sql
-      .exec<{ name: string }>("PRAGMA table_info(jobs)")
-      .toArray()
-      .map((c) => c.name),
-  );
-  for (const [name, type] of Object.entries(ADDED_COLUMNS)) {
-    if (!have.has(name)) sql.exec(`ALTER TABLE jobs ADD COLUMN ${name} ${type}`);
-  }
-}
 
 type Cell = Row[string] | undefined;
 const text = (value: Cell) => (value === null || value === undefined ? null : String(value));

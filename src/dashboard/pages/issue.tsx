@@ -1,12 +1,13 @@
 import type { Child } from "hono/jsx";
-import type { HistoryEntry, IssueView } from "../../contracts/issue-object.ts";
+import type { IssueView } from "../../contracts/issue-object.ts";
 import { findingSchema } from "../../critic/report.ts";
 import type { ForgeLinks } from "../../forge/web-links.ts";
 import { ActionButtons } from "../actions.tsx";
 import { StackedBars } from "../charts.tsx";
-import { formatDuration, formatRatio, formatTime, formatTokens, formatUsd } from "../format.ts";
+import { formatRatio, formatTime, formatTokens, formatUsd } from "../format.ts";
 import { StateBadge, When } from "../layout.tsx";
 import { cacheHitRatio, type IterationUsage, type issueRecords } from "../queries.ts";
+import { History } from "./timeline.tsx";
 
 type Records = Awaited<ReturnType<typeof issueRecords>>;
 
@@ -291,49 +292,6 @@ function Jobs(props: { jobs: Records["jobs"]; now: number }) {
             <td>{formatTime(job.createdAt)}</td>
             <td>
               <When at={job.updatedAt} now={props.now} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
-/** Each entry with how long after the one before it it came. */
-function History(props: { entries: HistoryEntry[]; empty: string; links: ForgeLinks | null }) {
-  if (props.entries.length === 0) return <p class="quiet">{props.empty}</p>;
-  return (
-    <table class="timeline">
-      <thead>
-        <tr>
-          <th>#</th>
-          <th>When</th>
-          <th>After</th>
-          <th>Event</th>
-          <th>Edge</th>
-          <th>Reason</th>
-          <th>Cause</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.entries.map((entry, i) => (
-          <tr class={entry.outcome}>
-            <td>{entry.seq}</td>
-            <td>{formatTime(entry.at)}</td>
-            <td>{i === 0 ? "" : `+${formatDuration(entry.at - (props.entries[i - 1]?.at ?? entry.at))}`}</td>
-            <td>{entry.event}</td>
-            <td>
-              {entry.outcome === "applied" ? (
-                <>
-                  {entry.from} → <StateBadge state={entry.to} />
-                </>
-              ) : (
-                `rejected in ${entry.from}`
-              )}
-            </td>
-            <td>{entry.reason ?? ""}</td>
-            <td>
-              {entry.cause.kind} <small>{entry.cause.id}</small>
             </td>
           </tr>
         ))}
