@@ -30,6 +30,8 @@ const runnerSchema = z.looseObject({
   /** Absent from a Worker older than the field, null for a runner older than it. */
   sandbox: z.enum(SANDBOX_KINDS).nullish(),
   lastSeenAt: z.number(),
+  /** Whether it is there (src/runner-api/presence.ts); absent from a Worker older than the field. */
+  presence: z.looseObject({ status: z.string() }).optional(),
   jobs: z.array(
     z.looseObject({ project: z.string(), number: z.number(), kind: z.string(), attempt: z.number() }),
   ),

@@ -34,7 +34,12 @@ export const status = command({
       r.version,
       r.sandbox === "none" ? "NONE (unsafe)" : (r.sandbox ?? "unknown"),
       relativeTime(r.lastSeenAt, now),
-      r.jobs.map((j) => `${j.project}#${j.number} ${j.kind}`).join(", ") || "idle",
+      [
+        r.presence?.status === "offline" && "offline",
+        r.jobs.map((j) => `${j.project}#${j.number} ${j.kind}`).join(", "),
+      ]
+        .filter(Boolean)
+        .join(" · ") || "idle",
     ]);
     const text = [
       projects.length

@@ -52,6 +52,10 @@ button:hover { background: #eef2f7; }
 form.inline { display: inline; margin-left: 8px; }
 .action-approve { border-color: #5aa469; }
 .action-reject, .action-abandon, .action-revoke { border-color: #c66; }
+.presence { display: inline-block; padding: 0 6px; border-radius: 3px; font-size: 12px; }
+.presence-busy { background: #fdf0c6; }
+.presence-idle { background: #d6efd8; }
+.presence-offline { background: #eadede; color: #8a1c1c; font-weight: 600; }
 .unsafe { display: inline-block; padding: 0 6px; border-radius: 3px; color: #fff; background: #b42318; }
 table { border-collapse: collapse; background: #fff; width: 100%; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }

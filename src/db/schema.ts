@@ -194,6 +194,8 @@ export const runners = sqliteTable("runners", {
   version: text("version").notNull(),
   createdAt: integer("created_at", { mode: "number" }).notNull(),
   lastSeenAt: integer("last_seen_at", { mode: "number" }).notNull(),
+  /** When the runner said it stopped (`POST /runner/v1/offline`); its next call of any kind clears it. */
+  offlineAt: integer("offline_at", { mode: "number" }),
   /** Disk used under the runner's work dir and its worktree count, as it last reported them with a claim. */
   diskBytes: integer("disk_bytes", { mode: "number" }),
   worktrees: integer("worktrees", { mode: "number" }),
