@@ -33,6 +33,7 @@ export function Layout(props: {
             <nav>
               <a href="/dashboard">Projects</a>
               <a href="/dashboard/approvals">Approvals</a>
+              <a href="/dashboard/vault">Vault</a>
               <a href="/dashboard/runners">Runners</a>
               <a href="/dashboard/health">Health</a>
             </nav>

@@ -12,7 +12,7 @@ import { deadLetterPathSchema, issuePathSchema } from "../api/issues.ts";
 import { applyOperatorEvent } from "../api/operator-events.ts";
 import { projectSummaries } from "../api/project-summaries.ts";
 import { STATES } from "../domain/lifecycle.ts";
-import { OPERATOR, VAULT_ID } from "../domain/vault.ts";
+import { OPERATOR, VAULT_ID, VAULT_STATES } from "../domain/vault.ts";
 import { forgeLinks } from "../forge/web-links.ts";
 import { issueStub } from "../issue-stub.ts";
 import { projectStub } from "../project-stub.ts";
@@ -36,6 +36,7 @@ import { IssuePage } from "./pages/issue.tsx";
 import { LoginForm } from "./pages/login.tsx";
 import { Overview } from "./pages/overview.tsx";
 import { Runners } from "./pages/runners.tsx";
+import { VaultPage } from "./pages/vault.tsx";
 import { approvalQueue, board, cursorSchema, dailyCost, issueRecords, statePage } from "./queries.ts";
 import { clearCookie, errorPage, renderPage, setFlash, setSessionCookie } from "./render.tsx";
 import { createSession, SESSION_TTL_MS } from "./session.ts";
@@ -201,10 +202,11 @@ dashboardRoutes.get("/projects/:project/issues/:number", async (c) => {
   const path = issuePathSchema.safeParse(c.req.param());
   if (!path.success) return errorPage(c, 400, zodMessage(path.error));
   const { project, number } = path.data;
-  const [view, records, registered] = await Promise.all([
+  const [view, records, registered, vault] = await Promise.all([
     issueStub(c.env, project, number).view(),
     issueRecords(c.env, project, number),
     loadProject(c.env, project),
+    listVaultItems(c.env, { project, issue: number }),
   ]);
   if (!view) return errorPage(c, 404, `issue ${project}#${number} is not known to Conveyor`);
   const page = (
@@ -216,6 +218,7 @@ dashboardRoutes.get("/projects/:project/issues/:number", async (c) => {
       now={Date.now()}
       links={registered && forgeLinks(registered)}
       showRejected={c.req.query("events") === "all"}
+      vault={vault}
     />
   );
   return renderPage(c, `${project}#${number}`, page, { live: `${issuePath(project, number)}/live` });
@@ -271,6 +274,23 @@ dashboardRoutes.get("/approvals", async (c) => {
   return renderPage(c, "Waiting for a human", page);
 });
 
+const vaultQuerySchema = z.object({
+  project: projectIdSchema.optional(),
+  state: z.enum(VAULT_STATES).optional(),
+});
+
+/** Every item of the vault, decided ones with their audit trail: of one project, or of all. */
+dashboardRoutes.get("/vault", async (c) => {
+  const query = vaultQuerySchema.safeParse(c.req.query());
+  if (!query.success) return errorPage(c, 400, zodMessage(query.error));
+  const { project, state } = query.data;
+  const items = await listVaultItems(c.env, { ...query.data, newest: true });
+  const page = (
+    <VaultPage items={items} project={project} state={state} csrf={c.get("csrf")} now={Date.now()} />
+  );
+  return renderPage(c, project ? `${project}: vault` : "Vault", page);
+});
+
 const vaultPathSchema = z.object({ project: projectIdSchema, id: z.string().regex(VAULT_ID) });
 
 dashboardRoutes.post("/projects/:project/vault/:id", async (c) => {
@@ -279,7 +299,7 @@ dashboardRoutes.post("/projects/:project/vault/:id", async (c) => {
   const path = vaultPathSchema.safeParse(c.req.param());
   if (!path.success) return errorPage(c, 400, zodMessage(path.error));
   const { project, id } = path.data;
-  const { decision, reason } = form.data;
+  const { decision, reason, next } = form.data;
   // The operator decides, whoever signed in: audited as `operator`, like the API and the CLI.
   const result = await projectStub(c.env, project).vaultDecide(id, {
     decision,
@@ -292,7 +312,7 @@ dashboardRoutes.post("/projects/:project/vault/:id", async (c) => {
       ? `${decision} refused: ${result.error}`
       : `${project} ${id} is now ${result.item.state}`,
   );
-  return c.redirect("/dashboard/approvals", 303);
+  return c.redirect(next ?? "/dashboard/approvals", 303);
 });
 
 dashboardRoutes.post("/projects/:project/issues/:number/dead-letters/:id/redeliver", async (c) => {

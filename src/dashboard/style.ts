@@ -52,6 +52,15 @@ button:hover { background: #eef2f7; }
 form.inline { display: inline; margin-left: 8px; }
 .action-approve { border-color: #5aa469; }
 .action-reject, .action-abandon, .action-revoke { border-color: #c66; }
+.vault-item { display: grid; grid-template-columns: 1fr auto; gap: 12px; align-items: start; background: #fff; border: 1px solid var(--line); border-radius: 4px; padding: 8px 10px; }
+.vault-state-pending, .vault-state-approved { background: #fbdcc9; }
+.vault-state-fired { background: #d6efd8; }
+.vault-state-rejected, .vault-state-expired { background: #eadede; }
+.consequence { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 6px 0; }
+.consequence dt { color: var(--muted); }
+.consequence dd { margin: 0; }
+.command { display: inline-block; padding: 2px 6px; background: #1d2330; color: #f6f7f9; border-radius: 3px; white-space: pre-wrap; }
+.audit { margin: 6px 0 0; padding-left: 18px; font-size: 12px; color: var(--muted); }
 .presence { display: inline-block; padding: 0 6px; border-radius: 3px; font-size: 12px; }
 .presence-busy { background: #fdf0c6; }
 .presence-idle { background: #d6efd8; }

@@ -120,8 +120,9 @@ describe("issue page", () => {
     expect(text).toContain("<h1>dash-issue");
     expect(text).toContain("Add the export button");
     expect(text).toContain('class="state state-awaiting_approval"');
-    for (const event of ["triage", "dispatched", "phase", "ci", "review"])
+    for (const event of ["triage", "dispatched", "phase", "review"])
       expect(text).toContain(`<td>${event}</td>`);
+    expect(text).toContain('<td>ci<span class="ci-green"> green</span></td>');
     expect(text).toMatch(/CI attempts <span class="count">1<\/span>/);
     expect(text).toContain("Round 1: APPROVE");
     expect(text).toContain("[minor] a.ts:3: rename x");

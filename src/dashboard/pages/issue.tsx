@@ -2,12 +2,14 @@ import type { Child } from "hono/jsx";
 import type { IssueView } from "../../contracts/issue-object.ts";
 import { findingSchema } from "../../critic/report.ts";
 import type { ForgeLinks } from "../../forge/web-links.ts";
+import type { VaultItemView } from "../../vault/queries.ts";
 import { ActionButtons } from "../actions.tsx";
 import { StackedBars } from "../charts.tsx";
 import { formatRatio, formatTime, formatTokens, formatUsd } from "../format.ts";
 import { StateBadge, When } from "../layout.tsx";
 import { cacheHitRatio, type IterationUsage, type issueRecords } from "../queries.ts";
 import { History } from "./timeline.tsx";
+import { VaultItems, vaultItemPath } from "./vault.tsx";
 
 type Records = Awaited<ReturnType<typeof issueRecords>>;
 
@@ -28,8 +30,10 @@ export function IssuePage(props: {
   links: ForgeLinks | null;
   /** Show the events the lifecycle table rejected (duplicates, late arrivals) in the timeline too. */
   showRejected: boolean;
+  /** The vault items the issue asked for (a held merge, an action's steps), newest first. */
+  vault: VaultItemView[];
 }) {
-  const { view, records, now, links } = props;
+  const { view, records, now, links, vault } = props;
   const applied = view.history.filter((h) => h.outcome === "applied");
   const ci = applied.filter((h) => h.event === "ci");
   const rejected = view.history.length - applied.length;
@@ -42,7 +46,16 @@ export function IssuePage(props: {
         state={view.state}
         csrf={props.csrf}
         next={props.path}
+        inVault={vault.some((item) => item.state === "pending")}
       />
+      {vault.length > 0 && (
+        <>
+          <h2>
+            Vault <span class="count">{vault.length}</span>
+          </h2>
+          <VaultItems items={vault} csrf={props.csrf} now={now} next={props.path} />
+        </>
+      )}
       <h2>
         Session activity <span class="count">{view.activity.length}</span>
       </h2>
@@ -101,6 +114,15 @@ function Summary(props: {
       view.prNumber === null ? null : link(`#${view.prNumber}`, links?.pullRequest(view.prNumber)),
     ],
     ["session", view.sessionId],
+    [
+      "vault item",
+      view.vaultItem && (
+        <a href={vaultItemPath(view.project, view.vaultItem)}>
+          {view.vaultItem}
+          {view.vaultStep ? ` (step ${view.vaultStep})` : ""}
+        </a>
+      ),
+    ],
     ["CI fixes in a row", view.ciFixes],
     ["changes requested in a row", view.criticRounds],
     ["blocked by", view.blockers.join(", ") || null],
