@@ -14,6 +14,7 @@ import type { Command } from "./command.ts";
 import { agentList, agentRun, agentShow } from "./commands/agent.ts";
 import { health } from "./commands/health.ts";
 import { abandon, approve, issueList, issueShow, redeliver, retry } from "./commands/issue.ts";
+import { outcomes } from "./commands/outcomes.ts";
 import { projectAdd, projectList, projectRemove, projectSet, projectShow } from "./commands/project.ts";
 import { runnerRevoke, runnerToken, status } from "./commands/status.ts";
 import { vaultApprove, vaultList, vaultReject } from "./commands/vault.ts";
@@ -41,6 +42,7 @@ const COMMANDS: Command[] = [
   vaultApprove,
   vaultReject,
   health,
+  outcomes,
 ];
 
 const GLOBAL_OPTIONS = {

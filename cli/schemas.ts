@@ -198,3 +198,29 @@ export const healthSchema = z.object({
     }),
   ),
 });
+
+const figures = {
+  merged: z.number(),
+  finished: z.number(),
+  leadTimeP50Ms: z.number().nullable(),
+  leadTimeP90Ms: z.number().nullable(),
+  firstPassCiRate: z.number().nullable(),
+  criticRoundsPerIssue: z.number().nullable(),
+  humanRoundsPerIssue: z.number().nullable(),
+  escalations: z.number(),
+  escalationRate: z.number().nullable(),
+  costUsd: z.number(),
+  costPerMergedUsd: z.number().nullable(),
+  cacheHitRatio: z.number().nullable(),
+};
+
+/** `GET /outcomes`, `GET /projects/:id/outcomes` (src/outcomes/outcomes.ts). */
+export const outcomesSchema = z.object({
+  project: z.string().nullable(),
+  from: z.string(),
+  to: z.string(),
+  days: z.array(z.object({ day: z.string(), ...figures })),
+  totals: z.object(figures),
+  escalationCauses: z.array(z.object({ cause: z.string(), label: z.string(), count: z.number() })),
+  waiting: z.array(z.object({ state: z.string(), ms: z.number() })),
+});

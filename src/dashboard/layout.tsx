@@ -32,6 +32,7 @@ export function Layout(props: {
           {principal && (
             <nav>
               <a href="/dashboard">Projects</a>
+              <a href="/dashboard/outcomes">Outcomes</a>
               <a href="/dashboard/approvals">Approvals</a>
               <a href="/dashboard/vault">Vault</a>
               <a href="/dashboard/runners">Runners</a>

@@ -158,14 +158,6 @@ export async function issueRecords(env: Env, project: string, number: number) {
 }
 export type IterationUsage = Awaited<ReturnType<typeof issueRecords>>["usage"][number];
 
-/** Share of prompt tokens read from the cache: cache_read / (input + cache_read + cache_write). */
-export function cacheHitRatio(
-  u: Pick<IterationUsage, "inputTokens" | "cacheReadTokens" | "cacheWriteTokens">,
-) {
-  const prompt = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
-  return prompt === 0 ? null : u.cacheReadTokens / prompt;
-}
-
 /** USD per project and UTC day over the last `days` days, zero-filled: `usage_by_day` (project_id, at). */
 export async function dailyCost(env: Env, projects: string[], days = 30, now = Date.now()) {
   const d = drizzle(env.DB);

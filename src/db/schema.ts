@@ -65,7 +65,20 @@ export const transitions = sqliteTable(
     reason: text("reason"),
     at: integer("at", { mode: "number" }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.number, t.seq] }), index("transitions_by_time").on(t.at)],
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.number, t.seq] }),
+    index("transitions_by_time").on(t.at),
+    // A project's history over a window, its outcomes (src/outcomes): covering what they read of each edge.
+    index("transitions_by_project_time").on(
+      t.projectId,
+      t.at,
+      t.outcome,
+      t.fromState,
+      t.toState,
+      t.event,
+      t.number,
+    ),
+  ],
 );
 
 export const workerSessions = sqliteTable(
@@ -264,5 +277,7 @@ export const vaultItems = sqliteTable(
     primaryKey({ columns: [t.projectId, t.id] }),
     // The pending queue across projects, oldest first.
     index("vault_items_by_state").on(t.state, t.createdAt),
+    // Every project's items, newest first (the vault page).
+    index("vault_items_by_time").on(t.createdAt),
   ],
 );

@@ -4,6 +4,8 @@ import type { IssueCard } from "../queries.ts";
 import { agentsPath } from "./agents.tsx";
 import { healthPath } from "./health.tsx";
 import { IssueCardView } from "./issue-card.tsx";
+import { outcomesPath } from "./outcomes.tsx";
+import { vaultPath } from "./vault.tsx";
 
 export type Column = { state: string; count: number; issues: IssueCard[] };
 
@@ -16,7 +18,9 @@ export function Board(props: { project: string; repo: string | null; columns: Co
     <>
       <p>
         {props.repo ?? "not registered"} · {plural(total, "issue")} ·{" "}
-        <a href={agentsPath(props.project)}>agents</a> · <a href={healthPath(props.project)}>health</a>
+        <a href={agentsPath(props.project)}>agents</a> · <a href={healthPath(props.project)}>health</a> ·{" "}
+        <a href={outcomesPath(props.project)}>outcomes</a> ·{" "}
+        <a href={vaultPath({ project: props.project })}>vault</a>
       </p>
       <div class="board">
         {props.columns.map((column) => (

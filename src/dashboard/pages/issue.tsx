@@ -2,12 +2,13 @@ import type { Child } from "hono/jsx";
 import type { IssueView } from "../../contracts/issue-object.ts";
 import { findingSchema } from "../../critic/report.ts";
 import type { ForgeLinks } from "../../forge/web-links.ts";
+import { cacheHitRatio } from "../../usage/cache-hit.ts";
 import type { VaultItemView } from "../../vault/queries.ts";
 import { ActionButtons } from "../actions.tsx";
 import { StackedBars } from "../charts.tsx";
 import { formatRatio, formatTime, formatTokens, formatUsd } from "../format.ts";
 import { StateBadge, When } from "../layout.tsx";
-import { cacheHitRatio, type IterationUsage, type issueRecords } from "../queries.ts";
+import type { IterationUsage, issueRecords } from "../queries.ts";
 import { History } from "./timeline.tsx";
 import { VaultItems, vaultItemPath } from "./vault.tsx";
 
