@@ -84,6 +84,9 @@ th { font-weight: 600; background: #fafbfc; }
 .facts dd { margin: 0; }
 .job { display: block; }
 .chart { margin: 8px 0; max-width: 720px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 0 16px; }
+.window { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin: 0 0 12px; }
+.window input { font: inherit; }
 .chart > svg { width: 100%; height: auto; background: #fff; border: 1px solid var(--line); border-radius: 4px; }
 .chart text { font-size: 11px; fill: #667085; }
 .chart text.note { fill: #1d2330; }

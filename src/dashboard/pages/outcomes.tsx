@@ -166,7 +166,10 @@ export function OutcomesPage(props: { report: Outcomes; projects: string[] }) {
         <StackedBars
           label="Where the factory waits: time in each state, summed over every issue"
           series={one("time", ORANGE)}
-          bars={report.waiting.map((w) => ({ label: w.state.replace(/_/g, " "), values: [w.ms] }))}
+          bars={report.waiting.map((w) => ({
+            label: w.state.replace("awaiting_", "wait ").replace(/_/g, " "),
+            values: [w.ms],
+          }))}
           format={hours}
         />
       </div>
