@@ -5,9 +5,10 @@
  * with every plot; across projects too.
  */
 import { rm } from "node:fs/promises";
-import { issueHistory, MERGED_AFTER_RED_CI, usageRow } from "../support/outcome-history.ts";
+import { historyInserts, issueHistory, MERGED_AFTER_RED_CI, usageRow } from "../support/outcome-history.ts";
 import { insertRows, writeSeed } from "../support/seed-sql.ts";
 import { startLocalWorker, TEST_ADMIN_TOKEN } from "../support/worker.ts";
+import { dashboardCookie } from "./dashboard.ts";
 import { emit, load, percentile } from "./load.ts";
 
 const PROJECT = "bench-outcomes";
@@ -24,11 +25,7 @@ function seedStatements(now: number): string[] {
   const edges = histories.flatMap((h) => h.transitions);
   if (edges.length !== 100_000) throw new Error(`seeded ${edges.length} edges, not 100 000`);
   return [
-    ...insertRows("transitions", edges),
-    ...insertRows(
-      "issues",
-      histories.map((h) => h.issue),
-    ),
+    ...historyInserts(histories),
     ...insertRows(
       "usage",
       histories.map((h, i) => usageRow(PROJECT, i + 1, 0.4, Number(h.transitions[2]?.at), 20_000)),
@@ -54,14 +51,7 @@ export async function benchOutcomes({ requests = 50 } = {}) {
       }),
     });
     if (!registered.ok) throw new Error(`register: ${registered.status}`);
-    const login = await fetch(`${worker.url}/dashboard/login`, {
-      method: "POST",
-      headers: { origin: worker.url, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ token: TEST_ADMIN_TOKEN }),
-      redirect: "manual",
-    });
-    const cookie = login.headers.get("set-cookie")?.split(";")[0];
-    if (login.status !== 303 || !cookie) throw new Error(`login: ${login.status}`);
+    const cookie = await dashboardCookie(worker.url);
     const report = (await (
       await fetch(`${worker.url}/api/v1/projects/${PROJECT}/outcomes`, { headers: operator })
     ).json()) as { totals: { merged: number } };

@@ -2,7 +2,10 @@
  * Issue histories as D1 holds them (`transitions` edges and the `issues` row an IssueDO flushes), for the
  * outcomes report's tests, the browser test and the benchmark. Rows use D1's column names.
  */
+import { insertRows } from "./seed-sql.ts";
+
 type Row = Record<string, string | number | null>;
+export type History = ReturnType<typeof issueHistory>;
 
 /** One edge: the event, the state it led to, and how long after the edge before it (the first: after `start`). */
 export type Edge = [event: string, to: string, afterMs: number];
@@ -91,4 +94,18 @@ export function usageRow(project: string, number: number, usd: number, at: numbe
     turns: 5,
     at,
   };
+}
+
+/** The INSERTs that seed `histories` into a local D1 (`startLocalWorker({ seedSql })`). */
+export function historyInserts(histories: readonly History[]): string[] {
+  return [
+    ...insertRows(
+      "transitions",
+      histories.flatMap((h) => h.transitions),
+    ),
+    ...insertRows(
+      "issues",
+      histories.map((h) => h.issue),
+    ),
+  ];
 }

@@ -23,15 +23,65 @@ const percent = (ratio: number) => formatRatio(ratio);
 const orNone = (value: number | null, format: (v: number) => string) =>
   value === null ? "–" : format(value);
 
+type Figure = (d: DayFigures) => number | null;
+
+/** A plot over the days: bars of one figure, or a line per figure (`rate`: on a 0–100 % scale). */
+type DayPlot = { label: string; format: (value: number) => string } & (
+  | { name: string; color: string; bar: (d: DayFigures) => number }
+  | { lines: [name: string, color: string, pick: Figure][]; rate?: boolean }
+);
+
+const DAY_PLOTS: DayPlot[] = [
+  { label: "Issues merged per day", name: "merged", color: GREEN, bar: (d) => d.merged, format: count },
+  {
+    label: "Label → merged, of the issues merged that day (p50, p90)",
+    lines: [
+      ["p50", BLUE, (d) => d.leadTimeP50Ms],
+      ["p90", ORANGE, (d) => d.leadTimeP90Ms],
+    ],
+    format: hours,
+  },
+  {
+    label: "First-pass CI rate: merged issues whose first CI result was green",
+    lines: [["first pass", GREEN, (d) => d.firstPassCiRate]],
+    format: percent,
+    rate: true,
+  },
+  {
+    label: "Critic and human rounds per merged issue",
+    lines: [
+      ["critic", BLUE, (d) => d.criticRoundsPerIssue],
+      ["human", RED, (d) => d.humanRoundsPerIssue],
+    ],
+    format: rounds,
+  },
+  { label: "Escalations per day", name: "escalations", color: RED, bar: (d) => d.escalations, format: count },
+  {
+    label: "Escalation rate: finished issues that escalated on the way",
+    lines: [["escalated", RED, (d) => d.escalationRate]],
+    format: percent,
+    rate: true,
+  },
+  { label: "Cost per day (USD)", name: "USD", color: BLUE, bar: (d) => d.costUsd, format: formatUsd },
+  {
+    label: "Cost per merged issue (USD, its whole life)",
+    lines: [["per merged issue", ORANGE, (d) => d.costPerMergedUsd]],
+    format: formatUsd,
+  },
+  {
+    label: "Cache-hit ratio: cache read / (input + cache read + cache write)",
+    lines: [["cache hit", GREEN, (d) => d.cacheHitRatio]],
+    format: percent,
+    rate: true,
+  },
+];
+
 export function OutcomesPage(props: { report: Outcomes; projects: string[] }) {
   const { report } = props;
   const { days, totals } = report;
   const labelEvery = Math.max(1, Math.ceil(days.length / 10));
   // MM-DD, as the overview's cost chart labels its days.
   const day = (d: DayFigures) => d.day.slice(5);
-  const bars = (pick: (d: DayFigures) => number) => days.map((d) => ({ label: day(d), values: [pick(d)] }));
-  const points = (...picks: ((d: DayFigures) => number | null)[]) =>
-    days.map((d) => ({ label: day(d), values: picks.map((pick) => pick(d)) }));
   const path = outcomesPath(report.project);
   const csv = (table: string) => `${path}.csv?from=${report.from}&to=${report.to}&table=${table}`;
   return (
@@ -85,84 +135,26 @@ export function OutcomesPage(props: { report: Outcomes; projects: string[] }) {
         <dd>{formatRatio(totals.cacheHitRatio)}</dd>
       </dl>
       <div class="charts">
-        <StackedBars
-          label="Issues merged per day"
-          series={one("merged", GREEN)}
-          bars={bars((d) => d.merged)}
-          format={count}
-          labelEvery={labelEvery}
-        />
-        <Lines
-          label="Label → merged, of the issues merged that day (p50, p90)"
-          series={[
-            { name: "p50", color: BLUE },
-            { name: "p90", color: ORANGE },
-          ]}
-          points={points(
-            (d) => d.leadTimeP50Ms,
-            (d) => d.leadTimeP90Ms,
-          )}
-          format={hours}
-          labelEvery={labelEvery}
-        />
-        <Lines
-          label="First-pass CI rate: merged issues whose first CI result was green"
-          series={one("first pass", GREEN)}
-          points={points((d) => d.firstPassCiRate)}
-          format={percent}
-          labelEvery={labelEvery}
-          max={1}
-        />
-        <Lines
-          label="Critic and human rounds per merged issue"
-          series={[
-            { name: "critic", color: BLUE },
-            { name: "human", color: RED },
-          ]}
-          points={points(
-            (d) => d.criticRoundsPerIssue,
-            (d) => d.humanRoundsPerIssue,
-          )}
-          format={rounds}
-          labelEvery={labelEvery}
-        />
-        <StackedBars
-          label="Escalations per day"
-          series={one("escalations", RED)}
-          bars={bars((d) => d.escalations)}
-          format={count}
-          labelEvery={labelEvery}
-        />
-        <Lines
-          label="Escalation rate: finished issues that escalated on the way"
-          series={one("escalated", RED)}
-          points={points((d) => d.escalationRate)}
-          format={percent}
-          labelEvery={labelEvery}
-          max={1}
-        />
-        <StackedBars
-          label="Cost per day (USD)"
-          series={one("USD")}
-          bars={bars((d) => d.costUsd)}
-          format={formatUsd}
-          labelEvery={labelEvery}
-        />
-        <Lines
-          label="Cost per merged issue (USD, its whole life)"
-          series={one("per merged issue", ORANGE)}
-          points={points((d) => d.costPerMergedUsd)}
-          format={formatUsd}
-          labelEvery={labelEvery}
-        />
-        <Lines
-          label="Cache-hit ratio: cache read / (input + cache read + cache write)"
-          series={one("cache hit", GREEN)}
-          points={points((d) => d.cacheHitRatio)}
-          format={percent}
-          labelEvery={labelEvery}
-          max={1}
-        />
+        {DAY_PLOTS.map((plot) =>
+          "bar" in plot ? (
+            <StackedBars
+              label={plot.label}
+              series={one(plot.name, plot.color)}
+              bars={days.map((d) => ({ label: day(d), values: [plot.bar(d)] }))}
+              format={plot.format}
+              labelEvery={labelEvery}
+            />
+          ) : (
+            <Lines
+              label={plot.label}
+              series={plot.lines.map(([name, color]) => ({ name, color }))}
+              points={days.map((d) => ({ label: day(d), values: plot.lines.map(([, , pick]) => pick(d)) }))}
+              format={plot.format}
+              labelEvery={labelEvery}
+              {...(plot.rate && { max: 1 })}
+            />
+          ),
+        )}
         <StackedBars
           label="Where the factory waits: time in each state, summed over every issue"
           series={one("time", ORANGE)}

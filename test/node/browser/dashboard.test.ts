@@ -20,6 +20,7 @@ import { type LocalForge, startLocalForge } from "../../support/forge/index.ts";
 import { HEAD, PATHS } from "../../support/lifecycle-samples.ts";
 import {
   ESCALATED_THEN_ABANDONED,
+  historyInserts,
   issueHistory,
   MERGED_AFTER_RED_CI,
   MERGED_FIRST_PASS,
@@ -191,14 +192,7 @@ function historyRows(now: number): string[] {
     return issueHistory(HISTORY, i + 1, start, path);
   });
   return [
-    ...insertRows(
-      "transitions",
-      histories.flatMap((h) => h.transitions),
-    ),
-    ...insertRows(
-      "issues",
-      histories.map((h) => h.issue),
-    ),
+    ...historyInserts(histories),
     ...insertRows(
       "usage",
       histories.map((h, i) =>

@@ -9,6 +9,7 @@ import { type LocalForge, startLocalForge } from "../../support/forge/index.ts";
 import { PATHS } from "../../support/lifecycle-samples.ts";
 import {
   ESCALATED_THEN_ABANDONED,
+  historyInserts,
   issueHistory,
   MERGED_AFTER_RED_CI,
   MERGED_FIRST_PASS,
@@ -59,14 +60,7 @@ beforeAll(async () => {
       usage("u-2", 0.5, today - DAY / 2),
       usageRow("hist", 1, 2, HISTORY_DAY + 3_600_000),
     ]),
-    ...insertRows(
-      "transitions",
-      history.flatMap((h) => h.transitions),
-    ),
-    ...insertRows(
-      "issues",
-      history.map((h) => h.issue),
-    ),
+    ...historyInserts(history),
   ]);
   [worker, forge] = await Promise.all([
     startLocalWorker({ seedSql }),
