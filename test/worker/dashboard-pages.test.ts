@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, inject, it } from "vitest";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { formFields, ORIGIN, page, post, seedIssue, sessionCookie } from "./dashboard-support.ts";
+import { enqueue, issueView } from "./support/jobs.ts";
 import { freshProject, registerProject } from "./support/webhooks.ts";
 
 let cookie = "";
@@ -228,9 +229,10 @@ describe("issue page: the forge, the timeline and live updates", () => {
     const at = Date.parse("2026-11-25T05:10:07Z");
     await issueStub(env, project, 6).noteActivity("job-6", [{ at, kind: "tool", text: "Bash npm test" }]);
     expect(await heard((m) => "activity" in m)).toEqual({ activity: 1 });
-    // And of the records the ProjectDO keeps of the issue in D1 (its jobs, usage, vault item).
-    await issueStub(env, project, 6).recordsChanged(["jobs", "usage"]);
-    expect(await heard((m) => "records" in m)).toEqual({ records: ["jobs", "usage"] });
+    // And of the records the ProjectDO keeps of the issue in D1 (its jobs, usage, vault item): a job queued
+    // for it, once D1 has its row, is told to the issue's object, which tells the page.
+    await enqueue(issueView(project, 6, { state: "revising" }), "revise", `${project}#6:live:0`);
+    expect(await heard((m) => "records" in m)).toEqual({ records: ["jobs"] });
     const text = await html(`/dashboard/projects/${project}/issues/6`);
     expect(text).toContain(
       '<li class="activity-tool"><time datetime="2026-11-25T05:10:07.000Z">05:10:07</time>',
