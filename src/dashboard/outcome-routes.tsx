@@ -30,19 +30,13 @@ async function outcomesPage(c: DashboardContext, project: string | null, csv: bo
   return renderPage(c, project ? `${project}: outcomes` : "Outcomes", page);
 }
 
-outcomePages.get("/outcomes", (c) => outcomesPage(c, null, false));
-outcomePages.get("/outcomes.csv", (c) => outcomesPage(c, null, true));
-
-const projectParam = (c: DashboardContext) => projectIdSchema.safeParse(c.req.param("project"));
-
-outcomePages.get("/projects/:project/outcomes", (c) => {
-  const project = projectParam(c);
-  return project.success
-    ? outcomesPage(c, project.data, false)
-    : errorPage(c, 400, zodMessage(project.error));
-});
-
-outcomePages.get("/projects/:project/outcomes.csv", (c) => {
-  const project = projectParam(c);
-  return project.success ? outcomesPage(c, project.data, true) : errorPage(c, 400, zodMessage(project.error));
-});
+for (const csv of [false, true]) {
+  const suffix = csv ? ".csv" : "";
+  outcomePages.get(`/outcomes${suffix}`, (c) => outcomesPage(c, null, csv));
+  outcomePages.get(`/projects/:project/outcomes${suffix}`, (c) => {
+    const project = projectIdSchema.safeParse(c.req.param("project"));
+    return project.success
+      ? outcomesPage(c, project.data, csv)
+      : errorPage(c, 400, zodMessage(project.error));
+  });
+}
