@@ -36,6 +36,8 @@ const runnerSchema = z.looseObject({
   /** Absent from a Worker older than the field, null for a runner older than it. */
   sandbox: z.enum(SANDBOX_KINDS).nullish(),
   lastSeenAt: z.number(),
+  /** Whether it is there (src/runner-api/presence.ts); absent from a Worker older than the field. */
+  presence: z.looseObject({ status: z.string() }).optional(),
   jobs: z.array(
     z.looseObject({ project: z.string(), number: z.number(), kind: z.string(), attempt: z.number() }),
   ),
@@ -78,6 +80,8 @@ export const issueViewSchema = z.looseObject({
   reason: z.string().nullable(),
   /** What the issue's sessions cost in all; absent from a Worker older than the field. */
   costUsd: z.number().optional(),
+  /** The critic's rounds in all (`criticRounds` counts changes requested in a row); absent from older Workers. */
+  reviewRounds: z.number().optional(),
   timers: z.array(z.looseObject({ kind: z.string(), dueAt: z.number() })),
   /** Effects Conveyor gave up on; absent from a Worker older than the field. */
   deadLetters: z
@@ -203,4 +207,30 @@ export const healthSchema = z.object({
       forgeIssue: z.number().nullable(),
     }),
   ),
+});
+
+const figures = {
+  merged: z.number(),
+  finished: z.number(),
+  leadTimeP50Ms: z.number().nullable(),
+  leadTimeP90Ms: z.number().nullable(),
+  firstPassCiRate: z.number().nullable(),
+  criticRoundsPerIssue: z.number().nullable(),
+  humanRoundsPerIssue: z.number().nullable(),
+  escalations: z.number(),
+  escalationRate: z.number().nullable(),
+  costUsd: z.number(),
+  costPerMergedUsd: z.number().nullable(),
+  cacheHitRatio: z.number().nullable(),
+};
+
+/** `GET /outcomes`, `GET /projects/:id/outcomes` (src/outcomes/outcomes.ts). */
+export const outcomesSchema = z.object({
+  project: z.string().nullable(),
+  from: z.string(),
+  to: z.string(),
+  days: z.array(z.object({ day: z.string(), ...figures })),
+  totals: z.object(figures),
+  escalationCauses: z.array(z.object({ cause: z.string(), label: z.string(), count: z.number() })),
+  waiting: z.array(z.object({ state: z.string(), ms: z.number() })),
 });

@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { projectIdSchema } from "../src/projects/config.ts";
+import { MAX_CLAIM_WAIT_MS } from "../src/runner-api/contract.ts";
 import { LOG_LEVELS } from "./log.ts";
 import { readSecretFile } from "./secret-file.ts";
 
@@ -57,7 +58,7 @@ const configSchema = z
       .int()
       .min(0)
       .default(5 * 60_000),
-    claimWaitMs: z.coerce.number().int().min(0).max(25_000).default(20_000),
+    claimWaitMs: z.coerce.number().int().min(0).max(MAX_CLAIM_WAIT_MS).default(20_000),
     /** Sessions without the bubblewrap sandbox: they see all the runner's user sees. Logged at every start. */
     unsafeNoSandbox: switchSchema,
     /** Start although this process is root (`rootRefusal`). Logged at every start. */

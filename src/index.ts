@@ -6,6 +6,7 @@ import { jsonError } from "./api/errors.ts";
 import { formulaRoutes } from "./api/formulas.ts";
 import { healthRoutes } from "./api/health.ts";
 import { issueRoutes } from "./api/issues.ts";
+import { outcomeRoutes } from "./api/outcomes.ts";
 import { projectSetupRoutes } from "./api/project-setup.ts";
 import { projectRoutes } from "./api/projects.ts";
 import { runnerAdminRoutes } from "./api/runners.ts";
@@ -41,6 +42,7 @@ app.route("/api/v1/runners", runnerAdminRoutes);
 app.route("/api/v1", statusRoutes);
 app.route("/api/v1", vaultRoutes);
 app.route("/api/v1", costRoutes);
+app.route("/api/v1", outcomeRoutes);
 app.route("/dashboard", dashboardRoutes);
 
 app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));

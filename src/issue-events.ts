@@ -1,6 +1,6 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
-import { MAX_CI_EXCERPT_CHARS } from "./domain/ci-verdict.ts";
+import { MAX_CHECK_TEXT_CHARS, MAX_CI_EXCERPT_CHARS, MAX_FAILED_CHECKS } from "./domain/ci-verdict.ts";
 import { DEFAULT_LIMITS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
 import { VAULT_ID } from "./domain/vault.ts";
 import { projectIdSchema } from "./projects/config.ts";
@@ -62,6 +62,20 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     result: z.enum(["green", "red"]),
     headSha: z.string().min(1),
     excerpt: text(MAX_CI_EXCERPT_CHARS).optional(),
+    checks: z
+      .array(
+        z.object({
+          name: z.string().min(1).max(MAX_CHECK_TEXT_CHARS),
+          outcome: z.string().max(100),
+          description: text(MAX_CHECK_TEXT_CHARS).optional(),
+          url: z
+            .url({ protocol: /^https?$/ })
+            .max(2_000)
+            .optional(),
+        }),
+      )
+      .max(MAX_FAILED_CHECKS)
+      .optional(),
   }),
   z.object({
     type: z.literal("head_mismatch"),

@@ -8,6 +8,7 @@ import { agentList, agentRun, agentShow } from "./agent.ts";
 import { costs } from "./costs.ts";
 import { health } from "./health.ts";
 import { abandon, approve, issueList, issueShow, redeliver, retry } from "./issue.ts";
+import { outcomes } from "./outcomes.ts";
 import { projectAdd, projectList, projectRemove, projectSet, projectShow } from "./project.ts";
 import { runnerRevoke, runnerToken, status } from "./status.ts";
 import { vaultApprove, vaultList, vaultReject } from "./vault.ts";
@@ -22,6 +23,7 @@ export const COMMANDS: Command[] = [
   runnerRevoke,
   status,
   costs,
+  outcomes,
   issueList,
   issueShow,
   approve,

@@ -68,7 +68,9 @@ export const issueShow = command({
         .join(" · "),
       [
         `CI fixes ${view.ciFixes}`,
-        `critic rounds ${view.criticRounds}`,
+        view.reviewRounds === undefined
+          ? `changes requested in a row ${view.criticRounds}`
+          : `critic rounds ${view.reviewRounds}`,
         view.costUsd !== undefined && `cost ${usd(view.costUsd)}`,
       ]
         .filter(Boolean)

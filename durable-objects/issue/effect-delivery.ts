@@ -22,10 +22,11 @@ import {
   EffectDropped,
   laneChannels,
 } from "./effects/deliverers.ts";
-import type { EffectRow, EventLog, Recorded } from "./event-log.ts";
+import type { EffectRow, EventLog } from "./event-log.ts";
 import type { IssueStore } from "./issue-store.ts";
 import { type Retention, retentionMs } from "./retention.ts";
 import { SingleFlight } from "./single-flight.ts";
+import { recordedNews, type WatcherNews } from "./watchers.ts";
 
 const D1_BATCH = 50;
 /** Writers put back to the same moment come back a little apart, not all at once. */
@@ -42,8 +43,8 @@ export type DeliveryParts = {
   deadLetters: DeadLetters;
   dropped: DroppedEffects;
   retention: Retention;
-  /** Pages watching the issue hear of an event recorded here. */
-  notify(recorded: Recorded): void;
+  /** Pages watching the issue hear of an event recorded here, and of each effect delivered or retried. */
+  notify(news: WatcherNews): void;
 };
 
 export class EffectDelivery {
@@ -95,9 +96,11 @@ export class EffectDelivery {
         );
       } catch (error) {
         this.storage.transactionSync(() => outbox.postpone(ids, Date.now(), errorMessage(error)));
+        this.parts.notify({ outbox: "retrying" });
         return;
       }
       this.storage.transactionSync(() => outbox.ack(ids));
+      this.parts.notify({ outbox: "delivered" });
     }
   }
 
@@ -148,6 +151,7 @@ export class EffectDelivery {
         const max = store.issue()?.limits.maxEffectAttempts ?? DEFAULT_MAX_EFFECT_ATTEMPTS;
         if (!deadLetters(classifyFailure(failure), attempts, max)) {
           this.storage.transactionSync(() => outbox.postpone([head.id], Date.now(), failure.message));
+          this.parts.notify({ outbox: "retrying" });
           return;
         }
         // Given up on: kept with its error, the issue escalates, and the lane goes on with what follows.
@@ -163,14 +167,16 @@ export class EffectDelivery {
           // The row's own id: a redelivered effect that fails again is heard of again.
           return events.record({ id: `${key}:dead:${head.id}`, project, number, cause, event }, now);
         });
-        if (!recorded.duplicate) this.parts.notify(recorded);
+        if (!recorded.duplicate) this.parts.notify(recordedNews(recorded));
         continue;
       }
-      this.storage.transactionSync(() => {
+      const recorded = this.storage.transactionSync(() => {
         outbox.ack([head.id]);
-        if (followUp)
-          events.record({ id: `${key}:result`, project, number, cause, event: followUp }, Date.now());
+        return followUp
+          ? events.record({ id: `${key}:result`, project, number, cause, event: followUp }, Date.now())
+          : null;
       });
+      this.parts.notify(recorded && !recorded.duplicate ? recordedNews(recorded) : { outbox: "delivered" });
     }
   }
 }

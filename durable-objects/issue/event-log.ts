@@ -106,6 +106,9 @@ export class EventLog {
       outcome: "parked" as const,
       cause,
       at: now,
+      ...(envelope.event.type === "ci" && {
+        ci: { result: envelope.event.result, checks: envelope.event.checks ?? [] },
+      }),
     };
     const recorded = this.note(row, { ...parkedAs, reason: reason.slice(0, 2_000) }, undefined, delivery);
     this.parked.add(kept, now + PARKING.ttlMs);

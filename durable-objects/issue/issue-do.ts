@@ -10,6 +10,7 @@ import { DurableObject } from "cloudflare:workers";
 import type {
   ApplyResult,
   IssueObject,
+  IssueRecordTable,
   IssueSummary,
   IssueView,
   RedeliverResult,
@@ -23,11 +24,11 @@ import { Outbox } from "../shared/outbox.ts";
 import { DeadLetters } from "./dead-letters.ts";
 import { DroppedEffects } from "./dropped-effects.ts";
 import { EffectDelivery } from "./effect-delivery.ts";
-import { EventLog, type Recorded } from "./event-log.ts";
+import { EventLog } from "./event-log.ts";
 import { IssueStore } from "./issue-store.ts";
 import { Retention, retentionMs } from "./retention.ts";
 import { SessionActivity } from "./session-activity.ts";
-import { acceptWatcher, notifyWatchers } from "./watchers.ts";
+import { acceptWatcher, notifyWatchers, recordedNews, type WatcherNews } from "./watchers.ts";
 
 const HISTORY_LIMIT = 500;
 /** Dead letters, and effects dropped undelivered, the issue's view shows. */
@@ -63,7 +64,7 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
       deadLetters,
       dropped,
       retention,
-      notify: (recorded) => this.notify(recorded),
+      notify: (news) => notifyWatchers(ctx, news),
     });
     // After a crash between a commit and its setAlarm, the next wake-up re-arms delivery. An object without
     // an issue row has recorded nothing (outbox rows and timers are written with it): nothing to re-arm.
@@ -82,7 +83,7 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     }
     const result = this.ctx.storage.transactionSync(() => this.events.record(envelope, Date.now()));
     if (!result.duplicate) {
-      this.notify(result);
+      this.notify(recordedNews(result));
       // Deliver now rather than one alarm later (and beside an alarm still busy with a slow lane).
       await deliverSoon(
         this.ctx,
@@ -144,7 +145,11 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     const parsed = activityItemSchema.array().max(50).safeParse(items);
     if (!parsed.success || !this.store.issue()) return;
     this.ctx.storage.transactionSync(() => this.activity.append(jobId, parsed.data));
-    notifyWatchers(this.ctx, { activity: parsed.data.length });
+    this.notify({ activity: parsed.data.length });
+  }
+
+  recordsChanged(tables: readonly IssueRecordTable[]): void {
+    this.notify({ records: tables });
   }
 
   /** Delivers whatever is due now; resolves when that attempt (or the one already running) ends. */
@@ -157,8 +162,9 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     const now = Date.now();
     const row = this.store.issue();
     if (row) {
-      for (const recorded of this.events.fireDueTimers(now)) if (!recorded.duplicate) this.notify(recorded);
-      for (const recorded of this.events.expireParked(now)) this.notify(recorded);
+      for (const recorded of this.events.fireDueTimers(now))
+        if (!recorded.duplicate) this.notify(recordedNews(recorded));
+      for (const recorded of this.events.expireParked(now)) this.notify(recordedNews(recorded));
       const keep = retentionMs(row.limits.retentionDays);
       this.ctx.storage.transactionSync(() => this.retention.prune(now, keep));
     }
@@ -166,7 +172,7 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     await this.delivery.arm();
   }
 
-  private notify({ seq, state }: Recorded): void {
-    notifyWatchers(this.ctx, { seq, state });
+  private notify(news: WatcherNews): void {
+    notifyWatchers(this.ctx, news);
   }
 }

@@ -15,6 +15,7 @@ import { deliverInOrder, type Outbox, type OutboxRow } from "../shared/outbox.ts
 import type { AgentJobs } from "./agents/agent-jobs.ts";
 import { AGENT_CHANNELS } from "./agents/runs.ts";
 import { type JobRecord, writeJobRecords } from "./d1-sink.ts";
+import { tellIssuePages } from "./issue-pages.ts";
 import type { JobStore } from "./jobs/job-store.ts";
 import type { Reconciliation } from "./reconciliation.ts";
 import { RECORD_CHANNELS } from "./records.ts";
@@ -70,11 +71,12 @@ export class ProjectDelivery {
     this.ctx.waitUntil(this.classify(horizon));
     this.flushing ??= (async () => {
       const { storage } = this.ctx;
-      const d1 = (rows: OutboxRow[]) =>
-        writeJobRecords(
-          this.env.DB,
-          rows.map((r) => JSON.parse(r.payload) as JobRecord),
-        );
+      const d1 = async (rows: OutboxRow[]) => {
+        const records = rows.map((r) => JSON.parse(r.payload) as JobRecord);
+        await writeJobRecords(this.env.DB, records);
+        // The issues' pages show these records: their objects tell them, without holding this delivery up.
+        this.ctx.waitUntil(tellIssuePages(this.env, records));
+      };
       await deliverInOrder(storage, this.outbox, [CHANNELS.d1], D1_BATCH, d1, horizon);
       // Strictly in order: an issue must hear `dispatched` before the phase that ends the session.
       await deliverInOrder(

@@ -6,6 +6,7 @@ import { and, asc, eq, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { Hono } from "hono";
 import { z } from "zod";
+import { criticRoundCount } from "../critic/ledger.ts";
 import { issues } from "../db/schema.ts";
 import { STATES } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
@@ -40,9 +41,10 @@ issueRoutes.get("/:project/issues/:number", async (c) => {
   const path = issuePathSchema.safeParse(c.req.param());
   if (!path.success) return jsonError(c, 400, zodMessage(path.error));
   const { project, number } = path.data;
-  const [view, costUsd] = await Promise.all([
+  const [view, costUsd, reviewRounds] = await Promise.all([
     issueStub(c.env, project, number).view(),
     issueCostUsd(c.env, project, number),
+    criticRoundCount(c.env, project, number),
   ]);
   if (!view) {
     // An issue's record outlives its project's registration; without either, the project is what is wrong.
@@ -53,7 +55,7 @@ issueRoutes.get("/:project/issues/:number", async (c) => {
       registered ? `issue ${project}#${number} is not known to Conveyor` : unregisteredReason(project),
     );
   }
-  return c.json({ ...view, costUsd });
+  return c.json({ ...view, costUsd, reviewRounds });
 });
 
 issueRoutes.get("/:project/issues", async (c) => {

@@ -3,6 +3,7 @@
  * shapes that cross that call. The IssueDO (durable-objects/issue/) implements it; callers hold a stub typed
  * by this interface, never the class.
  */
+import type { FailedCheck } from "../domain/ci-verdict.ts";
 import type { Brief } from "../domain/lifecycle.ts";
 import type { Timer } from "../domain/timers.ts";
 import type { CauseKind, EventEnvelope } from "../issue-events.ts";
@@ -30,6 +31,8 @@ export type HistoryEntry = {
   reason: string | null;
   cause: { kind: CauseKind; id: string };
   at: number;
+  /** A CI result's verdict and its failing checks (name, what it reported, its link): what a human asks first. */
+  ci?: { result: "green" | "red"; checks: FailedCheck[] };
 };
 
 /** An outbox channel's backlog. */
@@ -93,6 +96,9 @@ export type IssueView = IssueSummary & {
 
 export type RedeliverResult = { ok: true; kind: string } | { ok: false; error: string };
 
+/** The D1 records of an issue that its page shows beside what its object holds. */
+export type IssueRecordTable = "jobs" | "usage" | "vault_items";
+
 /** The issue's object. `fetch` takes a dashboard page's WebSocket upgrade: it hears of every recorded event. */
 export interface IssueObject extends Rpc.DurableObjectBranded {
   /** Applies one event at most once (by envelope id); resolves once the event is durably recorded. */
@@ -105,6 +111,11 @@ export interface IssueObject extends Rpc.DurableObjectBranded {
   redeliver(id: number): Promise<RedeliverResult>;
   /** What a session of the issue is doing (informational). */
   noteActivity(jobId: string, items: ActivityItem[]): Promise<void>;
+  /**
+   * The ProjectDO wrote newer records of the issue to D1 (its jobs, usage, vault item): the pages watching
+   * the issue are told, to show them without a reload. Informational: nothing is recorded.
+   */
+  recordsChanged(tables: readonly IssueRecordTable[]): void;
   /** Delivers whatever is due now. */
   drain(): Promise<void>;
 }

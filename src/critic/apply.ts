@@ -29,7 +29,6 @@ export type ReviewTarget = {
   number: number;
   prNumber: number;
   headSha: string | null;
-  round: number;
   by: string;
 };
 
@@ -52,7 +51,6 @@ export async function applyCriticReport(
       id: target.key,
       projectId: project.id,
       number: target.number,
-      round: target.round,
       headSha: target.headSha,
     },
     report,

@@ -67,7 +67,20 @@ export const transitions = sqliteTable(
     reason: text("reason"),
     at: integer("at", { mode: "number" }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.number, t.seq] }), index("transitions_by_time").on(t.at)],
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.number, t.seq] }),
+    index("transitions_by_time").on(t.at),
+    // A project's history over a window, its outcomes (src/outcomes): covering what they read of each edge.
+    index("transitions_by_project_time").on(
+      t.projectId,
+      t.at,
+      t.outcome,
+      t.fromState,
+      t.toState,
+      t.event,
+      t.number,
+    ),
+  ],
 );
 
 export const workerSessions = sqliteTable(
@@ -196,6 +209,8 @@ export const runners = sqliteTable("runners", {
   version: text("version").notNull(),
   createdAt: integer("created_at", { mode: "number" }).notNull(),
   lastSeenAt: integer("last_seen_at", { mode: "number" }).notNull(),
+  /** When the runner said it stopped (`POST /runner/v1/offline`); its next call of any kind clears it. */
+  offlineAt: integer("offline_at", { mode: "number" }),
   /** Disk used under the runner's work dir and its worktree count, as it last reported them with a claim. */
   diskBytes: integer("disk_bytes", { mode: "number" }),
   worktrees: integer("worktrees", { mode: "number" }),
@@ -275,5 +290,7 @@ export const vaultItems = sqliteTable(
     primaryKey({ columns: [t.projectId, t.id] }),
     // The pending queue across projects, oldest first.
     index("vault_items_by_state").on(t.state, t.createdAt),
+    // Every project's items, newest first (the vault page).
+    index("vault_items_by_time").on(t.createdAt),
   ],
 );

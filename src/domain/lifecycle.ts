@@ -2,6 +2,7 @@
  * The issue lifecycle as a pure table: (state, event) → next state and effects, or a rejection with a reason.
  * The IssueDO applies it; nothing here does I/O.
  */
+import type { FailedCheck } from "./ci-verdict.ts";
 import { MAX_DEPENDENCIES } from "./dependencies.ts";
 import { PHASES as FILE_PHASES, underspecifiedReason } from "./phase.ts";
 
@@ -107,7 +108,8 @@ export type LifecycleEvent =
        */
       refused?: string;
     }
-  | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
+  /** `checks`: the failing checks of a red result, for a human (the excerpt is what a revise session reads). */
+  | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string; checks?: FailedCheck[] }
   /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
   | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
   /**

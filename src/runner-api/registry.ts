@@ -16,12 +16,10 @@ import {
 import type { Env } from "../env.ts";
 import { zodMessage } from "../validation.ts";
 import type { DiskReport, HostReport, RegisterRequest, SandboxKind } from "./contract.ts";
+import { runnerPresence, SEEN_RESOLUTION_MS } from "./presence.ts";
 
 /** Prefixes that secret scanners and log redaction recognise. */
 export const TOKEN_PREFIXES = { registration: "cvreg_", runner: "cvr_" } as const;
-
-/** Last-seen times are this coarse, so a busy runner does not write to D1 on every call. */
-const SEEN_RESOLUTION_MS = 30_000;
 
 /** What `registerRunner` names a runner. */
 export const runnerIdSchema = z.string().regex(/^runner-[0-9a-f]{16}$/, "not a runner id (runner-<16 hex>)");
@@ -125,7 +123,11 @@ export async function authenticateRunner(
   const now = Date.now();
   const check = checkToken(runner, hash, now, runnerTokenTtlMs(env));
   if (!check.ok) return { error: check.error };
-  const seen = runner.lastSeenAt < now - SEEN_RESOLUTION_MS ? { lastSeenAt: now } : {};
+  // A call from a runner that said it stopped says it is back.
+  const seen =
+    runner.lastSeenAt < now - SEEN_RESOLUTION_MS || runner.offlineAt !== null
+      ? { lastSeenAt: now, offlineAt: null }
+      : {};
   const moved = address !== null && address !== runner.address ? { address } : {};
   const promoted = check.promote
     ? {
@@ -203,6 +205,14 @@ export async function rotateRunnerToken(env: Env, runner: AuthenticatedRunner) {
   return { token, expiresAt };
 }
 
+/** The runner said it stops: it shows offline from now until its next call. */
+export async function markOffline(env: Env, runnerId: string, now = Date.now()) {
+  await drizzle(env.DB)
+    .update(runners)
+    .set({ offlineAt: now, lastSeenAt: now })
+    .where(eq(runners.id, runnerId));
+}
+
 /** Records the sandbox a runner reports, when it changed. */
 export async function recordSandbox(env: Env, runnerId: string, sandbox: SandboxKind) {
   await drizzle(env.DB).update(runners).set({ sandbox }).where(eq(runners.id, runnerId));
@@ -256,8 +266,8 @@ export async function deleteRunner(env: Env, runnerId: string): Promise<boolean>
   return deleted.length > 0;
 }
 
-/** Every runner with the jobs D1 last recorded as leased to it. */
-export async function listRunners(env: Env) {
+/** Every runner with the jobs D1 last recorded as leased to it, and whether it is there (./presence.ts). */
+export async function listRunners(env: Env, now = Date.now()) {
   const d = drizzle(env.DB);
   const [all, leased] = await d.batch([
     d
@@ -271,6 +281,7 @@ export async function listRunners(env: Env) {
         expiresAt: runners.tokenExpiresAt,
         createdAt: runners.createdAt,
         lastSeenAt: runners.lastSeenAt,
+        offlineAt: runners.offlineAt,
         diskBytes: runners.diskBytes,
         worktrees: runners.worktrees,
         diskFreeBytes: runners.diskFreeBytes,
@@ -298,8 +309,8 @@ export async function listRunners(env: Env) {
       .from(jobs)
       .where(eq(jobs.status, "leased")),
   ]);
-  return all.map((runner) => ({
-    ...runner,
-    jobs: leased.filter((job) => job.runnerId === runner.id).map(({ runnerId: _, ...job }) => job),
-  }));
+  return all.map((runner) => {
+    const jobs = leased.filter((job) => job.runnerId === runner.id).map(({ runnerId: _, ...job }) => job);
+    return { ...runner, jobs, presence: runnerPresence({ ...runner, jobs }, now) };
+  });
 }

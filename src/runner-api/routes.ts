@@ -27,6 +27,7 @@ import { redact } from "./redact.ts";
 import {
   type AuthenticatedRunner,
   authenticateRunner,
+  markOffline,
   recordHealth,
   recordSandbox,
   registerRunner,
@@ -57,10 +58,17 @@ runnerRoutes.post("/register", async (c) => {
 });
 
 runnerRoutes.use("/rotate", runnerAuth);
+runnerRoutes.use("/offline", runnerAuth);
 runnerRoutes.use("/claim", runnerAuth);
 runnerRoutes.use("/jobs/*", runnerAuth);
 
 runnerRoutes.post("/rotate", async (c) => c.json(await rotateRunnerToken(c.env, c.var.runner), 201));
+
+// The runner stops (SIGTERM, `systemctl stop`): it shows offline at once, not once its silence is noticed.
+runnerRoutes.post("/offline", async (c) => {
+  await markOffline(c.env, c.var.runner.id);
+  return c.body(null, 204);
+});
 
 runnerRoutes.post("/claim", async (c) => {
   const body = await jsonBody(c, claimRequest);

@@ -3,6 +3,7 @@
  * before its review (by the forge when it merges cleanly, by an update job of its own session when it
  * conflicts), and CI and the critic see the head that is merged.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { jobsOf } from "./support/jobs.ts";
 import {
@@ -121,6 +122,13 @@ describe("staying current with the base on a local forge", () => {
       const pull = await loop.forge.getPullRequest(view.prNumber ?? 0);
       expect(pull).toMatchObject({ merged: true, headSha: view.headSha });
     }
+    // Reviewed twice with no change requested between: rounds 1 and 2, not two first rounds.
+    const { results } = await env.DB.prepare(
+      "SELECT round FROM critic_reports WHERE project_id = ? AND number = ? ORDER BY at",
+    )
+      .bind(loop.project, second)
+      .all<{ round: number }>();
+    expect(results.map((r) => r.round)).toEqual([1, 2]);
   });
 
   it("a conflicting pull request resumes its session with an update job; its resolution is checked and merged", async () => {

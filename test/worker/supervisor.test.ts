@@ -120,7 +120,7 @@ describe("the supervisor", () => {
     expect(html).toContain(`runner_offline`);
     expect(html).toContain("runner silent has not been heard from");
     const all = await (await page("/dashboard/health", await sessionCookie())).text();
-    expect(all).toContain(`${loop.project}</a>: 4 findings`);
+    expect(all).toContain(`${loop.project}</a>: <span class="headline">4 findings</span>`);
 
     // The causes go: the silent runner claims again, the disk is freed, the stuck issue is abandoned by a
     // human, and the dead letter's issue is retried.

@@ -327,6 +327,23 @@ describe("a merge held for protected paths", () => {
     const cookie = await sessionCookie();
     const html = await (await page("/dashboard/approvals", cookie)).text();
     expect(html).toContain(`${itemId} Merge pull request #`);
+    // Listed once: as the vault's item, naming its issue and what approving does, not also as a held merge
+    // with a second Approve / Reject of its own.
+    const issueLink = `href="/dashboard/projects/${loop.project}/issues/${number}"`;
+    expect(html.split(issueLink)).toHaveLength(2);
+    expect(html).not.toContain(`action="/dashboard/projects/${loop.project}/issues/${number}/actions"`);
+    expect(html).toMatch(/<dt>merges<\/dt><dd>pull request #\d+ at <code>[0-9a-f]{12}<\/code>/);
+    // The issue's page names the item and decides it with the vault's form, not the issue's own buttons.
+    const issuePage = await (
+      await page(`/dashboard/projects/${loop.project}/issues/${number}`, cookie)
+    ).text();
+    expect(issuePage).toContain(
+      `<dt>vault item</dt><dd><a href="/dashboard/vault?project=${loop.project}#vault-${itemId}">${itemId}</a>`,
+    );
+    expect(issuePage).toContain(`action="/dashboard/projects/${loop.project}/vault/${itemId}"`);
+    expect(issuePage).not.toContain(
+      'value="approve" class="action-approve">Approve</button></form><h2>Session',
+    );
     const action = `/dashboard/projects/${loop.project}/vault/${itemId}`;
     const fields = formFields(html, action);
     const forged = await post(action, cookie, { ...fields, csrf: "", decision: "approve" });
@@ -339,6 +356,15 @@ describe("a merge held for protected paths", () => {
     expect(item?.audit.at(-1)).toMatchObject({ action: "rejected", by: "operator", reason: "not this week" });
     const view = await until(loop, number, (v) => v.state === "abandoned");
     expect(view.reason).toBe("the merge was rejected by operator: not this week");
+    // Decided, it is on the vault page with its audit trail.
+    await projectStub(env, loop.project).drain();
+    const history = await (
+      await page(`/dashboard/vault?project=${loop.project}&state=rejected`, cookie)
+    ).text();
+    expect(history).toContain(`id="vault-${itemId}"`);
+    expect(history).toMatch(
+      /<strong>requested<\/strong> by issue #\d+.*<strong>rejected<\/strong> by operator: not this week/s,
+    );
   });
 
   it("expires unanswered on the project's alarm: the issue is abandoned, saying so", async () => {

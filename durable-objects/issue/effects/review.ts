@@ -70,7 +70,6 @@ export const REVIEW_DELIVERERS: Deliverers = {
       number: issue.number,
       prNumber: issue.prNumber,
       headSha: issue.headSha,
-      round: issue.criticRounds + 1,
       by: WORKER_CRITIC,
     };
     return applyCriticReport(env, poster, project, target, result.report);

@@ -50,7 +50,6 @@ export async function applyReviewRun(
     number: binding.number,
     prNumber: binding.pr,
     headSha: binding.headSha,
-    round: now.criticRounds + 1,
     by,
   };
   const event = await applyCriticReport(env, poster, project, target, report);

@@ -6,6 +6,7 @@
 import type { JobSpec, JobStatus, JobSummary, ProjectPolicy } from "../../../src/contracts/project-object.ts";
 import { DEFAULT_EVENT_DAILY_USD, type Spend } from "../../../src/domain/budget.ts";
 import type { DeadlineFields, OpenJob } from "../../../src/domain/job-queue.ts";
+import { addColumns } from "../../shared/columns.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -76,7 +77,7 @@ type Row = Record<string, string | number | null>;
 /** Thin typed access to the tables; every write method is meant to run inside `transactionSync`. */
 export class JobStore {
   constructor(private readonly sql: SqlStorage) {
-    addColumns(sql);
+    addColumns(sql, "jobs", ADDED_COLUMNS);
     sql.exec(SCHEMA);
     // Its WHERE grew with the backoff (jobs_waits): the older index answers no query any more.
     sql.exec("DROP INDEX IF EXISTS jobs_deadlines");
@@ -294,28 +295,13 @@ export class JobStore {
   }
 }
 
-/** Columns added after the table was first created: objects created before them gain them here. */
+/** Columns added after the table was first created. */
 const ADDED_COLUMNS: Record<string, string> = {
   // Leases held when this column came are treated as confirmed: their runners heartbeat already.
   confirmed: "INTEGER NOT NULL DEFAULT 1",
   unconfirmed: "INTEGER NOT NULL DEFAULT 0",
   not_before: "INTEGER NOT NULL DEFAULT 0",
 };
-
-/** Before the schema's indexes, which may name an added column. */
-function addColumns(sql: SqlStorage): void {
-  const exists = sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'jobs'").toArray();
-  if (exists.length === 0) return;
-  const have = new Set(
-    sql
-      .exec<{ name: string }>("PRAGMA table_info(jobs)")
-      .toArray()
-      .map((c) => c.name),
-  );
-  for (const [name, type] of Object.entries(ADDED_COLUMNS)) {
-    if (!have.has(name)) sql.exec(`ALTER TABLE jobs ADD COLUMN ${name} ${type}`);
-  }
-}
 
 type Cell = Row[string] | undefined;
 const text = (value: Cell) => (value === null || value === undefined ? null : String(value));

@@ -1,4 +1,5 @@
 import { ROTATION_WINDOW_MS } from "../../domain/supervisor-checks.ts";
+import type { Presence } from "../../runner-api/presence.ts";
 import type { listRunners } from "../../runner-api/registry.ts";
 import { formatBytes, formatTime } from "../format.ts";
 import { issuePath, When } from "../layout.tsx";
@@ -12,6 +13,21 @@ export const revokePath = (runnerId: string) => `/dashboard/runners/${encodeURIC
 function Sandbox(props: { sandbox: Runner["sandbox"] }) {
   if (props.sandbox === "none") return <strong class="unsafe">OFF (--unsafe-no-sandbox)</strong>;
   return <>{props.sandbox ?? <span class="quiet">unknown</span>}</>;
+}
+
+/** Busy, idle, or offline and since when: stopped (it said so) or silent (killed, its host down). */
+function Status(props: { presence: Presence; now: number }) {
+  const { presence } = props;
+  if (presence.status !== "offline")
+    return <span class={`presence presence-${presence.status}`}>{presence.status}</span>;
+  return (
+    <>
+      <span class="presence presence-offline">offline</span>{" "}
+      <small>
+        {presence.stopped ? "stopped" : "silent since"} <When at={presence.since} now={props.now} />
+      </small>
+    </>
+  );
 }
 
 /** What its work dir holds: a runner whose worktrees pile up shows it here first. */
@@ -73,6 +89,7 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
       <thead>
         <tr>
           <th>Runner</th>
+          <th>Status</th>
           <th>Version</th>
           <th>Sandbox</th>
           <th>Projects</th>
@@ -90,6 +107,9 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
           <tr>
             <td>
               {runner.name} <small>{runner.id}</small>
+            </td>
+            <td>
+              <Status presence={runner.presence} now={props.now} />
             </td>
             <td>{runner.version}</td>
             <td>
@@ -109,22 +129,24 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
               <Host runner={runner} />
             </td>
             <td>
-              {runner.jobs.length === 0
-                ? "idle"
-                : runner.jobs.map((job) => (
-                    <span class="job">
-                      {/* An agent run is about no issue (its number is 0): it links to the project's agents. */}
-                      {job.kind === "agent" ? (
-                        <a href={agentsPath(job.project)}>{job.project}</a>
-                      ) : (
-                        <a href={issuePath(job.project, job.number)}>
-                          {job.project}#{job.number}
-                        </a>
-                      )}{" "}
-                      {job.kind}
-                      {job.attempt > 1 ? ` (attempt ${job.attempt})` : ""}
-                    </span>
-                  ))}
+              {runner.jobs.length === 0 ? (
+                <span class="quiet">none</span>
+              ) : (
+                runner.jobs.map((job) => (
+                  <span class="job">
+                    {/* An agent run is about no issue (its number is 0): it links to the project's agents. */}
+                    {job.kind === "agent" ? (
+                      <a href={agentsPath(job.project)}>{job.project}</a>
+                    ) : (
+                      <a href={issuePath(job.project, job.number)}>
+                        {job.project}#{job.number}
+                      </a>
+                    )}{" "}
+                    {job.kind}
+                    {job.attempt > 1 ? ` (attempt ${job.attempt})` : ""}
+                  </span>
+                ))
+              )}
             </td>
             <td>{formatTime(runner.expiresAt)}</td>
             <td>

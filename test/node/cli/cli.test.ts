@@ -7,6 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createForgeClient } from "../../../src/forge/client/index.ts";
 import { type LocalForge, startLocalForge } from "../../support/forge/index.ts";
 import { PATHS } from "../../support/lifecycle-samples.ts";
+import {
+  ESCALATED_THEN_ABANDONED,
+  historyInserts,
+  issueHistory,
+  MERGED_AFTER_RED_CI,
+  MERGED_FIRST_PASS,
+  usageRow,
+} from "../../support/outcome-history.ts";
 import { ROTATE_TOKEN_MD } from "../../support/rotate-token.ts";
 import { insertRows, writeSeed } from "../../support/seed-sql.ts";
 import { pushFiles } from "../../support/services/git-push.ts";
@@ -16,6 +24,7 @@ import { bin, inProcess, type Run } from "./support.ts";
 const REPO_DIR = new URL("../../../", import.meta.url).pathname;
 const REPO = "acme/widgets";
 const DAY = 86_400_000;
+const HISTORY_DAY = Date.parse("2026-11-01T00:00:00Z");
 
 let worker: LocalWorker;
 let forge: LocalForge;
@@ -41,10 +50,20 @@ beforeAll(async () => {
     at,
   });
   const today = Math.floor(now / DAY) * DAY;
-  const seedSql = await writeSeed(
-    "cli",
-    insertRows("usage", [usage("u-1", 1.25, today), usage("u-2", 0.5, today - DAY / 2)]),
-  );
+  // A history for `outcomes`: two merges on November 1st, an escalation abandoned on the 2nd.
+  const history = [
+    issueHistory("hist", 1, HISTORY_DAY, MERGED_FIRST_PASS),
+    issueHistory("hist", 2, HISTORY_DAY, MERGED_AFTER_RED_CI),
+    issueHistory("hist", 3, HISTORY_DAY + DAY, ESCALATED_THEN_ABANDONED),
+  ];
+  const seedSql = await writeSeed("cli", [
+    ...insertRows("usage", [
+      usage("u-1", 1.25, today),
+      usage("u-2", 0.5, today - DAY / 2),
+      usageRow("hist", 1, 2, HISTORY_DAY + 3_600_000),
+    ]),
+    ...historyInserts(history),
+  ]);
   [worker, forge] = await Promise.all([
     startLocalWorker({ seedSql }),
     startLocalForge({ dataDir: forgeData }),
@@ -290,7 +309,7 @@ describe("runners and status", () => {
   });
 
   it("health shows the supervisor's findings of a project, or of every project", async () => {
-    expect(await ok(["health", "--project", "demo"])).toMatch(/^demo: healthy \(not checked yet\)$/m);
+    expect(await ok(["health", "--project", "demo"])).toMatch(/^demo: not checked yet$/m);
     const checked = await fetch(`${worker.url}/api/v1/projects/demo/health/check`, {
       method: "POST",
       headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
@@ -541,6 +560,18 @@ describe("vault", () => {
 
 it("a wrong token exits 1 with the Worker's one-line reason", async () => {
   await fails(["status"], 1, /invalid operator token \(HTTP 401\)/, { CONVEYOR_TOKEN: "wrong" });
+});
+
+it("outcomes: the window's figures, per day, the causes and the waits; or one table as CSV", async () => {
+  const window = ["--from", "2026-11-01", "--to", "2026-11-02"];
+  const text = await ok(["outcomes", ...window]);
+  expect(text).toMatch(/^every project: 2026-11-01 … 2026-11-02 \(UTC days\)$/m);
+  expect(text).toContain("merged 2 (3 finished) · label → merged p50 5 h 00 min, p90 10 h 00 min");
+  expect(text).toMatch(/^2026-11-01\s+2\s+5 h 00 min\s+10 h 00 min\s+50%/m);
+  expect(text).toMatch(/^1\s+the session stopped/m);
+  const csv = await ok(["outcomes", ...window, "--csv", "--table", "waiting"]);
+  expect(csv.split("\r\n").slice(0, 2)).toEqual(["state,ms", `escalated,${4 * 3_600_000}`]);
+  await fails(["outcomes", "--from", "Nov 1"], 2, /a date is YYYY-MM-DD/);
 });
 
 it("as a process, a refusal exits 1 with one line on stderr", async () => {
