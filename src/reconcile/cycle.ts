@@ -51,7 +51,10 @@ export async function reconcileCycle(
   const cause: Cause = { kind: "cron", id: new Date(now).toISOString() };
   const start =
     cursor.since === null ? { since: new Date(now - FIRST_LOOK_BACK_MS).toISOString(), seen: {} } : cursor;
+  const asked = Date.now();
   const { items: listed, forgeTime, heldAt } = await forge.listUpdatedSince(start.since);
+  // The forge's clock less this machine's, as the listing's first page found it (its `Date`).
+  const clockOffset = forgeTime === null ? null : forgeTime - asked;
   const { changed, next } = changesSince(start, listed.map(listedItem), forgeTime, heldAt);
   const items: UpdatedIssue[] = changed.map((entry) => entry.item);
   if (cursor.since === null) {
@@ -85,7 +88,7 @@ export async function reconcileCycle(
     await reconcileIssue(context, issue, states.get(issue.number), occurrence);
   }
   const changedNumbers = new Set(items.map((item) => item.number));
-  report.comments += await reconcileReplies(env, project, forge, cause, live, changedNumbers);
+  report.comments += await reconcileReplies(env, project, forge, cause, live, changedNumbers, clockOffset);
   for (const pull of items.filter((item) => item.isPullRequest && item.state === "closed")) {
     const owner = live.find((entry) => entry.prNumber === pull.number);
     if (owner) await reconcilePull(context, owner, pull.number);

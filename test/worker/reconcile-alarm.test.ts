@@ -8,17 +8,19 @@ import {
   createScheduledController,
   env,
   runInDurableObject,
+  SELF,
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { createForgeClient } from "../../src/forge/client/index.ts";
+import { ESCALATION_HEADLINE } from "../../src/forge/escalation-notice.ts";
 import worker from "../../src/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import { apiCalls } from "./support/live-project.ts";
 import { cycle } from "./support/reconcile.ts";
 import { control, firstPush, type Loop, loopProject, services, until } from "./support/review.ts";
-import { commentDelivery } from "./support/webhooks.ts";
+import { commentDelivery, OPERATOR } from "./support/webhooks.ts";
 
 const view = (loop: Loop, number: number) => issueStub(env, loop.project, number).view();
 
@@ -232,6 +234,53 @@ describe("lost webhooks recovered within one cycle", () => {
       .bind(Date.now() + 10 * 60_000, loop.project, number)
       .run();
     await maintainer.comment(number, "Use the v2 endpoint; v1 is gone.");
+    expect(await cycle(loop)).toMatchObject({ comments: 1 });
+    expect(await view(loop, number)).toMatchObject({ state: "revising", iteration: 2 });
+  });
+
+  it("a reply posted before Conveyor's escalation notice landed still counts", async () => {
+    const loop = await loopProject("reply-first");
+    const { number } = await firstPush(loop, { "src/a.ts": "export {};\n" });
+    // Quiet but for the review it waits for (no critic answer is queued: it fails until the escalation).
+    await until(
+      loop,
+      number,
+      (v) => v.state === "awaiting_review" && v.outbox.every((o) => o.channel === "effect:request_review"),
+    );
+    const { token } = await control<{ token: string }>("user", {
+      repo: loop.repo,
+      login: "maintainer",
+      level: "write",
+    });
+    const maintainer = createForgeClient({
+      forge: "forgejo",
+      apiUrl: services.forgeApiUrl,
+      repo: loop.repo,
+      token,
+    });
+    // Conveyor's writes now go 1.5 s apart (as behind GitHub's pacing): its notice lands seconds late.
+    const paced = await SELF.fetch(`http://conveyor.test/api/v1/projects/${loop.project}/settings`, {
+      method: "PATCH",
+      headers: { ...OPERATOR, "content-type": "application/json" },
+      body: JSON.stringify({ key: "forgePacing", value: { creates: [], writeSpacingMs: 1_500 } }),
+    });
+    expect(paced.status).toBe(200);
+    await issueStub(env, loop.project, number).apply({
+      id: `escalate-${number}`,
+      project: loop.project,
+      number,
+      cause: { kind: "system", id: "test" },
+      event: { type: "review_failed", reason: "the critic was unreachable" },
+    });
+    // The writer sees the issue escalate (its page, its state) and answers before the notice is on the forge.
+    await until(loop, number, (v) => v.state === "escalated");
+    await maintainer.comment(number, "Use the v2 endpoint; v1 is gone.");
+    await until(loop, number, (v) => v.outbox.length === 0);
+    const comments = await maintainer.listComments(number);
+    const reply = comments.findIndex((c) => c.body.startsWith("Use the v2 endpoint"));
+    const notice = comments.findIndex((c) => c.body.startsWith(ESCALATION_HEADLINE));
+    expect(reply).toBeGreaterThanOrEqual(0);
+    expect(notice).toBeGreaterThan(reply);
     expect(await cycle(loop)).toMatchObject({ comments: 1 });
     expect(await view(loop, number)).toMatchObject({ state: "revising", iteration: 2 });
   });
