@@ -43,10 +43,8 @@ export const outcomes = command({
     const query = new URLSearchParams({ ...(from && { from }), ...(to && { to }) }).toString();
     const path = `${ctx.project ? `/projects/${ctx.project}` : ""}/outcomes${query ? `?${query}` : ""}`;
     const report = await ctx.api.call("GET", path, outcomesSchema);
-    if (csv) {
-      process.stdout.write(outcomesCsv(report, which));
-      return;
-    }
+    // The CSV ends its own last line; `--json` prints the report instead, as elsewhere.
+    if (csv) return ctx.print(outcomesCsv(report, which).replace(/\r\n$/, ""), report);
     const days = report.days.map((d) => [
       d.day,
       String(d.merged),

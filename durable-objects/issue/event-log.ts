@@ -106,9 +106,7 @@ export class EventLog {
       outcome: "parked" as const,
       cause,
       at: now,
-      ...(envelope.event.type === "ci" && {
-        ci: { result: envelope.event.result, checks: envelope.event.checks ?? [] },
-      }),
+      ...ciDetail(envelope.event),
     };
     const recorded = this.note(row, { ...parkedAs, reason: reason.slice(0, 2_000) }, undefined, delivery);
     this.parked.add(kept, now + PARKING.ttlMs);
@@ -165,6 +163,7 @@ export class EventLog {
       reason: outcome.ok ? outcome.next.reason : outcome.reason,
       cause: envelope.cause,
       at: now,
+      ...ciDetail(envelope.event),
     };
     return this.note(row, entry, from, envelope.delivery, outcome.ok);
   }
@@ -221,6 +220,10 @@ export class EventLog {
     return recorded;
   }
 }
+
+/** What a history entry keeps of a CI result for a human: its verdict and failing checks. */
+const ciDetail = (event: EventEnvelope["event"]): Pick<HistoryEntry, "ci"> =>
+  event.type === "ci" ? { ci: { result: event.result, checks: event.checks ?? [] } } : {};
 
 function toD1Record(
   row: IssueRow,
