@@ -1,5 +1,6 @@
 import type { TestProject } from "vitest/node";
 import { type Services, startServices } from "../support/services/control.ts";
+import { dropWorkerdAlarmNotes } from "./workerd-notes.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -8,7 +9,11 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  const restoreStderr = dropWorkerdAlarmNotes();
   const { services, stop } = await startServices();
   project.provide("services", services);
-  return stop;
+  return async () => {
+    await stop();
+    restoreStderr();
+  };
 }
