@@ -100,7 +100,9 @@ describe("retries", () => {
 
   it("treats a timeout as a network failure", async () => {
     gh.on("GET", `${R}/issues/7`, "hang", "hang");
-    const { client, sleeps } = makeClient("github", gh.apiUrl, { timeoutMs: 50, maxAttempts: 2 });
+    // Long enough for each request to reach the forge on a loaded machine (a request aborted before it got
+    // there would arrive in the next test), short enough to keep the test quick.
+    const { client, sleeps } = makeClient("github", gh.apiUrl, { timeoutMs: 1_000, maxAttempts: 2 });
 
     const error = await rejection(client.getIssue(7));
 
