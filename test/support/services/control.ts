@@ -5,11 +5,13 @@
  * workerd reports every refused fetch as an uncaught exception, handled or not.
  */
 
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { z } from "zod";
 import { createForgeClient } from "../../../src/forge/client/index.ts";
 import { type LocalForge, startLocalForge } from "../forge/index.ts";
@@ -28,6 +30,8 @@ export type Services = {
   /** A Woodpecker API with one red pipeline: test/support/woodpecker.ts. */
   woodpeckerUrl: string;
 };
+
+const run = promisify(execFile);
 
 const files = z.record(z.string(), z.string());
 const schemas = {
@@ -52,6 +56,7 @@ const schemas = {
   }),
   criticCalls: z.object({ key: z.string() }),
   pull: z.object({ repo: z.string(), number: z.number() }),
+  commit: z.object({ repo: z.string(), ref: z.string().min(1) }),
   apiCalls: z.object({ repo: z.string() }),
   rateLimit: z.object({ login: z.string(), used: z.number().int().min(0) }),
   slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
@@ -123,6 +128,15 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       const { key, answers } = schemas.critic.parse(body);
       critic.enqueue(key, answers);
       return { queued: answers.length };
+    },
+    /** A commit's message and parents, read from the forge's bare repository. */
+    commit: async (body) => {
+      const { repo, ref } = schemas.commit.parse(body);
+      const [owner = "", name = ""] = repo.toLowerCase().split("/");
+      const dir = join(forge.dataDir, "repos", owner, `${name}.git`);
+      const { stdout } = await run("git", ["--git-dir", dir, "log", "-1", "--format=%P%n%B", ref, "--"]);
+      const [parents = "", ...message] = stdout.split("\n");
+      return { parents: parents.split(" ").filter(Boolean), message: message.join("\n") };
     },
     "critic-calls": async (body) => {
       const { key } = schemas.criticCalls.parse(body);
