@@ -6,6 +6,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createForgeClient } from "../../src/forge/client/index.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import {
   control,
@@ -51,9 +52,7 @@ describe("merge methods", () => {
     });
     // One commit on main, not a merge commit: one parent.
     expect(commit.parents).toHaveLength(1);
-    expect(commit.message.trim()).toBe(
-      `Add the parser, refs #1 too (#${merged.prNumber})\n\nCloses #${number}`,
-    );
+    expect(commit.message).toBe(`Add the parser, refs #1 too (#${merged.prNumber})\n\nCloses #${number}`);
   });
 });
 
@@ -92,6 +91,33 @@ describe("branch protection", () => {
     await reviewDelivery(loop, { pr, headSha: held.headSha ?? "", login: "alice" });
     await until(loop, number, (v) => v.state === "merged");
     expect((await loop.forge.getPullRequest(pr)).merged).toBe(true);
+  });
+
+  it("on GitHub, where a writer's token cannot read the rule, the forge's refusal for approvals holds the merge too", async () => {
+    const loop = await loopProject("refused", { ci: { kind: "none" } }, { kind: "github", forgeCi: false });
+    await protect(loop, { required_approvals: 1 });
+    // Conveyor's account may write, not administer: GitHub shows it that main is protected, not what for.
+    await control("user", { repo: loop.repo, login: "conveyor", level: "write" });
+    // Filed through Gitea's API, which the local forge's GitHub dialect shares (label names, not ids).
+    const human = createForgeClient({
+      forge: "forgejo",
+      apiUrl: services.forgeApiUrl,
+      repo: loop.repo,
+      token: services.conveyorToken,
+    });
+    const { number } = await human.createIssue({
+      title: "Add the parser",
+      body: "Parse.",
+      labels: ["backlog"],
+    });
+    await firstSession(loop, number, await push(loop, number, PARSER));
+    await critic(loop, number, [report("APPROVE", "Good.")]);
+    const held = await until(loop, number, (v) => v.state === "awaiting_approval" && v.vaultItem !== null);
+    expect(held.reason).toBe(
+      "the forge refused the merge for want of approvals (At least 1 approving review is required by reviewers with write access.): a person with write access approves the pull request on the forge",
+    );
+    expect(held.history.map((h) => `${h.event}→${h.to}`)).toContain("merge_held→awaiting_approval");
+    expect(held.history.map((h) => h.to)).not.toContain("escalated");
   });
 
   it("a required check named in protection gates the verdict beside the project's own CI", async () => {

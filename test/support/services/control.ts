@@ -5,13 +5,11 @@
  * workerd reports every refused fetch as an uncaught exception, handled or not.
  */
 
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { z } from "zod";
 import { createForgeClient } from "../../../src/forge/client/index.ts";
 import { type LocalForge, startLocalForge } from "../forge/index.ts";
@@ -30,8 +28,6 @@ export type Services = {
   /** A Woodpecker API with one red pipeline: test/support/woodpecker.ts. */
   woodpeckerUrl: string;
 };
-
-const run = promisify(execFile);
 
 const files = z.record(z.string(), z.string());
 const schemas = {
@@ -129,14 +125,9 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       critic.enqueue(key, answers);
       return { queued: answers.length };
     },
-    /** A commit's message and parents, read from the forge's bare repository. */
     commit: async (body) => {
       const { repo, ref } = schemas.commit.parse(body);
-      const [owner = "", name = ""] = repo.toLowerCase().split("/");
-      const dir = join(forge.dataDir, "repos", owner, `${name}.git`);
-      const { stdout } = await run("git", ["--git-dir", dir, "log", "-1", "--format=%P%n%B", ref, "--"]);
-      const [parents = "", ...message] = stdout.split("\n");
-      return { parents: parents.split(" ").filter(Boolean), message: message.join("\n") };
+      return forge.commit(repo, ref);
     },
     "critic-calls": async (body) => {
       const { key } = schemas.criticCalls.parse(body);
