@@ -31,7 +31,9 @@ export async function readCi(
   if (moved) return moved;
   const { ci, defaultBranch } = project.settings;
   // The checks branch protection requires gate the verdict too: the forge would refuse the merge without them.
-  const required = (await forge.getBranchProtection(defaultBranch))?.requiredChecks ?? [];
+  // The branch names them to any reader, in one conditional read (a 304 on every quiet reconciliation).
+  const protection = await forge.getBranchProtection(defaultBranch, { branchOnly: true });
+  const required = protection?.requiredChecks ?? [];
   if (ci.kind === "none" && required.length === 0) return { type: "ci", result: "green", headSha };
   const verdict = ciVerdict(await forge.getCiReport(headSha), {
     // Without CI of its own the project counts only what protection requires (a pattern nothing is named).

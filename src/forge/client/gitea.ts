@@ -64,10 +64,13 @@ export class GiteaClient extends RepoClient {
   protected readonly mergeMethods = giteaMergeMethods;
 
   /** The branch names its rule; the rule itself (`branch_protections/{name}`) is read where admins may. */
-  async getBranchProtection(branch: string): Promise<BranchProtection | null> {
+  async getBranchProtection(
+    branch: string,
+    { branchOnly = false }: { branchOnly?: boolean } = {},
+  ): Promise<BranchProtection | null> {
     const path = `${this.repo}/branches/${encodeBranch(branch)}`;
     const { rule, protection } = await this.http.json({ method: "GET", path }, giteaBranchProtection);
-    if (!protection || !rule) return protection;
+    if (!protection || !rule || branchOnly) return protection;
     const rulePath = `${this.repo}/branch_protections/${encodeURIComponent(rule)}`;
     return readOr(this.http, rulePath, giteaProtection, async () => protection);
   }

@@ -58,14 +58,18 @@ export class GitHubClient extends RepoClient {
   protected readonly mergeMethods = githubMergeMethods;
 
   /**
-   * The rule (`…/protection`) needs admin rights; without them GitHub answers 404, as it does for a branch
-   * without protection, and the branch tells the two apart and names its required checks.
+   * The branch first: whether it is protected, and its required checks (a conditional read anyone may make).
+   * The rule (`…/protection`) needs admin rights; without them GitHub answers 404, and the branch's part
+   * stands.
    */
-  getBranchProtection(branch: string): Promise<BranchProtection | null> {
+  async getBranchProtection(
+    branch: string,
+    { branchOnly = false }: { branchOnly?: boolean } = {},
+  ): Promise<BranchProtection | null> {
     const path = `${this.repo}/branches/${encodeBranch(branch)}`;
-    return readOr(this.http, `${path}/protection`, githubProtection, () =>
-      this.http.json({ method: "GET", path }, githubBranchProtection),
-    );
+    const shown = await this.http.json({ method: "GET", path }, githubBranchProtection);
+    if (!shown || branchOnly) return shown;
+    return readOr(this.http, `${path}/protection`, githubProtection, async () => shown);
   }
   // "Responses include a maximum of 3000 files" (REST API, list pull request files).
   protected readonly maxListedFiles = 3000;

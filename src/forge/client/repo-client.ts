@@ -92,7 +92,10 @@ export abstract class RepoClient implements ForgeClient<Plain> {
   protected abstract branchDeletePath(encodedBranch: string): string;
   /** The repository's `allow_*` merge settings, as the forge names them (./merge-rules.ts). */
   protected abstract readonly mergeMethods: z.ZodType<MergeMethods>;
-  abstract getBranchProtection(branch: string): Promise<BranchProtection | null>;
+  abstract getBranchProtection(
+    branch: string,
+    options?: { branchOnly?: boolean },
+  ): Promise<BranchProtection | null>;
 
   /** Gitea and Forgejo have commit statuses only (Actions post statuses too); GitHub adds its checks. */
   async getCiReport(sha: string): Promise<CiReport> {

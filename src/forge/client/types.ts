@@ -277,9 +277,10 @@ export interface ForgeClient<T extends Texts = Posted> {
   getMergeMethods(): Promise<MergeMethods>;
   /**
    * The branch's protection, or null when it has none. What the token may not read (the rule itself needs
-   * admin rights on both forges) is read from the branch as far as it shows it.
+   * admin rights on both forges) is read from the branch as far as it shows it. `branchOnly`: only what the
+   * branch shows (its required checks among it), one conditional read anyone may make, never the rule.
    */
-  getBranchProtection(branch: string): Promise<BranchProtection | null>;
+  getBranchProtection(branch: string, options?: { branchOnly?: boolean }): Promise<BranchProtection | null>;
   closeIssue(number: number): Promise<void>;
   /** Replaces the issue's body. */
   editIssueBody(number: number, body: T["body"]): Promise<void>;

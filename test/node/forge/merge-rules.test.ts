@@ -143,6 +143,13 @@ describe("branch protection", () => {
       dismissStale: false,
     });
     expect(await client("github", "conveyor").getBranchProtection("squash-only")).toBeNull();
+    // The CI gate reads only what the branch shows, even as an admin: one read, never the rule.
+    expect(await client("forgejo", "conveyor").getBranchProtection("main", { branchOnly: true })).toEqual(
+      await client("forgejo", "alice").getBranchProtection("main"),
+    );
+    expect(await client("github", "conveyor").getBranchProtection("main", { branchOnly: true })).toEqual(
+      await client("github", "alice").getBranchProtection("main"),
+    );
   });
 
   it("refuses the merge until the checks pass and someone else with write access approves the head", async () => {
