@@ -13,7 +13,7 @@ import { follow, runScenario, type ScenarioRun, ScenarioTimeout } from "./drive.
 import { factoryHealth, healthLines } from "./health.ts";
 import { type Demo, type ModelChoice, startDemo } from "./orchestrator.ts";
 import { GROOMING, ISSUES, PLANNED, PROJECT } from "./scenario.ts";
-import { deviations, outcomes, summaryTable } from "./summary.ts";
+import { deviations, outcomes, squashShown, summaryTable } from "./summary.ts";
 
 const env = z
   .object({
@@ -64,6 +64,8 @@ try {
   const results = await outcomes(demo, run);
   console.log(`\nEvery issue settled in ${((Date.now() - run.startedAt) / 1000).toFixed(1)} s.\n`);
   console.log(summaryTable(results));
+  const squash = squashShown(results);
+  if (squash) console.log(`\n${squash}`);
   const health = await factoryHealth(demo);
   console.log(`\n${healthLines(health, `${demo.worker.url}/dashboard/health`).join("\n")}\n`);
   const exact = model.kind === "stand-in";

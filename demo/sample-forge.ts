@@ -26,7 +26,10 @@ export async function startSampleForge(options: { dataDir: string; port?: number
   const forge = await startLocalForge({ dataDir: options.dataDir, port: options.port ?? 0 });
   const fresh = !forge.repos().includes(REPO);
   const [owner = "", name = ""] = REPO.split("/");
-  if (fresh) await forge.createRepo({ owner, name, seed: { dir: SAMPLE_REPO_DIR } });
+  if (fresh) {
+    await forge.createRepo({ owner, name, seed: { dir: SAMPLE_REPO_DIR } });
+    await squashOnly(forge);
+  }
   const account = ({ login, level }: { login: string; level: "admin" | "write" }): Account => {
     if (!fresh) return { login, token: forge.createToken(login) };
     const user = forge.createUser(login);
@@ -49,4 +52,14 @@ export async function startSampleForge(options: { dataDir: string; port?: number
     }
   }
   return { forge, accounts, client };
+}
+
+/** The sample allows squash merges only, as many a team's repository does: Conveyor reads that and squashes. */
+async function squashOnly(forge: LocalForge): Promise<void> {
+  const res = await fetch(`${forge.apiUrl}/repos/${REPO}`, {
+    method: "PATCH",
+    headers: { authorization: `token ${forge.admin.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ allow_merge_commits: false, allow_rebase: false }),
+  });
+  if (!res.ok) throw new Error(`making ${REPO} squash-only: ${res.status} ${await res.text()}`);
 }

@@ -27,13 +27,20 @@ export type IssueOutcome = {
   mergedAt: number | null;
   /** Merged pull requests from its branch, as the forge lists them. */
   mergedPulls: number[];
+  /** What its merge left on the base: parents (one for a squash) and message. */
+  mergeCommit: { parents: string[]; message: string } | null;
 };
 
 const pullsSchema = z.array(
-  z.object({ number: z.number(), merged: z.boolean(), head: z.object({ ref: z.string() }) }),
+  z.object({
+    number: z.number(),
+    merged: z.boolean(),
+    head: z.object({ ref: z.string() }),
+    merge_commit_sha: z.string().nullish(),
+  }),
 );
 
-export type PullRequest = { number: number; merged: boolean; branch: string };
+export type PullRequest = { number: number; merged: boolean; branch: string; mergeCommit: string | null };
 
 /** Every pull request of the sample repository, as the forge lists them. */
 export async function pullRequests(demo: Demo): Promise<PullRequest[]> {
@@ -42,15 +49,26 @@ export async function pullRequests(demo: Demo): Promise<PullRequest[]> {
     headers: { authorization: `token ${accounts.conveyor.token}` },
   });
   if (!res.ok) throw new Error(`listing pull requests: ${res.status}`);
-  return pullsSchema
-    .parse(await res.json())
-    .map((p) => ({ number: p.number, merged: p.merged, branch: p.head.ref }));
+  return pullsSchema.parse(await res.json()).map((p) => ({
+    number: p.number,
+    merged: p.merged,
+    branch: p.head.ref,
+    mergeCommit: p.merge_commit_sha ?? null,
+  }));
 }
 
 export async function outcomes(demo: Demo, run: ScenarioRun): Promise<IssueOutcome[]> {
   const rows = new Map(demo.d1.issues(PROJECT).map((row) => [row.number, row]));
   const costs = demo.d1.costs(PROJECT);
   const merged = (await pullRequests(demo)).filter((pull) => pull.merged);
+  const commits = new Map(
+    await Promise.all(
+      merged.map(async (pull) => {
+        const sha = pull.mergeCommit;
+        return [pull.number, sha ? await demo.sample.forge.commit(REPO, sha) : null] as const;
+      }),
+    ),
+  );
   return run.issues.map((issue) => {
     const row = rows.get(issue.number);
     const edges = run.transitions.filter((t) => t.number === issue.number);
@@ -74,6 +92,7 @@ export async function outcomes(demo: Demo, run: ScenarioRun): Promise<IssueOutco
       startedAt: edges.find((t) => t.to === "running")?.at ?? null,
       mergedAt: edges.find((t) => t.to === "merged")?.at ?? null,
       mergedPulls: merged.filter((pull) => pull.branch === row?.branch).map((pull) => pull.number),
+      mergeCommit: (row?.prNumber && commits.get(row.prNumber)) || null,
     };
   });
 }
@@ -93,6 +112,10 @@ export function deviations(results: IssueOutcome[], exact: boolean): string[] {
     if (design.state === "done" && r.pr !== null) found.push(`${at}: an action opened pull request #${r.pr}`);
     if (r.state === "merged" && r.mergedPulls.length !== 1)
       found.push(`${at}: the forge shows ${r.mergedPulls.length} merged pull requests, not one`);
+    // The sample allows squash merges only: one commit on the base, with Conveyor's message.
+    const message = `${r.issue.title} (#${r.pr})\n\nCloses #${number}`;
+    if (r.state === "merged" && (r.mergeCommit?.parents.length !== 1 || r.mergeCommit.message !== message))
+      found.push(`${at}: not squashed with Conveyor's message: ${JSON.stringify(r.mergeCommit)}`);
     const dependencies = parseDependencies(r.issue.body, { repo: REPO, number }).filter(
       (d) => d.repo === null,
     );
@@ -128,7 +151,7 @@ export function summaryTable(results: IssueOutcome[]): string {
     String(r.criticRounds),
     String(r.updates),
     `$${r.usd.toFixed(2)}`,
-    r.pr === null ? "-" : `#${r.pr}${r.mergedPulls.includes(r.pr) ? " merged" : ""}`,
+    r.pr === null ? "-" : `#${r.pr}${r.mergedPulls.includes(r.pr) ? ` ${mergedAs(r)}` : ""}`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
   const line = (cells: string[]) =>
@@ -137,4 +160,19 @@ export function summaryTable(results: IssueOutcome[]): string {
       .join("  ")
       .trimEnd();
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+/** How the pull request landed: squashed (one commit on the base) or merged. */
+const mergedAs = ({ mergeCommit }: IssueOutcome): string =>
+  mergeCommit?.parents.length === 1 ? "squashed" : "merged";
+
+/** One squash merge as it landed on the base: the first merged issue's commit, its message in full. */
+export function squashShown(results: IssueOutcome[]): string | null {
+  const first = results.find((r) => r.state === "merged" && r.mergeCommit?.parents.length === 1);
+  if (!first?.mergeCommit) return null;
+  const message = first.mergeCommit.message.split("\n").map((line) => (line ? `    ${line}` : ""));
+  return [
+    `#${first.issue.number}'s pull request #${first.pr}, squashed onto main as one commit:`,
+    ...message,
+  ].join("\n");
 }

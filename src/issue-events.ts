@@ -100,6 +100,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("pr_opened"), ...pullRef }),
   z.object({ type: z.literal("merge_confirmed"), sha: z.string().min(1).optional(), ...pullRef }),
   z.object({ type: z.literal("merge_failed"), reason: text(2_000) }),
+  z.object({ type: z.literal("merge_held"), reason: text(2_000) }),
   z.object({ type: z.literal("pr_closed"), ...pullRef }),
   z.object({ type: z.literal("issue_closed"), unmerged: z.literal(true).optional() }),
   z.object({ type: z.literal("human_reply"), author: actor, text: text(20_000) }),

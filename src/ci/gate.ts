@@ -29,11 +29,17 @@ export async function readCi(
 ): Promise<LifecycleEvent | null> {
   const moved = await checkHead(forge, number, headSha);
   if (moved) return moved;
-  const { ci } = project.settings;
-  if (ci.kind === "none") return { type: "ci", result: "green", headSha };
+  const { ci, defaultBranch } = project.settings;
+  // The checks branch protection requires gate the verdict too: the forge would refuse the merge without them.
+  // The branch names them to any reader, in one conditional read (a 304 on every quiet reconciliation).
+  const protection = await forge.getBranchProtection(defaultBranch, { branchOnly: true });
+  const required = protection?.requiredChecks ?? [];
+  if (ci.kind === "none" && required.length === 0) return { type: "ci", result: "green", headSha };
   const verdict = ciVerdict(await forge.getCiReport(headSha), {
-    pattern: ci.contextPattern,
-    names: ci.requiredChecks,
+    // Without CI of its own the project counts only what protection requires (a pattern nothing is named).
+    pattern: ci.kind === "none" ? "" : ci.contextPattern,
+    names: ci.kind === "none" ? [] : ci.requiredChecks,
+    protected: required,
   });
   switch (verdict.kind) {
     case "pending":

@@ -9,6 +9,7 @@ import type { LifecycleEvent } from "../domain/lifecycle.ts";
 import { sameLogin } from "../domain/logins.ts";
 import { approvalReason, type FileListing } from "../domain/protected-paths.ts";
 import type { Env } from "../env.ts";
+import { approvalHold } from "../forge/approval-hold.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
 import { hasStatus } from "../forge/client/index.ts";
 import { type Poster, reviewOnce } from "../forge/comment-once.ts";
@@ -57,16 +58,31 @@ export async function applyCriticReport(
   );
   await fileTechDebt(poster, project, target, decision.techDebt);
   await postReview(poster, target, report, decision.verdict);
-  const approval =
-    decision.verdict === "APPROVE"
-      ? approvalReason(await fileListing(poster.forge, target.prNumber), project.settings.protectedPaths)
-      : null;
+  const approval = decision.verdict === "APPROVE" ? await humanApproval(poster, project, target) : null;
   return {
     type: "review",
     verdict: decision.verdict,
     summary: decision.verdict === "REQUEST_CHANGES" ? findingsText(report, decision.toFix) : report.summary,
     ...(approval && { needsHumanApproval: approval }),
   };
+}
+
+/**
+ * Why the approved change still needs a person's approval: it touches protected paths, or branch protection
+ * asks for approvals Conveyor's own account cannot give (both, joined). Null: it merges.
+ */
+async function humanApproval(poster: Poster, project: Project, target: ReviewTarget): Promise<string | null> {
+  const paths = approvalReason(
+    await fileListing(poster.forge, target.prNumber),
+    project.settings.protectedPaths,
+  );
+  const protection = await approvalHold(poster.forge, {
+    prNumber: target.prNumber,
+    headSha: target.headSha,
+    author: poster.account,
+    branch: project.settings.defaultBranch,
+  });
+  return [paths, protection].filter(Boolean).join("; ") || null;
 }
 
 /**

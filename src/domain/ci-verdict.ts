@@ -23,9 +23,10 @@ export type CiVerdict =
 /**
  * The checks that must pass. `names` non-empty: exactly these check names (a status context, a check run's
  * name, a check suite's app), each of which must be reported. Otherwise every reported check whose name
- * matches `pattern`, and at least one.
+ * matches `pattern`, and at least one. `protected`: the checks branch protection requires, besides (names
+ * or globs, as Gitea takes them): each must be reported, and every check it names must pass.
  */
-export type RequiredChecks = { pattern: string; names: readonly string[] };
+export type RequiredChecks = { pattern: string; names: readonly string[]; protected?: readonly string[] };
 
 /** `*` matches any run of characters, slashes included (`ci/woodpecker/*`). */
 export function contextMatcher(pattern: string): (context: string) => boolean {
@@ -56,7 +57,9 @@ export function ciVerdict(report: CiReport, required: RequiredChecks): CiVerdict
     ...report.checkSuites.map(fromSuite),
   ];
   const named = required.names.length > 0;
-  const counts = named ? (name: string) => required.names.includes(name) : contextMatcher(required.pattern);
+  const own = named ? (name: string) => required.names.includes(name) : contextMatcher(required.pattern);
+  const guarded = (required.protected ?? []).map(contextMatcher);
+  const counts = (name: string) => own(name) || guarded.some((matches) => matches(name));
   const counted = checks.filter((check) => counts(check.name));
   const failing = counted.filter((check) => check.state === "failure");
   if (failing.length > 0) {
@@ -67,7 +70,9 @@ export function ciVerdict(report: CiReport, required: RequiredChecks): CiVerdict
     };
   }
   const reported = new Set(counted.map((check) => check.name));
-  const complete = named ? required.names.every((name) => reported.has(name)) : counted.length > 0;
+  const complete =
+    (named ? required.names.every((name) => reported.has(name)) : counted.length > 0) &&
+    guarded.every((matches) => [...reported].some(matches));
   if (complete && counted.every((check) => check.state === "success")) return { kind: "green" };
   return { kind: "pending" };
 }

@@ -131,6 +131,11 @@ export type LifecycleEvent =
   | ({ type: "pr_opened" } & PullRef)
   | ({ type: "merge_confirmed"; sha?: string } & PullRef)
   | { type: "merge_failed"; reason: string }
+  /**
+   * The forge refused the merge for want of approvals Conveyor cannot give (branch protection): the merge
+   * waits for a person, in the vault, instead of escalating. `reason`: what is missing.
+   */
+  | { type: "merge_held"; reason: string }
   /** A pull request was closed without merging by someone other than Conveyor. */
   | ({ type: "pr_closed" } & PullRef)
   /**
@@ -204,6 +209,7 @@ export const EVENT_TYPES = [
   "pr_opened",
   "merge_confirmed",
   "merge_failed",
+  "merge_held",
   "pr_closed",
   "issue_closed",
   "human_reply",
@@ -820,6 +826,13 @@ function approvalRequest(ctx: IssueContext, why: string): string {
   return `${asked}. The approval given for ${ctx.approvedHead.slice(0, 12)} does not carry over: the branch has moved since (now ${ctx.headSha?.slice(0, 12) ?? "unknown"}); approve the pull request again`;
 }
 
+/** The merge waits for a human, in the vault; the human is asked once it holds the item (`vault_requested`). */
+const holdForHuman = (ctx: IssueContext, reason: string): Outcome =>
+  accept(enter(ctx, "awaiting_approval", { reason, vaultItem: null }), [
+    { kind: "labels", add: ["needs_human"], remove: [] },
+    { kind: "vault_request", reason },
+  ]);
+
 /** A human's approval of the held merge, for the head the issue is at. */
 const approveMerge = (ctx: IssueContext, extra: Effect[] = []): Outcome =>
   accept(enter(ctx, "merging", { reason: null, approvedHead: ctx.headSha, vaultItem: null }), [
@@ -917,16 +930,7 @@ const TABLE: { [S in State]: StateRules } = {
         if (staleReview(ctx, e)) return reject(staleReview(ctx, e) as string);
         switch (e.verdict) {
           case "APPROVE":
-            if (e.needsHumanApproval) {
-              // The human is asked once the vault holds the item (`vault_requested`), naming its id.
-              return accept(
-                enter(ctx, "awaiting_approval", { reason: e.needsHumanApproval, vaultItem: null }),
-                [
-                  { kind: "labels", add: ["needs_human"], remove: [] },
-                  { kind: "vault_request", reason: e.needsHumanApproval },
-                ],
-              );
-            }
+            if (e.needsHumanApproval) return holdForHuman(ctx, e.needsHumanApproval);
             return accept(enter(ctx, "merging", { reason: null }), [{ kind: "merge" }]);
           case "REQUEST_CHANGES": {
             const rounds = ctx.criticRounds + 1;
@@ -1029,6 +1033,7 @@ const TABLE: { [S in State]: StateRules } = {
       to: ["escalated"],
       apply: (ctx, e) => escalate(ctx, `merge failed: ${e.reason}`),
     },
+    merge_held: { to: ["awaiting_approval"], apply: (ctx, e) => holdForHuman(ctx, e.reason) },
     review: { to: [], apply: () => reject("already merging: the approval was acted on") },
     // The merge's answer is overdue: ask the forge (check_merge answers merge_confirmed or merge_failed).
     timeout: {

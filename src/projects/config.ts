@@ -7,6 +7,7 @@ import {
   DEFAULT_TIMEOUTS_MS,
   type TimerKind,
 } from "../domain/lifecycle.ts";
+import { MERGE_METHOD_SETTINGS } from "../domain/merge-rules.ts";
 import { DEFAULT_PROTECTED_PATHS } from "../domain/protected-paths.ts";
 import { DEFAULT_VAULT_EXPIRY_MS, VAULT_KINDS } from "../domain/vault.ts";
 
@@ -209,6 +210,11 @@ export const settingsSchema = z.object({
     .prefault({}),
   /** Deliveries, transitions and issue history older than this many days are pruned. */
   retentionDays: z.number().int().min(1).max(3650).default(DEFAULT_RETENTION_DAYS),
+  /**
+   * How Conveyor merges (docs/operating.md#merge-methods): `auto` takes what the repository allows, preferring
+   * squash, then a merge commit, then rebase; a method the repository does not allow escalates the merge.
+   */
+  merge: z.object({ method: z.enum(MERGE_METHOD_SETTINGS).default("auto") }).prefault({}),
   /** Keep `conveyor/<n>` on the forge after its pull request merged (deleted by default). */
   keepBranches: z.boolean().default(false),
   /** Changes to these paths (globs) wait for a human's approval instead of merging. */

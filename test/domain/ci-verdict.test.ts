@@ -307,3 +307,35 @@ describe("ciVerdict with named required checks", () => {
     ).toBe("green");
   });
 });
+
+describe("ciVerdict with the checks branch protection requires", () => {
+  const own = { pattern: "ci/woodpecker/*", names: [] };
+
+  it("a protected check outside the project's own pattern gates the verdict: reported, and green", () => {
+    const green = status("ci/woodpecker/pr/test", "success");
+    const required = { ...own, protected: ["security/scan"] };
+    expect(verdictOf({ statuses: [green] }, own)).toBe("green");
+    expect(verdictOf({ statuses: [green] }, required)).toBe("pending");
+    expect(verdictOf({ statuses: [green, status("security/scan", "pending")] }, required)).toBe("pending");
+    expect(verdictOf({ statuses: [green, status("security/scan", "failure")] }, required)).toBe("red");
+    expect(verdictOf({ statuses: [green, status("security/scan", "success")] }, required)).toBe("green");
+  });
+
+  it("takes Gitea's globs, and adds to named checks too", () => {
+    const required = { pattern: "*", names: ["test"], protected: ["lint/*"] };
+    const test = run("test", "completed", "success");
+    expect(verdictOf({ checkRuns: [test] }, required)).toBe("pending");
+    expect(verdictOf({ checkRuns: [test, run("lint/style", "completed", "success")] }, required)).toBe(
+      "green",
+    );
+    expect(verdictOf({ checkRuns: [test, run("lint/types", "completed", "failure")] }, required)).toBe("red");
+  });
+
+  it("without CI of its own (a pattern nothing is named), protection's checks are all that count", () => {
+    const required = { pattern: "", names: [], protected: ["build"] };
+    expect(verdictOf({ statuses: [status("other", "failure")] }, required)).toBe("pending");
+    expect(verdictOf({ statuses: [status("other", "failure"), status("build", "success")] }, required)).toBe(
+      "green",
+    );
+  });
+});

@@ -123,6 +123,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     conflict: "revising",
     merge_confirmed: "merged",
     merge_failed: "escalated",
+    merge_held: "awaiting_approval",
     pr_closed: "abandoned",
     abandon: "abandoned",
     issue_closed: "merging",
@@ -954,6 +955,16 @@ describe("merge", () => {
     expect(expectAccepted(transition(at("merging"), sample("merge_failed", "merging"))).next.reason).toBe(
       "merge failed: conflict",
     );
+  });
+
+  it("a merge the forge refused for want of approvals waits for a human in the vault, as a held merge does", () => {
+    const reason = "branch protection on main requires 1 approving review (0 given)";
+    const { next, effects } = expectAccepted(transition(at("merging"), { type: "merge_held", reason }));
+    expect(next).toMatchObject({ state: "awaiting_approval", reason, vaultItem: null });
+    expect(effects).toEqual([
+      { kind: "labels", add: ["needs_human"], remove: [] },
+      { kind: "vault_request", reason },
+    ]);
   });
 });
 

@@ -34,6 +34,8 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, sha: "def4567", number: 42, byConveyor: true };
     case "merge_failed":
       return { type, reason: "conflict" };
+    case "merge_held":
+      return { type, reason: "branch protection on main requires 1 approving review (0 given)" };
     case "pr_closed":
       return { type, number: 42, byConveyor: true };
     case "issue_closed":

@@ -10,30 +10,7 @@ import type { VaultItemView } from "../../src/vault/queries.ts";
 import { formFields, page, post, sessionCookie } from "./dashboard-support.ts";
 import { control, critic, firstPush, type Loop, loopProject, report, send, until } from "./support/review.ts";
 import { expireOnAlarm } from "./support/vault.ts";
-import { commentDelivery, deliver, OPERATOR, pretty } from "./support/webhooks.ts";
-
-const REVIEW = JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request_review.approved.json"] ?? "{}");
-
-/** An approving review of pull request `pr` at `headSha` by `login`, as Forgejo delivers it. */
-const reviewDelivery = (loop: Loop, review: { pr: number; headSha: string; login: string }) => {
-  const sender = { ...REVIEW.sender, login: review.login, username: review.login };
-  return deliver(
-    loop.project,
-    { forge: "forgejo", event: { grouped: "pull_request_approved", type: "pull_request_review_approved" } },
-    pretty({
-      ...REVIEW,
-      number: review.pr,
-      commit_id: "",
-      pull_request: {
-        ...REVIEW.pull_request,
-        number: review.pr,
-        head: { ...REVIEW.pull_request.head, sha: review.headSha },
-      },
-      repository: { ...REVIEW.repository, full_name: loop.repo },
-      sender,
-    }),
-  );
-};
+import { commentDelivery, OPERATOR, reviewDelivery } from "./support/webhooks.ts";
 
 /** What the classifier answers for the project's next requests, in order (the last repeats). */
 const classifier = (loop: Loop, answers: unknown[]) =>

@@ -9,8 +9,12 @@ import { applyCriticReport, WORKER_CRITIC } from "../../../src/critic/apply.ts";
 import { runCritic } from "../../../src/critic/critic.ts";
 import { criticLedger, savedReport } from "../../../src/critic/ledger.ts";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
+import { mergeMethod } from "../../../src/domain/merge-rules.ts";
+import { refusalHold } from "../../../src/forge/approval-hold.ts";
 import type { ForgeClient } from "../../../src/forge/client/index.ts";
+import { mergeCommitMessage } from "../../../src/forge/post/commit-message.ts";
 import { projectStub } from "../../../src/project-stub.ts";
+import { conveyorAccount } from "../../../src/projects/account.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
 import type { Project } from "../../../src/projects/store.ts";
 import { type Deliverers, type EffectContext, EffectDropped } from "./deliverers.ts";
@@ -79,7 +83,7 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const { issue } = ctx;
     const prNumber = issue.prNumber;
     if (prNumber === null) throw new Error("the pull request's number is not known yet");
-    const { forge } = await forgeOf(ctx);
+    const { forge, project: registered } = await forgeOf(ctx);
     // From the check to the forge's answer, no other merge of the project lands on the base (../../project/merge-turns.ts).
     const project = projectStub(ctx.env, issue.project);
     if (!(await project.takeMergeTurn(ctx.key)))
@@ -94,16 +98,7 @@ export const REVIEW_DELIVERERS: Deliverers = {
         const stale = await keepCurrent(forge, prNumber, issue.headSha);
         if (stale) return stale;
       }
-      const result = await forge.mergePullRequest(prNumber, {
-        method: "merge",
-        ...(issue.headSha && { sha: issue.headSha }),
-      });
-      // Merging is idempotent: a retry after a lost answer finds the pull request already merged.
-      if (result.merged) {
-        const pull = { number: prNumber, byConveyor: true };
-        return { type: "merge_confirmed", ...pull, ...(issue.headSha && { sha: issue.headSha }) };
-      }
-      return { type: "merge_failed", reason: result.reason };
+      return await mergeByRules(ctx, registered, forge, prNumber);
     } finally {
       await project.endMergeTurn(ctx.key);
     }
@@ -148,6 +143,46 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
       ledger: await criticLedger(env, project.id, issue.number),
     },
   );
+}
+
+/**
+ * The merge as the repository's rules have it: the method `merge.method` picks among those it allows, the
+ * message Conveyor's own (src/forge/post/commit-message.ts). A refusal for want of approvals waits for a
+ * person (merge_held); any other fails.
+ */
+async function mergeByRules(
+  ctx: EffectContext,
+  project: Project,
+  forge: ForgeClient,
+  prNumber: number,
+): Promise<LifecycleEvent> {
+  const { issue, env } = ctx;
+  const chosen = mergeMethod(project.settings.merge.method, await forge.getMergeMethods());
+  if ("refused" in chosen) return { type: "merge_failed", reason: chosen.refused };
+  // The title a writer queued; without one (queued before briefs were kept), the mirror's, else the forge's.
+  const title =
+    issue.brief?.title ??
+    (await mirroredIssues(env, project.id, [issue.number]))[0]?.title ??
+    (await forge.getIssue(issue.number)).title;
+  const commit = mergeCommitMessage({ number: issue.number, title }, prNumber);
+  const result = await forge.mergePullRequest(prNumber, {
+    method: chosen.method,
+    ...commit,
+    ...(issue.headSha && { sha: issue.headSha }),
+  });
+  // Merging is idempotent: a retry after a lost answer finds the pull request already merged.
+  if (result.merged) {
+    const pull = { number: prNumber, byConveyor: true };
+    return { type: "merge_confirmed", ...pull, ...(issue.headSha && { sha: issue.headSha }) };
+  }
+  const target = {
+    prNumber,
+    headSha: issue.headSha,
+    author: await conveyorAccount(env, project),
+    branch: project.settings.defaultBranch,
+  };
+  const held = await refusalHold(forge, target, result.reason);
+  return held ? { type: "merge_held", reason: held } : { type: "merge_failed", reason: result.reason };
 }
 
 /** Whether the issue's pull request is merged, as the forge says: merge_confirmed, or `unmerged`. */

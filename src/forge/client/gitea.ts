@@ -3,10 +3,12 @@ import { giteaMergeability, type Mergeability } from "../../domain/stay-current.
 import { hasStatus } from "./errors.ts";
 import { ForgeHttp, type HttpRequest } from "./http.ts";
 import { ensureRepoLabels, findLabel, type NormalizedLabel } from "./labels.ts";
+import { giteaBranchProtection, giteaMergeMethods, giteaProtection, readOr } from "./merge-rules.ts";
 import { type ForgeClientOptions, transportOptions } from "./options.ts";
-import { RepoClient } from "./repo-client.ts";
+import { encodeBranch, RepoClient } from "./repo-client.ts";
 import { comment, giteaBranch, giteaCombinedStatus, type PullMergeState } from "./schemas.ts";
 import type {
+  BranchProtection,
   CombinedStatus,
   IssueComment,
   MergeOptions,
@@ -58,6 +60,19 @@ export class GiteaClient extends RepoClient {
 
   protected branchDeletePath(encodedBranch: string): string {
     return `${this.repo}/branches/${encodedBranch}`;
+  }
+  protected readonly mergeMethods = giteaMergeMethods;
+
+  /** The branch names its rule; the rule itself (`branch_protections/{name}`) is read where admins may. */
+  async getBranchProtection(
+    branch: string,
+    { branchOnly = false }: { branchOnly?: boolean } = {},
+  ): Promise<BranchProtection | null> {
+    const path = `${this.repo}/branches/${encodeBranch(branch)}`;
+    const { rule, protection } = await this.http.json({ method: "GET", path }, giteaBranchProtection);
+    if (!protection || !rule || branchOnly) return protection;
+    const rulePath = `${this.repo}/branch_protections/${encodeURIComponent(rule)}`;
+    return readOr(this.http, rulePath, giteaProtection, async () => protection);
   }
   // Gitea pages its whole file list (X-Total-Count); it names no cap.
   protected readonly maxListedFiles = Number.POSITIVE_INFINITY;
@@ -111,7 +126,12 @@ export class GiteaClient extends RepoClient {
     return {
       method: "POST",
       path: `${this.repo}/pulls/${number}/merge`,
-      body: { Do: options.method, MergeTitleField: options.title, head_commit_id: options.sha },
+      body: {
+        Do: options.method,
+        MergeTitleField: options.title,
+        MergeMessageField: options.message,
+        head_commit_id: options.sha,
+      },
       // A second merge is answered "already merged", which mergePullRequest reports as such.
       idempotent: true,
     };

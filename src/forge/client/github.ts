@@ -3,8 +3,9 @@ import { githubMergeability, type Mergeability } from "../../domain/stay-current
 import { hasStatus } from "./errors.ts";
 import { ForgeHttp, type HttpRequest } from "./http.ts";
 import type { NormalizedLabel } from "./labels.ts";
+import { githubBranchProtection, githubMergeMethods, githubProtection, readOr } from "./merge-rules.ts";
 import { type ForgeClientOptions, transportOptions } from "./options.ts";
-import { RepoClient } from "./repo-client.ts";
+import { encodeBranch, RepoClient } from "./repo-client.ts";
 import {
   githubBranch,
   githubCheckRuns,
@@ -13,6 +14,7 @@ import {
   type PullMergeState,
 } from "./schemas.ts";
 import type {
+  BranchProtection,
   CiReport,
   CombinedStatus,
   MergeOptions,
@@ -52,6 +54,22 @@ export class GitHubClient extends RepoClient {
 
   protected branchDeletePath(encodedBranch: string): string {
     return `${this.repo}/git/refs/heads/${encodedBranch}`;
+  }
+  protected readonly mergeMethods = githubMergeMethods;
+
+  /**
+   * The branch first: whether it is protected, and its required checks (a conditional read anyone may make).
+   * The rule (`…/protection`) needs admin rights; without them GitHub answers 404, and the branch's part
+   * stands.
+   */
+  async getBranchProtection(
+    branch: string,
+    { branchOnly = false }: { branchOnly?: boolean } = {},
+  ): Promise<BranchProtection | null> {
+    const path = `${this.repo}/branches/${encodeBranch(branch)}`;
+    const shown = await this.http.json({ method: "GET", path }, githubBranchProtection);
+    if (!shown || branchOnly) return shown;
+    return readOr(this.http, `${path}/protection`, githubProtection, async () => shown);
   }
   // "Responses include a maximum of 3000 files" (REST API, list pull request files).
   protected readonly maxListedFiles = 3000;
@@ -118,7 +136,12 @@ export class GitHubClient extends RepoClient {
     return {
       method: "PUT",
       path: `${this.repo}/pulls/${number}/merge`,
-      body: { merge_method: options.method, sha: options.sha, commit_title: options.title },
+      body: {
+        merge_method: options.method,
+        sha: options.sha,
+        commit_title: options.title,
+        commit_message: options.message,
+      },
     };
   }
 

@@ -23,6 +23,7 @@ import {
   withNumber,
 } from "./schemas.ts";
 import type {
+  BranchProtection,
   CiReport,
   CombinedStatus,
   CreatedPullRequest,
@@ -33,6 +34,7 @@ import type {
   IssueState,
   LabelSpec,
   ListedPullRequest,
+  MergeMethods,
   MergeOptions,
   MergeResult,
   NewIssue,
@@ -88,6 +90,12 @@ export abstract class RepoClient implements ForgeClient<Plain> {
   protected abstract mergeabilityOf(pull: PullMergeState): Mergeability;
   /** Where a branch is deleted: GitHub deletes its ref, Gitea and Forgejo the branch. */
   protected abstract branchDeletePath(encodedBranch: string): string;
+  /** The repository's `allow_*` merge settings, as the forge names them (./merge-rules.ts). */
+  protected abstract readonly mergeMethods: z.ZodType<MergeMethods>;
+  abstract getBranchProtection(
+    branch: string,
+    options?: { branchOnly?: boolean },
+  ): Promise<BranchProtection | null>;
 
   /** Gitea and Forgejo have commit statuses only (Actions post statuses too); GitHub adds its checks. */
   async getCiReport(sha: string): Promise<CiReport> {
@@ -263,6 +271,10 @@ export abstract class RepoClient implements ForgeClient<Plain> {
     );
   }
 
+  getMergeMethods(): Promise<MergeMethods> {
+    return this.http.json({ method: "GET", path: this.repo }, this.mergeMethods);
+  }
+
   async closeIssue(number: number): Promise<void> {
     await this.http.send({
       method: "PATCH",
@@ -360,4 +372,4 @@ function decodeBase64(text: string): string {
 }
 
 /** Both forges take a branch's slashes as they are (`branches/conveyor/7`). */
-const encodeBranch = (branch: string) => branch.split("/").map(encodeURIComponent).join("/");
+export const encodeBranch = (branch: string) => branch.split("/").map(encodeURIComponent).join("/");

@@ -16,6 +16,7 @@ import type {
   ListedPullRequest,
   PullRequest,
   PullReview,
+  ReviewState,
   UpdatedIssue,
 } from "./types.ts";
 
@@ -79,9 +80,35 @@ export const comment = z
     }),
   );
 
+/** Both forges' review states (Gitea's REQUEST_REVIEW is a request, not a verdict: pending). */
+const REVIEW_STATES: Record<string, ReviewState> = {
+  APPROVED: "approved",
+  REQUEST_CHANGES: "changes_requested",
+  CHANGES_REQUESTED: "changes_requested",
+  COMMENT: "commented",
+  COMMENTED: "commented",
+  DISMISSED: "dismissed",
+};
+
 export const review = z
-  .object({ id: z.number(), body: z.string().nullish(), user: login.nullish() })
-  .transform((raw): PullReview => ({ id: raw.id, body: raw.body ?? "", author: raw.user?.login ?? "" }));
+  .object({
+    id: z.number(),
+    body: z.string().nullish(),
+    user: login.nullish(),
+    state: z.string().nullish(),
+    commit_id: z.string().nullish(),
+    // Gitea keeps a dismissed review's state and says so here; GitHub's state becomes DISMISSED.
+    dismissed: z.boolean().nullish(),
+  })
+  .transform(
+    (raw): PullReview => ({
+      id: raw.id,
+      body: raw.body ?? "",
+      author: raw.user?.login ?? "",
+      state: raw.dismissed ? "dismissed" : (REVIEW_STATES[raw.state ?? ""] ?? "pending"),
+      commitId: raw.commit_id ?? null,
+    }),
+  );
 
 export const pullRequest = z
   .object({

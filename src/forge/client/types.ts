@@ -151,7 +151,26 @@ export interface MergeOptions {
   method: MergeMethod;
   /** Merge only if the head is still at this commit. */
   sha?: string;
+  /** The merge or squash commit's first line and the rest of its message (a rebase keeps the commits' own). */
   title?: string;
+  message?: string;
+}
+
+/** The merge methods the repository allows; null where the forge did not say (GitHub, to a token that cannot push). */
+export type MergeMethods = Record<MergeMethod, boolean> | null;
+
+/** What branch protection asks of a merge into a branch, as far as the token may read it. */
+export interface BranchProtection {
+  /** Approving reviews required; null: protected, but the token may not read the rule (GitHub without admin). */
+  requiredApprovals: number | null;
+  /** Status checks that must pass, by name (on Gitea and Forgejo a name may be a glob: `ci/*`). */
+  requiredChecks: string[];
+  /** The head must contain the base (GitHub's strict status checks, Gitea's block_on_outdated_branch). */
+  upToDate: boolean;
+  /** A code owner must approve (GitHub); on Gitea and Forgejo, pending official review requests block it. */
+  codeOwnerReview: boolean;
+  /** A push dismisses the approvals given before it: only approvals of the head count. */
+  dismissStale: boolean;
 }
 
 /** A refused merge is an outcome, not an exception, so an outbox can retry a merge without double effects. */
@@ -171,11 +190,17 @@ export interface ReviewComment<T extends Texts = Posted> {
   body: T["body"];
 }
 
+/** A review's standing: Gitea's APPROVED / REQUEST_CHANGES / COMMENT and GitHub's words, in one vocabulary. */
+export type ReviewState = "approved" | "changes_requested" | "commented" | "dismissed" | "pending";
+
 /** A submitted review of a pull request, as the forge lists it. */
 export interface PullReview {
   id: number;
   body: string;
   author: string;
+  state: ReviewState;
+  /** The head the review was given for. */
+  commitId: string | null;
 }
 
 export interface NewReview<T extends Texts = Posted> {
@@ -248,6 +273,14 @@ export interface ForgeClient<T extends Texts = Posted> {
   /** Idempotent: deleting a branch that is gone succeeds. */
   deleteBranch(branch: string): Promise<void>;
   mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult>;
+  /** The merge methods the repository allows (`GET /repos/{owner}/{repo}`). */
+  getMergeMethods(): Promise<MergeMethods>;
+  /**
+   * The branch's protection, or null when it has none. What the token may not read (the rule itself needs
+   * admin rights on both forges) is read from the branch as far as it shows it. `branchOnly`: only what the
+   * branch shows (its required checks among it), one conditional read anyone may make, never the rule.
+   */
+  getBranchProtection(branch: string, options?: { branchOnly?: boolean }): Promise<BranchProtection | null>;
   closeIssue(number: number): Promise<void>;
   /** Replaces the issue's body. */
   editIssueBody(number: number, body: T["body"]): Promise<void>;

@@ -15,3 +15,21 @@ const CLOSING = new RegExp(
 /** The message with each closing keyword before a reference replaced by `refs`: the link stays, nothing closes. */
 export const withoutClosingKeywords = (message: string): string =>
   message.replace(CLOSING, (_keyword, _word, between: string) => `refs${between || " "}`);
+
+/** The longest first line Conveyor gives a merge or squash commit, before the pull request's number. */
+const MAX_TITLE_CHARS = 200;
+
+/**
+ * The squash or merge commit Conveyor writes for its pull request: the issue's title (its first line, any
+ * closing keyword made a reference) with the pull request's number, then `Closes #n` of its own issue and
+ * nothing else. Left to the forge, a squash lists every commit's message, and a merge commit the pull
+ * request's title, where a keyword would close another issue once the commit lands.
+ */
+export function mergeCommitMessage(
+  issue: { number: number; title: string },
+  pr: number,
+): { title: string; message: string } {
+  const line = withoutClosingKeywords(issue.title.split(/\r?\n/, 1)[0]?.trim() ?? "");
+  const title = line.length > MAX_TITLE_CHARS ? `${line.slice(0, MAX_TITLE_CHARS - 1)}…` : line;
+  return { title: `${title || `Issue #${issue.number}`} (#${pr})`, message: `Closes #${issue.number}` };
+}

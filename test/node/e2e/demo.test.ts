@@ -25,6 +25,7 @@ import {
   type IssueOutcome,
   outcomes,
   pullRequests,
+  squashShown,
   summaryTable,
 } from "../../../demo/summary.ts";
 import { forgeLinks } from "../../../src/forge/web-links.ts";
@@ -123,6 +124,13 @@ describe("the demo scenario", () => {
     // And once for the action's dangerous step.
     expect(run.approvals.map((r) => r.number).filter((n) => n !== 7)).toEqual(held.map(() => 5));
     expect(run.approvals.filter((r) => r.number === 7)).toHaveLength(1);
+  });
+
+  it("squashes each merge onto the squash-only sample, with Conveyor's message", () => {
+    // deviations() above holds every merged issue to this; here the one squash the demo prints.
+    expect(squashShown(results)).toMatch(
+      /^#1's pull request #(\d+), squashed onto main as one commit:\n {4}Add slugify\(text\) \(#\1\)\n\n {4}Closes #1$/,
+    );
   });
 
   it("runs the gardener and the planner beside the assembly line, each output applied once", async () => {

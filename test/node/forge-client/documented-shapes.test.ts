@@ -9,6 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { createForgeClient } from "../../../src/forge/client/index.ts";
 import {
+  giteaBranchProtection,
+  giteaMergeMethods,
+  giteaProtection,
+  githubBranchProtection,
+  githubMergeMethods,
+  githubProtection,
+} from "../../../src/forge/client/merge-rules.ts";
+import {
   changedFile,
   comment,
   giteaBranch,
@@ -53,11 +61,16 @@ const GITHUB_READS: Record<string, Read[]> = {
   "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews": [list(review)],
   "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews": [{ schema: withId }],
   "GET /repos/{owner}/{repo}/collaborators/{username}/permission": [{ schema: permission }],
-  "GET /repos/{owner}/{repo}/branches/{branch}": [{ schema: githubBranch }],
+  "GET /repos/{owner}/{repo}/branches/{branch}": [
+    { schema: githubBranch },
+    { schema: githubBranchProtection },
+  ],
   "GET /repos/{owner}/{repo}/commits/{ref}/status": [{ schema: githubCombinedStatus }],
   "GET /repos/{owner}/{repo}/commits/{ref}/check-runs": [{ schema: githubCheckRuns }],
   "GET /repos/{owner}/{repo}/commits/{ref}/check-suites": [{ schema: githubCheckSuites }],
   "POST /repos/{owner}/{repo}/hooks": [{ schema: withId }],
+  "GET /repos/{owner}/{repo}": [{ schema: githubMergeMethods }],
+  "GET /repos/{owner}/{repo}/branches/{branch}/protection": [{ schema: githubProtection }],
 };
 
 const GITEA_READS: Record<string, Read[]> = {
@@ -75,8 +88,10 @@ const GITEA_READS: Record<string, Read[]> = {
   "GET /repos/{owner}/{repo}/pulls/{index}/reviews": [list(review)],
   "POST /repos/{owner}/{repo}/pulls/{index}/reviews": [{ schema: withId }],
   "GET /repos/{owner}/{repo}/collaborators/{collaborator}/permission": [{ schema: permission }],
-  "GET /repos/{owner}/{repo}/branches/{branch}": [{ schema: giteaBranch }],
+  "GET /repos/{owner}/{repo}/branches/{branch}": [{ schema: giteaBranch }, { schema: giteaBranchProtection }],
   "GET /repos/{owner}/{repo}/commits/{ref}/status": [{ schema: giteaCombinedStatus }],
+  "GET /repos/{owner}/{repo}": [{ schema: giteaMergeMethods }],
+  "GET /repos/{owner}/{repo}/branch_protections/{name}": [{ schema: giteaProtection }],
 };
 
 const requirements = (read: Read) =>
@@ -117,6 +132,17 @@ beforeAll(async () => {
   await client.ensureLabels(["backlog"]);
   ids.issue = (await client.createIssue({ title: "An issue", body: "Text", labels: ["backlog"] })).number;
   await client.comment(ids.issue, "A comment");
+  const rule = {
+    rule_name: "main",
+    required_approvals: 1,
+    enable_status_check: true,
+    status_check_contexts: ["ci/test"],
+  };
+  await fetch(`${forge.apiUrl}/repos/${REPO}/branch_protections`, {
+    method: "POST",
+    headers: { authorization: `token ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(rule),
+  });
   const checkout = await Checkout.clone(forge.cloneUrl(REPO, forge.admin.token), `${started.workDir}/shapes`);
   ids.sha = await checkout.commitAndPush("conveyor/1", { "a.txt": "a\n" });
   ids.pull = (
@@ -171,6 +197,7 @@ describe("the local forge answers with the documented shapes", () => {
         `/repos/${REPO}/issues/${ids.issue}/comments`,
       ],
       ["GET /repos/{owner}/{repo}/pulls/{pull_number}", `/repos/${REPO}/pulls/${ids.pull}`],
+      ["GET /repos/{owner}/{repo}/branches/{branch}/protection", `/repos/${REPO}/branches/main/protection`],
     ];
     for (const [operation, path] of github) {
       const shape = doc.operations[operation]?.response;
@@ -191,6 +218,8 @@ describe("the local forge answers with the documented shapes", () => {
         `/repos/${REPO}/collaborators/conveyor/permission`,
       ],
       ["GET /repos/{owner}/{repo}/branches/{branch}", `/repos/${REPO}/branches/main`],
+      ["GET /repos/{owner}/{repo}", `/repos/${REPO}`],
+      ["GET /repos/{owner}/{repo}/branch_protections/{name}", `/repos/${REPO}/branch_protections/main`],
       ["GET /user", "/user"],
     ];
     for (const [operation, path] of gitea) {

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { ApiBudget, type ApiCalls } from "./budget.ts";
 import { Ci } from "./ci/runner.ts";
 import { type Forge, gitDir } from "./forge.ts";
+import { commitShape } from "./git/log.ts";
 import { branchHeads } from "./git/refs.ts";
 import { Listings } from "./listings.ts";
 import { KeyedLock } from "./lock.ts";
@@ -63,6 +64,8 @@ export interface LocalForge {
   addCollaborator(repo: string, login: string, level: CollaboratorLevel): void;
   /** The clone URL with `token` as Basic credentials, for plain `git clone` / `git push`. */
   cloneUrl(repo: string, token: string): string;
+  /** A commit of `repo` (a sha or a branch): its parents and its message. */
+  commit(repo: string, ref: string): Promise<{ parents: string[]; message: string }>;
   /** Every webhook delivery so far, oldest first (`status` null and no `error`: not answered yet). */
   deliveries(): readonly Delivery[];
   /** API requests about `repo`: charged to the rate limit, and answered 304 (free). */
@@ -197,6 +200,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
       url.password = token;
       return url.toString();
     },
+    commit: (repo, ref) => commitShape(gitDir(reposDir, requireRepo(store, repo)), ref),
     deliveries: () => store.state.deliveries,
     apiCalls: (repo) => forge?.budget.callsFor(repo) ?? { charged: 0, notModified: 0 },
     spendRateLimit: (login, used) => forge?.budget.spend(login, used),

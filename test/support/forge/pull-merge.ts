@@ -4,16 +4,19 @@ import { type Forge, gitDir } from "./forge.ts";
 import { commitTree, mergeTree, rebaseOnto } from "./git/merge.ts";
 import { updateRef } from "./git/refs.ts";
 import { ApiError, notFound } from "./http.ts";
+import { type Dialect, type MergeStyle, protectionRefusal, styleRefusal } from "./merge-rules.ts";
 import { refreshPull } from "./pulls.ts";
 import { applyBranchUpdates } from "./push.ts";
 import { checking, type Issue, type Pull, type Repo, type User } from "./state.ts";
 import { fullName } from "./store.ts";
 import { pullPayload } from "./webhooks/payloads.ts";
 
-export type MergeStyle = "merge" | "squash" | "rebase";
+export type { MergeStyle };
 
 export interface MergeRequest {
   style: MergeStyle;
+  /** Whose words a refusal is in: Gitea's, or GitHub's for a GitHub client. */
+  dialect?: Dialect;
   /** First line of the commit message (MergeTitleField). */
   title?: string;
   /** Rest of the message (MergeMessageField). */
@@ -25,7 +28,8 @@ export interface MergeRequest {
 /**
  * `POST /pulls/{index}/merge` with Gitea's checks and answers, in its order: merged → 405 with an empty
  * message, closed → 404, no write access → 405, work in progress → 405, conflicts → 405 "Please try again
- * later", a moved head → 409 "head out of date". A merge really writes the commit in the bare repository
+ * later", branch protection → 405 (./merge-rules.ts), a style the repository does not allow → 405, a moved
+ * head → 409 "head out of date" (GitHub's `PUT /pulls/{n}/merge`: the same, in GitHub's words). A merge really writes the commit in the bare repository
  * and moves the base branch (compare-and-swap), then behaves like a push to it; after the `pull_request`
  * `closed` webhook, issues the pull request closes by keyword ("Fixes #3") are closed when the base is the
  * default branch — and, as for any push there, those its commits' messages close.
@@ -50,8 +54,18 @@ export async function mergePull(
     await refreshPull(dir, repo, pull);
     const base = repo.branches[pull.baseBranch];
     if (!base || !pull.mergeable || checking(pull)) throw new ApiError(405, "Please try again later");
+    const dialect = request.dialect ?? "gitea";
+    const refused = protectionRefusal(forge.store, repo, issue as Issue & { pull: Pull }, dialect);
+    if (refused) throw new ApiError(405, refused);
+    const style = styleRefusal(repo, request.style, dialect);
+    if (style) throw new ApiError(405, style);
     if (request.headCommitId && request.headCommitId !== pull.headSha)
-      throw new ApiError(409, "head out of date");
+      throw new ApiError(
+        409,
+        dialect === "github"
+          ? "Head branch was modified. Review and try the merge again."
+          : "head out of date",
+      );
 
     const merged = await mergeCommit(dir, base, issue, pull, request, {
       name: doer.login,

@@ -1,4 +1,4 @@
-import { type AccessMode, atLeast } from "./auth.ts";
+import { type AccessMode, accessMode, atLeast } from "./auth.ts";
 import type { DiffFile } from "./git/log.ts";
 import type { Comment, CommitStatus, Hook, Issue, Label, Repo, Review, User } from "./state.ts";
 import type { Store } from "./store.ts";
@@ -113,10 +113,10 @@ export class Render {
       has_pull_requests: true,
       has_projects: false,
       ignore_whitespace_conflicts: false,
-      allow_merge_commits: true,
-      allow_rebase: true,
+      allow_merge_commits: repo.mergeStyles.merge,
+      allow_rebase: repo.mergeStyles.rebase,
       allow_rebase_explicit: false,
-      allow_squash_merge: true,
+      allow_squash_merge: repo.mergeStyles.squash,
       default_merge_style: "merge",
       avatar_url: "",
       internal: false,
@@ -252,7 +252,8 @@ export class Render {
       body: review.body,
       commit_id: review.commitId,
       stale: review.commitId !== issue.pull?.headSha,
-      official: false,
+      // Gitea's: a review by someone with write access, which branch protection counts.
+      official: atLeast(accessMode(this.#store.user(review.reviewerId), repo), "write"),
       dismissed: false,
       comments_count: review.comments.length,
       submitted_at: review.submittedAt,

@@ -44,6 +44,8 @@ export async function createRepository(store: Store, reposDir: string, input: Ne
     checkRuns: [],
     hooks: [],
     ciCommand: input.ciCommand ?? null,
+    mergeStyles: { merge: true, squash: true, rebase: true },
+    protections: [],
   };
   const dir = gitDir(reposDir, repo);
   await initBare(dir, repo.defaultBranch);

@@ -145,6 +145,31 @@ const hook = z.object({
 });
 export type Hook = z.output<typeof hook>;
 
+/** The merge styles the repository allows (Gitea's `allow_merge_commits`, `allow_squash_merge`, `allow_rebase`). */
+const mergeStyles = z.object({ merge: z.boolean(), squash: z.boolean(), rebase: z.boolean() });
+export type MergeStyles = z.output<typeof mergeStyles>;
+
+/**
+ * A branch protection rule, as Gitea keeps it (GitHub's maps onto it): `ruleName` names the branch (Gitea
+ * also takes globs; here, the branch's own name).
+ */
+const protection = z.object({
+  id,
+  ruleName: z.string(),
+  requiredApprovals: z.number().int().min(0),
+  enableStatusCheck: z.boolean(),
+  /** Required status check contexts; `*` matches any run of characters, as Gitea's globs do. */
+  statusCheckContexts: z.array(z.string()),
+  blockOnOutdatedBranch: z.boolean(),
+  blockOnRejectedReviews: z.boolean(),
+  dismissStaleApprovals: z.boolean(),
+  /** GitHub's require_code_owner_reviews (Gitea's rule has no such field: read there as official reviews). */
+  requireCodeOwnerReviews: z.boolean(),
+  createdAt: time,
+  updatedAt: time,
+});
+export type Protection = z.output<typeof protection>;
+
 const repo = z.object({
   id,
   owner: z.string(),
@@ -164,6 +189,8 @@ const repo = z.object({
   hooks: z.array(hook),
   /** CI command; null: `sh ./ci.sh` when the commit has one. */
   ciCommand: z.string().nullable(),
+  mergeStyles: mergeStyles.default({ merge: true, squash: true, rebase: true }),
+  protections: z.array(protection).default([]),
 });
 export type Repo = z.output<typeof repo>;
 

@@ -52,6 +52,7 @@ const schemas = {
   }),
   criticCalls: z.object({ key: z.string() }),
   pull: z.object({ repo: z.string(), number: z.number() }),
+  commit: z.object({ repo: z.string(), ref: z.string().min(1) }),
   apiCalls: z.object({ repo: z.string() }),
   rateLimit: z.object({ login: z.string(), used: z.number().int().min(0) }),
   slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
@@ -123,6 +124,10 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       const { key, answers } = schemas.critic.parse(body);
       critic.enqueue(key, answers);
       return { queued: answers.length };
+    },
+    commit: async (body) => {
+      const { repo, ref } = schemas.commit.parse(body);
+      return forge.commit(repo, ref);
     },
     "critic-calls": async (body) => {
       const { key } = schemas.criticCalls.parse(body);

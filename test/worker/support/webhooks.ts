@@ -171,3 +171,29 @@ export const issueClosedDelivery = (loop: { project: string; repo: string }, num
       repository: { ...CLOSED.repository, full_name: loop.repo },
     }),
   );
+
+const REVIEW = JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request_review.approved.json"] ?? "{}");
+
+/** An approving review of pull request `pr` at `headSha` by `login`, as Forgejo delivers it. */
+export const reviewDelivery = (
+  loop: { project: string; repo: string },
+  review: { pr: number; headSha: string; login: string },
+) => {
+  const sender = { ...REVIEW.sender, login: review.login, username: review.login };
+  return deliver(
+    loop.project,
+    { forge: "forgejo", event: { grouped: "pull_request_approved", type: "pull_request_review_approved" } },
+    pretty({
+      ...REVIEW,
+      number: review.pr,
+      commit_id: "",
+      pull_request: {
+        ...REVIEW.pull_request,
+        number: review.pr,
+        head: { ...REVIEW.pull_request.head, sha: review.headSha },
+      },
+      repository: { ...REVIEW.repository, full_name: loop.repo },
+      sender,
+    }),
+  );
+};

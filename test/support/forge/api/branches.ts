@@ -6,8 +6,12 @@ import { applyBranchUpdates } from "../push.ts";
 import { fullName } from "../store.ts";
 import { payloadCommit } from "../webhooks/payloads.ts";
 import { type RepoContext, requireMode } from "./context.ts";
+import { giteaBranchFields, githubBranchFields } from "./protection.ts";
 
-/** One branch and its head: Gitea's Branch (`commit.id`), or GitHub's (`commit.sha`) for a GitHub client. */
+/**
+ * One branch, its head and what its protection shows to readers: Gitea's Branch (`commit.id`), or GitHub's
+ * (`commit.sha`) for a GitHub client.
+ */
 export async function getBranch(ctx: RepoContext): Promise<Reply> {
   const name = ctx.params.branch ?? "";
   const sha = ctx.repo.branches[name];
@@ -17,7 +21,11 @@ export async function getBranch(ctx: RepoContext): Promise<Reply> {
     throw new ApiError(404, `branch does not exist [name: ${name}]`);
   }
   if (ctx.dialect === "github") {
-    return json(200, { name, commit: { sha, url: `${base}/commits/${sha}` }, protected: false });
+    return json(200, {
+      name,
+      commit: { sha, url: `${base}/commits/${sha}` },
+      ...githubBranchFields(ctx, name),
+    });
   }
   const commit = await commitAt(gitDir(ctx.forge.reposDir, ctx.repo), sha);
   return json(200, {
@@ -25,13 +33,7 @@ export async function getBranch(ctx: RepoContext): Promise<Reply> {
     commit: commit
       ? payloadCommit(ctx.forge.render, ctx.repo, commit)
       : { id: sha, url: `${ctx.forge.render.repoUrl(ctx.repo)}/commit/${sha}` },
-    protected: false,
-    required_approvals: 0,
-    enable_status_check: false,
-    status_check_contexts: [],
-    user_can_push: ctx.mode !== "read",
-    user_can_merge: ctx.mode !== "read",
-    effective_branch_protection_name: "",
+    ...giteaBranchFields(ctx, name),
   });
 }
 

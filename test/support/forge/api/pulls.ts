@@ -3,7 +3,7 @@ import { gitDir } from "../forge.ts";
 import { diff, diffFiles, formatPatch } from "../git/log.ts";
 import { updateRef } from "../git/refs.ts";
 import { ApiError, json, notFound, parseBody, type Reply } from "../http.ts";
-import { mergePull, updatePullBranch } from "../pull-merge.ts";
+import { type MergeRequest, mergePull, updatePullBranch } from "../pull-merge.ts";
 import { refreshPull } from "../pulls.ts";
 import type { Issue, Pull } from "../state.ts";
 import { checking } from "../state.ts";
@@ -184,17 +184,48 @@ export function isMerged(ctx: RepoContext): Reply {
 
 /** 200 with an empty body, as Gitea answers. */
 export async function merge(ctx: RepoContext): Promise<Reply> {
-  const issue = pullParam(ctx);
   const form = parseBody(mergeOption, ctx.body);
-  await mergePull(ctx.forge, ctx.repo, issue, ctx.doer, ctx.mode, {
+  await mergeAndAnswer(ctx, {
     style: form.Do,
     title: form.MergeTitleField,
     message: form.MergeMessageField,
     headCommitId: form.head_commit_id,
   });
+  return { status: 200 };
+}
+
+const githubMergeOption = z
+  .object({
+    commit_title: z.string().optional(),
+    commit_message: z.string().optional(),
+    sha: z.string().optional(),
+    merge_method: z.enum(["merge", "squash", "rebase"]).default("merge"),
+  })
+  .nullish();
+
+/** GitHub's `PUT /pulls/{n}/merge`: the same merge, GitHub's refusals, and its pull-request-merge-result. */
+export async function mergeGithub(ctx: RepoContext): Promise<Reply> {
+  const form = parseBody(githubMergeOption, ctx.body) ?? { merge_method: "merge" as const };
+  const issue = await mergeAndAnswer(ctx, {
+    style: form.merge_method,
+    title: form.commit_title,
+    message: form.commit_message,
+    headCommitId: form.sha,
+    dialect: "github",
+  });
+  return json(200, {
+    sha: issue.pull.mergeCommitSha,
+    merged: true,
+    message: "Pull Request successfully merged",
+  });
+}
+
+async function mergeAndAnswer(ctx: RepoContext, request: MergeRequest) {
+  const issue = pullParam(ctx);
+  await mergePull(ctx.forge, ctx.repo, issue, ctx.doer, ctx.mode, request);
   const slow = ctx.forge.slowMerges.get(fullName(ctx.repo).toLowerCase());
   if (slow) await new Promise((answer) => setTimeout(answer, slow));
-  return { status: 200 };
+  return issue;
 }
 
 /** Gitea's `POST /pulls/{index}/update`: the base merged into the head (see `updatePullBranch`). */

@@ -5,6 +5,7 @@ import { collaboratorLevel } from "../state.ts";
 import { setCollaborator } from "../store.ts";
 import type { ApiContext, RepoContext } from "./context.ts";
 import { requireMode } from "./context.ts";
+import { githubMergeSettings } from "./protection.ts";
 
 const collaboratorOption = z.object({ permission: collaboratorLevel.optional() });
 
@@ -12,8 +13,10 @@ export function getCurrentUser(ctx: ApiContext): Reply {
   return json(200, ctx.forge.render.user(ctx.doer));
 }
 
+/** Gitea's Repository; a GitHub client also gets GitHub's names of the merge settings. */
 export function getRepo(ctx: RepoContext): Reply {
-  return json(200, ctx.forge.render.repo(ctx.repo, ctx.mode));
+  const repo = ctx.forge.render.repo(ctx.repo, ctx.mode);
+  return json(200, ctx.dialect === "github" ? { ...repo, ...githubMergeSettings(ctx.repo) } : repo);
 }
 
 /**

@@ -23,12 +23,23 @@ import {
   replaceIssueLabels,
 } from "./labels.ts";
 import {
+  createProtection,
+  deleteProtection,
+  editProtection,
+  editRepo,
+  getGithubProtection,
+  getProtection,
+  listProtections,
+  putGithubProtection,
+} from "./protection.ts";
+import {
   createPullRequest,
   editPull,
   getPull,
   isMerged,
   listPulls,
   merge,
+  mergeGithub,
   pullDiff,
   pullFiles,
   updateBranch,
@@ -42,6 +53,7 @@ import { combinedStatus, createCommitStatus, listCommitStatuses } from "./status
 export const ROUTES: Route[] = [
   userRoute("GET", "/user", getCurrentUser),
   repoRoute("GET", "", getRepo),
+  repoRoute("PATCH", "", editRepo),
   repoRoute("GET", "/collaborators/{collaborator}/permission", getPermission),
   repoRoute("PUT", "/collaborators/{collaborator}", putCollaborator),
 
@@ -71,6 +83,8 @@ export const ROUTES: Route[] = [
   repoRoute("GET", "/pulls/{index}/files", pullFiles),
   repoRoute("GET", "/pulls/{index}/merge", isMerged),
   repoRoute("POST", "/pulls/{index}/merge", merge),
+  // GitHub merges with PUT.
+  repoRoute("PUT", "/pulls/{index}/merge", mergeGithub),
   repoRoute("POST", "/pulls/{index}/update", updateBranch),
   repoRoute("GET", "/pulls/{index}/reviews", listReviews),
   repoRoute("POST", "/pulls/{index}/reviews", submitReview),
@@ -78,6 +92,9 @@ export const ROUTES: Route[] = [
   repoRoute("GET", "/statuses/{sha}", listCommitStatuses),
   repoRoute("POST", "/statuses/{sha}", createCommitStatus),
   repoRoute("GET", "/commits/{ref}/status", combinedStatus),
+  // Before the branch itself: a branch name takes the rest of the path.
+  repoRoute("GET", "/branches/{branch}/protection", getGithubProtection),
+  repoRoute("PUT", "/branches/{branch}/protection", putGithubProtection),
   repoRoute("GET", "/branches/{branch}", getBranch),
   repoRoute("GET", "/contents/{path}", getContents),
   repoRoute("DELETE", "/branches/{branch}", deleteBranch),
@@ -90,6 +107,12 @@ export const ROUTES: Route[] = [
   repoRoute("POST", "/check-suites", createCheckSuite),
   repoRoute("GET", "/commits/{ref}/check-runs", listCheckRuns),
   repoRoute("GET", "/commits/{ref}/check-suites", listCheckSuites),
+
+  repoRoute("GET", "/branch_protections", listProtections),
+  repoRoute("POST", "/branch_protections", createProtection),
+  repoRoute("GET", "/branch_protections/{name}", getProtection),
+  repoRoute("PATCH", "/branch_protections/{name}", editProtection),
+  repoRoute("DELETE", "/branch_protections/{name}", deleteProtection),
 
   repoRoute("GET", "/hooks", listHooks),
   repoRoute("POST", "/hooks", createHook),

@@ -29,6 +29,16 @@ export async function pushedCommits(
   return logCommits(gitDir, range, limit);
 }
 
+/** A commit's parents and message: whether a merge wrote a merge commit, a squash or a rebase, and its words. */
+export async function commitShape(
+  gitDir: string,
+  ref: string,
+): Promise<{ parents: string[]; message: string }> {
+  const { stdout } = await git(["--git-dir", gitDir, "log", "-1", "--format=%P%n%B", ref, "--"]);
+  const [parents = "", ...message] = stdout.split("\n");
+  return { parents: parents.split(" ").filter(Boolean), message: message.join("\n").trimEnd() };
+}
+
 /** The commit `sha`, with the files it changed. */
 export async function commitAt(gitDir: string, sha: string): Promise<PushedCommit | undefined> {
   return (await logCommits(gitDir, [sha], 1))[0];
