@@ -5,6 +5,11 @@
  * the agent's `read_backlog` tool pages through. Every entry carries its dates. Pure.
  */
 import { shownText } from "../forge/post/hidden.ts";
+import {
+  BACKLOG_PAGE_SIZE,
+  type BacklogQuery,
+  type BacklogResponse,
+} from "../runner-api/backlog-contract.ts";
 import type { AgentDefinition } from "./definition.ts";
 import type { EventSubject } from "./triggers.ts";
 
@@ -95,14 +100,12 @@ export function chooseBacklog(
   tokens = BACKLOG_TOKENS,
 ): Backlog {
   const entries = backlogEntries(rows, now, focus);
-  const ranked = entries
-    .map((entry) => ({ entry, score: score(entry) }))
-    .sort((a, b) => b.score - a.score || b.entry.number - a.entry.number);
+  const ranked = byRelevance(entries);
   const budget = tokens * 4;
   const bodies = budget * BODIES_SHARE;
   let used = 0;
   const chosen: BacklogEntry[] = [];
-  for (const { entry } of ranked) {
+  for (const entry of ranked) {
     const full = JSON.stringify(entry).length + 1;
     const brief = full - (entry.body === undefined ? 0 : JSON.stringify(entry.body).length + 8);
     if (used + full <= bodies) {
@@ -116,6 +119,46 @@ export function chooseBacklog(
   }
   return { entries: chosen, omitted: entries.length - chosen.length, total: entries.length };
 }
+
+/** The read tool's answer: the entries matching `query`, in its order, one page of them. */
+export function searchBacklog(
+  rows: readonly BacklogRow[],
+  now: number,
+  query: BacklogQuery,
+): BacklogResponse {
+  const words = (query.text ?? "").toLowerCase().split(/\s+/).filter(Boolean);
+  const numbers = query.numbers && new Set(query.numbers);
+  const matching = backlogEntries(rows, now).filter(
+    (entry) =>
+      (!query.kind || entry.kind === query.kind) &&
+      (!query.label || entry.labels.includes(query.label)) &&
+      (!query.stale || (entry.signals ?? []).some((s) => s.startsWith("stale"))) &&
+      (!numbers || numbers.has(entry.number)) &&
+      words.every((word) => `${entry.title}\n${entry.body ?? ""}`.toLowerCase().includes(word)),
+  );
+  const idle = (entry: BacklogEntry) => entry.idleDays ?? 0;
+  const sorted =
+    query.sort === "updated"
+      ? matching.sort((a, b) => idle(a) - idle(b) || b.number - a.number)
+      : query.sort === "oldest"
+        ? matching.sort((a, b) => idle(b) - idle(a) || a.number - b.number)
+        : byRelevance(matching);
+  const page = query.page ?? 1;
+  const start = (page - 1) * BACKLOG_PAGE_SIZE;
+  return {
+    today: new Date(now).toISOString().slice(0, 10),
+    page,
+    matching: sorted.length,
+    more: start + BACKLOG_PAGE_SIZE < sorted.length,
+    items: sorted.slice(start, start + BACKLOG_PAGE_SIZE),
+  };
+}
+
+const byRelevance = (entries: BacklogEntry[]): BacklogEntry[] =>
+  entries
+    .map((entry) => ({ entry, score: score(entry) }))
+    .sort((a, b) => b.score - a.score || b.entry.number - a.entry.number)
+    .map(({ entry }) => entry);
 
 /** Every row as an entry, with its dates, links and signals (the read tool's answer too). */
 export function backlogEntries(rows: readonly BacklogRow[], now: number, focus: Focus = {}): BacklogEntry[] {
