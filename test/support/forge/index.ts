@@ -6,6 +6,7 @@ import { ApiBudget, type ApiCalls } from "./budget.ts";
 import { Ci } from "./ci/runner.ts";
 import { type Forge, gitDir } from "./forge.ts";
 import { branchHeads } from "./git/refs.ts";
+import { type ImportedIssue, importIssues } from "./import.ts";
 import { Listings } from "./listings.ts";
 import { KeyedLock } from "./lock.ts";
 import { Render } from "./render.ts";
@@ -18,6 +19,7 @@ import { Deliverer } from "./webhooks/deliver.ts";
 import { type Write, WriteLog } from "./write-log.ts";
 
 export { CI_CONTEXT } from "./ci/runner.ts";
+export type { ImportedIssue } from "./import.ts";
 export type { NewRepo } from "./repositories.ts";
 export type { CiRun, CollaboratorLevel, Delivery } from "./state.ts";
 export type { Write } from "./write-log.ts";
@@ -96,6 +98,11 @@ export interface LocalForge {
    * answered: a change between two pages of one listing.
    */
   beforeListingPage(repo: string, page: number, action: () => Promise<void>): void;
+  /**
+   * Brings in issues with their own authors, times, labels and comments, as Gitea's repository migration does
+   * (no webhook): a repository older than the test. Returns their numbers.
+   */
+  importIssues(repo: string, issues: readonly ImportedIssue[]): number[];
   /** Resolves when no CI run is pending or running and every webhook emitted so far was delivered. */
   settled(): Promise<void>;
   /** Stops listening, cancels CI, waits for deliveries in flight, writes the state. */
@@ -222,6 +229,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     beforeListingPage(repo, page, action) {
       forge?.listings.before(fullName(requireRepo(store, repo)), page, action);
     },
+    importIssues: (repo, issues) => importIssues(store, requireRepo(store, repo), issues),
     async settled() {
       await ci.idle();
       await hooks.idle();
