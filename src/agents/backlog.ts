@@ -17,8 +17,16 @@ import type { EventSubject } from "./triggers.ts";
 export const STALE_ISSUE_DAYS = 90;
 /** A dependency open this long holds up what waits on it. */
 export const STALE_DEPENDENCY_DAYS = 30;
-/** The prompt's share for the backlog, in tokens (about four characters each). */
-export const BACKLOG_TOKENS = 24_000;
+/**
+ * The prompt's share for the backlog, in tokens (about four characters each): every turn of the run sends it
+ * again, so it grows with the run's budget, `TOKENS_PER_USD` for each dollar, within these bounds.
+ */
+export const BACKLOG_TOKENS = { min: 4_000, max: 24_000 };
+const TOKENS_PER_USD = 8_000;
+
+/** The backlog's token budget of a run whose definition allows it `budgetUsd`. */
+export const backlogTokens = (budgetUsd: number): number =>
+  Math.round(Math.min(BACKLOG_TOKENS.max, Math.max(BACKLOG_TOKENS.min, budgetUsd * TOKENS_PER_USD)));
 /** Of which bodies may take this share; the rest lists what does not fit with a body. */
 const BODIES_SHARE = 0.6;
 /** A backlog entry's body is cut here (the read tool shows more). */
@@ -97,7 +105,7 @@ export function chooseBacklog(
   rows: readonly BacklogRow[],
   now: number,
   focus: Focus = {},
-  tokens = BACKLOG_TOKENS,
+  tokens = BACKLOG_TOKENS.max,
 ): Backlog {
   const entries = backlogEntries(rows, now, focus);
   const ranked = byRelevance(entries);

@@ -11,7 +11,7 @@ import { budgetLimits } from "../projects/config.ts";
 import { openBacklog } from "../projects/mirror.ts";
 import { type FileReader, fileReaderOf, type Project, type Registered } from "../projects/store.ts";
 import { recentActivity } from "./activity.ts";
-import { chooseBacklog, focusOf } from "./backlog.ts";
+import { backlogTokens, chooseBacklog, focusOf } from "./backlog.ts";
 import { BUILTIN_AGENTS } from "./builtin.generated.ts";
 import { AGENTS_DIR, agentCatalog, type Catalog, MAX_REPOSITORY_AGENTS } from "./catalog.ts";
 import { agentPrompt } from "./context.ts";
@@ -70,7 +70,8 @@ export async function agentRunRequest(
   const [rows, activity] = review
     ? [[], undefined]
     : await Promise.all([openBacklog(env, project.id), recentActivity(env, project.id, now)]);
-  const backlog = chooseBacklog(rows, now, focusOf(definition.outputs, event?.subject));
+  const focus = focusOf(definition.outputs, event?.subject);
+  const backlog = chooseBacklog(rows, now, focus, backlogTokens(definition.budgetUsd));
   const context = {
     project: project.id,
     repo: project.repo,

@@ -3,6 +3,7 @@ import {
   BACKLOG_BODY,
   type BacklogRow,
   backlogEntries,
+  backlogTokens,
   chooseBacklog,
   focusOf,
   STALE_ISSUE_DAYS,
@@ -114,6 +115,12 @@ describe("the backlog a run sees", () => {
     expect(entries.length + omitted).toBe(300);
     // The freshest first (#1–#5 changed today; equals: the newest number).
     expect(entries[0]?.number).toBe(5);
+  });
+});
+
+describe("a run's backlog budget", () => {
+  it("grows with the run's own budget, within bounds", () => {
+    expect([0.1, 0.5, 1, 2, 10].map(backlogTokens)).toEqual([4_000, 4_000, 8_000, 16_000, 24_000]);
   });
 });
 
