@@ -5,6 +5,7 @@
  * the agent's `read_backlog` tool pages through. Every entry carries its dates. Pure.
  */
 import { shownText } from "../forge/post/hidden.ts";
+import type { MirroredIssue } from "../projects/mirrored-issue.ts";
 import {
   BACKLOG_PAGE_SIZE,
   type BacklogQuery,
@@ -34,20 +35,8 @@ export const BACKLOG_BODY = 1_500;
 
 const DAY_MS = 86_400_000;
 
-/** An open item as the mirror keeps it (src/projects/mirror.ts), its times in epoch ms. */
-export type BacklogRow = {
-  number: number;
-  title: string;
-  body: string;
-  labels: string[];
-  dependsOn: number[];
-  kind?: "issue" | "pull";
-  closes?: number[];
-  author?: string;
-  comments?: number;
-  createdAt?: number | null;
-  forgeUpdatedAt?: number | null;
-};
+/** An open item as the mirror keeps it, its times in epoch ms. */
+export type BacklogRow = Omit<MirroredIssue, "state" | "closedAt">;
 
 /** One entry as the agent reads it (JSON); `body` is absent where the budget left no room for it. */
 export type BacklogEntry = {

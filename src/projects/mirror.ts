@@ -8,26 +8,9 @@ import { compile, rowsOf } from "../db/compiled.ts";
 import { deliveries, forgeIssues, issueDependencies, issues } from "../db/schema.ts";
 import type { Env } from "../env.ts";
 import { deliveryMatch } from "../hooks/deliveries.ts";
+import type { MirroredIssue } from "./mirrored-issue.ts";
 
-export type MirroredIssue = {
-  number: number;
-  title: string;
-  body: string;
-  state: "open" | "closed";
-  labels: string[];
-  dependsOn: number[];
-  /** Absent: an issue (a webhook's issue event), or a row written before the mirror knew. */
-  kind?: "issue" | "pull";
-  /** A pull request's linked issues: those its text closes by keyword. */
-  closes?: number[];
-  author?: string;
-  /** Absent where the source does not say (a single issue's read): the mirror keeps what it has. */
-  comments?: number;
-  /** The forge's times, epoch ms; absent or null where the source does not say: the mirror keeps what it has. */
-  createdAt?: number | null;
-  forgeUpdatedAt?: number | null;
-  closedAt?: number | null;
-};
+export type { MirroredIssue } from "./mirrored-issue.ts";
 
 const ph = sql.placeholder;
 
