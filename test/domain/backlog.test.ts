@@ -7,7 +7,9 @@ import {
   chooseBacklog,
   focusOf,
   STALE_ISSUE_DAYS,
+  searchBacklog,
 } from "../../src/agents/backlog.ts";
+import { BACKLOG_PAGE_SIZE } from "../../src/runner-api/backlog-contract.ts";
 
 const NOW = Date.parse("2026-11-27T12:00:00Z");
 const DAY = 86_400_000;
@@ -115,6 +117,36 @@ describe("the backlog a run sees", () => {
     expect(entries.length + omitted).toBe(300);
     // The freshest first (#1–#5 changed today; equals: the newest number).
     expect(entries[0]?.number).toBe(5);
+  });
+});
+
+describe("read_backlog's answer", () => {
+  const rows = [
+    row(1, 300, { title: "Unicode slugs", labels: ["bug"] }),
+    row(2, 5, { title: "Faster slugs", body: "make slugify fast" }),
+    row(3, 120, { kind: "pull", closes: [1], title: "Fix unicode" }),
+    ...Array.from({ length: 40 }, (_, i) => row(10 + i, i % 20)),
+  ];
+
+  it("narrows by words, label, kind, staleness and numbers", () => {
+    const numbers = (query: object) => searchBacklog(rows, NOW, query).items.map((e) => e.number);
+    expect(numbers({ text: "SLUGS unicode" })).toEqual([1]);
+    expect(numbers({ text: "slugify" })).toEqual([2]);
+    expect(numbers({ label: "bug" })).toEqual([1]);
+    expect(numbers({ kind: "pull" })).toEqual([3]);
+    expect(numbers({ stale: true, sort: "oldest" })).toEqual([1, 3]);
+    expect(numbers({ numbers: [2, 3, 99] })).toEqual([3, 2]);
+  });
+
+  it("pages, latest updated first or least recently updated first, and says how many match", () => {
+    const first = searchBacklog(rows, NOW, { sort: "updated" });
+    expect(first).toMatchObject({ today: "2026-11-27", page: 1, matching: 43, more: true });
+    expect(first.items).toHaveLength(BACKLOG_PAGE_SIZE);
+    expect(first.items[0]?.idleDays).toBe(0);
+    const second = searchBacklog(rows, NOW, { sort: "updated", page: 2 });
+    expect(second).toMatchObject({ page: 2, more: false });
+    expect(second.items.at(-1)?.number).toBe(1);
+    expect(searchBacklog(rows, NOW, { sort: "oldest" }).items[0]?.number).toBe(1);
   });
 });
 
