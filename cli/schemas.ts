@@ -234,3 +234,16 @@ export const outcomesSchema = z.object({
   escalationCauses: z.array(z.object({ cause: z.string(), label: z.string(), count: z.number() })),
   waiting: z.array(z.object({ state: z.string(), ms: z.number() })),
 });
+
+/** `GET`/`POST /projects/:project/backfill`: where the mirror's backfill stands. */
+export const backfillSchema = z.object({
+  project: z.string(),
+  phase: z.enum(["idle", "running", "waiting", "done"]),
+  pass: z.number(),
+  page: z.number(),
+  listed: z.number(),
+  startedAt: z.number().nullable(),
+  finishedAt: z.number().nullable(),
+  nextAt: z.number().nullable(),
+  reason: z.string().nullable(),
+});

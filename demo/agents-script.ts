@@ -5,11 +5,11 @@
  */
 import { SAFE_OUTPUTS_SERVER } from "../runner/agents/safe-outputs.ts";
 import { type Rule, type Turn, text, use } from "../test/support/model/script.ts";
-import { GROOMING, PLANNED } from "./scenario.ts";
+import { GROOMING, PLANNED, STALE_ISSUE } from "./scenario.ts";
 
 const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
 
-const groom: Turn[] = GROOMING.flatMap(({ number, gardener }) =>
+const groom: Turn[] = [STALE_ISSUE, ...GROOMING].flatMap(({ number, gardener }) =>
   gardener
     ? [
         use(tool("comment"), { issue: number, body: gardener.comment }),
@@ -32,7 +32,9 @@ export const AGENT_RULES: Rule[] = [
     when: /You are the gardener/,
     steps: [
       ...groom,
-      text("Groomed: one duplicate for a maintainer to close, one issue without acceptance criteria."),
+      text(
+        "Groomed: one issue stale for months, one duplicate for a maintainer to close, one issue without acceptance criteria.",
+      ),
     ],
   },
   {

@@ -8,7 +8,7 @@ import { describeOutput } from "../src/agents/held-outputs.ts";
 import { requestedOutputSchema } from "../src/agents/outputs.ts";
 import type { Demo } from "./orchestrator.ts";
 import { LABELS } from "./project.ts";
-import { GROOMING, PLANNED, PROJECT, type SampleIssue } from "./scenario.ts";
+import { GROOMING, PLANNED, PROJECT, type SampleIssue, STALE_ISSUE } from "./scenario.ts";
 
 export const FACTORY_AGENTS = ["gardener", "planner"] as const;
 export type FactoryAgent = (typeof FACTORY_AGENTS)[number];
@@ -77,7 +77,8 @@ export class FactoryAgents {
   async step(): Promise<SampleIssue | null> {
     if (this.runs.size === 0) {
       const mirrored = new Set(this.#demo.d1.openMirrored(PROJECT));
-      if (!GROOMING.every((issue) => mirrored.has(issue.number))) return null;
+      // The stale one comes from the registration's backfill, the others from their webhooks.
+      if (![STALE_ISSUE, ...GROOMING].every((issue) => mirrored.has(issue.number))) return null;
       for (const agent of FACTORY_AGENTS) {
         const { runId } = z.object({ runId: z.string() }).parse(await this.#api("POST", `${agent}/runs`));
         this.runs.set(agent, {
@@ -149,7 +150,7 @@ export async function agentDeviations(demo: Demo, agents: FactoryAgents, exact: 
   if (!exact) return found;
   if (!agents.planned?.number) found.push(`the planner filed no issue "${PLANNED.title}"`);
   const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
-  for (const issue of GROOMING) {
+  for (const issue of [STALE_ISSUE, ...GROOMING]) {
     if (!issue.gardener) continue;
     const [comments, { labels }] = await Promise.all([
       maintainer.listComments(issue.number),

@@ -52,6 +52,8 @@ export async function startDemo(options: {
   workerModel?: boolean;
   /** Where the first runner reaches the Worker (a proxy in front of it), given the Worker's address. */
   runnerWorkerUrl?: (workerUrl: string) => Promise<string>;
+  /** What the sample repository holds before Conveyor is connected to it (a history older than Conveyor). */
+  history?: (sample: SampleForge) => Promise<void> | void;
 }): Promise<Demo> {
   const { dataDir } = options;
   const stops: (() => Promise<void>)[] = [];
@@ -97,6 +99,7 @@ export async function startDemo(options: {
     const d1 = new LocalD1(worker.stateDir);
     stops.push(async () => d1.close());
 
+    await options.history?.(sample);
     const operator = { workerUrl: worker.url, adminToken: TEST_ADMIN_TOKEN };
     await connectProject({
       ...operator,

@@ -12,7 +12,7 @@ import { agentDeviations } from "./agents.ts";
 import { follow, runScenario, type ScenarioRun, ScenarioTimeout } from "./drive.ts";
 import { factoryHealth, healthLines } from "./health.ts";
 import { type Demo, type ModelChoice, startDemo } from "./orchestrator.ts";
-import { GROOMING, ISSUES, PLANNED, PROJECT } from "./scenario.ts";
+import { GROOMING, ISSUES, PLANNED, PROJECT, STALE_ISSUE } from "./scenario.ts";
 import { deviations, outcomes, squashShown, summaryTable } from "./summary.ts";
 
 const env = z
@@ -39,7 +39,7 @@ console.log(
 );
 for (const issue of ISSUES) console.log(`  #${issue.number} ${issue.title}: ${issue.story}`);
 console.log(
-  `  and beside them: the gardener grooms ${GROOMING.map((i) => `#${i.number}`).join(" ")}; the planner files "${PLANNED.title}" from VISION.md: ${PLANNED.story}`,
+  `  and beside them: the gardener grooms ${GROOMING.map((i) => `#${i.number}`).join(" ")} and #${STALE_ISSUE.number}, stale for ${STALE_ISSUE.idleDays} days before Conveyor came (the backfill mirrors it); the planner files "${PLANNED.title}" from VISION.md: ${PLANNED.story}`,
 );
 console.log("Starting the forge, the Worker, the model and a runner …");
 const demo = await startDemo({ dataDir, model });

@@ -1,10 +1,14 @@
 /**
- * The local forge with the demo's sample repository, its people and its issues. Started fresh it seeds them;
+ * The local forge with the demo's sample repository, its people and its issues (one from before Conveyor, stale
+ * for months: STALE_ISSUE). Started fresh it seeds them;
  * started on an earlier data directory it finds them there and hands out new tokens.
  */
 import { createForgeClient, type ForgeClient, type Plain } from "../src/forge/client/index.ts";
 import { type LocalForge, startLocalForge } from "../test/support/forge/index.ts";
-import { ISSUES, REPO, SAMPLE_REPO_DIR } from "./scenario.ts";
+import { ISSUES, REPO, SAMPLE_REPO_DIR, STALE_ISSUE } from "./scenario.ts";
+
+const daysAgo = (days: number) =>
+  new Date(Date.now() - days * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 /** Who acts on the forge: Conveyor's account (API), its runner (git push), and a human maintainer. */
 export const PEOPLE = {
@@ -50,6 +54,11 @@ export async function startSampleForge(options: { dataDir: string; port?: number
       const { number } = await filer.createIssue({ title: issue.title, body: issue.body, labels: [] });
       if (number !== issue.number) throw new Error(`sample issue "${issue.title}" became #${number}`);
     }
+    const { number, title, body, author, idleDays } = STALE_ISSUE;
+    const [stale] = forge.importIssues(REPO, [
+      { title, body, author, createdAt: daysAgo(idleDays + 30), updatedAt: daysAgo(idleDays), comments: 1 },
+    ]);
+    if (stale !== number) throw new Error(`the stale issue "${title}" became #${stale}`);
   }
   return { forge, accounts, client };
 }

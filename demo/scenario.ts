@@ -134,24 +134,42 @@ export type GroomedIssue = {
   gardener?: { comment: string; label: string };
 };
 
+/**
+ * The sample's history: an issue filed long before Conveyor was connected and untouched for months, brought in
+ * with its own author and times (as a repository migration does). The registration's backfill mirrors it, and
+ * the gardener asks whether it still matters.
+ */
+export const STALE_ISSUE: GroomedIssue & { author: string; idleDays: number } = {
+  number: 8,
+  title: "Slugs for right-to-left text",
+  body: "slugify should keep Hebrew and Arabic letters instead of dropping them.",
+  author: "former-maintainer",
+  idleDays: 200,
+  gardener: {
+    comment:
+      "No activity here for over six months: is this still wanted? If it is, please add an example input and the slug it should give; if not, a maintainer may close it.",
+    label: "gardener/needs-human",
+  },
+};
+
 export const GROOMING: readonly GroomedIssue[] = [
   {
-    number: 8,
+    number: 9,
     title: "Add wordCount(text)",
     body: 'Add `wordCount(text)` in `src/word-count.js`, built on `words`: `wordCount("Hello, big world")` is 3. With tests.',
   },
   {
-    number: 9,
+    number: 10,
     title: "A function that counts words",
     body: "It would be handy to know how many words a text has.",
     gardener: {
       comment:
-        "Looks like a duplicate of #8, which asks for the same change with an example. A maintainer, please close one.",
+        "Looks like a duplicate of #9, which asks for the same change with an example. A maintainer, please close one.",
       label: "gardener/needs-human",
     },
   },
   {
-    number: 10,
+    number: 11,
     title: "Make the helpers nicer",
     body: "The helpers could be nicer to use.",
     gardener: {

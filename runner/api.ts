@@ -2,6 +2,11 @@ import type { z } from "zod";
 import { type BackoffPolicy, backoffDelay } from "../src/domain/backoff.ts";
 import { errorMessage } from "../src/error-message.ts";
 import {
+  type BacklogQuery,
+  type BacklogResponse,
+  backlogResponse,
+} from "../src/runner-api/backlog-contract.ts";
+import {
   type Claim,
   type CompleteRequest,
   claimResponse,
@@ -138,6 +143,11 @@ export class RunnerApi {
   /** Spends the job's vault approval of `step` before it runs; `fired: false` says why it may not. */
   async fireStep(jobId: string, leaseToken: string, step: string): Promise<FireResponse> {
     return fireResponse.parse(await this.#job(jobId, "fire", { leaseToken, step }));
+  }
+
+  /** A page of the project's open backlog, for an agent run's `read_backlog` tool. */
+  async backlog(jobId: string, leaseToken: string, query: BacklogQuery): Promise<BacklogResponse> {
+    return backlogResponse.parse(await this.#job(jobId, "backlog", { leaseToken, query }));
   }
 
   async complete(jobId: string, body: CompleteRequest): Promise<void> {

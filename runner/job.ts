@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { parsePhaseFile } from "../src/domain/phase.ts";
 import { errorMessage } from "../src/error-message.ts";
+import type { BacklogQuery } from "../src/runner-api/backlog-contract.ts";
 import { type Claim, issueRef, type Job } from "../src/runner-api/contract.ts";
 import type { StepFiring } from "./actions/action-tools.ts";
 import { NotAnAgentDriverError, runAgentJob } from "./agents/run.ts";
@@ -89,6 +90,16 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
     }
   };
 
+  // An agent run's read tool: a lost lease stops the run, any other failure is the tool's error to the agent.
+  const readBacklog = async (query: BacklogQuery) => {
+    try {
+      return await ctx.api.backlog(job.id, leaseToken, query);
+    } catch (error) {
+      if (error instanceof LeaseLostError) stop("lease_lost");
+      throw error;
+    }
+  };
+
   lease.start();
   shutdown.addEventListener("abort", onShutdown, { once: true });
   if (shutdown.aborted) onShutdown();
@@ -99,7 +110,7 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
       job.kind === "reap"
         ? await reap(ctx, job)
         : job.kind === "agent"
-          ? await runAgentJob(ctx, job, { reporter, log, signal })
+          ? await runAgentJob(ctx, job, { reporter, log, signal, readBacklog })
           : await session(ctx, job, { reporter, log, signal, beforePush, fireStep });
     log.info("job done", { phase: outcome.phase, reason: outcome.reason });
     await reporter.complete(outcome);

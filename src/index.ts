@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { agentRoutes } from "./api/agents.ts";
 import { operatorAuth } from "./api/auth.ts";
+import { backfillRoutes } from "./api/backfill.ts";
 import { costRoutes } from "./api/costs.ts";
 import { jsonError } from "./api/errors.ts";
 import { formulaRoutes } from "./api/formulas.ts";
@@ -38,6 +39,7 @@ app.route("/api/v1/projects", projectSetupRoutes);
 app.route("/api/v1/projects", agentRoutes);
 app.route("/api/v1/projects", formulaRoutes);
 app.route("/api/v1/projects", healthRoutes);
+app.route("/api/v1/projects", backfillRoutes);
 app.route("/api/v1/runners", runnerAdminRoutes);
 app.route("/api/v1", statusRoutes);
 app.route("/api/v1", vaultRoutes);

@@ -8,6 +8,7 @@ import { agentList, agentRun, agentShow } from "./agent.ts";
 import { costs } from "./costs.ts";
 import { health } from "./health.ts";
 import { abandon, approve, issueList, issueShow, redeliver, retry } from "./issue.ts";
+import { mirrorBackfill, mirrorStatus } from "./mirror.ts";
 import { outcomes } from "./outcomes.ts";
 import { projectAdd, projectList, projectRemove, projectSet, projectShow } from "./project.ts";
 import { runnerRevoke, runnerToken, status } from "./status.ts";
@@ -37,4 +38,6 @@ export const COMMANDS: Command[] = [
   vaultApprove,
   vaultReject,
   health,
+  mirrorBackfill,
+  mirrorStatus,
 ];

@@ -14,6 +14,7 @@ import { armAlarm, deliverSoon, outboxAlarm } from "../shared/alarm.ts";
 import { deliverInOrder, type Outbox, type OutboxRow } from "../shared/outbox.ts";
 import type { AgentJobs } from "./agents/agent-jobs.ts";
 import { AGENT_CHANNELS } from "./agents/runs.ts";
+import type { Backfill } from "./backfill.ts";
 import { type JobRecord, writeJobRecords } from "./d1-sink.ts";
 import { tellIssuePages } from "./issue-pages.ts";
 import type { JobStore } from "./jobs/job-store.ts";
@@ -31,6 +32,7 @@ export type DeliveredConcerns = {
   agentJobs: AgentJobs;
   vault: Vault;
   reconciliation: Reconciliation;
+  backfill: Backfill;
   supervisor: Supervisor;
 };
 
@@ -97,11 +99,12 @@ export class ProjectDelivery {
 
   /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */
   async arm(floor?: number): Promise<void> {
-    const { store, reconciliation, agentJobs, vault, supervisor } = this.concerns;
+    const { store, reconciliation, backfill, agentJobs, vault, supervisor } = this.concerns;
     await armAlarm(this.ctx.storage, [
       outboxAlarm(this.outbox.nextAt(Object.values(CHANNELS)), floor),
       nextDeadline(store.deadlineFields(), Date.now()),
       reconciliation.nextAt(),
+      backfill.nextAt(),
       agentJobs.nextScheduleAt(),
       vault.nextExpiry(),
       supervisor.nextAt(),

@@ -1,11 +1,11 @@
 /**
  * One Durable Object per project, a facade over its concerns, each a module of its own built here with what
  * it needs: the job queue (./jobs/queue.ts), its leases (./jobs/leases.ts) and what runners report under them
- * (./jobs/runner-reports.ts); agent runs (./agents/); the vault (./vault.ts); reconciliation
- * (./reconciliation.ts); the supervisor (./supervisor/); merge turns (./merge-turns.ts). Every state change is
- * written with the records it causes (./records.ts) in one synchronous transaction and sent from the outbox
- * (./delivery.ts); the object's one alarm is the safety net for that, expires leases and vault items, and
- * starts reconciliation, the agents' schedules and the supervisor when they are due.
+ * (./jobs/runner-reports.ts); agent runs (./agents/); the vault (./vault.ts); reconciliation and the mirror's
+ * backfill (./reconciliation.ts, ./backfill.ts); the supervisor (./supervisor/); merge turns. Every state
+ * change is written with the records it causes (./records.ts) in one synchronous transaction and sent from the
+ * outbox (./delivery.ts); the object's one alarm is the safety net for that, expires leases and vault items,
+ * and starts reconciliation, the backfill, the agents' schedules and the supervisor when they are due.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { AgentTrigger } from "../../src/agents/triggers.ts";
@@ -25,6 +25,7 @@ import type { CompleteRequest, FailRequest, RunnerEvent } from "../../src/runner
 import { Outbox } from "../shared/outbox.ts";
 import { Wakeups } from "../shared/wakeups.ts";
 import { AgentJobs } from "./agents/agent-jobs.ts";
+import { Backfill } from "./backfill.ts";
 import { ProjectDelivery } from "./delivery.ts";
 import { JobStore } from "./jobs/job-store.ts";
 import { Leases } from "./jobs/leases.ts";
@@ -41,23 +42,24 @@ import { Vault } from "./vault.ts";
 const DEFAULT_SUPERVISOR_PERIOD_MS = supervisorSettingsSchema.parse({}).periodMs;
 
 export class ProjectDO extends DurableObject<Env> implements ProjectObject {
-  private readonly store: JobStore;
+  private readonly store = new JobStore(this.ctx.storage.sql);
+  private readonly outbox = new Outbox(this.ctx.storage.sql);
   private readonly waiters = new Wakeups();
   private readonly leases: Leases;
   private readonly queue: JobQueue;
   private readonly reports: RunnerReports;
   private readonly agentJobs: AgentJobs;
   private readonly vault: Vault;
-  private readonly reconciliation: Reconciliation;
-  private readonly supervisor: Supervisor;
+  private readonly reconciliation = new Reconciliation(this.ctx.storage.sql);
+  private readonly backfill = new Backfill(this.ctx.storage.sql);
+  private readonly supervisor = new Supervisor(this.ctx.storage, this.outbox);
   private readonly delivery: ProjectDelivery;
   private readonly mergeTurns = new MergeTurns();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const { storage } = ctx;
-    const store = new JobStore(storage.sql);
-    const outbox = new Outbox(storage.sql);
+    const { store, outbox, reconciliation, backfill, supervisor, waiters } = this;
     const records = new ProjectRecords(outbox, store);
     const project = () => this.projectName();
     const vault = new Vault(storage, outbox, {
@@ -66,19 +68,13 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     });
     const start = (request: AgentRunRequest) => this.startAgentRun(request);
     const agentJobs = new AgentJobs({ env, storage, outbox, store, records, vault, project, start });
-    const reconciliation = new Reconciliation(storage.sql);
-    const supervisor = new Supervisor(storage, outbox);
-    const concerns = { store, agentJobs, vault, reconciliation, supervisor };
+    const concerns = { store, agentJobs, vault, reconciliation, backfill, supervisor };
     const delivery = new ProjectDelivery(ctx, env, outbox, concerns, project);
-    const { waiters } = this;
     const leases = new Leases(storage, store, records, waiters, agentJobs);
     this.queue = new JobQueue(storage, store, records, leases, waiters, agentJobs);
     this.reports = new RunnerReports(storage, env, { ...concerns, records, leases, waiters, delivery });
-    this.store = store;
     this.agentJobs = agentJobs;
     this.vault = vault;
-    this.reconciliation = reconciliation;
-    this.supervisor = supervisor;
     this.delivery = delivery;
     this.leases = leases;
     // After a crash between a commit and its setAlarm, the next wake-up re-arms the alarm.
@@ -126,6 +122,10 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
 
   fail(jobId: string, runnerId: string, request: FailRequest) {
     return this.reports.fail(jobId, runnerId, request);
+  }
+
+  agentLease(jobId: string, runnerId: string, leaseToken: string) {
+    return this.reports.agentLease(jobId, runnerId, leaseToken);
   }
 
   /** Its runner was revoked: the leases it holds here are void at once and their jobs requeue for others. */
@@ -224,15 +224,8 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
 
   // --- reconciliation and the supervisor -----------------------------------------------------------------------
 
-  /**
-   * The cron's and the registration's call: the project's reconciliation has a cycle scheduled (the first
-   * after `delayMs` when none is); returns when it is due.
-   */
-  async armReconciliation(
-    project: string,
-    delayMs = 0,
-    supervisorPeriodMs = DEFAULT_SUPERVISOR_PERIOD_MS,
-  ): Promise<number> {
+  /** The cron's and the registration's call: a reconciliation cycle due (after `delayMs` when none is); when. */
+  async armReconciliation(project: string, delayMs = 0, supervisorPeriodMs = DEFAULT_SUPERVISOR_PERIOD_MS) {
     const now = Date.now();
     const nextAt = this.reconciliation.arm(project, now, now + delayMs);
     // The agents' schedules and the supervisor ride on the same arming: the cron's call reaches every project.
@@ -250,10 +243,18 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     return outcome;
   }
 
+  /** The mirror's backfill (./backfill.ts): `start` one unless one is under way; `step` one step now, awaited. */
+  async backfillMirror(project: string, options: { start?: boolean; step?: boolean } = {}) {
+    if (options.start) this.backfill.start(project, Date.now());
+    if (options.step) await this.backfill.runIfDue(this.env, Date.now(), true);
+    await this.delivery.arm();
+    return this.backfill.status();
+  }
+
   /** Runs the supervisor's checks now (operators, tests), then keeps to its period (./supervisor/). */
   async superviseNow(project: string, periodMs = DEFAULT_SUPERVISOR_PERIOD_MS) {
     this.supervisor.arm(project, Date.now(), periodMs);
-    const run = await this.supervisor.runIfDue(this.env, Date.now(), this.supervisorHooks(), true);
+    const run = await this.supervisor.runIfDue(this.env, Date.now(), this.supervisorHooks, true);
     await this.supervisor.drain(this.env);
     await this.delivery.arm();
     return run;
@@ -278,8 +279,9 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     const now = Date.now();
     const cycles = [
       this.reconciliation.runIfDue(this.env, now),
+      this.backfill.runIfDue(this.env, now),
       this.agentJobs.runSchedulesIfDue(now),
-      this.supervisor.runIfDue(this.env, now, this.supervisorHooks()),
+      this.supervisor.runIfDue(this.env, now, this.supervisorHooks),
     ];
     for (const cycle of cycles) this.ctx.waitUntil(cycle.then(() => this.delivery.arm()));
     await this.delivery.arm();
@@ -290,10 +292,8 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     return this.ctx.id.name ?? this.store.meta()?.project ?? "";
   }
 
-  private supervisorHooks(): SupervisorHooks {
-    return {
-      own: () => this.queue.supervised(Date.now(), SERVING_WINDOW_MS),
-      enqueue: (request) => this.enqueue(request),
-    };
-  }
+  private readonly supervisorHooks: SupervisorHooks = {
+    own: () => this.queue.supervised(Date.now(), SERVING_WINDOW_MS),
+    enqueue: (request) => this.enqueue(request),
+  };
 }

@@ -14,8 +14,15 @@ import { DEFAULT_AUTHOR } from "../git/workspace.ts";
 import type { JobContext } from "../job.ts";
 import type { Logger } from "../log.ts";
 import type { Reporter, ReportOutcome } from "../reporter.ts";
+import type { BacklogReader } from "./safe-outputs.ts";
 
-export type AgentJobRun = { reporter: Reporter; log: Logger; signal: AbortSignal };
+export type AgentJobRun = {
+  reporter: Reporter;
+  log: Logger;
+  signal: AbortSignal;
+  /** The run's `read_backlog` tool: absent for a review, which is about one pull request. */
+  readBacklog?: BacklogReader;
+};
 
 /** Rejects (the job fails, not retried) for a driver that runs no agents. */
 export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): Promise<ReportOutcome> {
@@ -44,6 +51,7 @@ export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): 
       readOnly: [workspace.objectsPath(repoKey)],
       signal,
       log,
+      ...(run.readBacklog && !agent.review && { readBacklog: run.readBacklog }),
       onSession: (sessionId) => void reporter.event({ kind: "session", sessionId, worktree }),
       onUsage: (sessionId, usage) => void reporter.event({ kind: "usage", sessionId, usage }),
       onActivity: (items) => {

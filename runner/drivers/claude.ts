@@ -53,7 +53,7 @@ export class ClaudeDriver implements Driver, AgentDriver {
    */
   async runAgent(input: AgentInput): Promise<AgentResult> {
     const { job, agent } = input;
-    const outputs = safeOutputs(agent.outputs);
+    const outputs = safeOutputs(agent.outputs, input.readBacklog);
     let usage: Usage | null = null;
     const run = await claudeSession({
       sandbox: this.#options.sandbox,

@@ -1,6 +1,7 @@
 import type { RequestedOutput } from "../../src/agents/outputs.ts";
 import type { ActivityItem, AgentRun, Job, Usage } from "../../src/runner-api/contract.ts";
 import type { StepFiring } from "../actions/action-tools.ts";
+import type { BacklogReader } from "../agents/safe-outputs.ts";
 import type { Logger } from "../log.ts";
 
 /** What a driver needs to run one session of a job in its worktree. */
@@ -56,7 +57,11 @@ export interface Driver {
 export type AgentInput = Pick<
   SessionInput,
   "job" | "worktree" | "home" | "readOnly" | "signal" | "log" | "onSession" | "onUsage" | "onActivity"
-> & { agent: AgentRun };
+> & {
+  agent: AgentRun;
+  /** The run's `read_backlog` tool asks the Worker through this (runner/agents/safe-outputs.ts). */
+  readBacklog?: BacklogReader;
+};
 
 export type AgentResult = {
   sessionId: string | null;

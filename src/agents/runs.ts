@@ -8,12 +8,13 @@ import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";
 import { projectStub } from "../project-stub.ts";
 import { budgetLimits } from "../projects/config.ts";
-import { openMirroredIssues } from "../projects/mirror.ts";
+import { openBacklog } from "../projects/mirror.ts";
 import { type FileReader, fileReaderOf, type Project, type Registered } from "../projects/store.ts";
 import { recentActivity } from "./activity.ts";
+import { backlogTokens, chooseBacklog, focusOf } from "./backlog.ts";
 import { BUILTIN_AGENTS } from "./builtin.generated.ts";
 import { AGENTS_DIR, agentCatalog, type Catalog, MAX_REPOSITORY_AGENTS } from "./catalog.ts";
-import { agentPrompt, MAX_CONTEXT_ISSUES } from "./context.ts";
+import { agentPrompt } from "./context.ts";
 import type { AgentDefinition, OutputType } from "./definition.ts";
 import { lifecycleLabels } from "./lifecycle-labels.ts";
 import type { ReviewRun } from "./review-run.ts";
@@ -65,17 +66,19 @@ export async function agentRunRequest(
 ): Promise<AgentRunRequest> {
   const { settings } = project;
   // A review is of one pull request: the open issues and the project's activity are not its business.
-  const [issues, activity] = review
+  const now = Date.now();
+  const [rows, activity] = review
     ? [[], undefined]
-    : await Promise.all([
-        openMirroredIssues(env, project.id, MAX_CONTEXT_ISSUES),
-        recentActivity(env, project.id, Date.now()),
-      ]);
+    : await Promise.all([openBacklog(env, project.id), recentActivity(env, project.id, now)]);
+  const focus = focusOf(definition.outputs, event?.subject);
+  const backlog = chooseBacklog(rows, now, focus, backlogTokens(definition.budgetUsd));
   const context = {
     project: project.id,
     repo: project.repo,
     trigger,
-    issues,
+    issues: backlog.entries,
+    omitted: backlog.omitted,
+    today: new Date(now).toISOString().slice(0, 10),
     ...(activity && { activity }),
     ...(event?.subject && { subject: event.subject }),
     ...(review && { checkout: `pull request #${review.checkout.pr} at ${review.checkout.headSha}` }),

@@ -28,7 +28,13 @@ projectRoutes.put("/:project", async (c) => {
     forgetProject(id.data);
     // Reconciliation starts a period after registration (the webhook setup comes first); the cron is the net.
     const { reconcile, supervisor } = project.settings;
-    await projectStub(c.env, id.data).armReconciliation(id.data, reconcile.periodMs, supervisor.periodMs);
+    const stub = projectStub(c.env, id.data);
+    await stub.armReconciliation(id.data, reconcile.periodMs, supervisor.periodMs);
+    // The mirror fills with the repository's open issues and pull requests at once (docs/agents.md); a
+    // project registered before the backfill existed gets its first when it is registered again.
+    if (!existed || (await stub.backfillMirror(id.data)).phase === "idle") {
+      await stub.backfillMirror(id.data, { start: true });
+    }
     return c.json(project, existed ? 200 : 201);
   } catch (error) {
     if (error instanceof SecretsKeyError) return jsonError(c, 503, error.message);

@@ -143,6 +143,24 @@ export type Health = {
   findings: HealthFinding[];
 };
 
+/**
+ * The mirror's backfill (durable-objects/project/backfill.ts): `running` (a step is due at `nextAt`),
+ * `waiting` for the forge's rate limit to reset (`reason` says), `done`, or `idle` (never asked). `page` is the
+ * pass's next page of the open listing (0: the check that the pass missed nothing); `listed`, the items the
+ * pass mirrored so far.
+ */
+export type BackfillStatus = {
+  project: string | null;
+  phase: "idle" | "running" | "waiting" | "done";
+  pass: number;
+  page: number;
+  listed: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  nextAt: number | null;
+  reason: string | null;
+};
+
 export type SupervisorRun =
   | { checkedAt: number; findings: Finding[]; opened: string[]; resolved: string[] }
   | { error: string };
@@ -171,6 +189,12 @@ export interface ProjectObject extends Rpc.DurableObjectBranded {
   ): Promise<{ ok: true } | LeaseRefusal>;
   complete(jobId: string, runnerId: string, request: CompleteRequest): Promise<{ ok: true } | LeaseRefusal>;
   fail(jobId: string, runnerId: string, request: FailRequest): Promise<{ ok: true } | LeaseRefusal>;
+  /** Whether `runnerId` holds agent job `jobId`'s current lease: its run's read tools answer under it. */
+  agentLease(
+    jobId: string,
+    runnerId: string,
+    leaseToken: string,
+  ): { ok: true; project: string } | LeaseRefusal;
   dropRunner(runnerId: string): Promise<{ requeued: number }>;
   jobs(limit?: number): JobSummary[];
   issueSpendUsd(number: number): number;
@@ -208,6 +232,8 @@ export interface ProjectObject extends Rpc.DurableObjectBranded {
   armReconciliation(project: string, delayMs?: number, supervisorPeriodMs?: number): Promise<number>;
   reconcileNow(project: string): Promise<CycleOutcome | null>;
   superviseNow(project: string, periodMs?: number): Promise<SupervisorRun | null>;
+  /** The backfill of the project's mirror: `start` one unless one is under way; `step` one step now (tests). */
+  backfillMirror(project: string, options?: { start?: boolean; step?: boolean }): Promise<BackfillStatus>;
   /** The supervisor's findings that stand, and when it checked. */
   health(): Health;
   /** Delivers everything waiting now, delays and backoffs included (tests, operators). */

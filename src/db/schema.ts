@@ -161,23 +161,40 @@ export const usage = sqliteTable(
   ],
 );
 
-/** What Conveyor knows of each forge issue (from webhooks and reconciliation): dependency gating reads it. */
+/**
+ * What Conveyor knows of each forge issue and pull request (from the backfill, webhooks and reconciliation):
+ * dependency gating reads it, and agents see the backlog in it.
+ */
 export const forgeIssues = sqliteTable(
   "forge_issues",
   {
     projectId: text("project_id").notNull(),
     number: integer("number").notNull(),
+    kind: text("kind", { enum: ["issue", "pull"] })
+      .notNull()
+      .default("issue"),
     title: text("title").notNull(),
     body: text("body").notNull(),
     state: text("state", { enum: ["open", "closed"] }).notNull(),
     labels: text("labels", { mode: "json" }).$type<string[]>().notNull(),
     /** Same-repository issue numbers this issue depends on, parsed from its body. */
     dependsOn: text("depends_on", { mode: "json" }).$type<number[]>().notNull(),
+    /** A pull request's: the same-repository issues it closes by keyword (`Fixes #3`): its linked issues. */
+    closes: text("closes", { mode: "json" }).$type<number[]>().notNull().default([]),
+    author: text("author").notNull().default(""),
+    comments: integer("comments").notNull().default(0),
+    /** The forge's own times (epoch ms): opened, last changed, closed; null where no source said yet. */
+    createdAt: integer("created_at", { mode: "number" }),
+    forgeUpdatedAt: integer("forge_updated_at", { mode: "number" }),
+    closedAt: integer("closed_at", { mode: "number" }),
+    /** When Conveyor last wrote the row. */
     updatedAt: integer("updated_at", { mode: "number" }).notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.projectId, t.number] }),
     index("forge_issues_by_state").on(t.projectId, t.state),
+    // The backlog agents see: a project's open issues by their last change on the forge.
+    index("forge_issues_by_activity").on(t.projectId, t.state, t.kind, t.forgeUpdatedAt),
   ],
 );
 

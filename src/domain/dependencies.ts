@@ -36,6 +36,8 @@ const REF_GLOBAL = new RegExp(REF_SOURCE, "g");
 const REF_STICKY = new RegExp(REF_SOURCE, "y");
 
 const INLINE_KEYWORD = /\b(?:depends[ \t]+on|blocked[ \t]+by)\b[ \t]*:?[ \t]*(?:\n[ \t]*)?/gi;
+// GitHub's and Gitea's closing keywords.
+const CLOSING_KEYWORD = /\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b[ \t]*:?[ \t]*/gi;
 // A bare space separates refs only within a line; after `,` `&` `and` the list may wrap onto the next line.
 const LIST_SEPARATOR = /[ \t]*(?:,[ \t]*(?:and\b)?|&|and\b)[ \t]*(?:\n[ \t]*)?|[ \t]+/iy;
 
@@ -71,9 +73,26 @@ export function parseDependencies(body: string, self?: { repo: string; number: n
     offset += line.length + 1;
   }
 
-  const text = lines.join("\n");
-  for (const keyword of text.matchAll(INLINE_KEYWORD)) {
-    let pos = keyword.index + keyword[0].length;
+  hits.push(...refsAfter(lines.join("\n"), INLINE_KEYWORD));
+  return distinctRefs(hits, self);
+}
+
+/**
+ * The issues of its own repository a pull request's text closes by keyword (`Fixes #3`, `closes o/r#4` of
+ * itself, `resolves <issue URL>`), as both forges read it when it merges: the issues the pull request is
+ * linked to. Read like dependencies (code and comments are no text), in first-seen order.
+ */
+export function parseClosingRefs(text: string, self: { repo: string; number: number }): number[] {
+  return distinctRefs(refsAfter(visibleLines(text).join("\n"), CLOSING_KEYWORD), self)
+    .filter((ref) => ref.repo === null)
+    .map((ref) => ref.number);
+}
+
+/** The refs listed after each match of `keyword` (`#1, #2 and #3`). */
+function refsAfter(text: string, keyword: RegExp): Hit[] {
+  const hits: Hit[] = [];
+  for (const match of text.matchAll(keyword)) {
+    let pos = match.index + match[0].length;
     for (;;) {
       REF_STICKY.lastIndex = pos;
       const m = REF_STICKY.exec(text);
@@ -86,7 +105,11 @@ export function parseDependencies(body: string, self?: { repo: string; number: n
       pos = LIST_SEPARATOR.lastIndex;
     }
   }
+  return hits;
+}
 
+/** Deduplicated in text order; with `self`, its own repository's refs are `repo: null` and itself is dropped. */
+function distinctRefs(hits: Hit[], self?: { repo: string; number: number }): IssueRef[] {
   hits.sort((a, b) => a.at - b.at);
   const seen = new Set<string>();
   const result: IssueRef[] = [];

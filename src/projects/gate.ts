@@ -3,7 +3,13 @@
  * State comes from the mirror; a dependency the mirror has never seen is read from the forge once and
  * mirrored, so the next evaluation is local.
  */
-import { findCycles, type IssueRef, parseDependencies, tooManyDependencies } from "../domain/dependencies.ts";
+import {
+  findCycles,
+  type IssueRef,
+  parseClosingRefs,
+  parseDependencies,
+  tooManyDependencies,
+} from "../domain/dependencies.ts";
 import type { GateFindings } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
@@ -22,8 +28,43 @@ export function sameRepoDependencies(project: Project, number: number, body: str
   return refs.filter((ref) => ref.repo === null).map((ref) => ref.number);
 }
 
-export function toMirrored(project: Project, issue: Omit<MirroredIssue, "dependsOn">): MirroredIssue {
-  return { ...issue, dependsOn: sameRepoDependencies(project, issue.number, issue.body) };
+/** An issue or pull request as a source tells it: a forge read, a listing (with its times), a webhook. */
+export type SourceIssue = Pick<MirroredIssue, "number" | "title" | "body" | "state" | "labels"> & {
+  author: string;
+  isPullRequest?: boolean;
+  comments?: number;
+  /** The forge's times as it sent them (ISO 8601); absent, null or empty where it did not. */
+  createdAt?: string | null;
+  updatedAt?: string | null;
+  closedAt?: string | null;
+};
+
+/** What the mirror keeps of `issue`: its dependencies, or a pull request's linked issues, read from its text. */
+export function toMirrored(project: Project, issue: SourceIssue): MirroredIssue {
+  const { number, title, body, state, labels, author, comments } = issue;
+  const pull = issue.isPullRequest === true;
+  const self = { repo: project.repo, number };
+  return {
+    number,
+    title,
+    body,
+    state,
+    labels,
+    author,
+    kind: pull ? "pull" : "issue",
+    dependsOn: pull ? [] : sameRepoDependencies(project, number, body),
+    closes: pull ? parseClosingRefs(`${title}\n${body}`, self) : [],
+    ...(comments !== undefined && { comments }),
+    createdAt: forgeTime(issue.createdAt),
+    forgeUpdatedAt: forgeTime(issue.updatedAt),
+    closedAt: forgeTime(issue.closedAt),
+  };
+}
+
+/** A forge's ISO 8601 time as epoch ms; null where it sent none (or nothing readable). */
+function forgeTime(text: string | null | undefined): number | null {
+  const at = Date.parse(text ?? "");
+  return Number.isNaN(at) ? null : at;
 }
 
 /**

@@ -1,19 +1,16 @@
-/** Conveyor's copy of each forge issue (from webhooks and reconciliation), and who depends on whom. */
-import { and, eq, inArray, sql } from "drizzle-orm";
+/**
+ * Conveyor's copy of each forge issue and pull request (from the backfill, webhooks and reconciliation), and who
+ * depends on whom.
+ */
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { compile, rowsOf } from "../db/compiled.ts";
 import { deliveries, forgeIssues, issueDependencies, issues } from "../db/schema.ts";
 import type { Env } from "../env.ts";
 import { deliveryMatch } from "../hooks/deliveries.ts";
+import type { MirroredIssue } from "./mirrored-issue.ts";
 
-export type MirroredIssue = {
-  number: number;
-  title: string;
-  body: string;
-  state: "open" | "closed";
-  labels: string[];
-  dependsOn: number[];
-};
+export type { MirroredIssue } from "./mirrored-issue.ts";
 
 const ph = sql.placeholder;
 
@@ -23,11 +20,18 @@ const UNSEEN = sql`NOT EXISTS (SELECT 1 FROM ${deliveries} WHERE ${deliveryMatch
 type MirrorValues = {
   projectId: string;
   number: number;
+  kind: "issue" | "pull";
   title: string;
   body: string;
   state: "open" | "closed";
   labels: string;
   dependsOn: string;
+  closes: string;
+  author: string | null;
+  comments: number | null;
+  createdAt: number | null;
+  forgeUpdatedAt: number | null;
+  closedAt: number | null;
   now: number;
   /** Null when no delivery guards the write. */
   deliveryId: string | null;
@@ -41,9 +45,19 @@ const mirrorValues = (
   delivery?: { id: string; contentKey: string },
 ): MirrorValues => ({
   projectId,
-  ...issue,
+  number: issue.number,
+  kind: issue.kind ?? "issue",
+  title: issue.title,
+  body: issue.body,
+  state: issue.state,
   labels: JSON.stringify(issue.labels),
   dependsOn: JSON.stringify(issue.dependsOn),
+  closes: JSON.stringify(issue.closes ?? []),
+  author: issue.author ?? null,
+  comments: issue.comments ?? null,
+  createdAt: issue.createdAt ?? null,
+  forgeUpdatedAt: issue.forgeUpdatedAt ?? null,
+  closedAt: issue.closedAt ?? null,
   now,
   deliveryId: delivery?.id ?? null,
   contentKey: delivery?.contentKey ?? null,
@@ -57,23 +71,39 @@ const LOOKUP = compile<MirrorValues>(
     (SELECT ${deliveries.outcome} FROM ${deliveries} WHERE ${deliveryMatch} LIMIT 1) AS seen`,
 );
 
+/** What a source does not say is kept: the row's own value (or the column's default for a new row). */
+const keep = (column: string) => sql.raw(`COALESCE(excluded.${column}, forge_issues.${column})`);
+
 const UPSERT_ISSUE = compile<MirrorValues>((d) =>
   d
     .insert(forgeIssues)
     .select(
-      sql`SELECT ${ph("projectId")}, ${ph("number")}, ${ph("title")}, ${ph("body")}, ${ph("state")},
-        ${ph("labels")}, ${ph("dependsOn")}, ${ph("now")} WHERE ${UNSEEN}`,
+      sql`SELECT ${ph("projectId")}, ${ph("number")}, ${ph("kind")}, ${ph("title")}, ${ph("body")},
+        ${ph("state")}, ${ph("labels")}, ${ph("dependsOn")}, ${ph("closes")}, COALESCE(${ph("author")}, ''),
+        COALESCE(${ph("comments")}, 0), ${ph("createdAt")}, ${ph("forgeUpdatedAt")}, ${ph("closedAt")},
+        ${ph("now")} WHERE ${UNSEEN}`,
     )
     .onConflictDoUpdate({
       target: [forgeIssues.projectId, forgeIssues.number],
       set: {
+        kind: sql`excluded.kind`,
         title: sql`excluded.title`,
         body: sql`excluded.body`,
         state: sql`excluded.state`,
         labels: sql`excluded.labels`,
         dependsOn: sql`excluded.depends_on`,
+        closes: sql`excluded.closes`,
+        author: sql`CASE WHEN ${ph("author")} IS NULL THEN forge_issues.author ELSE excluded.author END`,
+        comments: sql`CASE WHEN ${ph("comments")} IS NULL THEN forge_issues.comments ELSE excluded.comments END`,
+        createdAt: keep("created_at"),
+        forgeUpdatedAt: keep("forge_updated_at"),
+        closedAt: sql`CASE WHEN excluded.state = 'open' THEN NULL ELSE ${keep("closed_at")} END`,
         updatedAt: sql`excluded.updated_at`,
       },
+      // An answer older than what the mirror holds (a backfill page read before a webhook's change) writes
+      // nothing: the forge's own time of the change orders the sources.
+      setWhere: sql`excluded.forge_updated_at IS NULL OR forge_issues.forge_updated_at IS NULL
+        OR excluded.forge_updated_at >= forge_issues.forge_updated_at`,
     }),
 );
 
@@ -147,18 +177,17 @@ export async function mirroredIssues(
   return rows.map(({ projectId: _p, updatedAt: _u, ...issue }) => issue);
 }
 
-/** The project's open issues, lowest number first: what an agent run is given as its context. */
-export async function openMirroredIssues(
-  env: Env,
-  projectId: string,
-  limit: number,
-): Promise<MirroredIssue[]> {
+/** A project's open items an agent run ranks (src/agents/backlog.ts): at most this many, latest changed first. */
+export const MAX_BACKLOG_ROWS = 5_000;
+
+/** The project's open issues and pull requests, latest changed on the forge first (undated ones first). */
+export async function openBacklog(env: Env, projectId: string): Promise<Required<MirroredIssue>[]> {
   const rows = await drizzle(env.DB)
     .select()
     .from(forgeIssues)
     .where(and(eq(forgeIssues.projectId, projectId), eq(forgeIssues.state, "open")))
-    .orderBy(forgeIssues.number)
-    .limit(limit)
+    .orderBy(sql`${forgeIssues.forgeUpdatedAt} IS NOT NULL`, desc(forgeIssues.forgeUpdatedAt))
+    .limit(MAX_BACKLOG_ROWS)
     .all();
   return rows.map(({ projectId: _p, updatedAt: _u, ...issue }) => issue);
 }

@@ -13,7 +13,7 @@ import { readCi } from "../ci/gate.ts";
 import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
 import { type Cursor, changesSince } from "../domain/reconciliation.ts";
 import type { Env } from "../env.ts";
-import type { ForgeClient, UpdatedIssue } from "../forge/client/index.ts";
+import type { ForgeClient, Issue, UpdatedIssue } from "../forge/client/index.ts";
 import { canCommand } from "../hooks/route-comment.ts";
 import { pullRequestLifecycle } from "../hooks/route-event.ts";
 import { issueStub } from "../issue-stub.ts";
@@ -56,14 +56,12 @@ export async function reconcileCycle(
   // The forge's clock less this machine's, as the listing's first page found it (its `Date`).
   const clockOffset = forgeTime === null ? null : forgeTime - asked;
   const { changed, next } = changesSince(start, listed.map(listedItem), forgeTime, heldAt);
-  const items: UpdatedIssue[] = changed.map((entry) => entry.item);
+  const items: (UpdatedIssue | Issue)[] = changed.map((entry) => entry.item);
   if (cursor.since === null) {
-    // Labelled before Conveyor watched: the open backlog, once.
+    // Labelled before Conveyor watched: the open backlog, once (read without times: the mirror keeps its own).
     const known = new Set(items.map((item) => item.number));
     const backlog = await forge.listIssuesByLabel(project.settings.labels.backlog, "open");
-    items.push(
-      ...backlog.filter((i) => !known.has(i.number)).map((i) => ({ ...i, updatedAt: "", comments: 0 })),
-    );
+    items.push(...backlog.filter((i) => !known.has(i.number)));
   }
 
   const report: CycleReport = {
@@ -77,14 +75,15 @@ export async function reconcileCycle(
     comments: 0,
   };
   const live = await liveIssues(env, project.id);
-  const issues = items.filter((item) => !item.isPullRequest);
-  const mirrored = issues.map((item) => toMirrored(project, item));
+  // Pull requests too: the mirror keeps their times and the issues they link (agents see them).
+  const mirrored = items.map((item) => toMirrored(project, item));
   // One D1 batch for the cycle's mirror writes, reading back every lifecycle state with them.
   const states = await mirrorIssues(env, project.id, mirrored, now);
   const context = { env, project, cause, forges, forge, report };
   for (const issue of mirrored) {
-    const listedIssue = issues.find((item) => item.number === issue.number);
-    const occurrence = { author: listedIssue?.author ?? "", updatedAt: listedIssue?.updatedAt ?? "" };
+    const listed = items.find((item) => item.number === issue.number);
+    if (!listed || listed.isPullRequest) continue;
+    const occurrence = { author: listed.author, updatedAt: "updatedAt" in listed ? listed.updatedAt : "" };
     await reconcileIssue(context, issue, states.get(issue.number), occurrence);
   }
   const changedNumbers = new Set(items.map((item) => item.number));

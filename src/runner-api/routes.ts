@@ -4,13 +4,16 @@
  * ProjectDO.
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { searchBacklog } from "../agents/backlog.ts";
 import { bearerToken, missingBearer } from "../api/auth.ts";
 import { jsonError } from "../api/errors.ts";
 import { jsonBody } from "../api/json-body.ts";
 import { claimScope } from "../domain/runner-tokens.ts";
 import type { Env } from "../env.ts";
 import { projectOfJob, projectStub } from "../project-stub.ts";
+import { openBacklog } from "../projects/mirror.ts";
 import { withActionSecrets } from "./action-secrets.ts";
+import { backlogRequest } from "./backlog-contract.ts";
 import { claimAcross } from "./claim.ts";
 import {
   claimRequest,
@@ -137,6 +140,18 @@ runnerRoutes.post("/jobs/:id/fail", async (c) => {
   if (job instanceof Response) return job;
   const result = await job.stub.fail(job.id, c.var.runner.id, body.data);
   return result.ok ? c.body(null, 204) : jsonError(c, result.status, result.error);
+});
+
+// An agent run's read tool: the project's open backlog, paged, under the run's current lease.
+runnerRoutes.post("/jobs/:id/backlog", async (c) => {
+  const body = await jsonBody(c, backlogRequest);
+  if (!body.ok) return body.response;
+  const job = jobOf(c);
+  if (job instanceof Response) return job;
+  const lease = await job.stub.agentLease(job.id, c.var.runner.id, body.data.leaseToken);
+  if (!lease.ok) return jsonError(c, lease.status, lease.error);
+  const rows = await openBacklog(c.env, lease.project);
+  return c.json(searchBacklog(rows, Date.now(), body.data.query));
 });
 
 /** The job's id and its ProjectDO (named by the id's prefix), or the 404 to answer. */

@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { type BacklogEntry, backlogEntries } from "../../src/agents/backlog.ts";
 import { BUILTIN_AGENTS } from "../../src/agents/builtin.generated.ts";
 import { builtinModule } from "../../src/agents/builtin-module.ts";
 import { agentCatalog, MAX_REPOSITORY_AGENTS } from "../../src/agents/catalog.ts";
-import { agentPrompt, MAX_CONTEXT_ISSUES, MAX_ISSUE_BODY } from "../../src/agents/context.ts";
+import { agentPrompt } from "../../src/agents/context.ts";
 import { type AgentDefinition, parseAgentDefinition } from "../../src/agents/definition.ts";
 import { afterVault, heldOutputs, type KeptDecision } from "../../src/agents/held-outputs.ts";
 import { lifecycleLabels } from "../../src/agents/lifecycle-labels.ts";
@@ -471,14 +472,9 @@ describe("schedules", () => {
 });
 
 describe("a run's prompt", () => {
-  const issue = (number: number, title: string, body = "") => ({
-    number,
-    title,
-    body,
-    labels: [],
-    dependsOn: [],
-  });
-  const context = (issues: ReturnType<typeof issue>[]) => ({
+  const issue = (number: number, title: string, body = "") =>
+    backlogEntries([{ number, title, body, labels: [], dependsOn: [] }], Date.now())[0] as BacklogEntry;
+  const context = (issues: BacklogEntry[]) => ({
     project: "widgets",
     repo: "acme/widgets",
     trigger: "manual",
@@ -490,7 +486,7 @@ describe("a run's prompt", () => {
     expect(prompt.startsWith("Groom the backlog.\n\n## This run\n")).toBe(true);
     expect(prompt).toContain("Project: widgets (repository acme/widgets)");
     expect(prompt).toContain("Trigger: manual.");
-    expect(prompt).toContain('"number":3,"title":"Add a flag"');
+    expect(prompt).toContain('"number":3,"kind":"issue","title":"Add a flag"');
   });
 
   it("keeps issue text inside its tag: it can neither close the tag nor open one", () => {
@@ -522,13 +518,10 @@ describe("a run's prompt", () => {
     expect(agentPrompt({ prompt: "Groom." }, context([]))).not.toContain("<recent-activity>");
   });
 
-  it("is bounded: at most MAX_CONTEXT_ISSUES issues, each body cut at MAX_ISSUE_BODY", () => {
-    const many = Array.from({ length: MAX_CONTEXT_ISSUES + 5 }, (_, i) => issue(i + 1, `Issue ${i + 1}`));
-    many[0] = issue(1, "Long", "x".repeat(MAX_ISSUE_BODY + 100));
-    const prompt = agentPrompt({ prompt: "Groom." }, context(many));
-    const json = prompt.slice(prompt.indexOf("<open-issues>") + 13, prompt.indexOf("</open-issues>"));
-    const listed = JSON.parse(json) as { number: number; body: string }[];
-    expect(listed).toHaveLength(MAX_CONTEXT_ISSUES);
-    expect(listed[0]?.body).toHaveLength(MAX_ISSUE_BODY);
+  it("dates the run and names what the budget left out, for the read tool", () => {
+    const prompt = agentPrompt({ prompt: "Groom." }, { ...context([]), today: "2026-11-27", omitted: 7 });
+    expect(prompt).toContain("Today: 2026-11-27.");
+    expect(prompt).toContain("7 more open items are not shown: the `read_backlog` tool");
+    expect(agentPrompt({ prompt: "Groom." }, context([]))).not.toContain("more open items");
   });
 });

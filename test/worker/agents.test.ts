@@ -10,6 +10,7 @@ import { projectStub } from "../../src/project-stub.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
 import { mirrorIssue } from "../../src/projects/mirror.ts";
 import { loadProject } from "../../src/projects/store.ts";
+import { backlogResponse } from "../../src/runner-api/backlog-contract.ts";
 import { projectCosts } from "../../src/usage/cost.ts";
 import { page, sessionCookie } from "./dashboard-support.ts";
 import {
@@ -189,6 +190,16 @@ describe("agents", () => {
     expect(activity).toContain("Needs &lt;b&gt;a&lt;/b&gt; decision");
     expect(activity).not.toContain("Long ago");
     expect((await runOf(loop.project, "triager", runId)).status).toBe("running");
+
+    // The run's read tool: the project's open backlog, paged and searched, under the run's lease only.
+    const read = (who: typeof runner, leaseToken: string, query: object = { text: "script" }) =>
+      call(who, `jobs/${claimed.job.id}/backlog`, { leaseToken, query });
+    const found = await read(runner, claimed.leaseToken);
+    expect(found.status).toBe(200);
+    expect(backlogResponse.parse(await found.json()).items.map((i) => i.number)).toEqual([first]);
+    expect((await read(runner, "not-the-lease")).status).toBe(409);
+    expect((await read(await newRunner("agents-run-other"), claimed.leaseToken)).status).toBe(403);
+    expect((await read(runner, claimed.leaseToken, { page: 0 })).status).toBe(400);
 
     const outputs = [
       { type: "comment", issue: first, body: "Which flag?" },

@@ -4,6 +4,7 @@ import { issueStub } from "../../src/issue-stub.ts";
 import { FIXTURE_CASES } from "../support/webhook-fixtures.ts";
 import type { Delivery } from "../support/webhook-headers.ts";
 import { claim, newRunner } from "./support/jobs.ts";
+import { backfilled } from "./support/reconcile.ts";
 import { control, services } from "./support/review.ts";
 import {
   deliver,
@@ -137,13 +138,15 @@ describe("issues through the dependency gate, by events alone", () => {
   const writer = template.sender.login as string;
   let repo = "";
 
-  /** A repository on the local forge with the fixture's sender as a writer, and a project for it. */
+  /**
+   * A repository on the local forge with the fixture's sender as a writer, and a project for it, its mirror
+   * backfilled: the payloads below, each stamped when it is sent, are then the news.
+   */
   async function gateProject(name: string) {
     const project = freshProject(name);
     repo = (await control<{ fullName: string }>("repo", { name: project, files: { "README.md": "x\n" } }))
       .fullName;
     await control("user", { repo, login: writer, level: "write" });
-    await registerProject(project, "forgejo", repo, { forgeToken: services.conveyorToken });
     // The issues the payloads speak of exist on the forge: their labels and comments are real calls.
     for (let n = 0; n < 13; n++) {
       await fetch(`${services.forgeApiUrl}/repos/${repo}/issues`, {
@@ -152,6 +155,8 @@ describe("issues through the dependency gate, by events alone", () => {
         body: JSON.stringify({ title: `Issue ${n + 1}` }),
       });
     }
+    await registerProject(project, "forgejo", repo, { forgeToken: services.conveyorToken });
+    await backfilled(project);
     return project;
   }
 
@@ -167,6 +172,7 @@ describe("issues through the dependency gate, by events alone", () => {
         body,
         state,
         labels: labels.map((name, id) => ({ id: id + 1, name, color: "ededed", description: "" })),
+        updated_at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
       },
     });
   }

@@ -91,6 +91,19 @@ export class RunnerReports {
     return { ok: true, ...fired };
   }
 
+  /** Whether the caller holds an agent run's current lease (the run's read tools answer under it). */
+  agentLease(
+    jobId: string,
+    runnerId: string,
+    leaseToken: string,
+  ): { ok: true; project: string } | LeaseRefusal {
+    const fenced = this.t.leases.fence(jobId, runnerId, leaseToken, Date.now());
+    if (!fenced.ok) return fenced;
+    if (fenced.job.kind !== "agent") return refuse(403, `job ${jobId} is no agent run`);
+    if (fenced.job.status !== "leased") return refuse(409, `job ${jobId} is ${fenced.job.status}`);
+    return { ok: true, project: fenced.project };
+  }
+
   /** What the runner reports while the job runs; accepted under the job's current or finishing lease. */
   async events(jobId: string, runnerId: string, leaseToken: string, events: readonly RunnerEvent[]): Done {
     const now = Date.now();

@@ -36,6 +36,8 @@ export class GiteaClient extends RepoClient {
   protected readonly issuesOnly = { type: "issues" };
   // Gitea's repository issue list has no sort; reconciliation orders the page itself.
   protected readonly byUpdate = {};
+  // Newest created first is Gitea's only order.
+  protected readonly byCreation = {};
   protected readonly branchHead = giteaBranch;
   protected mergeabilityOf(pull: PullMergeState): Mergeability {
     return giteaMergeability({

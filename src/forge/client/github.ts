@@ -32,6 +32,7 @@ export class GitHubClient extends RepoClient {
   // GitHub's issue list has no such filter; pull requests are dropped after listing.
   protected readonly issuesOnly = {};
   protected readonly byUpdate = { sort: "updated", direction: "asc" };
+  protected readonly byCreation = { sort: "created", direction: "desc" };
   protected readonly branchHead = githubBranch;
   protected mergeabilityOf(pull: PullMergeState): Mergeability {
     return githubMergeability(pull.mergeable, pull.mergeable_state ?? null);

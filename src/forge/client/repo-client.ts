@@ -41,6 +41,7 @@ import type {
   NewPullRequest,
   NewReview,
   NewWebhook,
+  OpenPage,
   Permission,
   Plain,
   PullRequest,
@@ -82,6 +83,8 @@ export abstract class RepoClient implements ForgeClient<Plain> {
   protected abstract webhookBody(hook: NewWebhook): unknown;
   /** How the forge sorts a listing by update time, oldest first, where it can. */
   protected abstract readonly byUpdate: Record<string, string>;
+  /** How the forge sorts a listing newest opened first (both do by default; GitHub is told). */
+  protected abstract readonly byCreation: Record<string, string>;
   /** Extra filters for listing issues without pull requests, where the forge has one. */
   protected abstract readonly issuesOnly: Record<string, string>;
   /** The forge's Branch object, read for its head commit. */
@@ -185,26 +188,32 @@ export abstract class RepoClient implements ForgeClient<Plain> {
       ...this.byUpdate,
       ...(from !== null && { since: from }),
     });
-    const path = `${this.repo}/issues`;
-    const dateOf = (headers: Headers) => {
-      const date = Date.parse(headers.get("date") ?? "");
-      return Number.isNaN(date) ? null : date;
-    };
     if (Object.keys(this.byUpdate).length === 0) {
       let forgeTime: number | null = null;
-      const items = await this.listAll(path, query(since), updatedIssue, (headers, page) => {
+      const items = await this.listAll(`${this.repo}/issues`, query(since), updatedIssue, (headers, page) => {
         if (page === 1) forgeTime = dateOf(headers);
       });
       return { items, forgeTime, heldAt: null };
     }
+    return listByUpdate(since, (from, page) => this.issuePage(query(from), page));
+  }
+
+  async listOpenPage(page: number): Promise<OpenPage> {
+    const { items, more, date } = await this.issuePage({ state: "open", ...this.byCreation }, page);
+    return { items, more, forgeTime: date };
+  }
+
+  /** One page of the repository's issue listing (pull requests included) under `query`. */
+  private async issuePage(query: Record<string, string>, page: number) {
     const { param, size } = this.paging;
-    const list = z.array(updatedIssue);
-    return listByUpdate(since, async (from, page) => {
-      const request: HttpRequest = { method: "GET", path, query: { ...query(from), [param]: size, page } };
-      const { data, headers } = await this.http.page(request, list);
-      const more = hasNextPage(data.length, (page - 1) * size + data.length, size, headers);
-      return { items: data, more, date: dateOf(headers) };
-    });
+    const request: HttpRequest = {
+      method: "GET",
+      path: `${this.repo}/issues`,
+      query: { ...query, [param]: size, page },
+    };
+    const { data, headers } = await this.http.page(request, z.array(updatedIssue));
+    const more = hasNextPage(data.length, (page - 1) * size + data.length, size, headers);
+    return { items: data, more, date: dateOf(headers) };
   }
 
   async comment(number: number, body: string): Promise<{ id: number }> {
@@ -361,6 +370,12 @@ export abstract class RepoClient implements ForgeClient<Plain> {
       return { items: data, headers };
     });
   }
+}
+
+/** The forge's clock when it answered (its `Date`), or null. */
+function dateOf(headers: Headers): number | null {
+  const date = Date.parse(headers.get("date") ?? "");
+  return Number.isNaN(date) ? null : date;
 }
 
 const directoryEntries = z.array(z.object({ path: z.string(), type: z.string() }));

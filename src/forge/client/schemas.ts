@@ -57,9 +57,20 @@ export const issue = issueFields.transform(toIssue);
 
 /** An issue or pull request in a listing by update time. */
 export const updatedIssue = issueFields
-  .extend({ updated_at: z.string(), comments: z.number().nullish() })
+  .extend({
+    updated_at: z.string(),
+    created_at: z.string().nullish(),
+    closed_at: z.string().nullish(),
+    comments: z.number().nullish(),
+  })
   .transform(
-    (raw): UpdatedIssue => ({ ...toIssue(raw), updatedAt: raw.updated_at, comments: raw.comments ?? 0 }),
+    (raw): UpdatedIssue => ({
+      ...toIssue(raw),
+      updatedAt: raw.updated_at,
+      createdAt: raw.created_at ?? null,
+      closedAt: raw.closed_at ?? null,
+      comments: raw.comments ?? 0,
+    }),
   );
 
 export const comment = z

@@ -26,8 +26,19 @@ export interface Issue {
   isPullRequest: boolean;
 }
 
-/** An issue or pull request with the forge's time of its last change (ISO 8601, as sent) and its comment count. */
-export type UpdatedIssue = Issue & { updatedAt: string; comments: number };
+/**
+ * An issue or pull request as a listing shows it: the forge's times (ISO 8601, as sent) of its opening, last
+ * change and closing (null while open; a forge that sends none: null), and its comment count.
+ */
+export type UpdatedIssue = Issue & {
+  updatedAt: string;
+  createdAt: string | null;
+  closedAt: string | null;
+  comments: number;
+};
+
+/** One page of a listing of open issues and pull requests, newest opened first; `more`: another page follows. */
+export type OpenPage = { items: UpdatedIssue[]; more: boolean; forgeTime: number | null };
 
 /**
  * A listing of updated items (an item may be listed twice), the forge's clock when it answered its first page
@@ -240,6 +251,11 @@ export interface ForgeClient<T extends Texts = Posted> {
    * a comment, a label, a close or a merge each count as an update.
    */
   listUpdatedSince(since: string | null): Promise<UpdatedListing>;
+  /**
+   * Page `page` (from 1) of the open issues and pull requests, newest opened first, by offset: an item opened
+   * meanwhile shifts the later pages (a repeat), one closed shifts them back (a gap the caller must mind).
+   */
+  listOpenPage(page: number): Promise<OpenPage>;
   /** Labels missing from the repository are created (as GitHub itself does). */
   addLabels(number: number, names: string[]): Promise<void>;
   /** Idempotent: removing a label that is not on the issue (or not in the repository) succeeds. */

@@ -31,6 +31,12 @@ export type IssueEvent = EventOrigin & {
     state: "open" | "closed";
     labels: string[];
     author: string;
+    /** The forge's times (ISO 8601) as the payload carries them; null where it does not. */
+    createdAt?: string | null;
+    updatedAt?: string | null;
+    closedAt?: string | null;
+    /** Absent where the payload does not say. */
+    comments?: number;
   };
   /** The label added or removed, for `labeled` / `unlabeled` when the forge names it; otherwise null. */
   label: string | null;

@@ -57,14 +57,13 @@ function issue(forge: "gitea" | "forgejo", eventName: string, body: unknown): De
   const action = ISSUE_ACTIONS.get(raw);
   if (action === undefined) return ignoredAction(eventName, raw);
   const { repository, sender, issue } = parsePayload(eventName, issuePayload, body);
-  const { user: author, ...fields } = issue;
   return emitted({
     type: "issue",
     action,
     forge,
     repository: repository.full_name,
     sender,
-    issue: { ...fields, author },
+    issue,
     label: null,
   });
 }

@@ -52,14 +52,13 @@ function issue(eventName: string, body: unknown): DeliveryResult {
   const action = readAction(eventName, body);
   if (!isOneOf(ISSUE_ACTIONS, action)) return ignoredAction(eventName, action);
   const payload = parsePayload(eventName, issuePayload, body);
-  const { user: author, ...fields } = payload.issue;
   return emitted({
     type: "issue",
     action,
     forge: "github",
     repository: payload.repository.full_name,
     sender: payload.sender,
-    issue: { ...fields, author },
+    issue: payload.issue,
     label: payload.label,
   });
 }

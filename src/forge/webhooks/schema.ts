@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { IssueEvent } from "./events.ts";
 
 // Zod pieces both payload families share. Objects strip unknown keys (they pass, unused); Go marshals nil
 // slices and pointers as null and GitHub sends null for empty bodies, so optional values accept null too.
@@ -34,14 +35,28 @@ export const issueState = z.enum(["open", "closed"]);
 
 export const issueNumber = z.number().int().positive();
 
-export const issueFields = z.object({
-  number: issueNumber,
-  title: z.string(),
-  body: text,
-  state: issueState,
-  labels: labelNames,
-  user: login,
-});
+/** An issue as its events carry it, with the forge's times (ISO 8601) and comment count where it sends them. */
+export const issueFields = z
+  .object({
+    number: issueNumber,
+    title: z.string(),
+    body: text,
+    state: issueState,
+    labels: labelNames,
+    user: login,
+    created_at: optionalText,
+    updated_at: optionalText,
+    closed_at: optionalText,
+    comments: z.number().int().min(0).nullish(),
+  })
+  .transform(({ user, created_at, updated_at, closed_at, comments, ...issue }): IssueEvent["issue"] => ({
+    ...issue,
+    author: user,
+    createdAt: created_at,
+    updatedAt: updated_at,
+    closedAt: closed_at,
+    ...(comments != null && { comments }),
+  }));
 
 export const actionOnly = z.object({ action: z.string() });
 

@@ -3,7 +3,8 @@
  * check; its vision gaps run in the demo's scenario): the operator asks for a run with the CLI, the Worker
  * (wrangler dev) queues it as an agent job, the real runner runs the real Agent SDK binary in its sandbox
  * against the scripted model stand-in, and the outputs each agent asks for land on the local forge, checked
- * and applied once by the Worker.
+ * and applied once by the Worker. The sample repository has a history older than Conveyor: 500 issues, some
+ * stale for months, which the registration's backfill mirrors and the gardener grooms.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -11,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
-import { PROJECT } from "../../../demo/scenario.ts";
+import { PROJECT, REPO as PROJECT_REPO } from "../../../demo/scenario.ts";
 import { SAFE_OUTPUTS_SERVER } from "../../../runner/agents/safe-outputs.ts";
 import { violations } from "../../domain/post/oracle.ts";
 import { type ScriptRequest, text, use } from "../../support/model/script.ts";
@@ -31,6 +32,43 @@ const HOSTILE = [
   "zero\u200bwidth \u202eevil \u001b[31mred\u001b[0m",
 ].join("\n");
 
+/** The repository's history: 500 issues opened a year or two ago, `STALE` of them untouched for months. */
+const DAY = 86_400_000;
+const STALE = 30;
+const stamp = (daysAgo: number) =>
+  new Date(Date.now() - daysAgo * DAY).toISOString().replace(/\.\d{3}Z$/, "Z");
+const HISTORY = Array.from({ length: 500 }, (_, i) => ({
+  title: `Old request ${i + 1}`,
+  body: `Something asked for long ago (${i + 1}).`,
+  author: i % 2 ? "alice" : "bob",
+  createdAt: stamp(1_000 - i),
+  // The stale ones are spread over the whole history, not the lowest numbers.
+  updatedAt: stamp(i % 17 === 0 && i / 17 < STALE ? 100 + 10 * (i / 17) : i % 60),
+  comments: i % 4,
+}));
+const STALE_QUESTION =
+  "This has had no activity for months: is it still wanted? If not, a maintainer may close it.";
+/** The history's issue numbers on the forge (after the sample's own). */
+let imported: number[] = [];
+let gardenerPrompt = "";
+/** The stale issue the gardener groomed. */
+let groomed = 0;
+
+/** The `<open-issues>` entries of an agent's prompt. */
+function promptEntries(prompt: string): { number: number; updated: string | null; signals?: string[] }[] {
+  // The definition's own text names the tag first: the block is the last.
+  const json = prompt.slice(prompt.lastIndexOf("<open-issues>") + 13, prompt.lastIndexOf("</open-issues>"));
+  return JSON.parse(json.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&"));
+}
+
+/** The number of the least recently updated stale item `read_backlog` answered with. */
+function stalest(req: ScriptRequest): number {
+  const answer = JSON.parse(req.toolResults[0]?.text ?? "{}") as { items?: { number: number }[] };
+  const first = answer.items?.[0]?.number;
+  if (first === undefined) throw new Error(`read_backlog answered ${req.toolResults[0]?.text}`);
+  return first;
+}
+
 const PREDICTIONS = [1, 2, 3, 4, 5, 6].map((n) => `Holdout regression ${n}`);
 const AGENTS_FIX = "AGENTS.md: the test command is sh ./ci.sh";
 const ACCEPTED = "Accepted as development work: the holdout regressed.";
@@ -38,7 +76,7 @@ const DISMISSED = "Dismissed: the same regression as the first prediction.";
 
 /** The number of the predictor's issue `n`, as the planner's prompt lists the open issues. */
 function prediction(req: ScriptRequest, n: number): number {
-  const listed = new RegExp(`"number":(\\d+),"title":"Prediction: Holdout regression ${n}"`);
+  const listed = new RegExp(`"number":(\\d+),"kind":"issue","title":"Prediction: Holdout regression ${n}"`);
   const found = listed.exec(`${req.system}\n${req.lastUserText}`);
   if (!found) throw new Error(`prediction ${n} is not among the planner's open issues`);
   return Number(found[1]);
@@ -52,6 +90,9 @@ beforeAll(async () => {
   demo = await startDemo({
     dataDir,
     model: { kind: "stand-in" },
+    history: (sample) => {
+      imported = sample.forge.importIssues(PROJECT_REPO, HISTORY);
+    },
     script: [
       {
         // More predictions than the predictor's cap of five: the sixth is refused.
@@ -84,11 +125,21 @@ beforeAll(async () => {
       {
         when: /You are the gardener/,
         steps: [
-          use(tool("comment"), { issue: 1, body: QUESTION }),
+          (req) => {
+            gardenerPrompt = req.lastUserText;
+            return use(tool("comment"), { issue: 1, body: QUESTION });
+          },
           use(tool("comment"), { issue: 1, body: HOSTILE }),
           use(tool("add_labels"), { issue: 1, labels: ["gardener/underspecified"] }),
           // Not the gardener's to set: rejected with the reason.
           use(tool("add_labels"), { issue: 1, labels: ["backlog"] }),
+          // The whole backlog, beyond what the prompt had room for: the stale ones, least recently updated first.
+          use(tool("read_backlog"), { stale: true, sort: "oldest" }),
+          (req) => {
+            groomed = stalest(req);
+            return use(tool("comment"), { issue: groomed, body: STALE_QUESTION });
+          },
+          () => use(tool("add_labels"), { issue: groomed, labels: ["gardener/needs-human"] }),
           text("Groomed."),
         ],
       },
@@ -141,6 +192,10 @@ describe("built-in agents' runs", { timeout: 150_000 }, () => {
     await maintainer.addLabels(1, ["question"]);
     const d1 = demo.d1;
     await until("issue #1 mirrored", () => (d1.openMirrored(PROJECT).includes(1) ? true : null));
+    // The registration's backfill of the repository's history, before the gardener looks.
+    await until("the mirror backfilled", async () =>
+      ((await conveyor("mirror", "status")) as { phase: string }).phase === "done" ? true : null,
+    );
 
     const { runId, run } = await runToTheEnd("gardener");
 
@@ -149,6 +204,8 @@ describe("built-in agents' runs", { timeout: 150_000 }, () => {
       ["comment", "accepted", null],
       ["add_labels", "accepted", null],
       ["add_labels", "rejected", "labels not allowed for this agent: backlog"],
+      ["comment", "accepted", null],
+      ["add_labels", "accepted", null],
     ]);
     const comments = await maintainer.listComments(1);
     const attribution = `The agent \`gardener\` (run \`${runId}\`) wrote:`;
@@ -182,6 +239,44 @@ describe("built-in agents' runs", { timeout: 150_000 }, () => {
     expect(shown).toMatch(new RegExp(`^gardener ${runId}  done  manual  cost \\$`));
     expect(shown).toMatch(/4\s+add_labels\s+rejected\s+labels not allowed for this agent: backlog/);
     expect(shown).toMatch(/1\s+comment\s+applied/);
+  });
+
+  it("grooms a stale issue of the repository's history, which the registration's backfill mirrored", async () => {
+    if (!demo) throw new Error("no demo");
+    // The backfill finished within the forge's rate-limit reserve (its X-RateLimit-* headers).
+    const status = (await conveyor("mirror", "status")) as { phase: string; listed: number };
+    expect(status).toMatchObject({ phase: "done" });
+    expect(status.listed).toBeGreaterThanOrEqual(HISTORY.length);
+    expect(demo.d1.openMirrored(PROJECT)).toEqual(expect.arrayContaining(imported));
+    const limit = await fetch(`${demo.sample.forge.apiUrl}/user`, {
+      headers: { authorization: `token ${demo.sample.accounts.conveyor.token}` },
+    });
+    const remaining = Number(limit.headers.get("x-ratelimit-remaining"));
+    expect(remaining / Number(limit.headers.get("x-ratelimit-limit"))).toBeGreaterThan(0.5);
+
+    // The gardener's prompt: every stale issue of the history first, with its dates, whatever its number.
+    const entries = promptEntries(gardenerPrompt);
+    const staleOnes = HISTORY.flatMap((issue, i) =>
+      Date.now() - Date.parse(issue.updatedAt) > 90 * DAY ? [{ number: imported[i], issue }] : [],
+    );
+    expect(staleOnes).toHaveLength(STALE);
+    for (const { number, issue } of staleOnes) {
+      const entry = entries.find((e) => e.number === number);
+      expect(entry?.updated).toBe(issue.updatedAt.slice(0, 10));
+      expect(entry?.signals).toContain("stale");
+    }
+    expect(entries.slice(0, STALE).every((e) => e.signals?.includes("stale"))).toBe(true);
+    expect(gardenerPrompt).toMatch(/\d+ more open items are not shown: the `read_backlog` tool/);
+
+    // Through read_backlog, the least recently updated of them: commented on and labelled on the forge.
+    const oldest = staleOnes.reduce((a, b) =>
+      Date.parse(a.issue.updatedAt) <= Date.parse(b.issue.updatedAt) ? a : b,
+    );
+    expect(groomed).toBe(oldest.number);
+    const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+    const comments = await maintainer.listComments(groomed);
+    expect(comments.filter((c) => c.body.includes(`> ${STALE_QUESTION}`))).toHaveLength(1);
+    expect((await maintainer.getIssue(groomed)).labels).toContain("gardener/needs-human");
   });
 
   it("the predictor files at most its five predictions, titled and labelled by its definition", async () => {

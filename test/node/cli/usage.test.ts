@@ -77,7 +77,7 @@ describe("help", () => {
     const groups = [
       ...new Set(COMMANDS.filter((c) => c.name.includes(" ")).map((c) => c.name.split(" ")[0] ?? "")),
     ];
-    expect(groups).toEqual(["project", "runner", "issue", "agent", "vault"]);
+    expect(groups).toEqual(["project", "runner", "issue", "agent", "vault", "mirror"]);
     for (const group of groups) {
       const out = await ok([group, "--help"]);
       expect(out).toMatch(new RegExp(`^usage: conveyor ${group} <command> `));

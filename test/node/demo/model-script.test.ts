@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DEMO_SCRIPT } from "../../../demo/model-script.ts";
+import { STALE_ISSUE } from "../../../demo/scenario.ts";
 import { BUILTIN_AGENTS } from "../../../src/agents/builtin.generated.ts";
 import { agentPrompt } from "../../../src/agents/context.ts";
 import { parseAgentDefinition } from "../../../src/agents/definition.ts";
@@ -45,7 +46,10 @@ describe("the demo's model for the built-in agents", () => {
 
   it("a manual run gets its designed outputs", async () => {
     expect(await firstTurn("gardener", "manual")).toMatchObject({
-      content: [{ type: "tool_use", name: "mcp__safe_outputs__comment", input: { issue: 9 } }],
+      // First the stale issue from before Conveyor (the backfill's), then the teammate's.
+      content: [
+        { type: "tool_use", name: "mcp__safe_outputs__comment", input: { issue: STALE_ISSUE.number } },
+      ],
     });
   });
 });

@@ -7,6 +7,7 @@ import { Ci } from "./ci/runner.ts";
 import { type Forge, gitDir } from "./forge.ts";
 import { commitShape } from "./git/log.ts";
 import { branchHeads } from "./git/refs.ts";
+import { type ImportedIssue, importIssues } from "./import.ts";
 import { Listings } from "./listings.ts";
 import { KeyedLock } from "./lock.ts";
 import { Render } from "./render.ts";
@@ -19,6 +20,7 @@ import { Deliverer } from "./webhooks/deliver.ts";
 import { type Write, WriteLog } from "./write-log.ts";
 
 export { CI_CONTEXT } from "./ci/runner.ts";
+export type { ImportedIssue } from "./import.ts";
 export type { NewRepo } from "./repositories.ts";
 export type { CiRun, CollaboratorLevel, Delivery } from "./state.ts";
 export type { Write } from "./write-log.ts";
@@ -99,6 +101,11 @@ export interface LocalForge {
    * answered: a change between two pages of one listing.
    */
   beforeListingPage(repo: string, page: number, action: () => Promise<void>): void;
+  /**
+   * Brings in issues with their own authors, times, labels and comments, as Gitea's repository migration does
+   * (no webhook): a repository older than the test. Returns their numbers.
+   */
+  importIssues(repo: string, issues: readonly ImportedIssue[]): number[];
   /** Resolves when no CI run is pending or running and every webhook emitted so far was delivered. */
   settled(): Promise<void>;
   /** Stops listening, cancels CI, waits for deliveries in flight, writes the state. */
@@ -226,6 +233,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     beforeListingPage(repo, page, action) {
       forge?.listings.before(fullName(requireRepo(store, repo)), page, action);
     },
+    importIssues: (repo, issues) => importIssues(store, requireRepo(store, repo), issues),
     async settled() {
       await ci.idle();
       await hooks.idle();

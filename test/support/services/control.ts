@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { createForgeClient } from "../../../src/forge/client/index.ts";
-import { type LocalForge, startLocalForge } from "../forge/index.ts";
+import { type ImportedIssue, type LocalForge, startLocalForge } from "../forge/index.ts";
 import { type ModelStandIn, startModelStandIn } from "../model/server.ts";
 import { startWoodpecker } from "../woodpecker.ts";
 import { CriticScript } from "./critic-script.ts";
@@ -54,6 +54,8 @@ const schemas = {
   pull: z.object({ repo: z.string(), number: z.number() }),
   commit: z.object({ repo: z.string(), ref: z.string().min(1) }),
   apiCalls: z.object({ repo: z.string() }),
+  /** The local forge parses each issue (test/support/forge/import.ts). */
+  importIssues: z.object({ repo: z.string(), issues: z.array(z.unknown()) }),
   rateLimit: z.object({ login: z.string(), used: z.number().int().min(0) }),
   slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
   mergeChecks: z.object({ repo: z.string(), reads: z.number().int().min(0) }),
@@ -160,6 +162,10 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       return { ok: true };
     },
     requests: async () => model.requests.length,
+    "import-issues": async (body) => {
+      const { repo, issues } = schemas.importIssues.parse(body);
+      return { numbers: forge.importIssues(repo, issues as ImportedIssue[]) };
+    },
     "api-calls": async (body) => forge.apiCalls(schemas.apiCalls.parse(body).repo),
     "rate-limit": async (body) => {
       const { login, used } = schemas.rateLimit.parse(body);
