@@ -41,9 +41,19 @@ export class WorkDirLayout {
     return join(this.root, "agents");
   }
 
-  /** One agent run's own HOME (no issue's): removed when the run ends. */
+  /** What one agent run (no issue's) owns besides its worktree: removed when the run ends. */
+  agentRunDir(project: string, runId: string): string {
+    return join(this.root, "agent-homes", `${project}-${runId}`);
+  }
+
+  /** The run's own HOME. */
   agentRunHome(project: string, runId: string): string {
-    return join(this.root, "agent-homes", `${project}-${runId}`, "home");
+    return join(this.agentRunDir(project, runId), "home");
+  }
+
+  /** A review run's context files, beside its HOME and out of the session's reach but read-only. */
+  agentRunContext(project: string, runId: string): string {
+    return join(this.agentRunDir(project, runId), "context");
   }
 
   agentDir(project: string, issueNumber: number): string {

@@ -93,8 +93,8 @@ export const issueRef = (project: string, number: number) => `${project}#${numbe
  */
 /**
  * A review run's pull request (the built-in `reviewer`): the runner fetches `ref`, checks out `headSha` (the
- * commit CI passed; any other is refused), and writes the context files where the agent reads them and git
- * does not look (`.conveyor/context/`, excluded in the worktree's own repository).
+ * commit CI passed; any other is refused), and writes the context files into a directory of its own that the
+ * session sees read-only (runner/agents/review-context.ts), never into the pull request's tree.
  */
 /** Jobs are kept in a Durable Object's SQLite, whose rows stay under 2 MB: a longer diff is cut. */
 export const MAX_REVIEW_DIFF = 800_000;
@@ -108,9 +108,9 @@ export const reviewCheckoutSchema = z.object({
     .regex(/^refs\/(heads|pull)\/[A-Za-z0-9._/-]{1,200}$/)
     .refine((ref) => !ref.includes("..") && !ref.endsWith(".lock"), "not a usable ref"),
   headSha: sha,
-  /** `.conveyor/context/pull-request.json`: the pull request, its issue, the critic's earlier rounds. */
+  /** `pull-request.json`: the pull request, its issue, the critic's earlier rounds. */
   pullRequest: z.string().max(MAX_REVIEW_CONTEXT),
-  /** `.conveyor/context/diff.patch`: the diff against the base. */
+  /** `diff.patch`: the diff against the base. */
   diff: z.string().max(MAX_REVIEW_DIFF),
 });
 export type ReviewCheckout = z.infer<typeof reviewCheckoutSchema>;
