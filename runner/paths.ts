@@ -69,6 +69,14 @@ export class WorkDirLayout {
     return join(this.agentDir(project, issueNumber), "phase", "PHASE");
   }
 
+  /**
+   * An action job's steps: the checkout of the formula's commit they run from and their HOMEs. The runner's
+   * own, out of every session's sandbox; removed when the job's session ends.
+   */
+  stepsDir(project: string, issueNumber: number): string {
+    return join(this.root, "steps", `${project}-${issueNumber}`);
+  }
+
   /** The session the issue's last job started here, with that job's id (see job.ts). */
   sessionFile(project: string, issueNumber: number): string {
     return join(this.root, "sessions", `${project}-${issueNumber}`);

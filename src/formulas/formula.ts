@@ -33,6 +33,12 @@ const stepSchema = z
       .array(z.string().regex(SECRET_NAME, `a secret name is ${SECRET_NAME}`))
       .max(20)
       .default([]),
+    /**
+     * Show the agent the end of the command's output (bounded, redacted). A step without secrets always
+     * shows it; a step with secrets only when this says so: whatever it prints could carry them, in any
+     * encoding, and redaction catches only their literal values.
+     */
+    output: z.boolean().default(false),
   })
   .strict();
 
@@ -88,6 +94,13 @@ export const formulaSchema = z
           code: "custom",
           path: ["steps", i, "secrets"],
           message: `step "${step.id}" has secrets but no command to give them to`,
+        });
+      }
+      if (step.output && !step.command) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["steps", i, "output"],
+          message: `step "${step.id}" asks for output but has no command`,
         });
       }
     }

@@ -83,9 +83,21 @@ describe("parseFormula", () => {
     );
   });
 
-  it("reports secrets on a step with no command", () => {
+  it("reports secrets or output on a step with no command", () => {
     const text = withSteps("  - id: a\n    description: x\n    secrets: [DEPLOY_TOKEN]");
     expect(error("rotate-token", text)).toMatch(/step "a" has secrets but no command/);
+    const output = withSteps("  - id: a\n    description: x\n    output: true");
+    expect(error("rotate-token", output)).toBe(
+      'frontmatter: steps.0.output: step "a" asks for output but has no command',
+    );
+  });
+
+  it("shows a step's output only where the formula asks for it", () => {
+    const text = withSteps(
+      "  - id: a\n    description: x\n    command: env\n    output: true\n  - id: b\n    description: y",
+    );
+    const parsed = parseFormula("rotate-token", text);
+    expect(parsed.ok && parsed.value.steps.map((s) => s.output)).toEqual([true, false]);
   });
 
   it("reports an unknown top-level field, a bad host, a wrong name and no steps", () => {

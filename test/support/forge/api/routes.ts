@@ -79,6 +79,7 @@ export const ROUTES: Route[] = [
   repoRoute("POST", "/statuses/{sha}", createCommitStatus),
   repoRoute("GET", "/commits/{ref}/status", combinedStatus),
   repoRoute("GET", "/branches/{branch}", getBranch),
+  repoRoute("GET", "/contents", getContents),
   repoRoute("GET", "/contents/{path}", getContents),
   repoRoute("DELETE", "/branches/{branch}", deleteBranch),
   // GitHub deletes a branch as its ref.
