@@ -190,6 +190,16 @@ async function vaultItemNamed(number: number, nth = 0): Promise<string> {
   });
 }
 
+/** The issue's comments (without markers) once the action is done and its closing comment posted. */
+async function commentsOnceDone(number: number): Promise<string[]> {
+  await until("the action is done", inState(number, "done"));
+  const maintainer = demo?.sample.client(demo.sample.accounts.maintainer);
+  return until("its closing comment", async () => {
+    const bodies = ((await maintainer?.listComments(number)) ?? []).map(bodyOf);
+    return bodies.some((body) => body.startsWith("**The action is done.**")) ? bodies : null;
+  });
+}
+
 /** The project's vault items in `state`. */
 async function vaultItems(state: string) {
   const res = await fetch(`${demo?.worker.url}/api/v1/projects/${PROJECT}/vault?state=${state}`, {
@@ -295,24 +305,23 @@ describe("action issues", { timeout: 240_000 }, () => {
     expect(view.reason).toBe(
       `the action stops: nobody decided on step wipe before its vault item ${item} expired`,
     );
+    // The issue's outbox posts the comment after the state changed.
     const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
-    const bodies = (await maintainer.listComments(number)).map(bodyOf);
-    expect(bodies).toContain(
-      `The action stops: nobody decided on step wipe before its vault item ${item} expired.`,
+    const stops = `The action stops: nobody decided on step wipe before its vault item ${item} expired.`;
+    await until("the comment saying so", async () =>
+      (await maintainer.listComments(number)).map(bodyOf).includes(stops) ? true : null,
     );
   });
 
   it("run a step from the formula's commit: a rewritten script or a planted dotfile does not run, nor does the secret come back", async () => {
     if (!demo) throw new Error("no demo");
     const number = await fileAction("Check the token", "token-check");
-    await until("the action is done", inState(number, "done"));
+    const comments = (await commentsOnceDone(number)).join("\n");
     const saw = modelSaw("token-check");
     expect({ rewritten: saw.includes("REWRITTEN-RAN"), planted: saw.includes("FSMONITOR-RAN") }).toEqual({
       rewritten: false,
       planted: false,
     });
-    const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
-    const comments = (await maintainer.listComments(number)).map((c) => c.body).join("\n");
     expect(
       ATTACKS.encoded(DEPLOY_TOKEN).filter((leak) => saw.includes(leak) || comments.includes(leak)),
     ).toEqual([]);
@@ -340,8 +349,7 @@ describe("action issues", { timeout: 240_000 }, () => {
       /step swap does not run: scripts\/swap\.sh changed since the vault approved it at commit [0-9a-f]{12}\./,
     );
     await maintainer.comment(number, `/conveyor approve ${second}`);
-    await until("the action is done", inState(number, "done"));
-    const bodies = (await maintainer.listComments(number)).map(bodyOf);
+    const bodies = await commentsOnceDone(number);
     // The default branch's new script ran, not the one the session edited in its worktree.
     expect(bodies).toContain(
       "**Progress:** swap: step swap exited with code 0.\nIts output (the end):\nswapped v2",
