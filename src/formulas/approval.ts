@@ -45,7 +45,7 @@ export function stepTerms(formula: Omit<Formula, "guidance">, step: FormulaStep)
     dangerous: step.dangerous,
     secrets: step.secrets,
     network: formula.network,
-    output: step.output,
+    output: step.output === true,
   };
 }
 

@@ -36,9 +36,13 @@ const stepSchema = z
     /**
      * Show the agent the end of the command's output (bounded, redacted). A step without secrets always
      * shows it; a step with secrets only when this says so: whatever it prints could carry them, in any
-     * encoding, and redaction catches only their literal values.
+     * encoding, and redaction catches only their literal values. Kept only when true: runners older than
+     * the field parse a job's steps strictly, and a formula that does not use it reaches them unchanged.
      */
-    output: z.boolean().default(false),
+    output: z
+      .boolean()
+      .transform((shown) => shown || undefined)
+      .optional(),
   })
   .strict();
 

@@ -97,7 +97,10 @@ describe("parseFormula", () => {
       "  - id: a\n    description: x\n    command: env\n    output: true\n  - id: b\n    description: y",
     );
     const parsed = parseFormula("rotate-token", text);
-    expect(parsed.ok && parsed.value.steps.map((s) => s.output)).toEqual([true, false]);
+    // Absent unless set: a formula that does not use it reaches runners older than the field unchanged.
+    expect(parsed.ok && parsed.value.steps.map((s) => "output" in s && s.output)).toEqual([true, false]);
+    const off = parseFormula("rotate-token", text.replace("output: true", "output: false"));
+    expect(off.ok && JSON.parse(JSON.stringify(off.value.steps[0]))).not.toHaveProperty("output");
   });
 
   it("reports an unknown top-level field, a bad host, a wrong name and no steps", () => {

@@ -29,7 +29,6 @@ export const ROTATE_TOKEN = {
       command: "./rotate.sh",
       dangerous: true,
       secrets: ["DEPLOY_TOKEN"],
-      output: false,
     },
   ],
 };
