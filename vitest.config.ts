@@ -56,6 +56,11 @@ export default defineConfig(async () => {
             testTimeout: 30_000,
             include: ["test/node/**/*.test.ts", "test/domain/**/*.test.ts"],
             environment: "node",
+            // The demo's tests read the local D1 file with node:sqlite, as npm run demo does with this flag.
+            execArgv: ["--disable-warning=ExperimentalWarning"],
+            // The one place the suite allows a root runner (this machine's tests run as root): the runners it
+            // starts inherit it (runner/config.ts, `allowRoot`).
+            env: { CONVEYOR_ALLOW_ROOT: "1" },
           },
         },
       ],

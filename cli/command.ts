@@ -9,6 +9,8 @@ export type Context = {
   url: string;
   /** `--project` (or CONVEYOR_PROJECT), for the commands about one issue. */
   project: string | undefined;
+  /** The environment the CLI runs in (CONVEYOR_FORGE_TOKEN, USER). */
+  env: Record<string, string | undefined>;
   /** Prints `text`, or `json` with `--json`. */
   print(text: string, json: unknown): void;
 };

@@ -18,6 +18,12 @@ export type ProjectAnswer = z.infer<typeof projectSchema>;
 
 export const projectListSchema = z.object({ projects: z.array(projectSchema) });
 
+/** `GET /projects/:id/formulas`: the action formulas, each with the secrets the project lacks. */
+export const formulasSchema = z.object({
+  formulas: z.array(z.looseObject({ name: z.string(), missingSecrets: z.array(z.string()) })),
+  problems: z.array(z.object({ name: z.string(), error: z.string() })),
+});
+
 export const setupSchema = z.object({
   webhook: z.object({ id: z.number(), url: z.string(), events: z.array(z.string()) }),
   labels: z.array(z.string()),
@@ -30,6 +36,8 @@ const runnerSchema = z.looseObject({
   /** Absent from a Worker older than the field, null for a runner older than it. */
   sandbox: z.enum(SANDBOX_KINDS).nullish(),
   lastSeenAt: z.number(),
+  /** Whether it is there (src/runner-api/presence.ts); absent from a Worker older than the field. */
+  presence: z.looseObject({ status: z.string() }).optional(),
   jobs: z.array(
     z.looseObject({ project: z.string(), number: z.number(), kind: z.string(), attempt: z.number() }),
   ),
@@ -72,18 +80,22 @@ export const issueViewSchema = z.looseObject({
   reason: z.string().nullable(),
   /** What the issue's sessions cost in all; absent from a Worker older than the field. */
   costUsd: z.number().optional(),
+  /** The critic's rounds in all (`criticRounds` counts changes requested in a row); absent from older Workers. */
+  reviewRounds: z.number().optional(),
   timers: z.array(z.looseObject({ kind: z.string(), dueAt: z.number() })),
   /** Effects Conveyor gave up on; absent from a Worker older than the field. */
   deadLetters: z
     .array(z.looseObject({ id: z.number(), kind: z.string(), error: z.string(), at: z.number() }))
     .optional(),
+  /** Effects dropped because the issue had moved on; absent from a Worker older than the field. */
+  droppedEffects: z.array(z.looseObject({ kind: z.string(), reason: z.string(), at: z.number() })).optional(),
   history: z.array(
     z.looseObject({
       seq: z.number(),
       event: z.string(),
       from: z.string(),
       to: z.string(),
-      outcome: z.enum(["applied", "rejected"]),
+      outcome: z.enum(["applied", "rejected", "parked"]),
       reason: z.string().nullable(),
       cause: z.object({ kind: z.string(), id: z.string() }),
       at: z.number(),
@@ -189,8 +201,36 @@ export const healthSchema = z.object({
       check: z.string(),
       subject: z.string(),
       summary: z.string(),
+      /** The operator's alone (a runner's host figures): never on a forge issue. */
+      detail: z.string().optional(),
       openedAt: z.number(),
       forgeIssue: z.number().nullable(),
     }),
   ),
+});
+
+const figures = {
+  merged: z.number(),
+  finished: z.number(),
+  leadTimeP50Ms: z.number().nullable(),
+  leadTimeP90Ms: z.number().nullable(),
+  firstPassCiRate: z.number().nullable(),
+  criticRoundsPerIssue: z.number().nullable(),
+  humanRoundsPerIssue: z.number().nullable(),
+  escalations: z.number(),
+  escalationRate: z.number().nullable(),
+  costUsd: z.number(),
+  costPerMergedUsd: z.number().nullable(),
+  cacheHitRatio: z.number().nullable(),
+};
+
+/** `GET /outcomes`, `GET /projects/:id/outcomes` (src/outcomes/outcomes.ts). */
+export const outcomesSchema = z.object({
+  project: z.string().nullable(),
+  from: z.string(),
+  to: z.string(),
+  days: z.array(z.object({ day: z.string(), ...figures })),
+  totals: z.object(figures),
+  escalationCauses: z.array(z.object({ cause: z.string(), label: z.string(), count: z.number() })),
+  waiting: z.array(z.object({ state: z.string(), ms: z.number() })),
 });

@@ -155,7 +155,9 @@ export async function agentDeviations(demo: Demo, agents: FactoryAgents, exact: 
       maintainer.listComments(issue.number),
       maintainer.getIssue(issue.number),
     ]);
-    const said = comments.filter((c) => c.body.startsWith(issue.gardener?.comment ?? "")).length;
+    // Posted quoted under the agent's name: its first line is the agent's first line, behind `> `.
+    const quoted = `> ${issue.gardener.comment.split("\n")[0]}`;
+    const said = comments.filter((c) => c.body.split("\n").includes(quoted)).length;
     if (said !== 1) found.push(`#${issue.number}: the gardener's comment is there ${said} times, not once`);
     if (!labels.includes(issue.gardener.label))
       found.push(`#${issue.number}: not labelled ${issue.gardener.label}`);

@@ -1,7 +1,7 @@
 /**
  * Plays the humans' part of the scenario and shows what Conveyor does: the maintainer labels the sample
- * issues `backlog`, every edge the Worker records (D1) becomes one line, and an escalation gets the
- * maintainer's reply as a forge comment. Ends once no issue can move on without someone else.
+ * issues `backlog`, every edge the Worker records (D1) becomes one line (progress.ts), and an escalation gets
+ * the maintainer's reply as a forge comment. Ends once no issue can move on without someone else.
  */
 
 import { z } from "zod";
@@ -9,12 +9,11 @@ import { ACTION_LABEL } from "../src/formulas/formula.ts";
 import { FactoryAgents } from "./agents.ts";
 import type { Transition } from "./local-d1.ts";
 import type { Demo } from "./orchestrator.ts";
+import { Progress } from "./progress.ts";
 import { LABELS } from "./project.ts";
-import { FALLBACK_REPLY, ISSUES, PLANNED, PROJECT, type SampleIssue } from "./scenario.ts";
+import { FALLBACK_REPLY, ISSUES, PROJECT, type SampleIssue } from "./scenario.ts";
 
 const POLL_MS = 200;
-/** Longer than an edge takes from its Durable Object to D1. */
-const SETTLE_MS = 400;
 /** Replies per issue: one is designed; a second covers a real model asking twice. */
 const MAX_REPLIES = 2;
 /**
@@ -37,8 +36,8 @@ export type ScenarioRun = {
   replies: Reply[];
   /** Pull requests a maintainer approved for a merge that waited for a human. */
   approvals: Reply[];
-  /** The edges recorded since the last call, once settled: `follow` goes on with it. */
-  nextEdges: () => Transition[];
+  /** The progress lines, in time order: `follow` goes on with them. */
+  progress: Progress;
 };
 
 export type DriveOptions = {
@@ -64,16 +63,15 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
   const aroundReply = options.aroundReply ?? ((_: number, post: () => Promise<void>) => post());
   const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
   const startedAt = Date.now();
+  const progress = new Progress(demo, startedAt, print);
   const run: ScenarioRun = {
     startedAt,
     issues,
-    agents: options.agents
-      ? new FactoryAgents(demo, (line) => print(`${stamp(startedAt, Date.now())}  ${line}`))
-      : null,
+    agents: options.agents ? new FactoryAgents(demo, (line) => progress.note(line)) : null,
     transitions: [],
     replies: [],
     approvals: [],
-    nextEdges: settledEdges(demo),
+    progress,
   };
   const state = new Map<number, string>();
   /** Issues whose reply was posted and has not moved them yet. */
@@ -86,9 +84,7 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
       if (issue.action) await maintainer.addLabels(issue.number, [ACTION_LABEL]);
       await maintainer.addLabels(issue.number, [LABELS.backlog]);
     }
-    print(
-      `${stamp(run.startedAt, Date.now())}  maintainer labels ${batch.map((i) => `#${i.number}`).join(" ")} ${LABELS.backlog}`,
-    );
+    progress.note(`maintainer labels ${batch.map((i) => `#${i.number}`).join(" ")} ${LABELS.backlog}`);
   };
   /** Issues the maintainer queues later (`queueWhen`), and held pull requests not yet approved (`approveAfter`). */
   const later = new Set(issues.filter((issue) => issue.queueWhen));
@@ -97,13 +93,12 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
   await queue(issues.filter((issue) => !later.has(issue)));
 
   for (;;) {
-    for (const edge of run.nextEdges()) {
+    for (const edge of await progress.next()) {
       run.transitions.push(edge);
       state.set(edge.number, edge.to);
       // An edge that stays in its state (the vault naming a held merge's item, an approval the vault has yet
       // to decide) is no new question: the human's answer still stands.
       if (edge.from !== edge.to) answered.delete(edge.number);
-      print(describe(edge, run.startedAt));
       const text =
         edge.to === "escalated" ? replyTo(edge.number, run.replies, options.replyToAny) : undefined;
       if (text) {
@@ -112,16 +107,13 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
         });
         run.replies.push({ number: edge.number, at: Date.now(), text });
         answered.add(edge.number);
-        print(`${stamp(run.startedAt, Date.now())}  maintainer replies on #${edge.number}: "${text}"`);
+        progress.note(`maintainer replies on #${edge.number}: "${text}"`);
       }
       const sample = issues.find((issue) => issue.number === edge.number);
       if (sample && edge.to === "awaiting_approval" && edge.from !== "awaiting_approval") held.add(sample);
     }
     const planned = await run.agents?.step();
-    if (planned) {
-      issues.push(planned);
-      titles.set(planned.number, planned.title);
-    }
+    if (planned) issues.push(planned);
     for (const issue of later) {
       if (issue.queueWhen && state.get(issue.queueWhen.issue) === issue.queueWhen.state) {
         later.delete(issue);
@@ -141,16 +133,14 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
       held.delete(issue);
       if (issue.action) {
         await maintainer.comment(issue.number, `/conveyor approve ${vaultItem}\n\n${approval}`);
-        print(
-          `${stamp(run.startedAt, Date.now())}  maintainer approves vault item ${vaultItem} of #${issue.number}: "/conveyor approve ${vaultItem}"`,
+        progress.note(
+          `maintainer approves vault item ${vaultItem} of #${issue.number}: "/conveyor approve ${vaultItem}"`,
         );
       } else {
         if (prNumber === null)
           throw new Error(`#${issue.number} waits for an approval without a pull request`);
         await maintainer.createReview(prNumber, { event: "APPROVE", body: approval });
-        print(
-          `${stamp(run.startedAt, Date.now())}  maintainer approves pull request #${prNumber} of #${issue.number}: "${approval}"`,
-        );
+        progress.note(`maintainer approves pull request #${prNumber} of #${issue.number}: "${approval}"`);
       }
       run.approvals.push({ number: issue.number, at: Date.now(), text: approval });
       answered.add(issue.number);
@@ -160,7 +150,10 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
       const waits = WAITING_FOR_HUMAN.has(now) && !answered.has(issue.number) && !held.has(issue);
       return !TERMINAL.has(now) && !waits;
     });
-    if (open.length === 0 && !run.agents?.busy) return run;
+    if (open.length === 0 && !run.agents?.busy) {
+      run.transitions.push(...(await progress.flush()));
+      return run;
+    }
     if (Date.now() > deadline) {
       const where = [
         ...open.map((i) => `#${i.number} ${state.get(i.number) ?? "new"}`),
@@ -176,30 +169,11 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
  * After the scenario, while the services stay up: every further edge (an issue labelled by hand, a retry from
  * the dashboard) is shown as it happens, until `signal` ends it.
  */
-export async function follow(run: ScenarioRun, print: (line: string) => void, signal: AbortSignal) {
+export async function follow(run: ScenarioRun, signal: AbortSignal) {
   while (!signal.aborted) {
-    for (const edge of run.nextEdges()) print(describe(edge, run.startedAt));
+    await run.progress.next();
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
-}
-
-/**
- * The edges D1 recorded since the last call, in time order, each once later ones can no longer overtake it
- * (issues flush their edges to D1 independently).
- */
-function settledEdges(demo: Demo): () => Transition[] {
-  const pending: Transition[] = [];
-  let cursor = 0;
-  return () => {
-    const fresh = demo.d1.transitionsAfter(PROJECT, cursor);
-    cursor = fresh.at(-1)?.rowid ?? cursor;
-    pending.push(...fresh);
-    pending.sort((a, b) => a.at - b.at);
-    const settled = Date.now() - SETTLE_MS;
-    const ready: Transition[] = [];
-    while (pending[0] && pending[0].at <= settled) ready.push(pending.shift() as Transition);
-    return ready;
-  };
 }
 
 function replyTo(number: number, replies: Reply[], replyToAny: boolean): string | undefined {
@@ -225,51 +199,4 @@ async function issueOf(demo: Demo, number: number): Promise<z.infer<typeof issue
     headers: { authorization: `Bearer ${demo.adminToken}` },
   });
   return issueSchema.parse(await res.json());
-}
-
-/** What an edge means, by its event and where it led. */
-const MEANING: Record<string, string> = {
-  "triage>queued": "in the backlog; a job waits for a runner",
-  "triage>blocked": "in the backlog, waiting for its dependencies",
-  "dispatched>running": "a runner started a session",
-  "dispatched>revising": "a runner resumed the session",
-  "phase>awaiting_ci": "the session pushed its branch; CI runs",
-  "ci>awaiting_review": "CI green; the critic reviews",
-  "ci>revising": "CI red; the same session fixes it",
-  "head_mismatch>escalated": "the forge's branch is not at the reported head",
-  "review>merging": "the critic approved; merging",
-  "review>revising": "the critic requested changes; the same session revises",
-  "merge_confirmed>merged": "merged; the issue is closed",
-  "branch_updated>awaiting_ci": "behind its base: the forge merged the base in; CI and the critic again",
-  "conflict>revising": "in conflict with its base: the same session merges it and resolves",
-  "human_approval>merging": "a maintainer approved the pull request; merging",
-  "vault_requested>awaiting_approval": "held in the vault until a maintainer decides",
-  "human_approval>awaiting_approval": "a maintainer approved the pull request; the vault decides",
-  "vault_decision>merging": "the vault approved the merge; merging",
-  "human_reply>revising": "a human replied; the session resumes with the reply",
-  "reply>running": "the session posted a progress note on the issue",
-  "phase>awaiting_approval": "the session stopped at a dangerous step: the vault holds it",
-  "vault_decision>running": "the vault approved the step; the same session resumes and runs it",
-  "phase>done": "the action is done; the issue is closed with its summary",
-};
-
-const titles = new Map(ISSUES.map((issue) => [issue.number, issue.title]));
-const TITLE_WIDTH = Math.max(...[...ISSUES, PLANNED].map((issue) => issue.title.length));
-
-function describe(edge: Transition, startedAt: number): string {
-  const move = `${edge.from} → ${edge.to}`;
-  return `${stamp(startedAt, edge.at)}  #${edge.number} ${(titles.get(edge.number) ?? "").padEnd(TITLE_WIDTH)} ${move.padEnd(30)} ${meaningOf(edge)}`;
-}
-
-function meaningOf(edge: Transition): string {
-  // The lifecycle's own reason (an escalation's question, why it was abandoned) says more than the event.
-  if (edge.reason) return edge.reason;
-  if (edge.event === "pr_opened") return "pull request opened";
-  if (edge.from === "blocked" && edge.to === "queued")
-    return "its dependencies are merged; a job waits for a runner";
-  return MEANING[`${edge.event}>${edge.to}`] ?? edge.event;
-}
-
-function stamp(startedAt: number, at: number): string {
-  return `${((at - startedAt) / 1000).toFixed(1)}s`.padStart(7);
 }

@@ -25,6 +25,7 @@ const issueRow = z.object({
   state: z.string(),
   iteration: z.number(),
   branch: z.string().nullable(),
+  headSha: z.string().nullable(),
   sessionId: z.string().nullable(),
   prNumber: z.number().nullable(),
   reason: z.string().nullable(),
@@ -57,7 +58,7 @@ export class LocalD1 {
   issues(project: string): IssueRow[] {
     const rows = this.#db
       .prepare(
-        `SELECT number, state, iteration, branch, session_id AS sessionId, pr_number AS prNumber, reason
+        `SELECT number, state, iteration, branch, head_sha AS headSha, session_id AS sessionId, pr_number AS prNumber, reason
          FROM issues WHERE project_id = ? ORDER BY number`,
       )
       .all(project);
@@ -73,6 +74,14 @@ export class LocalD1 {
       .array(z.object({ number: z.number() }))
       .parse(rows)
       .map((row) => row.number);
+  }
+
+  /** The issue's title in Conveyor's mirror of the forge, if it has it. */
+  title(project: string, number: number): string | undefined {
+    const row = this.#db
+      .prepare("SELECT title FROM forge_issues WHERE project_id = ? AND number = ?")
+      .get(project, number);
+    return row === undefined ? undefined : z.object({ title: z.string() }).parse(row).title;
   }
 
   /** USD spent per issue, over all its sessions. */

@@ -5,7 +5,6 @@
  */
 import { readFileSync } from "node:fs";
 import { ACTION_SERVER } from "../runner/actions/action-tools.ts";
-import { SAFE_OUTPUTS_SERVER } from "../runner/agents/safe-outputs.ts";
 import type { CriticReport, Finding } from "../src/critic/report.ts";
 import {
   bash,
@@ -17,7 +16,7 @@ import {
   use,
   write,
 } from "../test/support/model/script.ts";
-import { GROOMING, PLANNED } from "./scenario.ts";
+import { AGENT_RULES } from "./agents-script.ts";
 
 const phase = (line: string) => `printf '${line}\\n' > "$CONVEYOR_PHASE_FILE"`;
 const commitAndWait = (message: string) =>
@@ -177,19 +176,6 @@ test("keeps text that fits", () => {
 });
 `;
 
-// --- the gardener and the planner -------------------------------------------------------------------------
-
-const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
-
-const groom: Turn[] = GROOMING.flatMap(({ number, gardener }) =>
-  gardener
-    ? [
-        use(tool("comment"), { issue: number, body: gardener.comment }),
-        use(tool("add_labels"), { issue: number, labels: [gardener.label] }),
-      ]
-    : [],
-);
-
 // --- #7 the action: announce this week's changes ------------------------------------------------------------
 
 const action = (name: string) => `mcp__${ACTION_SERVER}__${name}`;
@@ -235,7 +221,9 @@ export const DEMO_SCRIPT: Rule[] = [
       write("src/slugify.js", SLUGIFY_V1),
       write("test/slugify.test.js", SLUGIFY_TEST),
       runTests,
-      commitAndWait("Add slugify (#1)"),
+      // A session that claims more than its issue: Conveyor collects the commit as "refs #2", so merging #1
+      // does not close #2 (which still needs its own work).
+      commitAndWait("Add slugify (#1); fixes #2 too, slugPath only needs it"),
       text("slugify is in src/slugify.js with its test; the tests pass and the change is committed."),
     ],
   },
@@ -371,21 +359,7 @@ export const DEMO_SCRIPT: Rule[] = [
       use("vault_verdict", { verdict: "ask", reason: "It speaks for the team: a maintainer decides." }),
     ],
   },
-  {
-    when: /You are the gardener/,
-    steps: [
-      ...groom,
-      text("Groomed: one duplicate for a maintainer to close, one issue without acceptance criteria."),
-    ],
-  },
-  {
-    when: /You are the planner/,
-    steps: [
-      use("Glob", { pattern: "src/*.js" }),
-      use(tool("create_issue"), { title: PLANNED.title, body: PLANNED.body }),
-      text(`Filed the largest gap: ${PLANNED.title}.`),
-    ],
-  },
+  ...AGENT_RULES,
   { forced: "report", when: /<issue number="1"/, steps: [reviewSlugify] },
   {
     forced: "report",

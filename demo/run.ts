@@ -88,7 +88,7 @@ if (ci) {
 } else {
   printServices(demo);
   console.log("The services stay up; Ctrl-C stops them. What Conveyor does from here shows below.");
-  if (run) void follow(run, (line) => console.log(line), stopping.signal);
+  if (run) void follow(run, stopping.signal);
 }
 
 async function shutdown(code: number): Promise<never> {

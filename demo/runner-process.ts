@@ -37,6 +37,9 @@ export async function writeRunnerConfig(dir: string, settings: RunnerSettings): 
     concurrency: 2,
     claimWaitMs: 10_000,
     shutdownGraceMs: 5_000,
+    // The demo's own runner, on the machine the demo runs on: as root (a container, CI) it starts anyway, and
+    // the runner's log says so (runner/README.md, `allowRoot`); a build host's runner refuses root.
+    ...(process.getuid?.() === 0 && { allowRoot: true }),
   };
   await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
   return configFile;
@@ -78,7 +81,8 @@ export async function startRunner(
         if (child.exitCode !== null) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      throw new Error(`the runner did not start; see ${logFile}`);
+      const last = (await readFile(logFile, "utf8")).trim().split("\n").at(-1) ?? "";
+      throw new Error(`the runner did not start (${last.slice(0, 300)}); see ${logFile}`);
     },
     async stop() {
       if (ended()) return;

@@ -2,7 +2,7 @@
  * The local forge with the demo's sample repository, its people and its issues. Started fresh it seeds them;
  * started on an earlier data directory it finds them there and hands out new tokens.
  */
-import { createForgeClient, type ForgeClient } from "../src/forge/client/index.ts";
+import { createForgeClient, type ForgeClient, type Plain } from "../src/forge/client/index.ts";
 import { type LocalForge, startLocalForge } from "../test/support/forge/index.ts";
 import { ISSUES, REPO, SAMPLE_REPO_DIR } from "./scenario.ts";
 
@@ -19,7 +19,7 @@ export type SampleForge = {
   forge: LocalForge;
   accounts: { [K in keyof typeof PEOPLE]: Account };
   /** The sample repository as `who` sees it through the production forge client. */
-  client(who: Account): ForgeClient;
+  client(who: Account): ForgeClient<Plain>;
 };
 
 export async function startSampleForge(options: { dataDir: string; port?: number }): Promise<SampleForge> {

@@ -123,7 +123,8 @@ export const ANNOUNCE_TOKEN = "demo-announce-token-4c1d9e";
 
 /**
  * Issues a teammate filed and nobody queued: the gardener's to groom. Each with what the gardener does to it:
- * the newer of two duplicates is labelled for a human, the one without acceptance criteria `underspecified`.
+ * the newer of two duplicates is labelled for a maintainer, the one without acceptance criteria
+ * `gardener/underspecified`.
  */
 export type GroomedIssue = {
   number: number;
@@ -146,7 +147,7 @@ export const GROOMING: readonly GroomedIssue[] = [
     gardener: {
       comment:
         "Looks like a duplicate of #8, which asks for the same change with an example. A maintainer, please close one.",
-      label: "needs-human",
+      label: "gardener/needs-human",
     },
   },
   {
@@ -156,7 +157,7 @@ export const GROOMING: readonly GroomedIssue[] = [
     gardener: {
       comment:
         "What should change, in which helper, and how will we know it is done? Please add acceptance criteria (an example call and its result).",
-      label: "underspecified",
+      label: "gardener/underspecified",
     },
   },
 ];

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { backoffDelay } from "../src/domain/backoff.ts";
+import { type BackoffPolicy, backoffDelay } from "../src/domain/backoff.ts";
 import { errorMessage } from "../src/error-message.ts";
 import {
   type Claim,
@@ -26,6 +26,7 @@ export type HealthReport = { disk?: DiskReport; host?: HostReport };
  *
  *   /runner/v1/register                 no auth; registerRequest → registerResponse
  *   /runner/v1/rotate                   no body → rotateResponse
+ *   /runner/v1/offline                  no body → 204 (the runner stops)
  *   /runner/v1/claim                    claimRequest → 200 claimResponse | 204 nothing to do
  *   /runner/v1/jobs/:jobId/heartbeat    heartbeatRequest → heartbeatResponse
  *   /runner/v1/jobs/:jobId/events       eventsRequest → 2xx
@@ -79,7 +80,7 @@ export class RunnerApi {
    * work dir's disk once the `Runner` measures it. Heartbeats carry it too: a runner whose slots are all busy
    * with long sessions claims nothing for hours, and that is when its memory and disk matter.
    */
-  health: () => HealthReport = () => ({ host: measureHost() });
+  health: () => HealthReport | Promise<HealthReport> = () => ({ host: measureHost() });
 
   /**
    * `sandbox`: what register and every claim report as the runner's sandbox, shown on the Worker's runner
@@ -109,19 +110,25 @@ export class RunnerApi {
     return rotateResponse.parse(await this.#post("runner/v1/rotate", {}));
   }
 
+  /** Says the runner stops, so that it shows offline at once; any later call says it is back. */
+  async offline(timeoutMs: number): Promise<void> {
+    await this.#post("runner/v1/offline", {}, { timeout: timeoutMs });
+  }
+
   /** Long-polls for a job; null when the Worker had none within `waitMs`. */
   async claim(
     body: { waitMs: number; holding: string[]; projects?: string[] },
     signal?: AbortSignal,
   ): Promise<Claim | null> {
     const timeout = body.waitMs + CLAIM_SLACK_MS;
-    const request = { ...body, ...this.health(), sandbox: this.#sandbox };
+    const request = { ...body, ...(await this.health()), sandbox: this.#sandbox };
     const answer = await this.#post("runner/v1/claim", request, { signal, timeout });
     return answer === null ? null : claimResponse.parse(answer);
   }
 
   async heartbeat(jobId: string, leaseToken: string): Promise<HeartbeatResponse> {
-    return heartbeatResponse.parse(await this.#job(jobId, "heartbeat", { leaseToken, ...this.health() }));
+    const health = await this.health();
+    return heartbeatResponse.parse(await this.#job(jobId, "heartbeat", { leaseToken, ...health }));
   }
 
   async events(jobId: string, leaseToken: string, events: RunnerEvent[]): Promise<void> {
@@ -206,6 +213,9 @@ export async function withRetries<T>(
     onRetry?: (error: unknown, delayMs: number) => void;
     /** Also retry an `UnauthorizedError`: a refusal that may pass for a token known to have worked. */
     retryUnauthorized?: boolean;
+    /** Past `attempts`, go on retrying while this holds (a job's last word, while its lease can be valid). */
+    keepTrying?: () => boolean;
+    backoff?: BackoffPolicy;
   },
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -214,8 +224,9 @@ export async function withRetries<T>(
     } catch (error) {
       const retryable =
         isTransient(error) || (options.retryUnauthorized && error instanceof UnauthorizedError);
-      if (attempt >= options.attempts || !retryable || options.signal?.aborted) throw error;
-      const delay = backoffDelay(attempt, RETRY_BACKOFF);
+      const more = attempt < options.attempts || options.keepTrying?.() === true;
+      if (!more || !retryable || options.signal?.aborted) throw error;
+      const delay = backoffDelay(attempt, options.backoff ?? RETRY_BACKOFF);
       options.onRetry?.(error, delay);
       await sleep(delay, options.signal);
     }

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
  * conveyor-runner: claims jobs from the Conveyor Worker and runs them in git worktrees on this host.
- * `node runner/cli.ts --config runner.json` (see `--help`). Exit codes: 0 after a clean stop (SIGTERM,
- * SIGINT), 1 on a fatal error, 2 on a bad config.
+ * `npx conveyor-runner --config runner.json` in the repository (bin/conveyor-runner.js; see `--help`). Exit
+ * codes: 0 after a clean stop (SIGTERM, SIGINT), 1 on a fatal error, 2 on a bad config (or, from the bin, a
+ * Node older than the package needs).
  */
 import { errorMessage } from "../src/error-message.ts";
 import { RunnerApi } from "./api.ts";
-import { ConfigError, loadConfig, SECRET_ENV, USAGE, wantsHelp } from "./config.ts";
+import { ConfigError, loadConfig, rootRefusal, SECRET_ENV, USAGE, wantsHelp } from "./config.ts";
 import { createDriver } from "./drivers/create.ts";
 import { Workspace } from "./git/workspace.ts";
 import { Holdings } from "./holdings.ts";
@@ -37,6 +38,9 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(argv, process.env);
   // Read once; git and every other child process of the runner go without them.
   for (const name of SECRET_ENV) delete process.env[name];
+  const uid = process.getuid?.() ?? -1;
+  const refused = rootRefusal(uid, config.allowRoot);
+  if (refused) throw new ConfigError(refused);
 
   const secrets = new Secrets();
   secrets.add(
@@ -47,21 +51,27 @@ async function main(argv: string[]): Promise<number> {
     config.anthropic.oauthToken,
   );
   const log = new Logger({ level: config.logLevel, secrets });
+  const layout = new WorkDirLayout(config.workDir);
   const sandbox = new Sandbox({
     mode: config.unsafeNoSandbox ? "none" : "bubblewrap",
     model: config.anthropic,
     secretFiles: config.secretFiles,
+    controllerDir: layout.controllerDir,
   });
   const workspace = new Workspace({
     workDir: config.workDir,
     credential: config.git,
     worktreeGit: sandboxGit(sandbox),
   });
-  const layout = new WorkDirLayout(workspace.workDir);
   const release = acquireLock(layout.lockFile);
   try {
     const leftovers = await killLeftoverSessions(layout.agentsDir);
     if (leftovers.length > 0) log.warn("killed what a dead runner's sessions left", { pids: leftovers });
+    if (uid === 0) {
+      log.warn(
+        "running as root (allowRoot): sessions run as uid 1000 with no capabilities in their sandbox, but as the host's root outside it",
+      );
+    }
     if (config.unsafeNoSandbox) {
       log.error(
         "UNSAFE: --unsafe-no-sandbox: sessions run without a sandbox and can read everything this user can (the runner token, the git credential, other issues' work)",
@@ -71,6 +81,7 @@ async function main(argv: string[]): Promise<number> {
       if (unavailable) {
         throw new Error(`no sandbox for sessions: ${unavailable} (or start with --unsafe-no-sandbox)`);
       }
+      if (config.driver === "claude") await sandbox.claudeCode();
     }
     const driver = createDriver(config, sandbox);
     const api = new RunnerApi(config.workerUrl, undefined, { sandbox: sandbox.settings.mode });

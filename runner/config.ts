@@ -4,8 +4,14 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { projectIdSchema } from "../src/projects/config.ts";
+import { MAX_CLAIM_WAIT_MS } from "../src/runner-api/contract.ts";
 import { LOG_LEVELS } from "./log.ts";
 import { readSecretFile } from "./secret-file.ts";
+
+/** An on/off setting: `true`/`false` in the file, a bare flag, or `1`/`true`/`0`/`false` in the environment. */
+const switchSchema = z
+  .union([z.boolean(), z.enum(["1", "true", "0", "false"]).transform((v) => v === "1" || v === "true")])
+  .default(false);
 
 const configSchema = z
   .strictObject({
@@ -52,11 +58,11 @@ const configSchema = z
       .int()
       .min(0)
       .default(5 * 60_000),
-    claimWaitMs: z.coerce.number().int().min(0).max(25_000).default(20_000),
+    claimWaitMs: z.coerce.number().int().min(0).max(MAX_CLAIM_WAIT_MS).default(20_000),
     /** Sessions without the bubblewrap sandbox: they see all the runner's user sees. Logged at every start. */
-    unsafeNoSandbox: z
-      .union([z.boolean(), z.enum(["1", "true", "0", "false"]).transform((v) => v === "1" || v === "true")])
-      .default(false),
+    unsafeNoSandbox: switchSchema,
+    /** Start although this process is root (`rootRefusal`). Logged at every start. */
+    allowRoot: switchSchema,
   })
   .superRefine((config, ctx) => {
     const credentials = [config.anthropic.apiKey, config.anthropic.oauthToken].filter(Boolean).length;
@@ -119,7 +125,13 @@ const SETTINGS = [
 /** Environment variables that carry secrets: the CLI removes them from its own environment once read. */
 export const SECRET_ENV = SETTINGS.filter((s) => "secret" in s).flatMap((s) => [s.env, `${s.env}_FILE`]);
 
-export const USAGE = `usage: conveyor-runner [--config <file.json>] [--<setting> <value> ...] [--unsafe-no-sandbox]
+/** The switches: bare flags, `<NAME>=1` in the environment, booleans in the file. */
+const SWITCHES = [
+  { key: "unsafeNoSandbox", flag: "unsafe-no-sandbox", env: "CONVEYOR_UNSAFE_NO_SANDBOX" },
+  { key: "allowRoot", flag: "allow-root", env: "CONVEYOR_ALLOW_ROOT" },
+] as const;
+
+export const USAGE = `usage: conveyor-runner [--config <file.json>] [--<setting> <value> ...] [--unsafe-no-sandbox] [--allow-root]
        conveyor-runner --version
 
 The config file may also be named by CONVEYOR_CONFIG. Settings (flag > environment > config file key):
@@ -128,6 +140,7 @@ ${SETTINGS.map((s) => {
   return `  --${s.flag.padEnd(26)} ${`${s.env}${secret ? "[_FILE]" : ""}`.padEnd(36)} ${s.key}${secret ? "[File]" : ""}`;
 }).join("\n")}
   --unsafe-no-sandbox          CONVEYOR_UNSAFE_NO_SANDBOX=1         unsafeNoSandbox: sessions without bubblewrap
+  --allow-root                 CONVEYOR_ALLOW_ROOT=1                allowRoot: start although running as root
 A secret is never a flag: --<secret>-file, <VARIABLE>_FILE and the config file's <key>File name a file holding it.`;
 
 export class ConfigError extends Error {
@@ -137,13 +150,14 @@ export class ConfigError extends Error {
 /** Reads the config from a JSON file (`--config`), the environment and flags; throws a one-line `ConfigError`. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): RunnerConfig {
   const { values } = parseFlags(argv);
-  const file = values.config ?? env.CONVEYOR_CONFIG;
+  const text = (flag: string) => (typeof values[flag] === "string" ? values[flag] : undefined);
+  const file = text("config") ?? env.CONVEYOR_CONFIG;
   const raw: Record<string, unknown> = file === undefined ? {} : readConfigFile(file);
   const secretFiles = file === undefined ? [] : [resolve(file)];
   for (const setting of SETTINGS) {
     const { key, flag, env: name } = setting;
     if (!("secret" in setting)) {
-      const value = values[flag] ?? env[name];
+      const value = text(flag) ?? env[name];
       if (value !== undefined && value !== "") setPath(raw, key, value);
       continue;
     }
@@ -151,7 +165,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): RunnerConfig
     const configFileKey = takePath(raw, `${key}File`);
     const direct = env[name];
     const file =
-      values[flag] ??
+      text(flag) ??
       (direct ? undefined : env[`${name}_FILE`]) ??
       (direct || getPath(raw, key) !== undefined ? undefined : configFileKey);
     if (typeof file === "string" && file !== "") {
@@ -165,8 +179,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): RunnerConfig
       setPath(raw, key, direct);
     }
   }
-  const unsafe = values["unsafe-no-sandbox"] ?? env.CONVEYOR_UNSAFE_NO_SANDBOX;
-  if (unsafe !== undefined && unsafe !== "") raw.unsafeNoSandbox = unsafe;
+  for (const { key, flag, env: name } of SWITCHES) {
+    const value = values[flag] ?? env[name];
+    if (value !== undefined && value !== "") raw[key] = value;
+  }
   const parsed = configSchema.safeParse(raw, {
     error: (issue) => (issue.code === "invalid_type" && issue.input === undefined ? "required" : undefined),
   });
@@ -177,6 +193,16 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): RunnerConfig
   return { ...parsed.data, secretFiles };
 }
 
+/**
+ * Why a runner started as root must not run, unless told so: as root its sandboxes run as the host's root
+ * outside their namespace (files only root may read under /etc are readable there), and one bug in what keeps
+ * them apart is the host. Null when it may start.
+ */
+export function rootRefusal(uid: number, allowRoot: boolean): string | null {
+  if (uid !== 0 || allowRoot) return null;
+  return "refusing to run as root: sessions would run as the host's root outside their sandbox. Run conveyor-runner as an unprivileged user (the systemd unit does), or start it with --allow-root (allowRoot: true, CONVEYOR_ALLOW_ROOT=1) to accept that";
+}
+
 export function wantsHelp(argv: string[]): boolean {
   return parseFlags(argv).values.help === true;
 }
@@ -185,12 +211,12 @@ function parseFlags(argv: string[]) {
   const options: Record<string, { type: "string" | "boolean" }> = {
     config: { type: "string" },
     help: { type: "boolean" },
-    "unsafe-no-sandbox": { type: "boolean" },
   };
+  for (const { flag } of SWITCHES) options[flag] = { type: "boolean" };
   for (const { flag } of SETTINGS) options[flag] = { type: "string" };
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals: false }) as {
-      values: Record<string, string | undefined> & { help?: boolean; "unsafe-no-sandbox"?: boolean };
+      values: Record<string, string | boolean | undefined> & { help?: boolean };
     };
   } catch (error) {
     throw new ConfigError((error as Error).message.split("\n")[0]);

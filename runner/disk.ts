@@ -62,6 +62,17 @@ export class DiskMeter {
     this.#clock = clock;
   }
 
+  /**
+   * What a claim or heartbeat reports: the last measurement with the worktrees counted now (a listing of two
+   * directory levels, cheap, where the byte count is a walk of everything), so a worktree made or reaped shows
+   * at the next call, not a minute later. Undefined before the first measurement ends.
+   */
+  async current(): Promise<DiskReport | undefined> {
+    const latest = this.latest();
+    if (!latest) return undefined;
+    return { ...latest, worktrees: await countWorktrees(join(this.#workDir, "worktrees")) };
+  }
+
   /** The last measurement (undefined before the first ends); starts a new one when it is due. */
   latest(): DiskReport | undefined {
     if (!this.#running && this.#clock() - this.#measuredAt >= this.#intervalMs) void this.refresh();

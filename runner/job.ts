@@ -57,6 +57,8 @@ export async function runJob(ctx: JobContext, claim: Claim, shutdown: AbortSigna
     redact: (text) => ctx.secrets.redact(text),
     onLost: () => stop("lease_lost"),
     warn: (message, error) => ctx.log.warn(message, { job: job.id, error }),
+    // The lease is kept by its heartbeats meanwhile; a cancelled job's outcome is nobody's concern.
+    leaseHeld: () => lease.held && controller.signal.reason !== "cancelled",
   });
   const log = ctx.log.child(
     { job: job.id, project: job.project, issue: job.issue.number, kind: job.kind, attempt: job.attempt },
@@ -204,6 +206,9 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   const signalled = parsePhaseFile(await readPhaseFile(phaseFile));
   if (signalled.kind === "dry_exit") {
     if (result.error?.retryable) throw new Error(result.error.message);
+    // Refused for its budget before the usage reached it (the proxy reserves each request's worst case).
+    if (result.budgetSpent)
+      return { phase: "failed", sessionId, reason: result.error?.message ?? "budget exceeded" };
     return { phase: "dry_exit", sessionId, ...(result.error ? { reason: result.error.message } : {}) };
   }
   if (signalled.kind === "invalid") {

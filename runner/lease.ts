@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { MAX_HEARTBEAT_INTERVAL_MS } from "../src/runner-api/contract.ts";
 import { LeaseLostError, type RunnerApi } from "./api.ts";
 import type { Logger } from "./log.ts";
 import { sleep } from "./sleep.ts";
@@ -20,7 +21,8 @@ const monotonic = () => performance.now();
  * so the deadline it keeps is never later than the Worker's and no clock of another machine is read.
  *
  * The first heartbeat goes at once: it confirms the lease, which the Worker holds only briefly until then.
- * After that, a heartbeat at a third of the lease, so two can fail before it runs out. When the local deadline
+ * After that, a heartbeat at a third of the lease (at most `MAX_HEARTBEAT_INTERVAL_MS`, the runner's sign of
+ * life), so two can fail before it runs out. When the local deadline
  * passes without an answer (the Worker is out of reach) the lease counts as lost: `onLost`.
  */
 export class LeaseKeeper {
@@ -97,7 +99,8 @@ export class LeaseKeeper {
     const sentAt = monotonic();
     const answer = await this.#heartbeat();
     if (this.#stopped || answer === "lost") return;
-    const interval = Math.max(MIN_INTERVAL_MS, this.#leaseMs / 3);
+    // Never further apart than the Worker counts a runner present for (a long lease would leave it silent).
+    const interval = Math.max(MIN_INTERVAL_MS, Math.min(this.#leaseMs / 3, MAX_HEARTBEAT_INTERVAL_MS));
     if (answer === "held") {
       // Counted from when this heartbeat left, so a slow answer does not stretch the cadence.
       this.#schedule(sentAt + interval - monotonic());

@@ -24,6 +24,11 @@ export class WorkDirLayout {
     return join(this.root, "runner.json");
   }
 
+  /** Claude Code's execute-only copy that sessions run (sandbox/controller.ts). */
+  get controllerDir(): string {
+    return join(this.root, "bin");
+  }
+
   get lockFile(): string {
     return join(this.root, "runner.lock");
   }

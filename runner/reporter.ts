@@ -1,3 +1,4 @@
+import type { BackoffPolicy } from "../src/domain/backoff.ts";
 import { MAX_REASON_CHARS } from "../src/domain/phase.ts";
 import type { CompleteRequest, RunnerEvent } from "../src/runner-api/contract.ts";
 import { LeaseLostError, type RunnerApi, withRetries } from "./api.ts";
@@ -5,14 +6,17 @@ import type { LogLevel } from "./log.ts";
 
 const MAX_BATCH = 100;
 const MAX_LOG_CHARS = 10_000;
-const REPORT_ATTEMPTS = 6;
+/** Attempts of a report; the job's last word goes on while its lease can be valid. */
+export const REPORT_ATTEMPTS = 6;
 
 export type ReportOutcome = Omit<CompleteRequest, "leaseToken">;
 
 /**
  * Everything a job tells the Worker, under its lease token and in order: events are queued and sent in
  * batches by one sender at a time, and `complete`/`fail` go out only after every queued event. Transient
- * failures are retried; once the lease is lost (fenced) nothing more is sent and `onLost` is called.
+ * failures are retried; the job's last word (`complete`, `fail`) for as long as its lease can still be valid
+ * (`leaseHeld`), since giving it up throws the finished session away and has another attempt run it again.
+ * Once the lease is lost (fenced) nothing more is sent and `onLost` is called.
  */
 export class Reporter {
   readonly #api: RunnerApi;
@@ -22,6 +26,8 @@ export class Reporter {
   readonly #onLost: () => void;
   /** Where failures of the reporting itself are logged: never back into `log` events. */
   readonly #warn: (message: string, error: unknown) => void;
+  readonly #leaseHeld: () => boolean;
+  readonly #backoff: BackoffPolicy | undefined;
   readonly #queue: RunnerEvent[] = [];
   #chain: Promise<void> = Promise.resolve();
   #lost = false;
@@ -35,6 +41,10 @@ export class Reporter {
     redact: (text: string) => string;
     onLost: () => void;
     warn: (message: string, error: unknown) => void;
+    /** Whether the job's lease can still be valid: its last word is retried while it is. */
+    leaseHeld?: () => boolean;
+    /** The retries' backoff (the API client's by default). */
+    backoff?: BackoffPolicy;
   }) {
     this.#api = options.api;
     this.#jobId = options.jobId;
@@ -42,6 +52,8 @@ export class Reporter {
     this.#redact = options.redact;
     this.#onLost = options.onLost;
     this.#warn = options.warn;
+    this.#leaseHeld = options.leaseHeld ?? (() => false);
+    this.#backoff = options.backoff;
   }
 
   get lost(): boolean {
@@ -81,7 +93,7 @@ export class Reporter {
     this.#finished = true;
     return this.#enqueue(async () => {
       await this.#flush();
-      if (!this.#lost) await this.#send(what, call);
+      if (!this.#lost) await this.#send(what, call, this.#leaseHeld);
     });
   }
 
@@ -92,10 +104,12 @@ export class Reporter {
     }
   }
 
-  async #send(what: string, call: () => Promise<void>): Promise<void> {
+  async #send(what: string, call: () => Promise<void>, keepTrying?: () => boolean): Promise<void> {
     try {
       await withRetries(call, {
         attempts: REPORT_ATTEMPTS,
+        ...(keepTrying && { keepTrying }),
+        ...(this.#backoff && { backoff: this.#backoff }),
         // The token worked for the claim: a refusal now (the Worker failing to read its runners, a rotation
         // racing this call) may pass, and giving up would throw the session's finished work away.
         retryUnauthorized: true,

@@ -7,6 +7,8 @@ import { sleep } from "./sleep.ts";
 
 /** The contract's cap on `claim.holding`. */
 const MAX_HOLDING = 1_000;
+/** Saying it stops must not hold up a stop: an unreachable Worker notices the silence instead. */
+const OFFLINE_TIMEOUT_MS = 5_000;
 
 export type RunnerOptions = JobContext & {
   concurrency: number;
@@ -35,8 +37,8 @@ export class Runner {
     this.#options = options;
     this.#disk = options.disk ?? new DiskMeter(options.workspace.workDir);
     // Every claim and heartbeat says what this runner measures of its host.
-    options.api.health = () => {
-      const disk = this.#disk.latest();
+    options.api.health = async () => {
+      const disk = await this.#disk.current();
       return { host: measureHost(), ...(disk && { disk }) };
     };
   }
@@ -47,6 +49,9 @@ export class Runner {
     await Promise.all(slots);
     clearTimeout(this.#graceTimer);
     if (this.#fatal !== undefined) throw this.#fatal;
+    await this.#options.api.offline(OFFLINE_TIMEOUT_MS).catch((error: unknown) => {
+      this.#options.log.warn("could not tell the Worker this runner stops", { error });
+    });
   }
 
   /** First call: stop claiming and start the grace period. `now` (or a second call): abort running jobs. */

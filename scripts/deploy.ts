@@ -52,10 +52,15 @@ function wrangler(args: string[], options: { input?: string; quiet?: boolean } =
   });
 }
 
+/** wrangler's own words for a failure it reported: kept from the operator only while quiet. */
+function failed(args: string[], result: Result, options: { quiet?: boolean } = {}): Error {
+  if (options.quiet) process.stderr.write(result.stderr || result.stdout);
+  return new Error(`wrangler ${args.slice(0, 3).join(" ")} failed (exit ${result.code}): its error is above`);
+}
+
 async function must(args: string[], options?: { input?: string; quiet?: boolean }): Promise<string> {
   const result = await wrangler(args, options);
-  if (result.code !== 0)
-    throw new Error(`wrangler ${args.slice(0, 3).join(" ")} failed (exit ${result.code})`);
+  if (result.code !== 0) throw failed(args, result, options);
   return result.stdout;
 }
 
@@ -92,8 +97,11 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
+  // Not logged in, wrangler says so and exits 0; anything else (an expired or under-scoped token, a proxy, no
+  // network) is an error of its own, which the operator needs to read rather than a guess.
   const who = await wrangler(["whoami"], { quiet: true });
-  if (who.code !== 0 || /not authenticated/i.test(who.stdout)) {
+  if (who.code !== 0) throw failed(["whoami"], who, { quiet: true });
+  if (/not authenticated/i.test(who.stdout)) {
     say("not logged in to Cloudflare: run npx wrangler login (or set CLOUDFLARE_API_TOKEN), then again");
     return 1;
   }

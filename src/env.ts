@@ -1,10 +1,13 @@
 import type { IssueObject } from "./contracts/issue-object.ts";
+import type { PacerObject } from "./contracts/pacer-object.ts";
 import type { ProjectObject } from "./contracts/project-object.ts";
 
 export interface Env {
   DB: D1Database;
   ISSUES: DurableObjectNamespace<IssueObject>;
   PROJECTS: DurableObjectNamespace<ProjectObject>;
+  /** One pacer per forge token: writes to the forge, paced within its limits (src/domain/forge-pacing.ts). */
+  PACERS: DurableObjectNamespace<PacerObject>;
   /** AES-256-GCM key for secrets at rest, base64 of 32 bytes (Worker secret). */
   CONVEYOR_SECRETS_KEY?: string;
   /** The critic's Messages API key (Worker secret) and, for a stand-in or gateway, its base URL. */

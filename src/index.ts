@@ -1,9 +1,12 @@
 import { Hono } from "hono";
 import { agentRoutes } from "./api/agents.ts";
 import { operatorAuth } from "./api/auth.ts";
+import { costRoutes } from "./api/costs.ts";
 import { jsonError } from "./api/errors.ts";
+import { formulaRoutes } from "./api/formulas.ts";
 import { healthRoutes } from "./api/health.ts";
 import { issueRoutes } from "./api/issues.ts";
+import { outcomeRoutes } from "./api/outcomes.ts";
 import { projectSetupRoutes } from "./api/project-setup.ts";
 import { projectRoutes } from "./api/projects.ts";
 import { runnerAdminRoutes } from "./api/runners.ts";
@@ -15,10 +18,11 @@ import { dashboardRoutes } from "./dashboard/routes.tsx";
 import type { Env } from "./env.ts";
 import { errorMessage } from "./error-message.ts";
 import { hookRoutes } from "./hooks/routes.ts";
+import { log } from "./log.ts";
 import { listProjects } from "./projects/store.ts";
 import { runnerRoutes } from "./runner-api/routes.ts";
 
-export { IssueDO, ProjectDO } from "../durable-objects/index.ts";
+export { ForgePacerDO, IssueDO, ProjectDO } from "../durable-objects/index.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -32,17 +36,18 @@ app.route("/api/v1/projects", projectRoutes);
 app.route("/api/v1/projects", issueRoutes);
 app.route("/api/v1/projects", projectSetupRoutes);
 app.route("/api/v1/projects", agentRoutes);
+app.route("/api/v1/projects", formulaRoutes);
 app.route("/api/v1/projects", healthRoutes);
 app.route("/api/v1/runners", runnerAdminRoutes);
 app.route("/api/v1", statusRoutes);
 app.route("/api/v1", vaultRoutes);
+app.route("/api/v1", costRoutes);
+app.route("/api/v1", outcomeRoutes);
 app.route("/dashboard", dashboardRoutes);
 
 app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
 app.onError((error, c) => {
-  console.error(
-    JSON.stringify({ msg: "unhandled error", error: error.message, path: new URL(c.req.url).pathname }),
-  );
+  log.error("unhandled error", { error: error.message, path: new URL(c.req.url).pathname });
   return jsonError(c, 500, "internal error");
 });
 
@@ -52,16 +57,14 @@ export default {
     ctx.waitUntil(
       armReconciliation(env).then((reports) => {
         for (const report of reports) {
-          if (report.error) console.error(JSON.stringify({ msg: "reconciliation not armed", ...report }));
+          if (report.error) log.error("reconciliation not armed", report);
         }
       }),
     );
     ctx.waitUntil(
       listProjects(env)
         .then((projects) => pruneAll(env, projects))
-        .catch((error) =>
-          console.log(JSON.stringify({ msg: "retention failed", error: errorMessage(error) })),
-        ),
+        .catch((error) => log.error("retention failed", { error: errorMessage(error) })),
     );
   },
 } satisfies ExportedHandler<Env>;

@@ -1,6 +1,6 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
-import { MAX_CI_EXCERPT_CHARS } from "./domain/ci-verdict.ts";
+import { MAX_CHECK_TEXT_CHARS, MAX_CI_EXCERPT_CHARS, MAX_FAILED_CHECKS } from "./domain/ci-verdict.ts";
 import { DEFAULT_LIMITS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
 import { VAULT_ID } from "./domain/vault.ts";
 import { projectIdSchema } from "./projects/config.ts";
@@ -32,6 +32,13 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     attempt: z.number().int().min(1).optional(),
   }),
   z.object({
+    type: z.literal("lease_unconfirmed"),
+    jobId: z.string().min(1),
+    count: z.number().int().min(1),
+    retryInMs: z.number().int().min(0).optional(),
+    gaveUp: z.literal(true).optional(),
+  }),
+  z.object({
     type: z.literal("phase"),
     phase: z.enum(PHASES),
     jobId: z.string().min(1).optional(),
@@ -44,6 +51,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
       .regex(/^[0-9a-f]{7,64}$/)
       .optional(),
     summary: text(4_000).optional(),
+    refused: text(2_000).optional(),
     step: z
       .string()
       .regex(/^[a-z][a-z0-9_-]{0,39}$/)
@@ -54,6 +62,20 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     result: z.enum(["green", "red"]),
     headSha: z.string().min(1),
     excerpt: text(MAX_CI_EXCERPT_CHARS).optional(),
+    checks: z
+      .array(
+        z.object({
+          name: z.string().min(1).max(MAX_CHECK_TEXT_CHARS),
+          outcome: z.string().max(100),
+          description: text(MAX_CHECK_TEXT_CHARS).optional(),
+          url: z
+            .url({ protocol: /^https?$/ })
+            .max(2_000)
+            .optional(),
+        }),
+      )
+      .max(MAX_FAILED_CHECKS)
+      .optional(),
   }),
   z.object({
     type: z.literal("head_mismatch"),
@@ -94,7 +116,13 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("retry"), by: actor }),
   z.object({ type: z.literal("timeout"), timer: z.enum(TIMERS) }),
   z.object({ type: z.literal("budget_exceeded"), reason: text(2_000) }),
-  z.object({ type: z.literal("reply"), thread: z.number().int().positive(), text: text(2_000) }),
+  z.object({
+    type: z.literal("reply"),
+    thread: z.number().int().positive(),
+    text: text(2_000),
+    to: actor.optional(),
+    quote: z.object({ by: text(200), text: text(2_000) }).optional(),
+  }),
   z.object({ type: z.literal("effect_failed"), effect: text(100), error: text(2_000) }),
 ]) satisfies z.ZodType<LifecycleEvent>;
 

@@ -1,6 +1,6 @@
 /** `health`: the supervisor's findings (docs/supervisor.md), of one project or of every project. */
 import { z } from "zod";
-import { ago } from "../../src/dashboard/format.ts";
+import { healthHeadline, relativeTime } from "../../src/dashboard/format.ts";
 import { command } from "../command.ts";
 import { table } from "../output.ts";
 import { healthSchema, projectListSchema } from "../schemas.ts";
@@ -20,15 +20,15 @@ export const health = command({
     for (const id of ids) answers.push(await ctx.api.call("GET", `/projects/${id}/health`, healthSchema));
     const now = Date.now();
     const text = answers.map((h) => {
-      const checked = h.checkedAt === null ? "not checked yet" : `checked ${ago(h.checkedAt, now)}`;
-      const head = `${h.project}: ${h.findings.length === 0 ? "healthy" : `${h.findings.length} findings`} (${checked})`;
+      const checked = h.checkedAt === null ? "" : ` (checked ${relativeTime(h.checkedAt, now)})`;
+      const head = `${h.project}: ${healthHeadline(h)}${checked}`;
       const rows = h.findings.map((f) => [
         f.priority,
         f.check,
         f.subject,
         f.forgeIssue === null ? "" : `#${f.forgeIssue}`,
-        ago(f.openedAt, now),
-        f.summary,
+        relativeTime(f.openedAt, now),
+        f.detail ? `${f.summary} ${f.detail}` : f.summary,
       ]);
       return [
         head,

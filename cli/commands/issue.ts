@@ -68,7 +68,9 @@ export const issueShow = command({
         .join(" · "),
       [
         `CI fixes ${view.ciFixes}`,
-        `critic rounds ${view.criticRounds}`,
+        view.reviewRounds === undefined
+          ? `changes requested in a row ${view.criticRounds}`
+          : `critic rounds ${view.reviewRounds}`,
         view.costUsd !== undefined && `cost ${usd(view.costUsd)}`,
       ]
         .filter(Boolean)
@@ -78,12 +80,13 @@ export const issueShow = command({
       ...(view.deadLetters ?? []).map(
         (d) => `gave up on ${d.kind} (dead letter ${d.id}, ${formatTime(d.at)}): ${d.error}`,
       ),
+      ...(view.droppedEffects ?? []).map((d) => `dropped ${d.kind} (${formatTime(d.at)}): ${d.reason}`),
     ].filter((line): line is string => typeof line === "string" && line !== "");
     const history = view.history.map((h) => [
       String(h.seq),
       formatTime(h.at),
       h.event,
-      h.outcome === "applied" ? `${h.from} → ${h.to}` : `rejected in ${h.from}`,
+      h.outcome === "applied" ? `${h.from} → ${h.to}` : `${h.outcome} in ${h.from}`,
       `${h.cause.kind} ${h.cause.id}`,
       h.reason ?? "",
     ]);
@@ -104,7 +107,7 @@ function operatorEvent(name: "approve" | "retry" | "abandon", type: string, summ
     input: z.object({ number: issueNumber, by: z.string().min(1).max(90).optional() }),
     async run({ number, by }, ctx) {
       const project = projectOf(ctx);
-      const event = { type, by: `${by ?? process.env.USER ?? "operator"} (cli)` };
+      const event = { type, by: `${by ?? ctx.env.USER ?? "operator"} (cli)` };
       const result = await ctx.api.call(
         "POST",
         `/projects/${project}/issues/${number}/events`,

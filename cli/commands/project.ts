@@ -3,9 +3,16 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { projectIdSchema, registrationSchema } from "../../src/projects/config.ts";
 import { zodMessage } from "../../src/validation.ts";
-import { command, projectOf } from "../command.ts";
+import { CliError } from "../api.ts";
+import { type Context, command, projectOf } from "../command.ts";
 import { table } from "../output.ts";
-import { type ProjectAnswer, projectListSchema, projectSchema, setupSchema } from "../schemas.ts";
+import {
+  formulasSchema,
+  type ProjectAnswer,
+  projectListSchema,
+  projectSchema,
+  setupSchema,
+} from "../schemas.ts";
 import { secretSetting } from "../secrets.ts";
 
 const addOptions = z.object({
@@ -46,20 +53,7 @@ export const projectAdd = command({
     setup: { type: "boolean" },
   },
   input: addOptions.transform((o, ctx) => {
-    const forgeToken = secretSetting(
-      o["forge-token-file"],
-      process.env.CONVEYOR_FORGE_TOKEN,
-      "--forge-token-file",
-    );
-    if (forgeToken === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        message: "set CONVEYOR_FORGE_TOKEN or --forge-token-file to the forge token",
-      });
-      return z.NEVER;
-    }
     const webhookSecret = secretSetting(o["webhook-secret-file"], undefined, "--webhook-secret-file");
-    const generatedSecret = webhookSecret === undefined;
     // One line of JSON, {"NAME": "value", …}: the secrets action formulas declare (docs/actions.md).
     const actionSecretsText = secretSetting(o["action-secrets-file"], undefined, "--action-secrets-file");
     let actionSecrets: unknown;
@@ -73,43 +67,78 @@ export const projectAdd = command({
       forge: o.forge,
       apiUrl: o["api-url"],
       repo: o.repo,
-      forgeToken,
       webhookSecret: webhookSecret ?? randomBytes(32).toString("hex"),
       ...(o["clone-url"] && { cloneUrl: o["clone-url"] }),
       ...(o["default-branch"] && { defaultBranch: o["default-branch"] }),
       ...(o.parallel !== undefined && { parallel: o.parallel }),
       ...(actionSecrets !== undefined && { actionSecrets }),
     };
-    // The Worker's own schema: a bad flag is reported before anything is sent.
-    const valid = registrationSchema.safeParse(registration);
-    if (!valid.success) {
-      ctx.addIssue({ code: "custom", message: zodMessage(valid.error) });
-      return z.NEVER;
-    }
-    return { id: o.id, registration, generatedSecret, publicUrl: o["public-url"], setup: o.setup };
+    return {
+      id: o.id,
+      registration,
+      forgeTokenFile: o["forge-token-file"],
+      generatedSecret: webhookSecret === undefined,
+      publicUrl: o["public-url"],
+      setup: o.setup,
+    };
   }),
   async run(input, ctx) {
-    const { id, registration } = input;
+    const { id } = input;
+    const forgeToken = secretSetting(
+      input.forgeTokenFile,
+      ctx.env.CONVEYOR_FORGE_TOKEN,
+      "--forge-token-file",
+    );
+    if (forgeToken === undefined)
+      throw new CliError("set CONVEYOR_FORGE_TOKEN or --forge-token-file to the forge token", 2);
+    const registration = { ...input.registration, forgeToken };
+    // The Worker's own schema: a bad flag is reported before anything is sent.
+    const valid = registrationSchema.safeParse(registration);
+    if (!valid.success) throw new CliError(zodMessage(valid.error), 2);
     const path = `/projects/${id}`;
     const { status, data: project } = await ctx.api.request("PUT", path, projectSchema, registration);
     const existed = status === 200;
     const lines = [`${existed ? "updated" : "registered"} ${id}: ${project.forge} ${project.repo}`];
     // A webhook is created for a new project, or when asked: each setup creates one more.
     const setup = input.setup ?? !existed;
+    let done: z.infer<typeof setupSchema> | null = null;
     if (!setup) {
       if (input.generatedSecret)
         lines.push(`webhook secret (for a webhook you create): ${registration.webhookSecret}`);
       lines.push(`no webhook created${existed ? " (already registered; --setup creates one)" : ""}`);
-      ctx.print(lines.join("\n"), { project, setup: null });
-      return;
+    } else {
+      const webhookUrl = `${(input.publicUrl ?? ctx.url).replace(/\/+$/, "")}/hooks/${id}`;
+      done = await ctx.api.call("POST", `${path}/setup`, setupSchema, { webhookUrl });
+      lines.push(`webhook ${done.webhook.id}: ${done.webhook.url} (${done.webhook.events.join(", ")})`);
+      lines.push(`labels: ${done.labels.join(", ")}`);
     }
-    const webhookUrl = `${(input.publicUrl ?? ctx.url).replace(/\/+$/, "")}/hooks/${id}`;
-    const done = await ctx.api.call("POST", `${path}/setup`, setupSchema, { webhookUrl });
-    lines.push(`webhook ${done.webhook.id}: ${done.webhook.url} (${done.webhook.events.join(", ")})`);
-    lines.push(`labels: ${done.labels.join(", ")}`);
-    ctx.print(lines.join("\n"), { project, setup: done });
+    const formulas = await formulaProblems(ctx, path);
+    lines.push(...formulas);
+    ctx.print(lines.join("\n"), { project, setup: done, formulas });
   },
 });
+
+/**
+ * What the project's action formulas need and it lacks (a secret a formula declares and `actionSecrets` does
+ * not hold, a file that does not parse), one line each; a repository it cannot read yet is said, not fatal.
+ */
+async function formulaProblems(ctx: Context, path: string): Promise<string[]> {
+  let answer: z.infer<typeof formulasSchema>;
+  try {
+    answer = await ctx.api.call("GET", `${path}/formulas`, formulasSchema);
+  } catch (error) {
+    return [`formulas not checked: ${error instanceof Error ? error.message : String(error)}`];
+  }
+  return [
+    ...answer.formulas
+      .filter((f) => f.missingSecrets.length > 0)
+      .map(
+        (f) =>
+          `formula ${f.name} needs the secret${f.missingSecrets.length > 1 ? "s" : ""} ${f.missingSecrets.join(", ")}, which the project lacks: add ${f.missingSecrets.length > 1 ? "them" : "it"} with --action-secrets-file`,
+      ),
+    ...answer.problems.map((p) => `formula ${p.name} does not parse: ${p.error}`),
+  ];
+}
 
 const describe = (p: ProjectAnswer) =>
   [

@@ -3,7 +3,7 @@
  * the end of one.
  */
 import { z } from "zod";
-import { ago, formatTime } from "../../src/dashboard/format.ts";
+import { formatTime, relativeTime } from "../../src/dashboard/format.ts";
 import { STATES } from "../../src/domain/lifecycle.ts";
 import { projectIdSchema } from "../../src/projects/config.ts";
 import { command } from "../command.ts";
@@ -33,8 +33,13 @@ export const status = command({
       r.name,
       r.version,
       r.sandbox === "none" ? "NONE (unsafe)" : (r.sandbox ?? "unknown"),
-      ago(r.lastSeenAt, now),
-      r.jobs.map((j) => `${j.project}#${j.number} ${j.kind}`).join(", ") || "idle",
+      relativeTime(r.lastSeenAt, now),
+      [
+        r.presence?.status === "offline" && "offline",
+        r.jobs.map((j) => `${j.project}#${j.number} ${j.kind}`).join(", "),
+      ]
+        .filter(Boolean)
+        .join(" · ") || "idle",
     ]);
     const text = [
       projects.length

@@ -5,21 +5,33 @@
  * the issue, and its lane goes on. What a deliverer learns (a pull request's number) is recorded as an event
  * with the acknowledgement.
  */
-import { classifyFailure, deadLetters, failureOf } from "../../src/domain/failure.ts";
-import { DEFAULT_MAX_EFFECT_ATTEMPTS, type Effect, type LifecycleEvent } from "../../src/domain/lifecycle.ts";
+import { staleEffect } from "../../src/domain/effect-basis.ts";
+import { classifyFailure, deadLetters, failureOf, waitUntil } from "../../src/domain/failure.ts";
+import { DEFAULT_MAX_EFFECT_ATTEMPTS, type LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import type { Env } from "../../src/env.ts";
 import { errorMessage } from "../../src/error-message.ts";
 import { armAlarm, outboxAlarm } from "../shared/alarm.ts";
 import type { Outbox } from "../shared/outbox.ts";
 import { type D1Record, writeRecords } from "./d1-sink.ts";
 import type { DeadLetters } from "./dead-letters.ts";
-import { DELIVERERS, type Deliverer, deliveredEffectChannels, laneChannels } from "./effects/deliverers.ts";
-import type { EventLog, Recorded } from "./event-log.ts";
+import type { DroppedEffects } from "./dropped-effects.ts";
+import {
+  DELIVERERS,
+  type Deliverer,
+  deliveredEffectChannels,
+  EffectDropped,
+  laneChannels,
+} from "./effects/deliverers.ts";
+import type { EffectRow, EventLog } from "./event-log.ts";
 import type { IssueStore } from "./issue-store.ts";
 import { type Retention, retentionMs } from "./retention.ts";
 import { SingleFlight } from "./single-flight.ts";
+import { recordedNews, type WatcherNews } from "./watchers.ts";
 
 const D1_BATCH = 50;
+/** Writers put back to the same moment come back a little apart, not all at once. */
+const SPREAD_MS = 1_000;
+const spread = () => Math.floor(Math.random() * SPREAD_MS);
 const D1_YIELD_MS = 2;
 const afterYield = () => new Promise((resolve) => setTimeout(resolve, D1_YIELD_MS));
 
@@ -29,9 +41,10 @@ export type DeliveryParts = {
   outbox: Outbox;
   events: EventLog;
   deadLetters: DeadLetters;
+  dropped: DroppedEffects;
   retention: Retention;
-  /** Pages watching the issue hear of an event recorded here. */
-  notify(recorded: Recorded): void;
+  /** Pages watching the issue hear of an event recorded here, and of each effect delivered or retried. */
+  notify(news: WatcherNews): void;
 };
 
 export class EffectDelivery {
@@ -60,10 +73,11 @@ export class EffectDelivery {
 
   /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */
   async arm(floor?: number): Promise<void> {
-    const { store, retention, outbox } = this.parts;
+    const { store, retention, outbox, events } = this.parts;
     const row = store.issue();
     await armAlarm(this.storage, [
       store.timers()[0]?.dueAt,
+      events.nextParkedExpiry(),
       row ? retention.nextDue(retentionMs(row.limits.retentionDays)) : null,
       outboxAlarm(outbox.nextAt(["d1", ...deliveredEffectChannels()]), floor),
     ]);
@@ -82,9 +96,11 @@ export class EffectDelivery {
         );
       } catch (error) {
         this.storage.transactionSync(() => outbox.postpone(ids, Date.now(), errorMessage(error)));
+        this.parts.notify({ outbox: "retrying" });
         return;
       }
       this.storage.transactionSync(() => outbox.ack(ids));
+      this.parts.notify({ outbox: "delivered" });
     }
   }
 
@@ -94,21 +110,48 @@ export class EffectDelivery {
     for (;;) {
       const head = outbox.head(channels);
       if (!head || head.nextAt > Date.now()) return;
-      const { effect, key } = JSON.parse(head.payload) as { effect: Effect; key: string };
+      const { effect, key, basis } = JSON.parse(head.payload) as EffectRow;
       const issue = store.summary();
       const deliver = DELIVERERS[effect.kind] as Deliverer<typeof effect.kind> | undefined;
       if (!issue || !deliver) return;
       const { project, number } = issue;
       const cause = { kind: "system" as const, id: key };
+      const recheck = () => {
+        const now = store.summary();
+        return now ? staleEffect(effect, basis, now) : "the issue has no record";
+      };
+      const drop = (reason: string) =>
+        this.storage.transactionSync(() => {
+          outbox.ack([head.id]);
+          this.parts.dropped.add(effect.kind, reason, Date.now());
+        });
+      // Decided on a state, head or vault item the issue has since left: never acted on (a retry, a late
+      // delivery, a dead letter sent again).
+      const stale = staleEffect(effect, basis, issue);
+      if (stale) {
+        drop(stale);
+        continue;
+      }
       let followUp: LifecycleEvent | undefined;
       try {
-        followUp = await deliver(effect as never, { env: this.env, key, issue });
+        followUp = await deliver(effect as never, { env: this.env, key, issue, recheck });
       } catch (error) {
+        if (error instanceof EffectDropped) {
+          drop(error.message);
+          continue;
+        }
         const failure = failureOf(error);
+        const until = waitUntil(error);
+        if (until !== null) {
+          // Paced, or told by the forge when to come back: not a failed attempt, and never a dead letter.
+          this.storage.transactionSync(() => outbox.defer([head.id], until + spread(), failure.message));
+          return;
+        }
         const attempts = head.attempts + 1;
         const max = store.issue()?.limits.maxEffectAttempts ?? DEFAULT_MAX_EFFECT_ATTEMPTS;
         if (!deadLetters(classifyFailure(failure), attempts, max)) {
           this.storage.transactionSync(() => outbox.postpone([head.id], Date.now(), failure.message));
+          this.parts.notify({ outbox: "retrying" });
           return;
         }
         // Given up on: kept with its error, the issue escalates, and the lane goes on with what follows.
@@ -124,14 +167,16 @@ export class EffectDelivery {
           // The row's own id: a redelivered effect that fails again is heard of again.
           return events.record({ id: `${key}:dead:${head.id}`, project, number, cause, event }, now);
         });
-        if (!recorded.duplicate) this.parts.notify(recorded);
+        if (!recorded.duplicate) this.parts.notify(recordedNews(recorded));
         continue;
       }
-      this.storage.transactionSync(() => {
+      const recorded = this.storage.transactionSync(() => {
         outbox.ack([head.id]);
-        if (followUp)
-          events.record({ id: `${key}:result`, project, number, cause, event: followUp }, Date.now());
+        return followUp
+          ? events.record({ id: `${key}:result`, project, number, cause, event: followUp }, Date.now())
+          : null;
       });
+      this.parts.notify(recorded && !recorded.duplicate ? recordedNews(recorded) : { outbox: "delivered" });
     }
   }
 }

@@ -1,14 +1,17 @@
 /**
  * One Durable Object per issue, a facade over its concerns: events applied through the pure table and
- * recorded with everything they cause (./event-log.ts), the outbox sent lane by lane (./effect-delivery.ts),
- * dead letters an operator may send again (./dead-letters.ts), retention (./retention.ts), what its sessions
- * are seen doing (./session-activity.ts) and the pages watching it (./watchers.ts). Its single alarm fires the
- * lifecycle's timers, prunes history, and is the safety net of the outbox.
+ * recorded with everything they cause, early ones parked (./event-log.ts), the outbox sent lane by lane
+ * (./effect-delivery.ts), dead letters an operator may send again (./dead-letters.ts), effects dropped
+ * undelivered (./dropped-effects.ts), retention (./retention.ts), what its sessions are seen doing
+ * (./session-activity.ts) and the pages watching it (./watchers.ts). Its single alarm fires the lifecycle's
+ * timers, expires parked events, prunes history, and is the safety net of the outbox.
  */
 import { DurableObject } from "cloudflare:workers";
 import type {
   ApplyResult,
   IssueObject,
+  IssueRecordTable,
+  IssueSummary,
   IssueView,
   RedeliverResult,
 } from "../../src/contracts/issue-object.ts";
@@ -19,14 +22,16 @@ import { zodMessage } from "../../src/validation.ts";
 import { deliverSoon } from "../shared/alarm.ts";
 import { Outbox } from "../shared/outbox.ts";
 import { DeadLetters } from "./dead-letters.ts";
+import { DroppedEffects } from "./dropped-effects.ts";
 import { EffectDelivery } from "./effect-delivery.ts";
-import { EventLog, type Recorded } from "./event-log.ts";
+import { EventLog } from "./event-log.ts";
 import { IssueStore } from "./issue-store.ts";
 import { Retention, retentionMs } from "./retention.ts";
 import { SessionActivity } from "./session-activity.ts";
-import { acceptWatcher, notifyWatchers } from "./watchers.ts";
+import { acceptWatcher, notifyWatchers, recordedNews, type WatcherNews } from "./watchers.ts";
 
 const HISTORY_LIMIT = 500;
+/** Dead letters, and effects dropped undelivered, the issue's view shows. */
 const DEAD_LETTERS_SHOWN = 20;
 /** The session steps an issue page shows. */
 const ACTIVITY_SHOWN = 200;
@@ -36,6 +41,7 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
   private readonly outbox: Outbox;
   private readonly events: EventLog;
   private readonly deadLetters: DeadLetters;
+  private readonly dropped: DroppedEffects;
   private readonly retention: Retention;
   private readonly activity: SessionActivity;
   private readonly delivery: EffectDelivery;
@@ -47,16 +53,18 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     this.outbox = new Outbox(storage.sql);
     this.events = new EventLog(storage, this.store, this.outbox);
     this.deadLetters = new DeadLetters(storage.sql);
+    this.dropped = new DroppedEffects(storage.sql);
     this.retention = new Retention(storage.sql);
     this.activity = new SessionActivity(storage.sql);
-    const { store, outbox, events, deadLetters, retention } = this;
+    const { store, outbox, events, deadLetters, dropped, retention } = this;
     this.delivery = new EffectDelivery(storage, env, {
       store,
       outbox,
       events,
       deadLetters,
+      dropped,
       retention,
-      notify: (recorded) => this.notify(recorded),
+      notify: (news) => notifyWatchers(ctx, news),
     });
     // After a crash between a commit and its setAlarm, the next wake-up re-arms delivery. An object without
     // an issue row has recorded nothing (outbox rows and timers are written with it): nothing to re-arm.
@@ -75,7 +83,7 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     }
     const result = this.ctx.storage.transactionSync(() => this.events.record(envelope, Date.now()));
     if (!result.duplicate) {
-      this.notify(result);
+      this.notify(recordedNews(result));
       // Deliver now rather than one alarm later (and beside an alarm still busy with a slow lane).
       await deliverSoon(
         this.ctx,
@@ -96,6 +104,10 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     socket.close(code === 1005 || code === 1006 ? 1000 : code);
   }
 
+  summary(): IssueSummary | null {
+    return this.store.summary();
+  }
+
   view(): IssueView | null {
     const summary = this.store.summary();
     if (!summary) return null;
@@ -104,6 +116,7 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
       timers: this.store.timers(),
       outbox: this.outbox.stats(),
       deadLetters: this.deadLetters.list(DEAD_LETTERS_SHOWN),
+      droppedEffects: this.dropped.list(DEAD_LETTERS_SHOWN),
       history: this.store.history(HISTORY_LIMIT),
       activity: this.activity.latest(ACTIVITY_SHOWN),
     };
@@ -111,8 +124,8 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
 
   /**
    * An operator sends dead letter `id` again (once whatever the forge refused is fixed: a token's rights, a
-   * deleted label). It goes to the end of its lane and runs against the issue as it is now; failing for good
-   * again, it is a dead letter again and the issue hears of it again.
+   * deleted label). It goes to the end of its lane and acts only while what it was decided on still holds;
+   * failing for good again, it is a dead letter again and the issue hears of it again.
    */
   async redeliver(id: number): Promise<RedeliverResult> {
     if (!this.store.issue()) return { ok: false, error: "the issue is not known to Conveyor" };
@@ -132,7 +145,11 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     const parsed = activityItemSchema.array().max(50).safeParse(items);
     if (!parsed.success || !this.store.issue()) return;
     this.ctx.storage.transactionSync(() => this.activity.append(jobId, parsed.data));
-    notifyWatchers(this.ctx, { activity: parsed.data.length });
+    this.notify({ activity: parsed.data.length });
+  }
+
+  recordsChanged(tables: readonly IssueRecordTable[]): void {
+    this.notify({ records: tables });
   }
 
   /** Delivers whatever is due now; resolves when that attempt (or the one already running) ends. */
@@ -145,7 +162,9 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     const now = Date.now();
     const row = this.store.issue();
     if (row) {
-      for (const recorded of this.events.fireDueTimers(now)) if (!recorded.duplicate) this.notify(recorded);
+      for (const recorded of this.events.fireDueTimers(now))
+        if (!recorded.duplicate) this.notify(recordedNews(recorded));
+      for (const recorded of this.events.expireParked(now)) this.notify(recordedNews(recorded));
       const keep = retentionMs(row.limits.retentionDays);
       this.ctx.storage.transactionSync(() => this.retention.prune(now, keep));
     }
@@ -153,7 +172,7 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     await this.delivery.arm();
   }
 
-  private notify({ seq, state }: Recorded): void {
-    notifyWatchers(this.ctx, { seq, state });
+  private notify(news: WatcherNews): void {
+    notifyWatchers(this.ctx, news);
   }
 }

@@ -14,6 +14,7 @@ import {
 } from "../../src/domain/lifecycle.ts";
 import type { Timeouts, Timer } from "../../src/domain/timers.ts";
 import type { CauseKind } from "../../src/issue-events.ts";
+import { addColumns } from "../shared/columns.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS issue (
@@ -44,6 +45,12 @@ CREATE TABLE IF NOT EXISTS timers (
 );
 `;
 
+/** Columns added after the tables were first created. */
+const ADDED_HISTORY_COLUMNS = {
+  // What an entry keeps of its event for a human (JSON): a CI result's failing checks.
+  detail: "TEXT",
+};
+
 export type { Timeouts, Timer };
 
 export type IssueRow = {
@@ -59,6 +66,7 @@ export type IssueRow = {
 export class IssueStore {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(SCHEMA);
+    addColumns(sql, "history", ADDED_HISTORY_COLUMNS);
   }
 
   issue(): IssueRow | null {
@@ -141,8 +149,8 @@ export class IssueStore {
 
   appendHistory(entry: HistoryEntry): void {
     this.sql.exec(
-      `INSERT INTO history (seq, event_id, event, from_state, to_state, outcome, reason, cause_kind, cause_id, at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO history (seq, event_id, event, from_state, to_state, outcome, reason, cause_kind, cause_id, at, detail)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       entry.seq,
       entry.eventId,
       entry.event,
@@ -153,6 +161,7 @@ export class IssueStore {
       entry.cause.kind,
       entry.cause.id,
       entry.at,
+      entry.ci ? JSON.stringify({ ci: entry.ci }) : null,
     );
   }
 
@@ -197,9 +206,10 @@ function toHistory(row: Record<string, string | number | null>): HistoryEntry {
     event: String(row.event),
     from: String(row.from_state),
     to: String(row.to_state),
-    outcome: row.outcome === "applied" ? "applied" : "rejected",
+    outcome: row.outcome === "applied" || row.outcome === "parked" ? row.outcome : "rejected",
     reason: row.reason === null ? null : String(row.reason),
     cause: { kind: String(row.cause_kind) as CauseKind, id: String(row.cause_id) },
     at: Number(row.at),
+    ...(typeof row.detail === "string" && (JSON.parse(row.detail) as Pick<HistoryEntry, "ci">)),
   };
 }

@@ -9,11 +9,13 @@ import { nextDeadline } from "../../src/domain/job-queue.ts";
 import type { Env } from "../../src/env.ts";
 import type { EventEnvelope } from "../../src/issue-events.ts";
 import { issueStub } from "../../src/issue-stub.ts";
+import { log } from "../../src/log.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "../shared/alarm.ts";
 import { deliverInOrder, type Outbox, type OutboxRow } from "../shared/outbox.ts";
 import type { AgentJobs } from "./agents/agent-jobs.ts";
 import { AGENT_CHANNELS } from "./agents/runs.ts";
 import { type JobRecord, writeJobRecords } from "./d1-sink.ts";
+import { tellIssuePages } from "./issue-pages.ts";
 import type { JobStore } from "./jobs/job-store.ts";
 import type { Reconciliation } from "./reconciliation.ts";
 import { RECORD_CHANNELS } from "./records.ts";
@@ -69,11 +71,12 @@ export class ProjectDelivery {
     this.ctx.waitUntil(this.classify(horizon));
     this.flushing ??= (async () => {
       const { storage } = this.ctx;
-      const d1 = (rows: OutboxRow[]) =>
-        writeJobRecords(
-          this.env.DB,
-          rows.map((r) => JSON.parse(r.payload) as JobRecord),
-        );
+      const d1 = async (rows: OutboxRow[]) => {
+        const records = rows.map((r) => JSON.parse(r.payload) as JobRecord);
+        await writeJobRecords(this.env.DB, records);
+        // The issues' pages show these records: their objects tell them, without holding this delivery up.
+        this.ctx.waitUntil(tellIssuePages(this.env, records));
+      };
       await deliverInOrder(storage, this.outbox, [CHANNELS.d1], D1_BATCH, d1, horizon);
       // Strictly in order: an issue must hear `dispatched` before the phase that ends the session.
       await deliverInOrder(
@@ -111,7 +114,22 @@ export class ProjectDelivery {
       const result = await issueStub(this.env, envelope.project, envelope.number).apply(envelope);
       // Sending an invalid event again cannot help; it is a bug to see in the logs, not to block the queue.
       if (result.outcome === "invalid") {
-        console.error(JSON.stringify({ msg: "job event refused", id: envelope.id, reason: result.reason }));
+        log.error("job event refused", { id: envelope.id, reason: result.reason });
+      }
+      // An approval its issue no longer waits for does nothing: withdrawn, never left as if about to fire.
+      const { event } = envelope;
+      if (event.type === "vault_decision" && result.outcome === "rejected") {
+        const reason = `issue #${envelope.number} no longer waits on it: ${result.reason ?? "refused"}`;
+        this.concerns.vault.settle(
+          this.project(),
+          event.itemId,
+          {
+            issue: envelope.number,
+            as: "withdrawn",
+            reason: reason.slice(0, 2_000),
+          },
+          Date.now(),
+        );
       }
     }
   }
@@ -122,9 +140,7 @@ export class ProjectDelivery {
       .deliver(this.env, this.project(), horizon)
       .then((classified) => (classified ? this.soon() : undefined))
       // The rows stay in the outbox; the alarm tries again.
-      .catch((error: unknown) =>
-        console.error(JSON.stringify({ msg: "vault delivery failed", error: String(error) })),
-      )
+      .catch((error: unknown) => log.error("vault delivery failed", { error: String(error) }))
       .finally(() => {
         this.classifying = null;
       });

@@ -15,8 +15,8 @@ import type {
   ProjectObject,
   VaultDecideRequest,
   VaultRequest,
+  VaultSettle,
 } from "../../src/contracts/project-object.ts";
-import { utcDay } from "../../src/domain/budget.ts";
 import { itemHead } from "../../src/domain/vault.ts";
 import type { Env } from "../../src/env.ts";
 import { supervisorSettingsSchema } from "../../src/projects/config.ts";
@@ -33,6 +33,7 @@ import { RunnerReports } from "./jobs/runner-reports.ts";
 import { MERGE_TURN_HOLD_MS, MERGE_TURN_WAIT_MS, MergeTurns } from "./merge-turns.ts";
 import { Reconciliation } from "./reconciliation.ts";
 import { ProjectRecords } from "./records.ts";
+import { SERVING_WINDOW_MS } from "./supervisor/snapshot.ts";
 import { Supervisor, type SupervisorHooks } from "./supervisor/supervisor.ts";
 import { Vault } from "./vault.ts";
 
@@ -163,8 +164,8 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     return { runId: request.runId, jobId };
   }
 
-  triggerAgents(project: Project, trigger: AgentTrigger, deliveryId: string) {
-    return this.agentJobs.trigger(project, trigger, deliveryId);
+  triggerAgents(project: Project, trigger: AgentTrigger, key: string) {
+    return this.agentJobs.trigger(project, trigger, key);
   }
 
   forgetAgentCatalog() {
@@ -215,6 +216,10 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
 
   approvedVaultPayload(id: string) {
     return this.vault.approvedPayload(id);
+  }
+
+  async vaultSettle(id: string, settle: VaultSettle) {
+    if (this.vault.settle(this.projectName(), id, settle, Date.now())) await this.delivery.soon();
   }
 
   // --- reconciliation and the supervisor -----------------------------------------------------------------------
@@ -287,7 +292,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
 
   private supervisorHooks(): SupervisorHooks {
     return {
-      own: () => ({ jobs: this.store.open(), spentTodayUsd: this.store.daySpendUsd(utcDay(Date.now())) }),
+      own: () => this.queue.supervised(Date.now(), SERVING_WINDOW_MS),
       enqueue: (request) => this.enqueue(request),
     };
   }

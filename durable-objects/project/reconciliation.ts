@@ -5,10 +5,12 @@
  */
 
 import type { CycleOutcome } from "../../src/contracts/project-object.ts";
+import { waitUntil } from "../../src/domain/failure.ts";
 import { type Budget, budgetFrom, type Cursor, nextCycleAt, START } from "../../src/domain/reconciliation.ts";
 import type { Env } from "../../src/env.ts";
 import { errorMessage } from "../../src/error-message.ts";
 import type { CachedAnswer, ConditionalCache, ForgeAnswer } from "../../src/forge/client/http.ts";
+import { log } from "../../src/log.ts";
 import { lazyForges, loadProject } from "../../src/projects/store.ts";
 import { reconcileCycle } from "../../src/reconcile/cycle.ts";
 
@@ -120,9 +122,11 @@ export class Reconciliation {
       outcome = { ...done.report, ...meter };
       next = nextCycleAt(Date.now(), periodMs, budget);
     } catch (error) {
-      // One forge failing is this project's business only; the cycle runs again soon.
+      // One forge failing is this project's business only; the cycle runs again soon, or when the forge's
+      // rate limit said it may.
       outcome = { project: row.project, error: errorMessage(error) };
-      next = Math.max(nextCycleAt(Date.now(), Math.min(periodMs, RETRY_MS), budget), Date.now() + RETRY_MS);
+      const retry = Math.max(Date.now() + RETRY_MS, waitUntil(error) ?? 0);
+      next = Math.max(nextCycleAt(Date.now(), Math.min(periodMs, RETRY_MS), budget), retry);
     }
     this.sql.exec(
       "UPDATE reconcile_state SET next_at = ?, budget = ? WHERE id = 1",
@@ -130,7 +134,7 @@ export class Reconciliation {
       budget === null ? null : JSON.stringify(budget),
     );
     this.sql.exec("DELETE FROM reconcile_etags WHERE used_at < ?", now - ETAG_RETENTION_MS);
-    console.log(JSON.stringify({ msg: "reconciled", ...outcome }));
+    log.info("reconciled", outcome);
     return outcome;
   }
 

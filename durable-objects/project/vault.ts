@@ -4,17 +4,20 @@
  * dashboard and the CLI), the `vault_decision` its issue hears, the classification still to run — all through
  * the ProjectDO's outbox. Expiry runs on the object's alarm (`nextExpiry`). Ids are `v<n>`, per project.
  *
- * An approved item fires at once where firing is committed with the approval: a held merge's `vault_decision`
- * event, or an agent run's output queued for the forge (the run's `agent-apply` row). An action step's item
- * fires when its job is about to run the step (`fireStep`). An agent output whose run is gone stays
- * `approved`: nothing is left to fire.
+ * An approved item fires when something acts on the approval: an agent run's output queued for the forge (the
+ * run's `agent-apply` row, committed with the approval); a held merge once its issue took the decision and
+ * moves to merge (`settle`); an action step's when its job is about to run the step (`fireStep`). An issue
+ * that stops waiting on its item withdraws it (`settle`), pending or approved: an approval nothing acted on
+ * is never recorded as fired. An agent output whose run is gone stays `approved`: nothing is left to fire.
  */
 
 import type {
   VaultDecideRequest,
   VaultDecideResult,
   VaultRequest,
+  VaultSettle,
 } from "../../src/contracts/project-object.ts";
+import type { StepItem } from "../../src/domain/action-claims.ts";
 import {
   type ClassifierVerdict,
   DEFAULT_VAULT_POLICY,
@@ -30,7 +33,7 @@ import {
   vaultId,
 } from "../../src/domain/vault.ts";
 import type { Env } from "../../src/env.ts";
-import { clientOf, loadRegistered, type Registered } from "../../src/projects/store.ts";
+import { fileReaderOf, loadRegistered, type Registered } from "../../src/projects/store.ts";
 import { classify } from "../../src/vault/classifier.ts";
 import { DEFAULT_VAULT_POLICY_TEXT, VAULT_POLICY_DIR, VAULT_POLICY_FILE } from "../../src/vault/policy.ts";
 import { deliverInOrder, type Outbox } from "../shared/outbox.ts";
@@ -159,13 +162,14 @@ export class Vault {
   }
 
   /**
-   * An action's job is about to run the step item `id` approved: the item fires, once. A second attempt (the
-   * runner died after the first) is refused: a dangerous step runs at most once per approval.
+   * An action's job is about to run the step item `id` approved: the item fires, once. The same attempt
+   * asking again (its answer was lost) is told it fired; a later attempt (the runner died after the first) is
+   * refused: a dangerous step runs at most once per approval.
    */
   fireStep(
     project: string,
     id: string,
-    step: { issue: number; step: string; jobId: string },
+    step: { issue: number; step: string; jobId: string; attempt: number },
     now: number,
   ): { fired: true } | { fired: false; reason: string } {
     return this.storage.transactionSync(() => {
@@ -181,10 +185,51 @@ export class Vault {
           fired: false as const,
           reason: `vault item ${id} did not approve step ${step.step} of #${step.issue}`,
         };
-      const outcome = decide(item, { type: "fired", at: now, reason: `run by job ${step.jobId}` });
+      const by = `run by job ${step.jobId} (attempt ${step.attempt})`;
+      if (item.state === "fired" && item.audit.findLast((e) => e.action === "fired")?.reason === by)
+        return { fired: true as const };
+      const outcome = decide(item, { type: "fired", at: now, reason: by });
       if (!outcome.ok) return { fired: false as const, reason: outcome.reason };
       this.save(project, outcome.item, now);
       return { fired: true as const };
+    });
+  }
+
+  /** The items the action steps of issue `issue` asked for, in the order asked. */
+  stepItems(issue: number): StepItem[] {
+    return this.sql
+      .exec<{ item: string }>(
+        `SELECT item FROM vault_items
+         WHERE json_extract(item, '$.kind') = 'action_step' AND json_extract(item, '$.requester.issue') = ?
+         ORDER BY seq`,
+        issue,
+      )
+      .toArray()
+      .flatMap((row) => {
+        const item = JSON.parse(row.item) as VaultItem;
+        const step = item.requester.type === "issue" ? item.requester.step : undefined;
+        return step ? [{ id: item.id, step, state: item.state }] : [];
+      });
+  }
+
+  /**
+   * What item `id`'s requesting issue did with it: acted on the approval (fired), or stopped waiting on it
+   * (withdrawn). Only the issue that asked may; an item already settled stays as it is. Whether it changed.
+   */
+  settle(project: string, id: string, settle: VaultSettle, now: number): boolean {
+    return this.storage.transactionSync(() => {
+      const item = this.item(id);
+      if (item?.requester.type !== "issue" || item.requester.issue !== settle.issue) return false;
+      // A step fires only as its job runs it.
+      if (settle.as === "fired" && item.kind === "action_step") return false;
+      const event: VaultEvent =
+        settle.as === "fired"
+          ? { type: "fired", at: now, reason: `acted on by issue #${settle.issue}` }
+          : { type: "withdraw", at: now, reason: settle.reason };
+      const outcome = decide(item, event);
+      if (!outcome.ok) return false;
+      this.save(project, outcome.item, now);
+      return true;
     });
   }
 
@@ -274,10 +319,10 @@ export class Vault {
     const outcome = decide(item, event);
     if (!outcome.ok) return outcome;
     let next = outcome.item;
-    // An approval is carried out by telling its requester: committed here, delivered by the outbox. An action
-    // step's fires when its job runs it (fireStep).
+    // An agent run's approval is carried out by telling it: its output is queued in this transaction. An
+    // issue's fires once the issue acts on it (settle) or its job runs the step (fireStep).
     const told = next.state !== item.state && this.tell(project, next, now);
-    if (told && next.state === "approved" && next.kind !== "action_step") {
+    if (told && next.state === "approved" && next.requester.type === "agent_run") {
       const fired = decide(next, { type: "fired", at: now });
       if (fired.ok) next = fired.item;
     }
@@ -328,7 +373,7 @@ export class Vault {
 async function policyText(registered: Registered | null): Promise<string> {
   if (!registered) return DEFAULT_VAULT_POLICY_TEXT;
   try {
-    const forge = clientOf(registered.project, await registered.secrets());
+    const forge = fileReaderOf(registered.project, await registered.secrets());
     const files = await forge.readDirectory(
       VAULT_POLICY_DIR,
       registered.project.settings.defaultBranch,

@@ -4,6 +4,7 @@
  */
 import type { OutboxStats } from "../../src/contracts/issue-object.ts";
 import { type BackoffPolicy, backoffDelay } from "../../src/domain/backoff.ts";
+import { waitUntil } from "../../src/domain/failure.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS outbox (
@@ -95,6 +96,16 @@ export class Outbox {
     for (const id of ids) this.sql.exec("DELETE FROM outbox WHERE id = ?", id);
   }
 
+  /**
+   * Puts rows back until `until` without counting an attempt: they were not tried (the forge's pacing said
+   * "not yet", or its rate limit named when to come back). `note` says why on the issue's page.
+   */
+  defer(ids: readonly number[], until: number, note: string): void {
+    for (const id of ids) {
+      this.sql.exec("UPDATE outbox SET next_at = ?, last_error = ? WHERE id = ?", until, note, id);
+    }
+  }
+
   /** Records a failed attempt; the rows come due again after the backoff for their attempt count. */
   postpone(ids: readonly number[], now: number, error: string): void {
     for (const id of ids) {
@@ -147,7 +158,8 @@ const marks = (values: readonly unknown[]) => values.map(() => "?").join(", ");
 /**
  * Sends the due rows of `channels` strictly in order, `batch` at a time, acknowledging each batch; stops when
  * the oldest row is not due yet or a send fails (that batch is postponed with backoff), so no row ever goes
- * out before an older one. `send` must be idempotent: a batch whose acknowledgement is lost is sent again.
+ * out before an older one (a batch put off by the forge's pacing waits its turn, counting no attempt).
+ * `send` must be idempotent: a batch whose acknowledgement is lost is sent again.
  * `horizon` moves "due" past now: a drain sends rows that are still waiting, backoffs included.
  */
 export async function deliverInOrder(
@@ -165,7 +177,13 @@ export async function deliverInOrder(
     try {
       await send(rows);
     } catch (error) {
-      storage.transactionSync(() => outbox.postpone(ids, Date.now(), errorMessage(error)));
+      // Paced, or told by the forge when to come back: put off without counting an attempt.
+      const until = waitUntil(error);
+      storage.transactionSync(() =>
+        until === null
+          ? outbox.postpone(ids, Date.now(), errorMessage(error))
+          : outbox.defer(ids, until, errorMessage(error)),
+      );
       return;
     }
     storage.transactionSync(() => outbox.ack(ids));

@@ -3,12 +3,15 @@
  * writers) as the plan, the issue (anyone's text) fenced as data, and the action's phase protocol.
  */
 import { asData } from "../../src/domain/untrusted-text.ts";
+import { shownText } from "../../src/forge/post/hidden.ts";
 import type { ActionRun, Job } from "../../src/runner-api/contract.ts";
 
 const ACTION_PHASES = `When you stop, say how it ended by writing the phase file: its path is in the environment variable
 CONVEYOR_PHASE_FILE (outside the repository). Its first line is exactly one of:
 - PHASE:done — every step is done; your closing message is posted on the issue as the summary, and the
-  issue is closed. Say what was done and its outcome; never include a secret.
+  issue is closed. Say what was done and its outcome; never include a secret. Conveyor checks it: until
+  every dangerous step that is not optional has run under a vault approval, done is not taken and the
+  issue waits for a human.
 - PHASE:vault — run_step told you a step is dangerous: add a second line "Step: <its id>" and stop. The
   session is resumed once the vault decides.
 - PHASE:escalate — you need a human (a missing input, a decision, a step that failed); add a second line
@@ -35,16 +38,21 @@ export function actionPrompt(job: Job, action: ActionRun): string {
     plan(action),
     TOOLS,
     UNTRUSTED,
-    `The issue, #${job.issue.number}:\n<untrusted>\nTitle: ${asData(job.issue.title)}\n\n${asData(job.issue.body)}\n</untrusted>`,
+    `The issue, #${job.issue.number}:\n<untrusted>\nTitle: ${asData(job.issue.title)}\n\n${asData(shownText(job.issue.body))}\n</untrusted>`,
     ACTION_PHASES,
   ].join("\n\n");
 }
 
-/** The same session resumed: the vault decided on its step, or a human replied. */
+/**
+ * The same session resumed: the vault decided on its step, a human replied, or (a first job resumed on a
+ * later attempt) it was interrupted before it said how it ended.
+ */
 export function actionContinuationPrompt(job: Job, action: ActionRun): string {
   const why = action.approvedStep
     ? `The vault approved step ${action.approvedStep}: run it now with run_step, then go on with the formula.`
-    : "A human replied to your question (below).";
+    : job.kind === "resume"
+      ? "A human replied to your question (below)."
+      : "The session was interrupted before it wrote a phase (its runner stopped): check what was already done (the steps run_step ran, the progress you posted) and go on with the formula from there.";
   return [
     `Conveyor resumes the action of issue #${job.issue.number}. ${why}`,
     ...(job.instructions
@@ -58,7 +66,8 @@ export function actionContinuationPrompt(job: Job, action: ActionRun): string {
 function plan({ formula, guidance }: ActionRun): string {
   const steps = formula.steps.map((step, i) => {
     const how = step.command ? "run it with run_step" : "yours to do";
-    return `${i + 1}. ${step.id}${step.dangerous ? " (dangerous: needs the vault)" : ""} — ${step.description} [${how}]`;
+    const danger = step.dangerous ? ` (dangerous: needs the vault${step.optional ? "; optional" : ""})` : "";
+    return `${i + 1}. ${step.id}${danger} — ${step.description} [${how}]`;
   });
   const inputs = formula.inputs.map(
     (input) => `- ${input.name}${input.required ? " (required)" : ""}: ${input.description}`,

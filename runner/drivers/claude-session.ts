@@ -42,6 +42,7 @@ export type ClaudeRun = {
 export async function claudeSession(options: ClaudeSessionOptions): Promise<ClaudeRun> {
   const { log, signal, resume } = options;
   const run: ClaudeRun = { sessionId: null };
+  const claudeCode = await options.sandbox.claudeCode();
   const session = await options.sandbox.open(options.place, {
     budgetUsd: options.budgetUsd,
     allowedDomains: options.allowedDomains,
@@ -62,8 +63,9 @@ export async function claudeSession(options: ClaudeSessionOptions): Promise<Clau
     settingSources: options.projectSettings ? ["project"] : [],
     maxTurns: options.maxTurns,
     abortController,
+    pathToClaudeCodeExecutable: claudeCode,
     spawnClaudeCodeProcess: ({ command, args, env, signal: kill }) => {
-      const child = session.spawn(command, args, { env: definedOnly(env), signal: kill });
+      const child = session.spawnController(command, args, { env: definedOnly(env), signal: kill });
       child.stderr?.on("data", (data: Buffer) => log.debug("claude stderr", { data: data.toString("utf8") }));
       return child as ReturnType<NonNullable<Options["spawnClaudeCodeProcess"]>>;
     },

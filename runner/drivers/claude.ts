@@ -158,10 +158,9 @@ function outcome(run: ClaudeRun, signal: AbortSignal): SessionResult {
   // The proxy refused the model: running again would be refused again.
   if (run.budgetSpent) {
     signal.throwIfAborted();
-    return {
-      sessionId,
-      error: { message: "the session's budget is spent (refused by the model proxy)", retryable: false },
-    };
+    const message =
+      "budget exceeded: the model proxy refused the session's next request (what is left of the budget cannot pay for its worst case)";
+    return { sessionId, budgetSpent: true, error: { message, retryable: false } };
   }
   if (result === undefined) {
     // Aborted, the SDK throws without a result; a session that got to its result ended on its own.

@@ -42,6 +42,8 @@ export type SessionResult = {
   summary?: string;
   /** The session ended on an error (API error, turn or budget limit); the phase file may still be there. */
   error?: { message: string; retryable: boolean };
+  /** The model proxy refused a request for the budget: what is left cannot pay for its worst case. */
+  budgetSpent?: true;
 };
 
 /**

@@ -1,4 +1,5 @@
 import { asData } from "../../src/domain/untrusted-text.ts";
+import { shownText } from "../../src/forge/post/hidden.ts";
 import type { Job } from "../../src/runner-api/contract.ts";
 
 /** A diff longer than this is cut: the agent can run `git diff` itself for the rest. */
@@ -67,7 +68,7 @@ ${UNTRUSTED}`;
 }
 
 function issue(job: Job): string {
-  return `The issue, #${job.issue.number}:\n<untrusted>\nTitle: ${asData(job.issue.title)}\n\n${asData(job.issue.body)}\n</untrusted>`;
+  return `The issue, #${job.issue.number}:\n<untrusted>\nTitle: ${asData(job.issue.title)}\n\n${asData(shownText(job.issue.body))}\n</untrusted>`;
 }
 
 /** The last phase and why this session runs, from the job's kind. */

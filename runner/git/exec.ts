@@ -9,6 +9,8 @@ export type GitOptions = {
    * killed and the call rejects: a remote that stalls must not hold the job's slot forever.
    */
   timeoutMs?: number;
+  /** Written to git's standard input, which is then closed. */
+  input?: string;
 };
 
 export class GitError extends Error {
@@ -70,6 +72,7 @@ export function git(args: readonly string[], options: GitOptions = {}): Promise<
   return new Promise((resolve, reject) => {
     // Its own process group, so that a deadline kills the helpers it started (remote-http, credential) too.
     const child = spawn("git", args, { cwd: options.cwd, env, detached: timeoutMs !== undefined });
+    if (options.input !== undefined) child.stdin.end(options.input);
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let size = 0;

@@ -6,6 +6,7 @@
 import { existsSync, lstatSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { cleanCommitMessages } from "./commit-messages.ts";
 import { GitError, HERMETIC_GIT_ENV } from "./exec.ts";
 import {
   branchName,
@@ -169,8 +170,10 @@ export async function collectIssueBranch(
         await rm(dir, { recursive: true, force: true });
       }
     }
-    await run(mirror, ["update-ref", branch, head]);
-    return { sha: head, committedLeftovers };
+    // "Fixes #2" in a session's commit would close issue 2 when the pull request merges: cleaned here.
+    const sha = await cleanCommitMessages(mirror, head);
+    await run(mirror, ["update-ref", branch, sha]);
+    return { sha, committedLeftovers };
   });
 }
 

@@ -1,5 +1,7 @@
-import { execFile } from "node:child_process";
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { lstatSync, readlinkSync } from "node:fs";
+import type { Writable } from "node:stream";
+import { seccompBytes } from "./seccomp.ts";
 
 /** What one sandbox sees of the host besides the system: every path at its own place. */
 export type Mounts = {
@@ -33,12 +35,27 @@ export function hostSystem(): SystemEntry[] {
 }
 
 /**
- * bubblewrap's arguments for a session: new user, PID, network (loopback only), IPC, UTS and cgroup
- * namespaces; the system read-only; a private /tmp, /proc and /dev; only the given paths of the host; its
- * own session (no terminal to inject into); and killed with the runner. Parents are bound before children.
+ * The uid a sandbox runs as when the runner is root: root inside would be root of the sandbox's namespace,
+ * and a non-zero uid with every capability dropped cannot remount a read-only bind or regain one by exec.
  */
-export function bubblewrapArgs(system: readonly SystemEntry[], mounts: Mounts): string[] {
-  const args = ["--unshare-all", "--die-with-parent", "--new-session"];
+export const SANDBOX_UID = 1000;
+/** Where bubblewrap reads the seccomp program (seccomp.ts): the first descriptor after stdio. */
+export const SECCOMP_FD = 3;
+
+/**
+ * bubblewrap's arguments for a session: new user, PID, network (loopback only), IPC, UTS and cgroup
+ * namespaces; no capability, a non-zero uid, and the seccomp filter read from `SECCOMP_FD`; the system
+ * read-only; a private /tmp, /proc and /dev; only the given paths of the host; its own session (no terminal
+ * to inject into); and killed with the runner. Parents are bound before children.
+ */
+export function bubblewrapArgs(
+  system: readonly SystemEntry[],
+  mounts: Mounts,
+  uid: number = process.getuid?.() ?? 0,
+): string[] {
+  const args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
+  if (uid === 0) args.push("--uid", String(SANDBOX_UID), "--gid", String(SANDBOX_UID));
+  args.push("--seccomp", String(SECCOMP_FD));
   for (const entry of system) {
     if (entry.symlink !== undefined) args.push("--symlink", entry.symlink, entry.path);
     else args.push("--ro-bind", entry.path, entry.path);
@@ -53,6 +70,28 @@ export function bubblewrapArgs(system: readonly SystemEntry[], mounts: Mounts): 
   args.push("--chdir", mounts.cwd);
   return args;
 }
+
+/**
+ * Starts bubblewrap with `args` (from `bubblewrapArgs`, then `--` and the command), handing it the seccomp
+ * program on `SECCOMP_FD`. `stdio` is the child's descriptors 0–2; `extra` follows the program's (4, 5, …).
+ */
+export function spawnBubblewrap(
+  args: readonly string[],
+  options: Omit<SpawnOptions, "stdio"> & {
+    stdio?: readonly ("pipe" | "ignore")[];
+    extra?: readonly "pipe"[];
+  },
+): ChildProcess {
+  const { stdio = ["pipe", "pipe", "pipe"], extra = [], ...rest } = options;
+  const child = spawn(BWRAP, args, { ...rest, stdio: [...stdio, "pipe", ...extra] });
+  const program = child.stdio[SECCOMP_FD] as Writable | null;
+  // A bubblewrap that failed to start reads nothing; its exit says why.
+  program?.on("error", () => {});
+  program?.end(SECCOMP_PROGRAM);
+  return child;
+}
+
+const SECCOMP_PROGRAM = seccompBytes();
 
 function depth(path: string): number {
   return path.split("/").length;
@@ -70,11 +109,19 @@ export function probeSandbox(): Promise<string | null> {
     "true",
   ];
   return new Promise((done) => {
-    execFile(BWRAP, args, { timeout: 10_000 }, (error, _stdout, stderr) => {
-      if (!error) return done(null);
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return done("bubblewrap (bwrap) is not installed: apt-get install bubblewrap");
-      done(`bubblewrap cannot start a sandbox: ${stderr.trim().split("\n")[0] || error.message}`);
+    const child = spawnBubblewrap(args, { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000 });
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8");
+    });
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") done("bubblewrap (bwrap) is not installed: apt-get install bubblewrap");
+      else done(`bubblewrap cannot start a sandbox: ${error.message}`);
+    });
+    child.on("close", (code, signal) => {
+      if (code === 0) return done(null);
+      const reason = stderr.trim().split("\n")[0] || `exit ${code ?? signal}`;
+      done(`bubblewrap cannot start a sandbox: ${reason}`);
     });
   });
 }

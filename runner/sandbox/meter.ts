@@ -3,7 +3,10 @@ import { costUsd, type Tokens } from "./prices.ts";
 
 /**
  * What one Messages API response cost, read from the API's own answer: the JSON body's `usage`, or for a
- * stream, `message_start`'s usage completed by the last `message_delta` (whose counts are cumulative).
+ * stream, `message_start`'s usage completed by the last `message_delta` (whose counts are cumulative). A
+ * stream cut before its final `message_delta` (the client went away, and the proxy cancelled upstream) is
+ * metered as far as it came: the input `message_start` reported, and the output it streamed, estimated from
+ * the content deltas' size.
  */
 export type Metered = Tokens & { model: string; usd: number };
 
@@ -19,7 +22,18 @@ const messageSchema = z.looseObject({ model: z.string().optional(), usage: usage
 const eventSchema = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("message_start"), message: messageSchema }),
   z.looseObject({ type: z.literal("message_delta"), usage: usageSchema.optional() }),
+  z.looseObject({
+    type: z.literal("content_block_delta"),
+    delta: z.looseObject({
+      text: z.string().optional(),
+      partial_json: z.string().optional(),
+      thinking: z.string().optional(),
+    }),
+  }),
 ]);
+
+/** Streamed output bytes per token, on the high side (prose averages about 4): an estimate errs over. */
+const STREAMED_BYTES_PER_TOKEN = 3;
 
 const ZERO: Tokens = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
@@ -29,6 +43,10 @@ export class StreamMeter {
   #pending = "";
   #model: string;
   #tokens: Tokens = { ...ZERO };
+  #streamedBytes = 0;
+  /** Whether the final `message_delta` reported the output. */
+  #final = false;
+  #started = false;
 
   /** `model`: the request's, until the response names its own. */
   constructor(model: string) {
@@ -42,12 +60,28 @@ export class StreamMeter {
     for (const event of events) this.#event(event);
   }
 
+  /** Whether `message_start` came: the API reported what the input cost. */
+  get started(): boolean {
+    return this.#started;
+  }
+
+  /** At the end of the stream (or where it was cut): what it cost. */
   result(): Metered {
     if (this.#pending.trim() !== "") {
       this.#event(this.#pending);
       this.#pending = "";
     }
-    return metered(this.#model, this.#tokens);
+    return this.current();
+  }
+
+  /** What the events so far metered. */
+  current(): Metered {
+    if (this.#final) return metered(this.#model, this.#tokens);
+    const streamed = Math.ceil(this.#streamedBytes / STREAMED_BYTES_PER_TOKEN);
+    return metered(this.#model, {
+      ...this.#tokens,
+      outputTokens: Math.max(this.#tokens.outputTokens, streamed),
+    });
   }
 
   #event(text: string): void {
@@ -61,10 +95,15 @@ export class StreamMeter {
     if (!parsed.success) return;
     const event = parsed.data;
     if (event.type === "message_start") {
+      this.#started = true;
       if (event.message.model) this.#model = event.message.model;
       this.#tokens = merge(ZERO, event.message.usage);
+    } else if (event.type === "content_block_delta") {
+      const { text = "", partial_json = "", thinking = "" } = event.delta;
+      this.#streamedBytes += Buffer.byteLength(text + partial_json + thinking);
     } else {
       this.#tokens = merge(this.#tokens, event.usage);
+      if (event.usage?.output_tokens != null) this.#final = true;
     }
   }
 }

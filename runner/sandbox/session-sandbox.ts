@@ -4,9 +4,11 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { Usage } from "../../src/runner-api/contract.ts";
-import { BWRAP, bubblewrapArgs, hostSystem, type SystemEntry } from "./bubblewrap.ts";
+import { bubblewrapArgs, hostSystem, type SystemEntry, spawnBubblewrap } from "./bubblewrap.ts";
+import { bundledClaudeCode, defaultControllerDir, executeOnlyCopy } from "./controller.ts";
 import { EgressProxy } from "./egress-proxy.ts";
 import { DEFAULT_MODEL_BASE_URL, ModelProxy } from "./model-proxy.ts";
 
@@ -32,6 +34,8 @@ export type SandboxSettings = {
   model: { baseUrl?: string; apiKey?: string; oauthToken?: string };
   /** Files of the runner (config, secret files) to hide where the system's view would show them. */
   secretFiles: readonly string[];
+  /** The runner's own directory for Claude Code's execute-only copy (controller.ts); default under tmp. */
+  controllerDir?: string;
 };
 
 /** What a sandboxed process may see of the host besides the system. */
@@ -69,6 +73,7 @@ export class Sandbox {
   readonly settings: SandboxSettings;
   readonly #system: SystemEntry[];
   readonly #masked: string[];
+  #claudeCode: Promise<string> | undefined;
 
   constructor(settings: SandboxSettings) {
     this.settings = settings;
@@ -86,6 +91,19 @@ export class Sandbox {
     return this.settings.mode === "bubblewrap";
   }
 
+  /** The Claude Code binary sessions run: in the sandbox, its non-dumpable execute-only copy. */
+  claudeCode(): Promise<string> {
+    if (!this.enabled) return Promise.resolve(bundledClaudeCode());
+    this.#claudeCode ??= executeOnlyCopy(
+      bundledClaudeCode(),
+      this.settings.controllerDir ?? defaultControllerDir(),
+    ).catch((error: unknown) => {
+      this.#claudeCode = undefined;
+      throw error;
+    });
+    return this.#claudeCode;
+  }
+
   /** Opens a session: its proxies run until `close()`. */
   async open(place: Place, limits: SessionLimits): Promise<SandboxSession> {
     const { apiKey, oauthToken, baseUrl = DEFAULT_MODEL_BASE_URL } = this.settings.model;
@@ -99,9 +117,9 @@ export class Sandbox {
     if (!this.enabled) {
       const model = await ModelProxy.start(options, { port: 0 });
       const env = { ANTHROPIC_BASE_URL: model.url ?? "", ANTHROPIC_API_KEY: sessionToken };
-      return new SandboxSession(model, undefined, undefined, env, (command, args, spawnOptions) =>
-        spawnDirect(command, args, { ...spawnOptions, cwd: place.worktree }),
-      );
+      const direct: Spawn = (command, args, spawnOptions) =>
+        spawnDirect(command, args, { ...spawnOptions, cwd: place.worktree });
+      return new SandboxSession(model, undefined, undefined, env, { spawn: direct, controller: direct });
     }
     // Short and private: a Unix socket's path is limited to about 100 bytes.
     const sockets = await mkdtemp(join(tmpdir(), "conveyor-"));
@@ -119,16 +137,28 @@ export class Sandbox {
       Object.assign(env, { HTTPS_PROXY: proxy, https_proxy: proxy, HTTP_PROXY: proxy, http_proxy: proxy });
       Object.assign(env, { NO_PROXY: "127.0.0.1,localhost", no_proxy: "127.0.0.1,localhost" });
     }
-    const spawnInside: Spawn = (command, args, spawnOptions) => {
-      const mounts = this.#mounts(place, [sockets, command]);
-      const init = JSON.stringify({ forwards, command, args });
-      return spawnDirect(
-        BWRAP,
-        [...bubblewrapArgs(this.#system, mounts), "--", process.execPath, INIT, init],
-        { ...spawnOptions, cwd: place.worktree },
-      );
+    const inside = (command: string, args: readonly string[], channel: boolean) => [
+      ...bubblewrapArgs(this.#system, this.#mounts(place, [sockets, command])),
+      "--",
+      process.execPath,
+      INIT,
+      JSON.stringify({ forwards, command, args, ...(channel && { channel }) }),
+    ];
+    const spawn: Spawn = (command, args, spawnOptions) =>
+      spawnBubblewrap(inside(command, args, false), bubblewrapOptions(spawnOptions, place));
+    const controller: Spawn = (command, args, spawnOptions) => {
+      const child = spawnBubblewrap(inside(command, args, true), {
+        ...bubblewrapOptions(spawnOptions, place),
+        stdio: ["ignore", "ignore", "pipe"],
+        extra: ["pipe", "pipe"],
+      });
+      // What the Agent SDK reads and writes: the channel on the descriptors init.ts hands to Claude Code.
+      const stdio: readonly unknown[] = child.stdio;
+      child.stdin = stdio[4] as Writable;
+      child.stdout = stdio[5] as Readable;
+      return child;
     };
-    return new SandboxSession(model, egress, sockets, env, spawnInside);
+    return new SandboxSession(model, egress, sockets, env, { spawn, controller });
   }
 
   /**
@@ -136,10 +166,9 @@ export class Sandbox {
    * configuration (hooks, filters, fsmonitor) is the agent's.
    */
   spawn(place: Place, command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
-    const inPlace = { ...options, cwd: place.worktree };
-    if (!this.enabled) return spawnDirect(command, args, inPlace);
+    if (!this.enabled) return spawnDirect(command, args, { ...options, cwd: place.worktree });
     const wrapped = [...bubblewrapArgs(this.#system, this.#mounts(place, [])), "--", command, ...args];
-    return spawnDirect(BWRAP, wrapped, inPlace);
+    return spawnBubblewrap(wrapped, bubblewrapOptions(options, place));
   }
 
   #mounts(place: Place, extra: readonly string[]) {
@@ -172,20 +201,27 @@ export class SandboxSession {
   readonly #sockets: string | undefined;
   /** What the session's environment adds: the model endpoint, its per-session token, the egress proxy. */
   readonly env: Readonly<Record<string, string>>;
+  /** A process in the session's sandbox. */
   readonly spawn: Spawn;
+  /**
+   * The session's controller (Claude Code, the executable `Sandbox.claudeCode()` gives): its stdin and stdout
+   * are the Agent SDK's channel, held in the sandbox by it alone.
+   */
+  readonly spawnController: Spawn;
 
   constructor(
     model: ModelProxy,
     egress: EgressProxy | undefined,
     sockets: string | undefined,
     env: Record<string, string>,
-    spawnInside: Spawn,
+    spawners: { spawn: Spawn; controller: Spawn },
   ) {
     this.#model = model;
     this.#egress = egress;
     this.#sockets = sockets;
     this.env = env;
-    this.spawn = spawnInside;
+    this.spawn = spawners.spawn;
+    this.spawnController = spawners.controller;
   }
 
   get usage(): Usage {
@@ -200,6 +236,15 @@ export class SandboxSession {
     await Promise.all([this.#model.close(), this.#egress?.close()]);
     if (this.#sockets) await rm(this.#sockets, { recursive: true, force: true });
   }
+}
+
+function bubblewrapOptions(options: SpawnOptions, place: Place) {
+  return {
+    env: options.env,
+    cwd: place.worktree,
+    detached: options.detached === true,
+    ...(options.signal && { signal: options.signal }),
+  };
 }
 
 function spawnDirect(

@@ -69,7 +69,7 @@ export function secretNames(listJson: string): string[] {
 /** What `npm run deploy` does, in order: `--dry-run` prints it. */
 export function steps(worker: string, database: string, config: string): string[] {
   return [
-    "wrangler whoami: logged in to Cloudflare (else: npx wrangler login)",
+    "wrangler whoami: logged in to Cloudflare (else: npx wrangler login; any other failure stops it with wrangler's own error)",
     `wrangler d1 list --json: find the D1 database ${database}; wrangler d1 create ${database} when there is none`,
     `write ${config}: wrangler.toml with the database's id, paths from there, observability on`,
     `wrangler d1 migrations apply ${database} --remote -c ${config}: migrations before the code that needs them`,

@@ -4,6 +4,7 @@
  * built-in it meant to change); every other agent is unaffected.
  */
 import { type AgentDefinition, parseAgentDefinition } from "./definition.ts";
+import { LIFECYCLE_LABELS } from "./lifecycle-labels.ts";
 
 export const AGENTS_DIR = ".conveyor/agents/";
 /** More than this many files in the directory: the rest are reported, not read. */
@@ -12,15 +13,19 @@ export const MAX_REPOSITORY_AGENTS = 20;
 export type AgentProblem = { name: string; source: AgentDefinition["source"]; error: string };
 export type Catalog = { agents: AgentDefinition[]; problems: AgentProblem[] };
 
-/** `files`: the repository's files under `.conveyor/agents/` (path → text), as read at the default branch. */
+/**
+ * `files`: the repository's files under `.conveyor/agents/` (path → text), as read at the default branch.
+ * `reserved`: the project's lifecycle labels, which no definition's output may name.
+ */
 export function agentCatalog(
   builtins: Readonly<Record<string, string>>,
   files: ReadonlyMap<string, string>,
+  reserved: readonly string[] = LIFECYCLE_LABELS,
 ): Catalog {
   const agents = new Map<string, AgentDefinition>();
   const problems: AgentProblem[] = [];
   const add = (name: string, text: string, source: AgentDefinition["source"]) => {
-    const parsed = parseAgentDefinition(name, text, source);
+    const parsed = parseAgentDefinition(name, text, source, reserved);
     if (parsed.ok) agents.set(name, parsed.value);
     else {
       agents.delete(name);

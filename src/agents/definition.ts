@@ -7,6 +7,7 @@ import { Cron } from "croner";
 import { parseDocument } from "yaml";
 import { z } from "zod";
 import { zodMessage } from "../validation.ts";
+import { LIFECYCLE_LABELS, lifecycleLabelUses } from "./lifecycle-labels.ts";
 
 export const AGENT_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 
@@ -89,6 +90,11 @@ export const frontmatterSchema = z
       .strict()
       .default({}),
     enabled: z.boolean().default(true),
+    /**
+     * Who may start it with a forge event its `on` names: `anyone` (the default), or `writers`, users with
+     * write access (asked of the forge at each event).
+     */
+    triggeredBy: z.enum(["anyone", "writers"]).default("anyone"),
   })
   .strict();
 
@@ -107,11 +113,15 @@ export const FRONTMATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
 /** A definition is a prompt, not a document: past this it is a mistake. */
 export const MAX_DEFINITION_BYTES = 64 * 1024;
 
-/** Parses one definition; the error is one line naming what to fix. */
+/**
+ * Parses one definition; the error is one line naming what to fix. `reserved`: the project's lifecycle labels
+ * (./lifecycle-labels.ts), which no output may name.
+ */
 export function parseAgentDefinition(
   name: string,
   text: string,
   source: AgentDefinition["source"],
+  reserved: readonly string[] = LIFECYCLE_LABELS,
 ): Parsed<AgentDefinition> {
   if (!AGENT_NAME.test(name)) return { ok: false, error: `agent name "${name.slice(0, 60)}": ${AGENT_NAME}` };
   if (new TextEncoder().encode(text).length > MAX_DEFINITION_BYTES)
@@ -122,6 +132,13 @@ export function parseAgentDefinition(
   if (!yaml.ok) return { ok: false, error: `frontmatter: ${yaml.error}` };
   const frontmatter = frontmatterSchema.safeParse(yaml.value ?? {});
   if (!frontmatter.success) return { ok: false, error: `frontmatter: ${zodMessage(frontmatter.error)}` };
+  const [lifecycle] = lifecycleLabelUses(frontmatter.data.outputs, reserved);
+  if (lifecycle) {
+    return {
+      ok: false,
+      error: `frontmatter: ${lifecycle} is a lifecycle label: Conveyor sets it, no agent output may name it`,
+    };
+  }
   if (!frontmatter.data.schedule && !frontmatter.data.on)
     return { ok: false, error: "frontmatter: give a schedule, an on list of events, or both" };
   const prompt = text.slice((match.index ?? 0) + match[0].length).trim();

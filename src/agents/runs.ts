@@ -6,31 +6,31 @@ import type { AgentRunRequest } from "../contracts/project-object.ts";
 import { randomToken, sha256Hex } from "../crypto/tokens.ts";
 import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";
-import type { ForgeClient } from "../forge/client/index.ts";
 import { projectStub } from "../project-stub.ts";
 import { budgetLimits } from "../projects/config.ts";
 import { openMirroredIssues } from "../projects/mirror.ts";
-import { clientOf, type Project, type Registered } from "../projects/store.ts";
+import { type FileReader, fileReaderOf, type Project, type Registered } from "../projects/store.ts";
 import { recentActivity } from "./activity.ts";
 import { BUILTIN_AGENTS } from "./builtin.generated.ts";
 import { AGENTS_DIR, agentCatalog, type Catalog, MAX_REPOSITORY_AGENTS } from "./catalog.ts";
 import { agentPrompt, MAX_CONTEXT_ISSUES } from "./context.ts";
 import type { AgentDefinition, OutputType } from "./definition.ts";
+import { lifecycleLabels } from "./lifecycle-labels.ts";
 import type { ReviewRun } from "./review-run.ts";
 import type { EventSubject } from "./triggers.ts";
 
 /** `files`: the repository's `.conveyor/agents/` files at the default branch (path → text). */
-export const projectCatalog = (files: ReadonlyMap<string, string>): Catalog =>
-  agentCatalog(BUILTIN_AGENTS, files);
+export const projectCatalog = (project: Project, files: ReadonlyMap<string, string>): Catalog =>
+  agentCatalog(BUILTIN_AGENTS, files, lifecycleLabels(project.settings.labels));
 
 /** The project's catalog as its default branch has it now. */
 export async function loadCatalog(registered: Registered): Promise<Catalog> {
-  return catalogOf(clientOf(registered.project, await registered.secrets()), registered.project);
+  return catalogOf(fileReaderOf(registered.project, await registered.secrets()), registered.project);
 }
 
-export async function catalogOf(forge: ForgeClient, project: Project): Promise<Catalog> {
+export async function catalogOf(forge: FileReader, project: Project): Promise<Catalog> {
   const files = await forge.readDirectory(AGENTS_DIR, project.settings.defaultBranch, MAX_REPOSITORY_AGENTS);
-  return projectCatalog(files);
+  return projectCatalog(project, files);
 }
 
 /** The catalog, or why the repository could not be read (the forge is down, the token lacks access). */
@@ -43,11 +43,12 @@ export function readCatalog(registered: Registered): Promise<Catalog | { error: 
 export const newRunId = () => randomToken("run_", 12);
 
 /**
- * A forge event's run of `agent`: its id derives from the webhook's delivery, so a redelivery names the same
- * run and queues nothing new.
+ * A forge event's run of `agent`: its id derives from the delivery's content key (a hash of its signed body,
+ * src/forge/webhooks/parse.ts), so a redelivery, or a captured delivery replayed under a new delivery id (a
+ * header the signature does not cover), names the same run and queues nothing new.
  */
-export async function eventRunId(project: string, deliveryId: string, agent: string): Promise<string> {
-  return `run_${(await sha256Hex(`${project}\n${deliveryId}\n${agent}`)).slice(0, 24)}`;
+export async function eventRunId(project: string, contentKey: string, agent: string): Promise<string> {
+  return `run_${(await sha256Hex(`${project}\n${contentKey}\n${agent}`)).slice(0, 24)}`;
 }
 
 /** A run triggered by a forge event (or a review request): its id, and what the event is about. */

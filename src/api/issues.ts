@@ -6,16 +6,18 @@ import { and, asc, eq, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { Hono } from "hono";
 import { z } from "zod";
+import { criticRoundCount } from "../critic/ledger.ts";
 import { issues } from "../db/schema.ts";
 import { STATES } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import { lifecycleEventSchema } from "../issue-events.ts";
 import { issueStub } from "../issue-stub.ts";
 import { projectIdSchema } from "../projects/config.ts";
+import { loadProject } from "../projects/store.ts";
 import { issueCostUsd } from "../usage/cost.ts";
 import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
-import { applyOperatorEvent } from "./operator-events.ts";
+import { applyOperatorEvent, unregisteredReason } from "./operator-events.ts";
 
 export const issuePathSchema = z.object({
   project: projectIdSchema,
@@ -39,12 +41,21 @@ issueRoutes.get("/:project/issues/:number", async (c) => {
   const path = issuePathSchema.safeParse(c.req.param());
   if (!path.success) return jsonError(c, 400, zodMessage(path.error));
   const { project, number } = path.data;
-  const [view, costUsd] = await Promise.all([
+  const [view, costUsd, reviewRounds] = await Promise.all([
     issueStub(c.env, project, number).view(),
     issueCostUsd(c.env, project, number),
+    criticRoundCount(c.env, project, number),
   ]);
-  if (!view) return jsonError(c, 404, `issue ${project}#${number} is not known to Conveyor`);
-  return c.json({ ...view, costUsd });
+  if (!view) {
+    // An issue's record outlives its project's registration; without either, the project is what is wrong.
+    const registered = await loadProject(c.env, project);
+    return jsonError(
+      c,
+      404,
+      registered ? `issue ${project}#${number} is not known to Conveyor` : unregisteredReason(project),
+    );
+  }
+  return c.json({ ...view, costUsd, reviewRounds });
 });
 
 issueRoutes.get("/:project/issues", async (c) => {
@@ -65,6 +76,8 @@ issueRoutes.get("/:project/issues", async (c) => {
     )
     .orderBy(asc(issues.number))
     .limit(limit);
+  if (rows.length === 0 && after === 0 && !(await loadProject(c.env, project.data)))
+    return jsonError(c, 404, unregisteredReason(project.data));
   const last = rows.at(-1);
   return c.json({ issues: rows, next: rows.length === limit && last ? last.number : null });
 });

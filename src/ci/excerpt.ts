@@ -11,7 +11,13 @@ export async function redExcerpt(
 ): Promise<string> {
   const url = project.settings.ci.woodpeckerUrl;
   const token = url ? (await loadSecrets(env, project.id))?.woodpeckerToken : undefined;
-  const logs = url && token ? await woodpeckerLogs({ url, token }, red.targetUrls) : null;
+  const logs =
+    url && token
+      ? await woodpeckerLogs(
+          { url, token },
+          red.failing.map((check) => check.url ?? null),
+        )
+      : null;
   if (!logs) return clip(red.excerpt, MAX_CI_EXCERPT_CHARS);
   // A log's end says why it failed: the start of a long one is what gives way.
   const room = MAX_CI_EXCERPT_CHARS - red.excerpt.length - 2;

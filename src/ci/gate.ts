@@ -41,6 +41,12 @@ export async function readCi(
     case "green":
       return { type: "ci", result: "green", headSha };
     case "red":
-      return { type: "ci", result: "red", headSha, excerpt: await redExcerpt(env, project, verdict) };
+      return {
+        type: "ci",
+        result: "red",
+        headSha,
+        excerpt: await redExcerpt(env, project, verdict),
+        checks: verdict.failing,
+      };
   }
 }

@@ -3,13 +3,20 @@
  * shapes that cross that call. The IssueDO (durable-objects/issue/) implements it; callers hold a stub typed
  * by this interface, never the class.
  */
+import type { FailedCheck } from "../domain/ci-verdict.ts";
 import type { Brief } from "../domain/lifecycle.ts";
 import type { Timer } from "../domain/timers.ts";
 import type { CauseKind, EventEnvelope } from "../issue-events.ts";
 import type { ActivityItem } from "../runner-api/contract.ts";
 
+/**
+ * `parked`: the event came before the state that accepts it; it waits on the issue, its id unspent, and is
+ * applied once that state comes (src/domain/early-events.ts).
+ */
+export type EventOutcome = "applied" | "rejected" | "parked";
+
 export type ApplyResult =
-  | { duplicate: boolean; seq: number; outcome: "applied" | "rejected"; state: string; reason: string | null }
+  | { duplicate: boolean; seq: number; outcome: EventOutcome; state: string; reason: string | null }
   /** Not an event for this object at all: nothing is recorded. */
   | { duplicate: false; outcome: "invalid"; reason: string };
 
@@ -20,10 +27,12 @@ export type HistoryEntry = {
   event: string;
   from: string;
   to: string;
-  outcome: "applied" | "rejected";
+  outcome: EventOutcome;
   reason: string | null;
   cause: { kind: CauseKind; id: string };
   at: number;
+  /** A CI result's verdict and its failing checks (name, what it reported, its link): what a human asks first. */
+  ci?: { result: "green" | "red"; checks: FailedCheck[] };
 };
 
 /** An outbox channel's backlog. */
@@ -38,6 +47,9 @@ export type DeadLetter = {
   error: string;
   at: number;
 };
+
+/** An effect dropped undelivered: the issue had moved on from what it was decided on. */
+export type DroppedEffect = { kind: string; reason: string; at: number };
 
 /** A step a session of the issue was seen taking. */
 export type StoredActivity = ActivityItem & { seq: number; jobId: string };
@@ -76,11 +88,16 @@ export type IssueView = IssueSummary & {
   outbox: OutboxStats[];
   /** Effects given up on, newest first, with their last error. */
   deadLetters: DeadLetter[];
+  /** Effects dropped undelivered, newest first, with why. */
+  droppedEffects: DroppedEffect[];
   history: HistoryEntry[];
   activity: StoredActivity[];
 };
 
 export type RedeliverResult = { ok: true; kind: string } | { ok: false; error: string };
+
+/** The D1 records of an issue that its page shows beside what its object holds. */
+export type IssueRecordTable = "jobs" | "usage" | "vault_items";
 
 /** The issue's object. `fetch` takes a dashboard page's WebSocket upgrade: it hears of every recorded event. */
 export interface IssueObject extends Rpc.DurableObjectBranded {
@@ -88,10 +105,17 @@ export interface IssueObject extends Rpc.DurableObjectBranded {
   apply(envelope: EventEnvelope): Promise<ApplyResult>;
   /** The issue as it stands, with its history; null for an issue Conveyor never heard of. */
   view(): IssueView | null;
+  /** The issue as it stands, without its history and outbox (a cheaper read); null likewise. */
+  summary(): IssueSummary | null;
   /** Sends dead letter `id` again, to the end of its lane. */
   redeliver(id: number): Promise<RedeliverResult>;
   /** What a session of the issue is doing (informational). */
   noteActivity(jobId: string, items: ActivityItem[]): Promise<void>;
+  /**
+   * The ProjectDO wrote newer records of the issue to D1 (its jobs, usage, vault item): the pages watching
+   * the issue are told, to show them without a reload. Informational: nothing is recorded.
+   */
+  recordsChanged(tables: readonly IssueRecordTable[]): void;
   /** Delivers whatever is due now. */
   drain(): Promise<void>;
 }

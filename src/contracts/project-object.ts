@@ -4,6 +4,7 @@
  * callers hold a stub typed by this interface, never the class.
  */
 import type { AgentDefinition } from "../agents/definition.ts";
+import type { EventOrigin } from "../agents/event-runs.ts";
 import type { KeptDecision } from "../agents/held-outputs.ts";
 import type { ReviewBinding } from "../agents/review-run.ts";
 import type { AgentTrigger } from "../agents/triggers.ts";
@@ -26,6 +27,13 @@ import type {
 
 /** The project's settings the queue applies: dispatch and budgets. */
 export type ProjectPolicy = QueuePolicy & { budget: BudgetLimits };
+
+/** Whether work and event runs are being dispatched, and today's spend (all of it, and the event runs'). */
+export type DispatchStatus = {
+  paused: string | null;
+  spentTodayUsd: number;
+  eventRuns: { paused: string | null; spentTodayUsd: number };
+};
 
 /**
  * What a job runs, as the runner receives it, less what changes per lease. The issue's text is the one it
@@ -70,6 +78,8 @@ export type AgentRunRequest = {
   policy: ProjectPolicy;
   /** A review run's pull request and the issue its review decides (src/agents/review-run.ts). */
   review?: ReviewBinding;
+  /** A run a forge event started: it supersedes the agent's queued run on the same subject. */
+  origin?: EventOrigin;
 };
 
 export type AgentRunStatus = "queued" | "running" | "done" | "failed";
@@ -88,7 +98,9 @@ export type AgentRunView = {
   updatedAt: number;
 };
 
-export type ScheduleCheck = { queued: string[] } | { error: string };
+/** The runs a schedule check or a forge event queued, or why none could be (the catalog unreadable). */
+export type QueuedRuns = { queued: string[] } | { error: string };
+export type ScheduleCheck = QueuedRuns;
 
 // --- the vault ----------------------------------------------------------------------------------------------
 
@@ -105,6 +117,12 @@ export type VaultDecideRequest = { decision: "approve" | "reject"; by: string; r
 export type VaultDecideResult =
   | { ok: true; item: VaultItemHead }
   | { ok: false; status: 404 | 409; error: string };
+
+/**
+ * What the issue that asked for an item did with it: `fired`, it acted on the approval (a held merge merges);
+ * `withdrawn`, it no longer waits on it (it left the state that asked), with why.
+ */
+export type VaultSettle = { issue: number } & ({ as: "fired" } | { as: "withdrawn"; reason: string });
 
 // --- reconciliation and the supervisor ----------------------------------------------------------------------
 
@@ -156,15 +174,19 @@ export interface ProjectObject extends Rpc.DurableObjectBranded {
   dropRunner(runnerId: string): Promise<{ requeued: number }>;
   jobs(limit?: number): JobSummary[];
   issueSpendUsd(number: number): number;
-  dispatchStatus(): { paused: string | null; spentTodayUsd: number };
+  dispatchStatus(): DispatchStatus;
   // Merges take turns (durable-objects/project/merge-turns.ts).
   takeMergeTurn(key: string): Promise<boolean>;
   endMergeTurn(key: string): void;
   // Agents.
   /** Queues an agent run: its job and its run record in one transaction; the same run id queues once. */
   startAgentRun(request: AgentRunRequest): Promise<{ runId: string; jobId: string }>;
-  /** A forge event (webhook delivery `deliveryId`) starts the agents whose `on` names it: their run ids. */
-  triggerAgents(project: Project, trigger: AgentTrigger, deliveryId: string): Promise<string[]>;
+  /**
+   * A forge event starts the agents whose `on` names it: their run ids, or why
+   * none could start. `key`: the delivery's content key, of
+   * which each run's id derives (a replay under any delivery id names the same runs).
+   */
+  triggerAgents(project: Project, trigger: AgentTrigger, key: string): Promise<QueuedRuns>;
   /** A push to the default branch changed `.conveyor/agents/`: the next event reads the catalog again. */
   forgetAgentCatalog(): void;
   /** An agent run as it stands, its cost from the project's spend. */
@@ -180,6 +202,8 @@ export interface ProjectObject extends Rpc.DurableObjectBranded {
   vaultItem(id: string): VaultItemHead | null;
   /** What item `id` approved (its payload) once a decision approved it; null otherwise. */
   approvedVaultPayload(id: string): unknown;
+  /** Its issue acted on item `id`, or withdrew it; nothing changes for an item already settled. */
+  vaultSettle(id: string, settle: VaultSettle): Promise<void>;
   // Reconciliation and the supervisor, on the object's alarm.
   armReconciliation(project: string, delayMs?: number, supervisorPeriodMs?: number): Promise<number>;
   reconcileNow(project: string): Promise<CycleOutcome | null>;

@@ -12,18 +12,28 @@ import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
 import { hasStatus } from "../forge/client/index.ts";
 import { type Poster, reviewOnce } from "../forge/comment-once.ts";
+import { visibleText } from "../forge/post/characters.ts";
+import type { PostPolicy } from "../forge/post/policy.ts";
+import { composePost, type Piece, type PostBody, postTitle, withMarker } from "../forge/post/post.ts";
+import { codeSpan, freeTicks } from "../forge/post/prose.ts";
 import type { Project } from "../projects/store.ts";
 import { saveReport } from "./ledger.ts";
 import { type CriticReport, decide, type Finding, findingsText } from "./report.ts";
 
-/** Which review this is: `key` names it for the once-markers and the ledger (the request_review effect's). */
+/**
+ * Which review this is: `key` names it for the once-markers and the ledger (the request_review effect's);
+ * `by` names the reviewer on what is posted (the critic, or the reviewer agent's run).
+ */
 export type ReviewTarget = {
   key: string;
   number: number;
   prNumber: number;
   headSha: string | null;
-  round: number;
+  by: string;
 };
+
+/** The Worker's critic, as its posts name it. */
+export const WORKER_CRITIC = "The critic";
 
 export type ReviewEvent = Extract<LifecycleEvent, { type: "review" }>;
 
@@ -41,13 +51,12 @@ export async function applyCriticReport(
       id: target.key,
       projectId: project.id,
       number: target.number,
-      round: target.round,
       headSha: target.headSha,
     },
     report,
   );
   await fileTechDebt(poster, project, target, decision.techDebt);
-  await postReview(poster, target.prNumber, target.key, report, decision.verdict);
+  await postReview(poster, target, report, decision.verdict);
   const approval =
     decision.verdict === "APPROVE"
       ? approvalReason(await fileListing(poster.forge, target.prNumber), project.settings.protectedPaths)
@@ -77,20 +86,27 @@ async function fileListing(forge: ForgeClient, pr: number): Promise<FileListing>
 /**
  * One review with the whole report (the verdict, the summary, the findings, in-scope ones also inline); a
  * forge refusing a self-review gets the same report as a comment review. Submitted once under `key`,
- * whichever of the two it was.
+ * whichever of the two it was. The reviewer's words are quoted apart under its name and defused. An
+ * `advisory` review (of a person's pull request) is a comment review whatever the verdict: the approval or
+ * rejection a branch protection counts stays with people, so a review the code under review forged cannot
+ * merge it.
  */
 export async function postReview(
   poster: Poster,
-  pr: number,
-  key: string,
+  { prNumber: pr, key, by }: Pick<ReviewTarget, "prNumber" | "key" | "by">,
   report: CriticReport,
   verdict: CriticReport["verdict"],
+  options: { advisory?: boolean } = {},
 ) {
-  const body = reviewText(report, verdict);
-  const event = verdict === "APPROVE" ? "APPROVE" : "REQUEST_CHANGES";
+  const body = reviewText(poster.policy, by, report, verdict);
+  const event = options.advisory ? "COMMENT" : verdict === "APPROVE" ? "APPROVE" : "REQUEST_CHANGES";
   const comments = report.findings
     .filter((f) => f.inScope && f.line)
-    .map((f) => ({ path: f.file, line: f.line ?? 1, body: `[${f.severity}] ${f.comment}` }));
+    .map((f) => ({
+      path: f.file,
+      line: f.line ?? 1,
+      body: composePost(poster.policy, [{ quote: f.comment, by: `${by}, **${f.severity}**:` }]),
+    }));
   try {
     await reviewOnce(poster, pr, key, { event, body, comments });
   } catch (error) {
@@ -99,18 +115,31 @@ export async function postReview(
   }
 }
 
-function reviewText(report: CriticReport, verdict: CriticReport["verdict"]): string {
-  const findings = report.findings.map(
-    (f) =>
-      `- **${f.severity}**${f.inScope ? "" : " (out of scope → tech debt)"} \`${f.file}${f.line ? `:${f.line}` : ""}\`: ${f.comment}`,
-  );
-  return [
-    `**Critic: ${verdict}**`,
-    "",
-    report.summary,
-    ...(findings.length > 0 ? ["", ...findings] : []),
-  ].join("\n");
+function reviewText(
+  policy: PostPolicy,
+  by: string,
+  report: CriticReport,
+  verdict: CriticReport["verdict"],
+): PostBody {
+  const findings: Piece[] = report.findings.map((f) => ({
+    quote: f.comment,
+    by: `**${f.severity}**${f.inScope ? "" : " (out of scope → tech debt)"} ${fileCode(f)}:`,
+  }));
+  return composePost(policy, [
+    { conveyor: `**Critic: ${verdict}**` },
+    { quote: report.summary, by: `${by} wrote:` },
+    ...findings,
+  ]);
 }
+
+/**
+ * The finding's file and line as code, which nothing reads as a mention, a link or a keyword. The path is the
+ * reviewer's: what no reader sees (a marker among it) is dropped first.
+ */
+const fileCode = (f: Finding) => {
+  const file = visibleText(f.file);
+  return codeSpan(`${file}${f.line ? `:${f.line}` : ""}`, freeTicks(file));
+};
 
 /**
  * Out-of-scope findings become their own issues, labelled tech-debt, once each (found again by a marker in an
@@ -124,15 +153,13 @@ async function fileTechDebt(poster: Poster, project: Project, target: ReviewTarg
   for (const [i, finding] of findings.entries()) {
     const marker = await commentMarker(secretsKey, `${target.key}:debt:${i}`);
     if (existing.some((issue) => sameLogin(issue.author, account) && issue.body.includes(marker))) continue;
+    const body = composePost(poster.policy, [
+      { conveyor: `Found while reviewing #${target.number}, outside that issue's scope.` },
+      { quote: finding.comment, by: `${target.by} wrote of ${fileCode(finding)} (${finding.severity}):` },
+    ]);
     await forge.createIssue({
-      title: `Tech debt: ${finding.comment.split("\n")[0]?.slice(0, 80)}`,
-      body: [
-        `Found by the critic while reviewing #${target.number}, outside that issue's scope.`,
-        "",
-        `\`${finding.file}${finding.line ? `:${finding.line}` : ""}\` (${finding.severity}): ${finding.comment}`,
-        "",
-        marker,
-      ].join("\n"),
+      title: postTitle(poster.policy, `Tech debt: ${finding.comment.split("\n")[0]?.slice(0, 80)}`),
+      body: withMarker(body, marker),
       labels: [label],
     });
   }

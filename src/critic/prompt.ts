@@ -1,5 +1,6 @@
 /** What the critic reads: the issue, the diff, the CI result and the findings of earlier rounds. */
 import { asData } from "../domain/untrusted-text.ts";
+import { shownText } from "../forge/post/hidden.ts";
 import type { Finding } from "./report.ts";
 
 export type CriticInput = {
@@ -43,7 +44,7 @@ export function criticPrompt(input: CriticInput): string {
   return [
     `Repository: ${input.repo}`,
     `<issue number="${input.issue.number}" title="${asData(input.issue.title).replaceAll('"', "&quot;")}">`,
-    asData(input.issue.body),
+    asData(shownText(input.issue.body)),
     "</issue>",
     `<ci>${asData(input.ci)}</ci>`,
     `<earlier_findings>${asData(ledger)}</earlier_findings>`,

@@ -28,8 +28,9 @@ const ACCEPTING = {
   abandon: statesAccepting("abandon"),
 };
 
-export function actionsFor(state: string): Action[] {
-  const approvable = ACCEPTING.human_approval.has(state);
+/** `inVault`: the approval waits on a pending vault item, which its own form decides (listed once). */
+export function actionsFor(state: string, inVault = false): Action[] {
+  const approvable = ACCEPTING.human_approval.has(state) && !inVault;
   return [
     ...(approvable ? (["approve", "reject"] as const) : []),
     ...(ACCEPTING.retry.has(state) ? (["retry"] as const) : []),
@@ -50,8 +51,9 @@ export function ActionButtons(props: {
   state: string;
   csrf: string;
   next: string;
+  inVault?: boolean;
 }) {
-  const actions = actionsFor(props.state);
+  const actions = actionsFor(props.state, props.inVault);
   if (actions.length === 0) return null;
   return (
     <form method="post" action={`${issuePath(props.project, props.number)}/actions`} class="actions">

@@ -16,13 +16,26 @@ export function formatDuration(ms: number): string {
 /** `MM-DD` of a UTC day number (days since the epoch). */
 export const formatDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(5, 10);
 
-export function ago(ms: number, now = Date.now()): string {
-  const seconds = Math.max(0, Math.round((now - ms) / 1000));
-  if (seconds < 60) return `${seconds} s ago`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`;
-  return `${Math.floor(seconds / 86_400)} d ago`;
+/**
+ * A moment relative to `now`: `45 s ago`, `3 min ago`, `in 20 s`, `in 2 h`. Self-contained on purpose: the
+ * dashboard's script runs this same function's source in the browser to keep the times ticking.
+ */
+export function relativeTime(at: number, now: number): string {
+  const seconds = Math.round((now - at) / 1000);
+  const n = Math.abs(seconds);
+  const span =
+    n < 60
+      ? `${n} s`
+      : n < 3600
+        ? `${Math.floor(n / 60)} min`
+        : n < 86_400
+          ? `${Math.floor(n / 3600)} h`
+          : `${Math.floor(n / 86_400)} d`;
+  return seconds < 0 ? `in ${span}` : `${span} ago`;
 }
+
+/** `1 finding`, `2 findings`; `many` where adding an s is wrong. */
+export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export const formatUsd = (usd: number) => `$${usd.toFixed(2)}`;
 
@@ -46,4 +59,17 @@ export function formatBytes(bytes: number): string {
   }
   const shown = unit === 0 || value >= 10 ? Math.round(value).toString() : value.toFixed(1);
   return `${shown} ${BYTE_UNITS[unit]}`;
+}
+
+/** A project's health in a few words: never "healthy" before a check has run, nor after one failed. */
+export function healthHeadline(health: {
+  checkedAt: number | null;
+  error: string | null;
+  findings: readonly unknown[];
+}): string {
+  const failed = health.error !== null;
+  if (health.checkedAt === null) return failed ? "the first check failed" : "not checked yet";
+  if (health.findings.length > 0)
+    return `${plural(health.findings.length, "finding")}${failed ? " (the last check failed)" : ""}`;
+  return failed ? "the last check failed" : "healthy";
 }

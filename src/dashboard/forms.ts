@@ -27,4 +27,6 @@ export const vaultForm = z.object({
     .max(500)
     .optional()
     .transform((r) => r?.trim() || undefined),
+  /** The page the form was on: approvals, the vault page, the issue's. */
+  next: localPath.optional(),
 });

@@ -1,7 +1,7 @@
 /** The page frame and the pieces every page shares. */
 import type { Child } from "hono/jsx";
 import type { Principal } from "./context.ts";
-import { ago, formatTime } from "./format.ts";
+import { formatTime, relativeTime } from "./format.ts";
 
 export function Layout(props: {
   title: string;
@@ -10,9 +10,11 @@ export function Layout(props: {
   flash?: string | null;
   /** See renderPage. */
   live?: string | undefined;
+  /** When the page was rendered: the script's times tick from the server's clock, not the browser's. */
+  now: number;
   children?: Child;
 }) {
-  const { title, principal, csrf, flash, live, children } = props;
+  const { title, principal, csrf, flash, live, now, children } = props;
   return (
     <html lang="en">
       <head>
@@ -20,7 +22,7 @@ export function Layout(props: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${title} · Conveyor`}</title>
         <link rel="stylesheet" href="/dashboard/style.css" />
-        {live && <script src="/dashboard/live.js" defer />}
+        <script src="/dashboard/live.js" defer />
       </head>
       <body>
         <header>
@@ -30,7 +32,9 @@ export function Layout(props: {
           {principal && (
             <nav>
               <a href="/dashboard">Projects</a>
+              <a href="/dashboard/outcomes">Outcomes</a>
               <a href="/dashboard/approvals">Approvals</a>
+              <a href="/dashboard/vault">Vault</a>
               <a href="/dashboard/runners">Runners</a>
               <a href="/dashboard/health">Health</a>
             </nav>
@@ -43,7 +47,7 @@ export function Layout(props: {
             </form>
           )}
         </header>
-        <main data-live={live}>
+        <main data-live={live} data-now={now}>
           {flash && (
             <p class="flash" role="status">
               {flash}
@@ -64,8 +68,9 @@ export const StateBadge = (props: { state: string }) => (
 export const issuePath = (project: string, number: number) =>
   `/dashboard/projects/${project}/issues/${number}`;
 
+/** A moment as `3 min ago` or `in 20 s`; the dashboard's script keeps it ticking (`data-at`). */
 export const When = (props: { at: number; now: number }) => (
-  <time datetime={new Date(props.at).toISOString()} title={formatTime(props.at)}>
-    {ago(props.at, props.now)}
+  <time datetime={new Date(props.at).toISOString()} title={formatTime(props.at)} data-at={props.at}>
+    {relativeTime(props.at, props.now)}
   </time>
 );

@@ -2,12 +2,12 @@
  * The dashboard's reads from D1. Every query is answered from an index (noted per query) and every page
  * sends its queries in one batch; nothing here calls a Durable Object.
  */
-import { and, asc, count, desc, eq, gte, inArray, type SQL, sql, sum } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gte, inArray, type SQL, sql, sum } from "drizzle-orm";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
 import { stateCountsQuery } from "../api/project-summaries.ts";
-import { criticReports, forgeIssues, issues, jobs, usage } from "../db/schema.ts";
+import { criticReports, forgeIssues, issues, jobs, runners, usage, vaultItems } from "../db/schema.ts";
 import { STATES, type State } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 
@@ -93,10 +93,22 @@ export async function statePage(env: Env, project: string, state: State, before?
   };
 }
 
-/** Oldest first: who has waited longest. `issues_by_update` (state, updated_at). */
+/**
+ * An issue whose approval waits in the vault: the vault's item (listed with the vault's own form) is the one
+ * place to decide it. `vault_items_by_state` (state, created_at): the pending items are few.
+ */
+const inVault = sql`EXISTS (SELECT 1 FROM ${vaultItems} WHERE ${vaultItems.state} = 'pending'
+  AND ${vaultItems.projectId} = ${issues.projectId}
+  AND json_extract(${vaultItems.requester}, '$.type') = 'issue'
+  AND json_extract(${vaultItems.requester}, '$.issue') = ${issues.number})`;
+
+/**
+ * Oldest first: who has waited longest, each once (a held merge or an action's step whose vault item is
+ * pending is the vault's, not listed here too). `issues_by_update` (state, updated_at).
+ */
 export async function approvalQueue(env: Env) {
   const d = drizzle(env.DB);
-  const waiting = inArray(issues.state, APPROVAL_STATES);
+  const waiting = and(inArray(issues.state, APPROVAL_STATES), sql`NOT ${inVault}`);
   const [rows, [total]] = await d.batch([
     cards(d, waiting, APPROVAL_LIMIT, [asc(issues.updatedAt), asc(issues.projectId), asc(issues.number)]),
     d.select({ n: count() }).from(issues).where(waiting),
@@ -114,10 +126,11 @@ export async function issueRecords(env: Env, project: string, number: number) {
       .select({ title: forgeIssues.title, state: forgeIssues.state, labels: forgeIssues.labels })
       .from(forgeIssues)
       .where(and(eq(forgeIssues.projectId, project), eq(forgeIssues.number, number))),
-    // jobs_by_issue
+    // jobs_by_issue; the runner by its name (null once revoked: its id then)
     d
-      .select()
+      .select({ ...getTableColumns(jobs), runnerName: runners.name })
       .from(jobs)
+      .leftJoin(runners, eq(runners.id, jobs.runnerId))
       .where(and(eq(jobs.projectId, project), eq(jobs.number, number)))
       .orderBy(asc(jobs.createdAt)),
     // usage_by_issue
@@ -145,14 +158,6 @@ export async function issueRecords(env: Env, project: string, number: number) {
   return { forge: forge[0] ?? null, jobs: jobRows, usage: usageRows, criticReports: reports };
 }
 export type IterationUsage = Awaited<ReturnType<typeof issueRecords>>["usage"][number];
-
-/** Share of prompt tokens read from the cache: cache_read / (input + cache_read + cache_write). */
-export function cacheHitRatio(
-  u: Pick<IterationUsage, "inputTokens" | "cacheReadTokens" | "cacheWriteTokens">,
-) {
-  const prompt = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
-  return prompt === 0 ? null : u.cacheReadTokens / prompt;
-}
 
 /** USD per project and UTC day over the last `days` days, zero-filled: `usage_by_day` (project_id, at). */
 export async function dailyCost(env: Env, projects: string[], days = 30, now = Date.now()) {

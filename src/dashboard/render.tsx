@@ -19,7 +19,14 @@ export async function renderPage(
   if (flash) deleteCookie(c, FLASH_COOKIE, cookieOptions);
   const principal: Principal | undefined = c.get("principal");
   const page = (
-    <Layout title={title} principal={principal} csrf={c.get("csrf")} flash={flash} live={live}>
+    <Layout
+      title={title}
+      principal={principal}
+      csrf={c.get("csrf")}
+      flash={flash}
+      live={live}
+      now={Date.now()}
+    >
       {body}
     </Layout>
   );

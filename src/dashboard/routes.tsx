@@ -1,6 +1,7 @@
 /**
- * `/dashboard`: server-rendered pages over D1 (the board, an issue, runners, approvals, daily cost) and the
- * forms that send operator lifecycle events through the same path as the operator API.
+ * `/dashboard`: server-rendered pages over D1 (the board, an issue, runners, daily cost) and the forms that
+ * send operator lifecycle events through the same path as the operator API; approvals and the vault in
+ * ./vault-routes.tsx, outcomes in ./outcome-routes.tsx.
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -12,7 +13,6 @@ import { deadLetterPathSchema, issuePathSchema } from "../api/issues.ts";
 import { applyOperatorEvent } from "../api/operator-events.ts";
 import { projectSummaries } from "../api/project-summaries.ts";
 import { STATES } from "../domain/lifecycle.ts";
-import { OPERATOR, VAULT_ID } from "../domain/vault.ts";
 import { forgeLinks } from "../forge/web-links.ts";
 import { issueStub } from "../issue-stub.ts";
 import { projectStub } from "../project-stub.ts";
@@ -24,22 +24,23 @@ import { zodMessage } from "../validation.ts";
 import { listVaultItems } from "../vault/queries.ts";
 import { actionLabel, eventFor } from "./actions.tsx";
 import { type DashboardEnv, SESSION_COOKIE } from "./context.ts";
-import { actionForm, localPath, loginForm, vaultForm } from "./forms.ts";
+import { actionForm, localPath, loginForm } from "./forms.ts";
 import { csrfForm, requireOperator, sameOrigin } from "./guard.ts";
 import { issuePath } from "./layout.tsx";
 import { LIVE_SCRIPT } from "./live-script.ts";
+import { outcomePages } from "./outcome-routes.tsx";
 import { AgentRunsPage, Agents } from "./pages/agents.tsx";
-import { Approvals } from "./pages/approvals.tsx";
 import { Board, StateList } from "./pages/board.tsx";
 import { HealthPage, type ProjectHealth } from "./pages/health.tsx";
 import { IssuePage } from "./pages/issue.tsx";
 import { LoginForm } from "./pages/login.tsx";
 import { Overview } from "./pages/overview.tsx";
 import { Runners } from "./pages/runners.tsx";
-import { approvalQueue, board, cursorSchema, dailyCost, issueRecords, statePage } from "./queries.ts";
+import { board, cursorSchema, dailyCost, issueRecords, statePage } from "./queries.ts";
 import { clearCookie, errorPage, renderPage, setFlash, setSessionCookie } from "./render.tsx";
 import { createSession, SESSION_TTL_MS } from "./session.ts";
 import { STYLE } from "./style.ts";
+import { vaultPages } from "./vault-routes.tsx";
 
 const CSP =
   "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; " +
@@ -99,6 +100,9 @@ dashboardRoutes.post("/login", async (c) => {
 });
 
 dashboardRoutes.use("*", requireOperator);
+
+dashboardRoutes.route("/", outcomePages);
+dashboardRoutes.route("/", vaultPages);
 
 dashboardRoutes.post("/logout", async (c) => {
   const form = await csrfForm(c, z.object({}));
@@ -201,10 +205,11 @@ dashboardRoutes.get("/projects/:project/issues/:number", async (c) => {
   const path = issuePathSchema.safeParse(c.req.param());
   if (!path.success) return errorPage(c, 400, zodMessage(path.error));
   const { project, number } = path.data;
-  const [view, records, registered] = await Promise.all([
+  const [view, records, registered, vault] = await Promise.all([
     issueStub(c.env, project, number).view(),
     issueRecords(c.env, project, number),
     loadProject(c.env, project),
+    listVaultItems(c.env, { project, issue: number }),
   ]);
   if (!view) return errorPage(c, 404, `issue ${project}#${number} is not known to Conveyor`);
   const page = (
@@ -216,6 +221,7 @@ dashboardRoutes.get("/projects/:project/issues/:number", async (c) => {
       now={Date.now()}
       links={registered && forgeLinks(registered)}
       showRejected={c.req.query("events") === "all"}
+      vault={vault}
     />
   );
   return renderPage(c, `${project}#${number}`, page, { live: `${issuePath(project, number)}/live` });
@@ -251,48 +257,6 @@ dashboardRoutes.post("/runners/:id/revoke", async (c) => {
   const revoked = await revokeRunner(c.env, id.data);
   setFlash(c, revoked ? `Revoked ${id.data}: its token no longer works` : `Runner ${id.data} is unknown`);
   return c.redirect("/dashboard/runners", 303);
-});
-
-dashboardRoutes.get("/approvals", async (c) => {
-  const [queue, vault] = await Promise.all([
-    approvalQueue(c.env),
-    listVaultItems(c.env, { state: "pending" }),
-  ]);
-  const page = (
-    <Approvals
-      vault={vault}
-      issues={queue.issues}
-      total={queue.total}
-      shown={queue.issues.length}
-      csrf={c.get("csrf")}
-      now={Date.now()}
-    />
-  );
-  return renderPage(c, "Waiting for a human", page);
-});
-
-const vaultPathSchema = z.object({ project: projectIdSchema, id: z.string().regex(VAULT_ID) });
-
-dashboardRoutes.post("/projects/:project/vault/:id", async (c) => {
-  const form = await csrfForm(c, vaultForm);
-  if (!form.ok) return form.response;
-  const path = vaultPathSchema.safeParse(c.req.param());
-  if (!path.success) return errorPage(c, 400, zodMessage(path.error));
-  const { project, id } = path.data;
-  const { decision, reason } = form.data;
-  // The operator decides, whoever signed in: audited as `operator`, like the API and the CLI.
-  const result = await projectStub(c.env, project).vaultDecide(id, {
-    decision,
-    by: OPERATOR,
-    ...(reason && { reason }),
-  });
-  setFlash(
-    c,
-    "error" in result
-      ? `${decision} refused: ${result.error}`
-      : `${project} ${id} is now ${result.item.state}`,
-  );
-  return c.redirect("/dashboard/approvals", 303);
 });
 
 dashboardRoutes.post("/projects/:project/issues/:number/dead-letters/:id/redeliver", async (c) => {
@@ -331,6 +295,7 @@ dashboardRoutes.post("/projects/:project/issues/:number/actions", async (c) => {
   if (result.outcome === "invalid" || result.outcome === "unregistered")
     setFlash(c, `${label} refused: ${result.reason}`);
   else if (result.outcome === "rejected") setFlash(c, `${label} refused for ${issue}: ${result.reason}`);
+  else if (result.outcome === "parked") setFlash(c, `${label} for ${issue} waits: ${result.reason}`);
   else if (result.duplicate) setFlash(c, `${label} for ${issue} was already sent; it is ${result.state}`);
   else setFlash(c, `${label}: ${issue} is now ${result.state.replace(/_/g, " ")}`);
   return c.redirect(next ?? issuePath(project, number), 303);

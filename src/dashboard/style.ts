@@ -52,6 +52,19 @@ button:hover { background: #eef2f7; }
 form.inline { display: inline; margin-left: 8px; }
 .action-approve { border-color: #5aa469; }
 .action-reject, .action-abandon, .action-revoke { border-color: #c66; }
+.vault-item { display: grid; grid-template-columns: 1fr auto; gap: 12px; align-items: start; background: #fff; border: 1px solid var(--line); border-radius: 4px; padding: 8px 10px; }
+.vault-state-pending, .vault-state-approved { background: #fbdcc9; }
+.vault-state-fired { background: #d6efd8; }
+.vault-state-rejected, .vault-state-expired { background: #eadede; }
+.consequence { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 6px 0; }
+.consequence dt { color: var(--muted); }
+.consequence dd { margin: 0; }
+.command { display: inline-block; padding: 2px 6px; background: #1d2330; color: #f6f7f9; border-radius: 3px; white-space: pre-wrap; }
+.audit { margin: 6px 0 0; padding-left: 18px; font-size: 12px; color: var(--muted); }
+.presence { display: inline-block; padding: 0 6px; border-radius: 3px; font-size: 12px; }
+.presence-busy { background: #fdf0c6; }
+.presence-idle { background: #d6efd8; }
+.presence-offline { background: #eadede; color: #8a1c1c; font-weight: 600; }
 .unsafe { display: inline-block; padding: 0 6px; border-radius: 3px; color: #fff; background: #b42318; }
 table { border-collapse: collapse; background: #fff; width: 100%; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -59,6 +72,9 @@ th { font-weight: 600; background: #fafbfc; }
 .numbers td, .numbers th { text-align: right; }
 .numbers td:first-child, .numbers th:first-child { text-align: left; }
 .timeline tr.rejected td { color: var(--muted); }
+.ci-red { color: #b42318; font-weight: 600; }
+.ci-green { color: #2f7d3b; }
+.checks { margin: 4px 0 0; padding-left: 18px; }
 .activity { list-style: none; margin: 0; padding: 0; max-height: 24em; overflow-y: auto; font-size: 13px; }
 .activity li { padding: 2px 0; }
 .activity .kind { display: inline-block; min-width: 4em; color: var(--muted); }
@@ -68,6 +84,9 @@ th { font-weight: 600; background: #fafbfc; }
 .facts dd { margin: 0; }
 .job { display: block; }
 .chart { margin: 8px 0; max-width: 720px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 0 16px; }
+.window { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin: 0 0 12px; }
+.window input { font: inherit; }
 .chart > svg { width: 100%; height: auto; background: #fff; border: 1px solid var(--line); border-radius: 4px; }
 .chart text { font-size: 11px; fill: #667085; }
 .chart text.note { fill: #1d2330; }

@@ -3,6 +3,8 @@
  * (idempotently, from its outbox), read by cron, the operator API and the dashboard.
  */
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { SuspectRotation } from "../domain/runner-tokens.ts";
+import { VAULT_STATES } from "../domain/vault.ts";
 import { SANDBOX_KINDS } from "../runner-api/sandbox.ts";
 
 export const projects = sqliteTable("projects", {
@@ -61,11 +63,24 @@ export const transitions = sqliteTable(
       enum: ["delivery", "job", "cron", "operator", "timer", "system"],
     }).notNull(),
     causeId: text("cause_id").notNull(),
-    outcome: text("outcome", { enum: ["applied", "rejected"] }).notNull(),
+    outcome: text("outcome", { enum: ["applied", "rejected", "parked"] }).notNull(),
     reason: text("reason"),
     at: integer("at", { mode: "number" }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.number, t.seq] }), index("transitions_by_time").on(t.at)],
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.number, t.seq] }),
+    index("transitions_by_time").on(t.at),
+    // A project's history over a window, its outcomes (src/outcomes): covering what they read of each edge.
+    index("transitions_by_project_time").on(
+      t.projectId,
+      t.at,
+      t.outcome,
+      t.fromState,
+      t.toState,
+      t.event,
+      t.number,
+    ),
+  ],
 );
 
 export const workerSessions = sqliteTable(
@@ -194,6 +209,8 @@ export const runners = sqliteTable("runners", {
   version: text("version").notNull(),
   createdAt: integer("created_at", { mode: "number" }).notNull(),
   lastSeenAt: integer("last_seen_at", { mode: "number" }).notNull(),
+  /** When the runner said it stopped (`POST /runner/v1/offline`); its next call of any kind clears it. */
+  offlineAt: integer("offline_at", { mode: "number" }),
   /** Disk used under the runner's work dir and its worktree count, as it last reported them with a claim. */
   diskBytes: integer("disk_bytes", { mode: "number" }),
   worktrees: integer("worktrees", { mode: "number" }),
@@ -207,6 +224,17 @@ export const runners = sqliteTable("runners", {
   cpus: integer("cpus"),
   /** When memory and load were last recorded. */
   hostAt: integer("host_at", { mode: "number" }),
+  /** The address (CF-Connecting-IP) the runner's last call came from: the operator's, never a forge's. */
+  address: text("address"),
+  /** The token a rotation replaced, and when: its holder's next call is told so, and when it came. */
+  supersededTokenHash: text("superseded_token_hash").unique(),
+  supersededAt: integer("superseded_at", { mode: "number" }),
+  supersededSeenAt: integer("superseded_seen_at", { mode: "number" }),
+  /**
+   * The last rotation that came from another address than the runner was seen at (src/domain/runner-tokens.ts):
+   * a stolen token rotating itself. The supervisor reports it; the dashboard shows it.
+   */
+  suspectRotation: text("suspect_rotation", { mode: "json" }).$type<SuspectRotation>(),
 });
 
 /** One-time registration tokens (hashed); `usedBy` is set when a runner registers with one. */
@@ -251,7 +279,7 @@ export const vaultItems = sqliteTable(
     requester: text("requester").notNull(),
     title: text("title").notNull(),
     payload: text("payload").notNull(),
-    state: text("state", { enum: ["pending", "approved", "fired", "rejected", "expired"] }).notNull(),
+    state: text("state", { enum: VAULT_STATES }).notNull(),
     verdict: text("verdict"),
     audit: text("audit").notNull(),
     createdAt: integer("created_at", { mode: "number" }).notNull(),
@@ -262,5 +290,7 @@ export const vaultItems = sqliteTable(
     primaryKey({ columns: [t.projectId, t.id] }),
     // The pending queue across projects, oldest first.
     index("vault_items_by_state").on(t.state, t.createdAt),
+    // Every project's items, newest first (the vault page).
+    index("vault_items_by_time").on(t.createdAt),
   ],
 );

@@ -1,4 +1,11 @@
-/** Budgets: per issue (USD and turns, carried across iterations, never reset) and per project per day. Pure. */
+/**
+ * Budgets: per issue (USD and turns, carried across iterations, never reset), per project per day, and per
+ * project per day for the agent runs forge events start, which anyone who can open an issue or push to a pull
+ * request can cause: their spend has its own cap and never pauses issue sessions. Pure.
+ */
+
+/** The event runs' own daily cap where a policy stored before it existed says none. */
+export const DEFAULT_EVENT_DAILY_USD = 5;
 
 export type BudgetLimits = {
   issueUsd: number;
@@ -6,6 +13,8 @@ export type BudgetLimits = {
   /** Turns one session may take, within what the issue has left. */
   sessionTurns: number;
   dailyUsd: number;
+  /** What agent runs started by forge events may spend per UTC day, apart from `dailyUsd`. */
+  eventDailyUsd: number;
 };
 
 export type Spend = { usd: number; turns: number };
@@ -24,6 +33,25 @@ export function dailyCapReached(spentTodayUsd: number, limits: BudgetLimits): st
   return spentTodayUsd >= limits.dailyUsd
     ? `daily budget reached: $${spentTodayUsd.toFixed(2)} of $${limits.dailyUsd.toFixed(2)} spent today (UTC)`
     : null;
+}
+
+/**
+ * What today's spend pauses: `work` (sessions and the operator's and schedules' agent runs), from what
+ * everything but event runs spent; `events` (agent runs forge events started), from their own spend, and
+ * whenever `work` is paused. Event runs' spend never pauses `work`.
+ */
+export function budgetPauses(
+  spentTodayUsd: number,
+  eventSpentTodayUsd: number,
+  limits: BudgetLimits,
+): { work: string | null; events: string | null } {
+  const work = dailyCapReached(spentTodayUsd - eventSpentTodayUsd, limits);
+  const cap = limits.eventDailyUsd;
+  const events =
+    eventSpentTodayUsd >= cap
+      ? `event runs' daily budget reached: $${eventSpentTodayUsd.toFixed(2)} of $${cap.toFixed(2)} spent today (UTC)`
+      : work;
+  return { work, events };
 }
 
 /** What the next session of an issue may spend. */

@@ -5,11 +5,20 @@
  */
 import type { CheckRun, CheckSuite, CiReport, CommitStatus } from "../forge/client/types.ts";
 
+/**
+ * A failing check as a human sees it on the issue's page: its name, what it reported, its own short text, and
+ * where it points (a CI's pipeline page, where its logs can be found).
+ */
+export type FailedCheck = { name: string; outcome: string; description?: string; url?: string };
+
+/** What a `ci` event carries of its failing checks: the first few, each text cut short (the excerpt has it all). */
+export const MAX_FAILED_CHECKS = 20;
+export const MAX_CHECK_TEXT_CHARS = 300;
+
 export type CiVerdict =
   | { kind: "pending" }
   | { kind: "green" }
-  /** `targetUrls`: where the failing checks point (a CI's pipeline page, where its logs can be found). */
-  | { kind: "red"; excerpt: string; targetUrls: (string | null)[] };
+  | { kind: "red"; excerpt: string; failing: FailedCheck[] };
 
 /**
  * The checks that must pass. `names` non-empty: exactly these check names (a status context, a check run's
@@ -54,7 +63,7 @@ export function ciVerdict(report: CiReport, required: RequiredChecks): CiVerdict
     return {
       kind: "red",
       excerpt: clip(failing.map(describe).join("\n"), MAX_VERDICT_EXCERPT_CHARS),
-      targetUrls: failing.map((check) => check.targetUrl),
+      failing: failing.slice(0, MAX_FAILED_CHECKS).map(failedCheck),
     };
   }
   const reported = new Set(counted.map((check) => check.name));
@@ -131,6 +140,20 @@ export function clip(text: string, max: number, keep: "start" | "end" = "start")
   const room = Math.max(0, max - note(text.length).length - 1);
   const cut = note(text.length - room);
   return keep === "start" ? `${text.slice(0, room)}\n${cut}` : `${cut}\n${text.slice(text.length - room)}`;
+}
+
+/** Only a web page is linked: a check's target URL is whatever its CI posted. */
+const webUrl = (url: string | null) => (url && /^https?:\/\//i.test(url) ? url.slice(0, 2_000) : undefined);
+
+function failedCheck(c: Check): FailedCheck {
+  const description = c.description?.trim().slice(0, MAX_CHECK_TEXT_CHARS);
+  const url = webUrl(c.targetUrl);
+  return {
+    name: c.name.slice(0, MAX_CHECK_TEXT_CHARS),
+    outcome: c.outcome.slice(0, 100),
+    ...(description && { description }),
+    ...(url && { url }),
+  };
 }
 
 const describe = (c: Check) => {

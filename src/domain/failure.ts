@@ -51,3 +51,12 @@ export function deadLetters(kind: FailureKind, attempts: number, maxAttempts: nu
   if (kind === "waiting") return false;
   return kind === "permanent" || attempts >= maxAttempts;
 }
+
+/**
+ * When an error says the request may be made again (a pacer's turn, a forge's rate limit with its wait):
+ * such a request was not refused, only put off; null for any other error.
+ */
+export function waitUntil(error: unknown): number | null {
+  if (typeof error !== "object" || error === null || !("retryAt" in error)) return null;
+  return typeof error.retryAt === "number" && Number.isFinite(error.retryAt) ? error.retryAt : null;
+}

@@ -2,6 +2,7 @@
  * The issue lifecycle as a pure table: (state, event) → next state and effects, or a rejection with a reason.
  * The IssueDO applies it; nothing here does I/O.
  */
+import type { FailedCheck } from "./ci-verdict.ts";
 import { MAX_DEPENDENCIES } from "./dependencies.ts";
 import { PHASES as FILE_PHASES, underspecifiedReason } from "./phase.ts";
 
@@ -57,6 +58,11 @@ export const TIMERS = [
   "retention",
   /** An action session waiting for a human's reply ends after this (4 h): its work is operational, not kept. */
   "idle",
+  /**
+   * Waiting for a runner to start the issue's job (`queued`, or a continuation not dispatched yet): after
+   * this (24 h) the issue says so, and again every period; it keeps its place in the queue.
+   */
+  "dispatch",
 ] as const;
 export type TimerKind = (typeof TIMERS)[number];
 
@@ -74,6 +80,12 @@ export type LifecycleEvent =
   /** A runner claimed the issue's job (and confirmed its lease): attempt `attempt` of job `jobId`. */
   | { type: "dispatched"; jobId: string; runnerId: string; attempt?: number }
   /**
+   * No runner confirmed the lease on the issue's job `jobId` `count` times in a row (a runner that takes it
+   * and dies, an answer that never arrives): it is offered again in `retryInMs`, with backoff from then on;
+   * `gaveUp`: past the project's `jobs.maxUnconfirmed` the job ended, and a human must look.
+   */
+  | { type: "lease_unconfirmed"; jobId: string; count: number; retryInMs?: number; gaveUp?: true }
+  /**
    * A session ended a phase (phase file), or ended without one (dry_exit). `jobId`/`attempt`: the job run
    * that reports it; absent only in events queued before jobs said so.
    */
@@ -90,8 +102,14 @@ export type LifecycleEvent =
       summary?: string;
       /** `vault` (action sessions): the formula step that waits for the vault's approval. */
       step?: string;
+      /**
+       * The Worker checked the action session's claim against its facts and it does not stand
+       * (src/domain/action-claims.ts): the issue escalates with this reason instead of taking the phase.
+       */
+      refused?: string;
     }
-  | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string }
+  /** `checks`: the failing checks of a red result, for a human (the excerpt is what a revise session reads). */
+  | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string; checks?: FailedCheck[] }
   /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
   | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
   /**
@@ -144,8 +162,11 @@ export type LifecycleEvent =
   | { type: "retry"; by: string }
   | { type: "timeout"; timer: TimerKind }
   | { type: "budget_exceeded"; reason: string }
-  /** An answer to someone on the forge (a refused command) on `thread`: posted once, nothing else changes. */
-  | { type: "reply"; thread: number; text: string }
+  /**
+   * An answer to someone on the forge (a refused command) on `thread`: posted once, nothing else changes.
+   * `to`: the person answered, whom it may mention; `quote`: text another wrote (an action's progress note).
+   */
+  | { type: "reply"; thread: number; text: string; to?: string; quote?: Quote }
   /**
    * An effect was given up on (refused for good, or failing after the project's `effects.maxAttempts`): it
    * sits in the dead letter with its last error, and a human must look.
@@ -172,6 +193,7 @@ export const EVENT_TYPES = [
   "triage",
   "dependencies",
   "dispatched",
+  "lease_unconfirmed",
   "phase",
   "ci",
   "head_mismatch",
@@ -196,6 +218,9 @@ export const EVENT_TYPES = [
   "effect_failed",
 ] as const satisfies readonly EventType[];
 
+/** Text someone other than Conveyor wrote, and who: posted quoted apart under that name. */
+export type Quote = { by: string; text: string };
+
 /** Label roles; the project maps them to its own label names. */
 export type LabelRole = "backlog" | "in_progress" | "blocked" | "needs_human" | "underspecified";
 
@@ -214,8 +239,11 @@ export type Effect =
   | { kind: "labels"; add: LabelRole[]; remove: LabelRole[] }
   /** `reminder`: the escalation is still unanswered (the `renotify` timer). */
   | { kind: "notify_human"; reason: string; reminder?: true }
-  /** On the issue, or on `thread` (a pull request of it) where the comment answers one there. */
-  | { kind: "comment"; body: string; thread?: number }
+  /**
+   * On the issue, or on `thread` (a pull request of it) where the comment answers one there. The body is
+   * defused when posted (src/forge/post); `to` may be mentioned in it, `quote` is shown apart under its author.
+   */
+  | { kind: "comment"; body: string; thread?: number; to?: string; quote?: Quote }
   | { kind: "open_pull_request" }
   /** Rewrites the open pull request's description: what the latest session did, and how CI and the critic went. */
   | { kind: "describe_pull_request" }
@@ -227,6 +255,10 @@ export type Effect =
   | { kind: "vault_request"; reason: string }
   /** A human approved the held merge here (a review, the operator): the vault decides, and answers once. */
   | { kind: "vault_approve"; itemId: string; by: string }
+  /** The issue acted on its held merge's approval: the item fires (an action's step fires when it runs). */
+  | { kind: "vault_fired"; itemId: string }
+  /** The issue no longer waits on this item (it left the state that asked for it): nobody may decide it. */
+  | { kind: "vault_withdraw"; itemId: string; reason: string }
   /** Read whether the issue's pull request is merged, once the merge ahead of it has its answer. */
   | { kind: "check_merged" }
   /**
@@ -480,6 +512,17 @@ const closedOnForge = (ctx: IssueContext) =>
 const closedByHuman: Rule<"issue_closed"> = { to: ["abandoned"], apply: closedOnForge };
 
 /**
+ * Closed on the forge while the issue has a pull request: the closing may be that pull request's merge ("Closes
+ * #n" in one a human merged, or Conveyor's own merge whose answer is still on the way), so its merged state,
+ * read from the forge, decides (check_merged: merge_confirmed, or `issue_closed` unmerged).
+ */
+const closedWithPull = (state: State): Rule<"issue_closed"> => ({
+  to: [state, "abandoned"],
+  apply: (ctx, e) =>
+    e.unmerged || !ctx.prOpened ? closedOnForge(ctx) : accept(ctx, [{ kind: "check_merged" }]),
+});
+
+/**
  * Why a pull request may not speak for the issue, or null when it may: once the issue has a pull request
  * number only that pull request counts; before, only Conveyor's own.
  */
@@ -498,7 +541,9 @@ const prClosedByHuman: Rule<"pr_closed"> = {
     if (!ctx.prOpened) return reject("no pull request is open for this issue");
     const foreign = notTheIssues(ctx, e);
     if (foreign) return reject(foreign);
-    return abandon(ctx, "pull request closed without merging", [{ kind: "cancel_jobs" }]);
+    // Closed, it can never merge: a retry opens a new one.
+    const unlinked = { ...ctx, prOpened: false, prNumber: null };
+    return abandon(unlinked, "pull request closed without merging", [{ kind: "cancel_jobs" }]);
   },
 };
 
@@ -651,7 +696,48 @@ const sessionPhase: Rule<"phase"> = {
 /** A job re-claimed after its lease expired: same session, new runner; recorded, nothing else changes. */
 const redispatched = (state: "running" | "revising"): Rule<"dispatched"> => ({
   to: [state],
-  apply: (ctx, e) => accept(enter(ctx, state, { job: dispatchedRun(e) })),
+  apply: (ctx, e) => accept(enter(ctx, state, { job: dispatchedRun(e), reason: null })),
+});
+
+/** States whose job may wait for a runner: queued, and a session whose (continuation's) job is not running. */
+type Waiting = "queued" | "running" | "revising";
+
+/** No runner starts the issue's job: the issue says so, and keeps its place in the queue. */
+const stillWaiting = (ctx: IssueContext, reason: string): Outcome =>
+  accept({ ...ctx, reason }, [
+    { kind: "comment", body: `Conveyor is still waiting for a runner: ${reason}.` },
+  ]);
+
+const leaseUnconfirmed = (state: Waiting): Rule<"lease_unconfirmed"> => ({
+  to: [state, "escalated"],
+  apply: (ctx, e) => {
+    const current = ctx.job?.id ?? "";
+    if (state !== "queued" && current !== NOT_DISPATCHED.id && current !== e.jobId) {
+      return reject(`stale: job ${e.jobId} is not the issue's current job (${current})`);
+    }
+    const what = `no runner confirmed taking job ${e.jobId} ${e.count} times in a row`;
+    if (e.gaveUp) {
+      const reason = `${what} (jobs.maxUnconfirmed): check the runners' logs, then retry`;
+      return escalate(ctx, reason, [{ kind: "cancel_jobs" }]);
+    }
+    const again =
+      e.retryInMs === undefined ? "" : `; it is offered again in ${Math.ceil(e.retryInMs / 1_000)} s`;
+    return stillWaiting(ctx, `${what}${again}, then with backoff`);
+  },
+});
+
+/** The `dispatch` timer ran out (and runs again): the issue says it still waits; else the state's own timer. */
+const waitingTimeout = (state: Waiting, own?: Rule<"timeout">): Rule<"timeout"> => ({
+  to: [state, ...(own?.to ?? [])],
+  apply: (ctx, e, limits) => {
+    if (e.timer === "dispatch") {
+      return stillWaiting(
+        ctx,
+        "no runner has started its job within timeouts.dispatch: check that a runner serving this project is online and that the daily budget has not paused dispatch",
+      );
+    }
+    return own ? own.apply(ctx, e, limits) : reject(`the ${e.timer} timer does not run in state ${state}`);
+  },
 });
 
 const retry: Rule<"retry"> = {
@@ -670,19 +756,29 @@ const retry: Rule<"retry"> = {
 /** A session at work: the implement session (running) or a continuation (revising). */
 const sessionRules = (state: "running" | "revising"): StateRules => ({
   dispatched: redispatched(state),
+  lease_unconfirmed: leaseUnconfirmed(state),
   phase: sessionPhase,
   merge_confirmed: mergeConfirmed,
   pr_closed: prClosedByHuman,
   abandon: operatorAbandon,
-  issue_closed: closedByHuman,
-  timeout: timeoutRule("session", "session exceeded its wall-clock limit"),
+  issue_closed: closedWithPull(state),
+  timeout: waitingTimeout(state, timeoutRule("session", "session exceeded its wall-clock limit")),
   budget_exceeded: budgetExceeded,
 });
 
 /** Replies go through the outbox, like every effect, so that each is posted once; in every state. */
 const reply = (state: State): Rule<"reply"> => ({
   to: [state],
-  apply: (ctx, e) => accept(ctx, [{ kind: "comment", body: e.text, thread: e.thread }]),
+  apply: (ctx, e) =>
+    accept(ctx, [
+      {
+        kind: "comment",
+        body: e.text,
+        thread: e.thread,
+        ...(e.to && { to: e.to }),
+        ...(e.quote && { quote: e.quote }),
+      },
+    ]),
 });
 
 /**
@@ -725,10 +821,11 @@ function approvalRequest(ctx: IssueContext, why: string): string {
 }
 
 /** A human's approval of the held merge, for the head the issue is at. */
-const approveMerge = (ctx: IssueContext): Outcome =>
+const approveMerge = (ctx: IssueContext, extra: Effect[] = []): Outcome =>
   accept(enter(ctx, "merging", { reason: null, approvedHead: ctx.headSha, vaultItem: null }), [
     { kind: "labels", add: [], remove: ["needs_human"] },
     { kind: "merge" },
+    ...extra,
   ]);
 
 const conflict: Rule<"conflict"> = {
@@ -773,10 +870,12 @@ const TABLE: { [S in State]: StateRules } = {
     dispatched: {
       to: ["running"],
       apply: (ctx, e) =>
-        accept(enter(ctx, "running", { iteration: ctx.iteration + 1, job: dispatchedRun(e) }), [
+        accept(enter(ctx, "running", { iteration: ctx.iteration + 1, job: dispatchedRun(e), reason: null }), [
           { kind: "labels", add: ["in_progress"], remove: ["backlog"] },
         ]),
     },
+    lease_unconfirmed: leaseUnconfirmed("queued"),
+    timeout: waitingTimeout("queued"),
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
     budget_exceeded: budgetExceeded,
@@ -806,7 +905,7 @@ const TABLE: { [S in State]: StateRules } = {
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
-    issue_closed: closedByHuman,
+    issue_closed: closedWithPull("awaiting_ci"),
     timeout: timeoutRule("ci", "CI did not report in time"),
     budget_exceeded: budgetExceeded,
   },
@@ -859,7 +958,7 @@ const TABLE: { [S in State]: StateRules } = {
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
-    issue_closed: closedByHuman,
+    issue_closed: closedWithPull("awaiting_review"),
     timeout: timeoutRule("review", "the review did not arrive in time"),
     budget_exceeded: budgetExceeded,
   },
@@ -900,7 +999,8 @@ const TABLE: { [S in State]: StateRules } = {
             `vault item ${e.itemId} is not the one the merge waits on (${ctx.vaultItem ?? "none yet"})`,
           );
         }
-        if (e.decision === "approved") return approveMerge(ctx);
+        // Acted on: the item fires now, with the merge it approved.
+        if (e.decision === "approved") return approveMerge(ctx, [{ kind: "vault_fired", itemId: e.itemId }]);
         const why =
           e.decision === "rejected"
             ? `rejected by ${e.by}${e.reason ? `: ${e.reason}` : ""}`
@@ -917,7 +1017,7 @@ const TABLE: { [S in State]: StateRules } = {
     merge_confirmed: mergeConfirmed,
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
-    issue_closed: closedByHuman,
+    issue_closed: closedWithPull("awaiting_approval"),
     // No timer of its own: the vault item's expiry (vault_decision `expired`) is the held merge's way out.
   },
   merging: {
@@ -940,12 +1040,8 @@ const TABLE: { [S in State]: StateRules } = {
     },
     pr_closed: prClosedByHuman,
     abandon: operatorAbandon,
-    issue_closed: {
-      to: ["merging", "abandoned"],
-      // The merge itself closes the issue ("Closes #n"), and that webhook can beat the merge's answer: the
-      // pull request's merged state, read once the merge has its answer, decides.
-      apply: (ctx, e) => (e.unmerged ? closedOnForge(ctx) : accept(ctx, [{ kind: "check_merged" }])),
-    },
+    // The merge itself closes the issue, and that webhook can beat the merge's answer.
+    issue_closed: closedWithPull("merging"),
   },
   escalated: {
     pr_opened: prOpened("escalated"),
@@ -966,7 +1062,7 @@ const TABLE: { [S in State]: StateRules } = {
     pr_closed: prClosedByHuman,
     retry,
     abandon: operatorAbandon,
-    issue_closed: closedByHuman,
+    issue_closed: closedWithPull("escalated"),
     timeout: keptWorktreeTimeout("escalated", {
       to: ["escalated", "abandoned"],
       apply: (ctx, e) => {
@@ -1037,11 +1133,18 @@ const actionPhase: Rule<"phase"> = {
     const stale = stalePhase(ctx, e);
     if (stale) return reject(stale);
     const s = { ...ctx, sessionId: e.sessionId ?? ctx.sessionId, summary: e.summary ?? ctx.summary };
+    if (e.refused) return escalate(s, e.refused);
     switch (e.phase) {
       case "done": {
-        const summary = e.summary ?? e.reason ?? "The action finished its formula.";
+        const summary = e.summary ?? e.reason;
         return accept(enter(s, "done", { reason: null, worktreeKept: false }), [
-          { kind: "comment", body: `**The action is done.**\n\n${summary}` },
+          summary
+            ? {
+                kind: "comment",
+                body: "**The action is done.**",
+                quote: { by: "Its session", text: summary },
+              }
+            : { kind: "comment", body: "**The action is done.** It finished its formula." },
           { kind: "close_issue" },
           { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
           REAP,
@@ -1076,9 +1179,11 @@ const vaultDecision: Rule<"vault_decision"> = {
   apply: (ctx, e) => {
     const step = ctx.vaultStep;
     if (!step) return reject("no step is waiting for the vault");
-    // Before `vault_requested` is recorded the step's item is the only one the issue asked for.
-    if (ctx.vaultItem && ctx.vaultItem !== e.itemId) {
-      return reject(`vault item ${e.itemId} is not the one step ${step} waits on (${ctx.vaultItem})`);
+    // Before `vault_requested` the decision came early: parked until it is (src/domain/early-events.ts).
+    if (ctx.vaultItem !== e.itemId) {
+      return reject(
+        `vault item ${e.itemId} is not the one step ${step} waits on (${ctx.vaultItem ?? "none yet"})`,
+      );
     }
     const by = e.by;
     switch (e.decision) {
@@ -1176,8 +1281,43 @@ export function transition(
 ): Outcome {
   const rule = ruleFor(ctx.state, event.type, ctx.kind) as Rule<typeof event.type> | undefined;
   if (!rule) return reject(`${event.type} does not apply: ${DEFAULT_REASON[ctx.state]}`);
-  return (rule.apply as (c: IssueContext, e: LifecycleEvent, l: Limits) => Outcome)(ctx, event, limits);
+  const outcome = (rule.apply as (c: IssueContext, e: LifecycleEvent, l: Limits) => Outcome)(
+    ctx,
+    event,
+    limits,
+  );
+  return withdrawn(ctx, event, outcome);
 }
+
+/**
+ * The vault item an edge stops waiting on, other than by its own decision (the issue left awaiting_approval,
+ * or another item replaced it), is withdrawn: approving it would do nothing, so nobody may.
+ */
+function withdrawn(ctx: IssueContext, event: LifecycleEvent, outcome: Outcome): Outcome {
+  const item = ctx.vaultItem;
+  if (!outcome.ok || !item || ctx.state !== "awaiting_approval") return outcome;
+  const { next } = outcome;
+  if (next.state === "awaiting_approval" && next.vaultItem === item) return outcome;
+  if (event.type === "vault_decision" && event.itemId === item) return outcome;
+  const reason =
+    next.state === "awaiting_approval"
+      ? `the issue waits on ${next.vaultItem ?? "another item"} instead`
+      : `the issue is ${next.state} (${event.type}): it no longer waits for the vault`;
+  return { ...outcome, effects: [...outcome.effects, { kind: "vault_withdraw", itemId: item, reason }] };
+}
+
+/** The vault's answer to a request made in a state the issue has since left: the item is withdrawn at once. */
+const lateVaultItem = (state: State): Rule<"vault_requested"> => ({
+  to: [state],
+  apply: (ctx, e) =>
+    accept(ctx, [
+      {
+        kind: "vault_withdraw",
+        itemId: e.itemId,
+        reason: `the issue is ${state}: it no longer waits for the vault`,
+      },
+    ]),
+});
 
 /**
  * The edges the table can take, for the generated diagram and its staleness test; `kind: "action"` gives the
@@ -1213,6 +1353,7 @@ const effectFailed = (state: State): Rule<"effect_failed"> =>
 const ruleFor = (state: State, event: EventType, kind: IssueKind = "code") => {
   if (event === "reply") return reply(state);
   if (event === "effect_failed") return effectFailed(state);
+  if (event === "vault_requested" && state !== "awaiting_approval") return lateVaultItem(state);
   const action = kind === "action" ? ACTION_RULES[state]?.[event] : undefined;
   return action ?? TABLE[state][event];
 };
@@ -1229,4 +1370,5 @@ export const DEFAULT_TIMEOUTS_MS: { [K in TimerKind]: number } = {
   renotify: 6 * HOUR,
   retention: 7 * 24 * HOUR,
   idle: 4 * HOUR,
+  dispatch: 24 * HOUR,
 };

@@ -43,6 +43,14 @@ export const DEFAULT_PROTECTED_PATHS = [
   ".forgejo/CODEOWNERS",
 ];
 
+/**
+ * Conveyor's own configuration: agent definitions (the reviewer that decides merges, agents with triggers and
+ * label outputs), action formulas (step commands, secrets, hosts, what is dangerous) and the vault's policy,
+ * all read from the default branch that Conveyor's merges write. Always protected, whatever `protectedPaths`
+ * says: no setting removes it.
+ */
+export const ALWAYS_PROTECTED_PATHS = [".conveyor/**"] as const;
+
 /** One file as the forge lists it (see the forge client's `ChangedFile`). */
 export type ListedFile = {
   path: string;
@@ -67,14 +75,15 @@ const names = (paths: readonly string[]) =>
     : paths.join(", ");
 
 /**
- * Why a human must approve the merge, or null. Both sides of a rename count. A file changed without a line
+ * Why a human must approve the merge, or null: `globs` (the project's `protectedPaths`) and
+ * `ALWAYS_PROTECTED_PATHS` guard paths. Both sides of a rename count. A file changed without a line
  * to show (binary, mode only) or with a status this code does not know cannot be judged from the list.
  */
 export function approvalReason(listing: FileListing, globs: readonly string[]): string | null {
   if ("error" in listing) return `the forge's list of changed files could not be read: ${listing.error}`;
   if (!listing.complete) return "the forge's list of changed files is incomplete";
   const touched = listing.files.flatMap((f) => [f.path, ...(f.previousPath ? [f.previousPath] : [])]);
-  const guarded = [...new Set(protectedFiles(touched, globs))];
+  const guarded = [...new Set(protectedFiles(touched, [...ALWAYS_PROTECTED_PATHS, ...globs]))];
   if (guarded.length > 0) return `touches protected paths: ${names(guarded)}`;
   const unreadable = listing.files
     .filter((f) =>

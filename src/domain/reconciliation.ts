@@ -1,13 +1,14 @@
 /**
  * Reconciliation's pure decisions: which listed issues changed since the last cycle (and where the next
- * listing starts), and when the next cycle may run given what the forge says is left of its rate limit.
+ * listing starts, so that no change is ever passed over), and when the next cycle may run given what the forge
+ * says is left of its rate limit.
  */
 
-/** Where the next listing starts: `since`, and the items already seen at exactly that time. */
+/** Where the next listing starts: `since`, and what was already seen at or after it. */
 export type Cursor = {
-  /** The forge's own time of the latest change seen (never this machine's clock); null before the first. */
+  /** A whole second of the forge's own clock (never this machine's); null before the first listing. */
   since: string | null;
-  /** Fingerprint per number of the items updated at exactly `since`: listed again, they are not news. */
+  /** Fingerprint per number of the items listed at or after `since`: listed again unchanged, they are not news. */
   seen: Record<string, string>;
 };
 
@@ -16,55 +17,63 @@ export const START: Cursor = { since: null, seen: {} };
 export type Listed = { number: number; updatedAt: string; fingerprint: string };
 
 /**
- * How long after the end of a second the forge's clock must be before that second counts as closed: its
- * `Date` header is rounded down to the second, and a write may reach the listing a moment after its stamp.
+ * How long after a second the forge's clock must be before that second counts as closed: its `Date` header is
+ * rounded down to the second, and a write may reach the listing a moment after its stamp.
  */
 export const BOUNDARY_SETTLE_MS = 2_000;
 
 /**
- * The items that changed since `cursor`, and the cursor after them. Forges compare `since` inclusively and
- * count time in seconds, so the items at the boundary are listed again: one seen with the same fingerprint is
- * skipped, one changed again within the same second is not. The listing's order does not matter.
+ * What a listing since `cursor` shows changed (the latest version of each item, in the listing's order), and
+ * the cursor after it.
  *
- * `forgeTime` is the forge's clock when it answered (its `Date` header). Once it is past the boundary's second
- * (by `BOUNDARY_SETTLE_MS`), nothing more can be written into that second: the next listing starts after it,
- * so a second in which many items changed at once (a bulk label) is not listed again on every change.
+ * The next `since` never passes what every later write is sure to be listed from:
+ * - the forge's clock at the listing's first page (`forgeTime`, its `Date`) less `BOUNDARY_SETTLE_MS`, whole
+ *   seconds: a write stamped earlier had reached the listing when it started, later ones may not have (an
+ *   issue opened mid-listing lands on a page of Gitea's newest-first listing already read; a write stamped
+ *   before a newer item may show after it);
+ * - the second after the newest item listed (nothing newer exists yet);
+ * - `heldAt`, a time the listing itself may have slid past (see `listByUpdate`).
+ * Items listed at or after the next `since` are remembered by fingerprint, so listed again unchanged (forges
+ * compare `since` inclusively and count in seconds) they are not news, while one changed again is. Listed
+ * twice (keyset pages overlap), an item counts once, in its latest version.
  */
-export function changesSince(
+export function changesSince<T extends Listed>(
   cursor: Cursor,
-  listed: readonly Listed[],
+  listed: readonly T[],
   forgeTime: number | null = null,
-): { changed: number[]; next: Cursor } {
-  const changed = listed.filter(
-    (item) => cursor.seen[item.number] !== item.fingerprint || !atBoundary(cursor, item),
-  );
-  const times = listed.map((item) => Date.parse(item.updatedAt)).filter((t) => !Number.isNaN(t));
+  heldAt: string | null = null,
+): { changed: T[]; next: Cursor } {
+  const items = [...latestByNumber(listed).values()];
+  const changed = items.filter((item) => cursor.seen[item.number] !== item.fingerprint);
+  const times = items.map(stampOf).filter((t) => !Number.isNaN(t));
+  // Nothing listed: nothing to move past (and an unchanged `since` keeps the listing a free 304).
+  if (times.length === 0) return { changed, next: cursor };
+  const newest = Math.max(...times);
+  // Without a `Date`, the newest stamp is the latest the forge's clock is known to have reached.
+  const clock = forgeTime ?? newest;
+  const held = heldAt === null ? Number.POSITIVE_INFINITY : Date.parse(heldAt);
+  const bound = Math.min(wholeSecond(newest) + 1000, wholeSecond(clock - BOUNDARY_SETTLE_MS), held);
   const sinceMs = cursor.since === null ? Number.NEGATIVE_INFINITY : Date.parse(cursor.since);
-  // Nothing listed: nothing to move past (a cursor that starts after a closed second stays there).
-  if (times.length === 0) return { changed: unique(changed), next: cursor };
-  const latest = Math.max(sinceMs, ...times);
-  const secondEnd = Math.floor(latest / 1000) * 1000 + 1000;
-  if (times.includes(latest) && forgeTime !== null && forgeTime >= secondEnd + BOUNDARY_SETTLE_MS) {
-    return { changed: unique(changed), next: { since: forgeIso(secondEnd), seen: {} } };
-  }
-  const since = latest === sinceMs && cursor.since !== null ? cursor.since : isoOf(listed, latest);
+  const nextMs = Math.max(sinceMs, bound);
+  const since = nextMs === sinceMs ? cursor.since : forgeIso(nextMs);
   const seen: Record<string, string> = {};
-  for (const item of listed) {
-    if (Date.parse(item.updatedAt) === latest) seen[item.number] = item.fingerprint;
-  }
-  // Nothing newer than the boundary: the boundary's items stay seen (a quiet listing returns just them).
-  if (latest === sinceMs) Object.assign(seen, { ...cursor.seen, ...seen });
-  return { changed: unique(changed), next: { since, seen } };
+  for (const item of items) if (stampOf(item) >= nextMs) seen[item.number] = item.fingerprint;
+  return { changed, next: { since, seen } };
 }
 
-const atBoundary = (cursor: Cursor, item: Listed) =>
-  cursor.since !== null && Date.parse(item.updatedAt) === Date.parse(cursor.since);
+const stampOf = (item: Listed) => Date.parse(item.updatedAt);
 
-const unique = (items: readonly Listed[]) => [...new Set(items.map((item) => item.number))];
+/** The latest version of each item (ties: the one listed last), in the order each was first listed. */
+function latestByNumber<T extends Listed>(listed: readonly T[]): Map<number, T> {
+  const latest = new Map<number, T>();
+  for (const item of listed) {
+    const known = latest.get(item.number);
+    if (!known || !(stampOf(item) < stampOf(known))) latest.set(item.number, item);
+  }
+  return latest;
+}
 
-/** The forge's own spelling of the latest time, so the next `since` is exactly what it sent. */
-const isoOf = (listed: readonly Listed[], at: number) =>
-  listed.find((item) => Date.parse(item.updatedAt) === at)?.updatedAt ?? new Date(at).toISOString();
+const wholeSecond = (at: number) => Math.floor(at / 1000) * 1000;
 
 /** A whole second as forges write it (no milliseconds). */
 const forgeIso = (at: number) => new Date(at).toISOString().replace(/\.\d{3}Z$/, "Z");

@@ -13,24 +13,42 @@ export type Mergeability =
   /** The head conflicts with the base. `files`: the conflicting paths where the forge names them. */
   | { kind: "conflict"; files: string[] }
   /** The forge is still computing it (GitHub's `mergeable: null`, `mergeable_state: unknown`). */
-  | { kind: "unknown" };
+  | { kind: "unknown" }
+  /**
+   * Gitea's and Forgejo's `mergeable: false` naming no files: a conflict, or the re-check those forges run in
+   * the background after the head or the base moved (the pull request's status is `checking`, which the API
+   * does not show). Read again a few times before it counts as a conflict.
+   */
+  | { kind: "checking" };
 
 export type StayCurrentAction =
   /** Review or merge the head as it is. */
   | { action: "proceed" }
   /** Ask again shortly: the forge has no answer yet. */
   | { action: "ask_again" }
+  /** Read it again in a moment (within this attempt): the forge may be re-checking it. */
+  | { action: "read_again" }
   /** Let the forge merge the base into the head (its update-branch API); CI runs again on the new head. */
   | { action: "update_branch" }
   /** Resume the issue's session to merge the base and resolve the conflicts (an `update` job). */
   | { action: "resolve_conflict"; files: string[] };
 
-export function stayCurrent(state: Mergeability): StayCurrentAction {
+/**
+ * How many reads of the pull request (`CHECKING_READ_INTERVAL_MS` apart: about 3 s) a `checking` answer gets
+ * before it counts as a conflict: Gitea's re-check after a merge takes a second or two.
+ */
+export const CHECKING_READS = 5;
+export const CHECKING_READ_INTERVAL_MS = 750;
+
+/** `reads`: how many times the pull request was read for this decision, `state` the last answer. */
+export function stayCurrent(state: Mergeability, reads = 1): StayCurrentAction {
   switch (state.kind) {
     case "current":
       return { action: "proceed" };
     case "unknown":
       return { action: "ask_again" };
+    case "checking":
+      return reads < CHECKING_READS ? { action: "read_again" } : { action: "resolve_conflict", files: [] };
     case "behind":
       return { action: "update_branch" };
     case "conflict":
@@ -52,8 +70,10 @@ export function githubMergeability(mergeable: boolean | null, mergeableState: st
 }
 
 /**
- * Gitea and Forgejo: `mergeable` false is a conflict (their `conflicted_files` names the paths where the
- * version sends it); a merge base that is not the base branch's head means the base moved on.
+ * Gitea and Forgejo: `mergeable` false is a conflict where the forge names the files (`conflicted_files`, where
+ * the version sends it); naming none, it may as well be the forge's re-check after the head or base moved.
+ * A head that contains the base's head cannot conflict: false there is only the re-check. A merge base that
+ * is not the base branch's head means the base moved on.
  */
 export function giteaMergeability(pull: {
   mergeable: boolean;
@@ -61,7 +81,12 @@ export function giteaMergeability(pull: {
   baseSha: string | null;
   conflictedFiles: string[];
 }): Mergeability {
-  if (!pull.mergeable) return { kind: "conflict", files: pull.conflictedFiles };
+  if (!pull.mergeable) {
+    if (pull.conflictedFiles.length > 0) return { kind: "conflict", files: pull.conflictedFiles };
+    return pull.mergeBase !== null && pull.mergeBase === pull.baseSha
+      ? { kind: "unknown" }
+      : { kind: "checking" };
+  }
   if (pull.mergeBase === null || pull.baseSha === null) return { kind: "unknown" };
   return pull.mergeBase === pull.baseSha ? { kind: "current" } : { kind: "behind" };
 }

@@ -19,8 +19,43 @@ const GIB = 1024 ** 3;
 const gib = (bytes: number) => `${(bytes / GIB).toFixed(1)} GiB`;
 const percent = (ratio: number) => `${Math.round(ratio * 100)} %`;
 
-export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot): Finding[] {
+/**
+ * A runner's findings. Its host's figures are the operator's business only: they go in `detail`, never in
+ * the summary a forge issue carries (a project's tracker may be public).
+ */
+export function runnerFindings(runner: RunnerHealth, snapshot: Snapshot): Finding[] {
+  return [...rotationFindings(runner, snapshot), ...hostFindings(runner, snapshot)];
+}
+
+/** A suspect rotation stands this long: long enough for an operator to see it, then it resolves. */
+export const ROTATION_WINDOW_MS = 7 * 24 * 60 * MINUTE;
+
+/**
+ * A runner's token rotated from an address it had not been seen at: a stolen token locking the real runner
+ * out looks like this (and its replaced token still being presented, more so). The addresses are the
+ * operator's: in `detail` only.
+ */
+function rotationFindings(runner: RunnerHealth, { now }: Snapshot): Finding[] {
+  const { rotation } = runner;
+  if (!rotation || now - rotation.at > ROTATION_WINDOW_MS) return [];
   const subject = `runner ${runner.name}`;
+  const replaced = rotation.supersededSeenAt !== null && rotation.supersededSeenAt >= rotation.at;
+  const when = new Date(rotation.at).toISOString();
+  return [
+    {
+      key: `token_rotated:${runner.id}:${rotation.at}`,
+      priority: "P1",
+      check: "token_rotated",
+      subject,
+      summary: `${subject}'s token was rotated at ${when} from an address it had not been seen at${replaced ? ", and its replaced token was presented since" : ""} (addresses on the operator's dashboard): if the runner did not move, its token was stolen: revoke the runner and register it again.`,
+      detail: `rotated from ${rotation.from}; seen before at ${rotation.before}${replaced ? `; the replaced token was presented at ${new Date(rotation.supersededSeenAt ?? 0).toISOString()}` : ""}`,
+    },
+  ];
+}
+
+function hostFindings(runner: RunnerHealth, { now, limits }: Snapshot): Finding[] {
+  const subject = `runner ${runner.name}`;
+  const onDashboard = "(figures on the operator's dashboard)";
   const silentFor = now - runner.lastSeenAt;
   if (silentFor > limits.runnerSilentMs) {
     // What an offline runner last reported is old news: only its silence is a finding.
@@ -46,7 +81,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
         priority: "P0",
         check: "memory",
         subject,
-        summary: `${subject} is out of memory: ${state}. Sessions there may be killed; lower its slots or add memory.`,
+        summary: `${subject} is out of memory ${onDashboard}: sessions there may be killed; lower its slots or add memory.`,
+        detail: state,
       });
     } else if (ratio < limits.memoryLowRatio) {
       found.push({
@@ -54,7 +90,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
         priority: "P2",
         check: "memory",
         subject,
-        summary: `${subject} is short of memory: ${state}.`,
+        summary: `${subject} is short of memory ${onDashboard}.`,
+        detail: state,
       });
     }
   }
@@ -68,7 +105,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
         priority: "P1",
         check: "disk",
         subject,
-        summary: `${subject}'s disk is nearly full: ${state}. Free space or reap worktrees there before sessions fail.`,
+        summary: `${subject}'s disk is nearly full ${onDashboard}: free space or reap worktrees there before sessions fail.`,
+        detail: state,
       });
     } else if (ratio < limits.diskLowRatio) {
       found.push({
@@ -76,7 +114,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
         priority: "P3",
         check: "disk",
         subject,
-        summary: `${subject}'s disk is getting full: ${state}.`,
+        summary: `${subject}'s disk is getting full ${onDashboard}.`,
+        detail: state,
       });
     }
   }
@@ -86,7 +125,8 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
       priority: "P3",
       check: "load",
       subject,
-      summary: `${subject} is overloaded: load ${runner.load.load1} on ${runner.load.cpus} CPUs.`,
+      summary: `${subject} is overloaded ${onDashboard}.`,
+      detail: `load ${runner.load.load1} on ${runner.load.cpus} CPUs`,
     });
   }
   if (runner.worktrees !== null && runner.worktrees > limits.maxWorktrees) {
@@ -95,15 +135,19 @@ export function runnerFindings(runner: RunnerHealth, { now, limits }: Snapshot):
       priority: "P4",
       check: "worktrees",
       subject,
-      summary: `${subject} holds ${runner.worktrees} worktrees (more than ${limits.maxWorktrees}): lower \`timeouts.retention\` or abandon what nobody will answer, and reap jobs remove them.`,
+      summary: `${subject} holds more worktrees than ${limits.maxWorktrees}: lower \`timeouts.retention\` or abandon what nobody will answer, and reap jobs remove them.`,
+      detail: `${runner.worktrees} worktrees`,
     });
   }
   return found;
 }
 
-/** The timer that bounds a state, if one does: its own (not the worktree's retention). */
+/**
+ * The timer that bounds a state, if one does: its own (not the worktree's retention, nor the wait for a
+ * runner, which only reminds and never moves the issue).
+ */
 export function stateTimer(state: State): TimerKind | null {
-  return timersFor(state)[0] ?? null;
+  return timersFor(state).find((timer) => timer !== "dispatch") ?? null;
 }
 
 export function issueFindings(issue: IssueHealth, { now, timeouts, limits }: Snapshot): Finding[] {

@@ -9,6 +9,7 @@
  * same key, so it is reported once, and it resolves when a run no longer finds it (`reconcileFindings`).
  */
 import type { State } from "./lifecycle.ts";
+import type { SuspectRotation } from "./runner-tokens.ts";
 import {
   budgetFindings,
   deadLetterFindings,
@@ -26,6 +27,7 @@ export type Priority = (typeof PRIORITIES)[number];
 export const CHECKS = [
   "memory",
   "runner_offline",
+  "token_rotated",
   "disk",
   "load",
   "worktrees",
@@ -61,8 +63,13 @@ export type Finding = {
   check: Check;
   /** What it is about: `runner build-a`, `#12`, `budget`. */
   subject: string;
-  /** One line for a human: what is wrong and what to do. */
+  /** One line for a human: what is wrong and what to do. It may go on the project's (possibly public) forge. */
   summary: string;
+  /**
+   * What only the operator sees (the dashboard, the API), never a forge issue: a runner's host figures
+   * (memory, disk, load, worktrees) and addresses.
+   */
+  detail?: string;
   remedy?: Remedy;
 };
 
@@ -102,6 +109,8 @@ export type RunnerHealth = {
   /** When memory and load were recorded: a sample older than the runner's silence limit is not judged. */
   hostAt: number | null;
   worktrees: number | null;
+  /** Its token's last rotation from an address it had not been seen at, and when its replaced token was used. */
+  rotation: (SuspectRotation & { supersededSeenAt: number | null }) | null;
 };
 
 export type IssueHealth = {

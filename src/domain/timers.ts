@@ -4,7 +4,8 @@
  * linked pull request does not extend a deadline), and a timer that fired without moving the state (the
  * escalation's reminder) is armed again for its next round. The session's wall-clock limit counts from when
  * its job is dispatched: a continuation waiting for its job (a paused daily budget) has not started, and a
- * redispatch (a lost lease, another runner) does not restart it.
+ * redispatch (a lost lease, another runner) does not restart it. Until then the `dispatch` timer runs: an
+ * issue whose job no runner starts says so, every period, instead of waiting unseen.
  */
 import type { IssueKind, LifecycleEvent, State, TimerKind } from "./lifecycle.ts";
 
@@ -19,9 +20,12 @@ export type Timer = { kind: TimerKind; dueAt: number; armedSeq: number };
 export function timersFor(state: State, kind: IssueKind = "code"): TimerKind[] {
   if (kind === "action" && state === "escalated") return ["idle"];
   switch (state) {
+    // The dispatch wait until the job starts, then the session's wall clock.
+    case "queued":
+      return ["dispatch"];
     case "running":
     case "revising":
-      return ["session"];
+      return ["session", "dispatch"];
     case "awaiting_ci":
       return ["ci"];
     case "awaiting_review":
@@ -71,11 +75,12 @@ function stateTimers(edge: Edge, running: readonly Timer[], timeouts: Timeouts):
   const arm = (kind: TimerKind): Timer => ({ kind, dueAt: edge.now + timeouts[kind], armedSeq: edge.seq });
   const { event } = edge;
   const kinds = timersFor(edge.to, edge.kind);
-  if (edge.from !== edge.to) {
-    return kinds.filter((kind) => kind !== "session" || event.type === "dispatched").map(arm);
-  }
+  const dispatched = event.type === "dispatched";
+  // A session's clock runs once its job is dispatched; until then, the wait for a runner.
+  const starts = (kind: TimerKind) => (kind === "session" ? dispatched : kind !== "dispatch" || !dispatched);
+  if (edge.from !== edge.to) return kinds.filter(starts).map(arm);
   const fired = event.type === "timeout" && kinds.includes(event.timer) ? event.timer : null;
-  const kept = running.filter((t) => t.kind !== fired);
+  const kept = running.filter((t) => t.kind !== fired && !(dispatched && t.kind === "dispatch"));
   if (fired) return [...kept, arm(fired)];
   const sessionStarts =
     event.type === "dispatched" && kinds.includes("session") && !kept.some((t) => t.kind === "session");

@@ -1,14 +1,16 @@
 /**
  * The vault: a gate for dangerous or irreversible actions. An item is requested (an action's dangerous step,
  * an agent's output its definition marks dangerous, a merge touching protected paths), classified under a
- * written policy, and decided once: approved (then fired), rejected, or expired. Every decision is audited
- * with who made it. Pure: the ProjectDO (durable-objects/project/vault.ts) applies it.
+ * written policy, and decided once: approved (then fired), rejected, or expired. An issue that stops waiting
+ * on its item (it left the state that asked) withdraws it: nobody may decide it any more, and an approval
+ * nothing acted on never counts as fired. Every decision is audited with who made it. Pure: the ProjectDO
+ * (durable-objects/project/vault.ts) applies it.
  */
 
 export const VAULT_KINDS = ["action_step", "agent_output", "protected_merge"] as const;
 export type VaultKind = (typeof VAULT_KINDS)[number];
 
-export const VAULT_STATES = ["pending", "approved", "fired", "rejected", "expired"] as const;
+export const VAULT_STATES = ["pending", "approved", "fired", "rejected", "expired", "withdrawn"] as const;
 export type VaultState = (typeof VAULT_STATES)[number];
 
 /** Who asked: an issue (an action's step, a held merge) or an agent run's requested output. */
@@ -25,7 +27,14 @@ export const POLICY = "policy";
 export const TIMEOUT = "timeout";
 export const OPERATOR = "operator";
 
-export type AuditAction = "requested" | "classified" | "approved" | "rejected" | "expired" | "fired";
+export type AuditAction =
+  | "requested"
+  | "classified"
+  | "approved"
+  | "rejected"
+  | "expired"
+  | "fired"
+  | "withdrawn";
 export type AuditEntry = { action: AuditAction; by: Decider; at: number; reason?: string };
 
 export type VaultItem = {
@@ -48,7 +57,9 @@ export type VaultEvent =
   | { type: "expire"; at: number }
   /** The approved action was carried out (its requester told): the end of an approved item. */
   /** `reason`: what fired it, when that is not the approval itself (an action step's job). */
-  | { type: "fired"; at: number; reason?: string };
+  | { type: "fired"; at: number; reason?: string }
+  /** Its requester no longer waits on it (an issue that left the state that asked): `reason` says why. */
+  | { type: "withdraw"; at: number; reason: string };
 
 /** A decision the requester hears: approved (once fired), rejected or expired. */
 export type Decision = "approved" | "rejected" | "expired";
@@ -102,6 +113,8 @@ function settled(item: VaultItem): string {
       return `${item.id} was rejected by ${by}`;
     case "expired":
       return `${item.id} expired at ${at(item.expiresAt)} with nobody deciding`;
+    case "withdrawn":
+      return `${item.id} was withdrawn: ${item.audit.findLast((e) => e.action === "withdrawn")?.reason ?? "its requester no longer waits on it"}`;
     case "pending":
       return `${item.id} is pending`;
   }
@@ -117,6 +130,12 @@ const withReason = (reason: string | undefined) => (reason ? { reason } : {});
 
 /** Applies one event to an item: the next item, or a refusal saying why. Never throws. */
 export function decide(item: VaultItem, event: VaultEvent): VaultOutcome {
+  if (event.type === "withdraw") {
+    // An approval nothing acted on is withdrawn too: it never fired.
+    if (item.state !== "pending" && item.state !== "approved") return no(settled(item));
+    const entry = { action: "withdrawn" as const, by: requesterName(item.requester), at: event.at };
+    return ok(audited(item, "withdrawn", { ...entry, reason: event.reason }));
+  }
   if (item.state !== "pending") {
     if (item.state === "approved" && event.type === "fired") {
       // Fired on the approval of whoever approved it.

@@ -28,6 +28,11 @@ const stepSchema = z
     command: z.string().min(1).max(4_000).optional(),
     /** Needs a vault approval of exactly this step before its command runs. */
     dangerous: z.boolean().default(false),
+    /**
+     * A dangerous step the action may finish without (it runs only when the session finds it needed). Every
+     * other dangerous step must have fired before the action ends `done` (src/domain/action-claims.ts).
+     */
+    optional: z.boolean().default(false),
     /** The project secrets this step's command is given, as environment variables of these names. */
     secrets: z
       .array(z.string().regex(SECRET_NAME, `a secret name is ${SECRET_NAME}`))
@@ -216,6 +221,47 @@ export function formulaOf(body: string, labels: readonly string[]): FormulaChoic
   if (!FORMULA_NAME.test(name))
     return { kind: "invalid", error: `"${name.slice(0, 60)}" is not a formula name` };
   return { kind: "named", name };
+}
+
+/**
+ * The secrets `formula` declares that the project's `actionSecrets` (`held`) lack, said in one line; null when
+ * it has them all. A step needing one would be refused on the runner after the session began.
+ */
+export function missingSecrets(
+  formula: Pick<Formula, "name" | "secrets">,
+  held: Readonly<Record<string, string>> = {},
+): string | null {
+  const missing = lackedSecrets(formula, held);
+  if (missing.length === 0) return null;
+  const s = missing.length > 1 ? "s" : "";
+  return `formula ${formula.name} needs the project secret${s} ${missing.join(", ")}, which the project lacks: add ${missing.length > 1 ? "them" : "it"} to its actionSecrets`;
+}
+
+/** The names of the secrets `formula` declares that `held` (the project's `actionSecrets`) lacks. */
+export const lackedSecrets = (
+  formula: Pick<Formula, "secrets">,
+  held: Readonly<Record<string, string>> = {},
+): string[] => formula.secrets.filter((name) => !Object.hasOwn(held, name));
+
+/** Every formula among the repository's `.conveyor/formulas/` files, or the file's problem. */
+export function formulaCatalog(files: ReadonlyMap<string, string>): {
+  formulas: Formula[];
+  problems: { name: string; error: string }[];
+} {
+  const names = new Set(
+    [...files.keys()].flatMap((path) => {
+      const match = /^\.conveyor\/formulas\/([^/]+)\.(?:md|toml)$/.exec(path);
+      return match?.[1] ? [match[1]] : [];
+    }),
+  );
+  const formulas: Formula[] = [];
+  const problems: { name: string; error: string }[] = [];
+  for (const name of [...names].sort()) {
+    const found = findFormula(files, name);
+    if (found.ok) formulas.push(found.formula);
+    else problems.push({ name, error: found.error });
+  }
+  return { formulas, problems };
 }
 
 /** The step `id` of `formula`, if it has one. */

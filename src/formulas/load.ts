@@ -4,12 +4,17 @@
  * step of the job runs from a checkout of that commit on the runner, so the formula and the files its steps
  * run are of one commit.
  */
-import type { ForgeClient } from "../forge/client/index.ts";
-import type { Registered } from "../projects/store.ts";
-import { clientOf } from "../projects/store.ts";
+import { type FileReader, fileReaderOf, type ProjectSecrets, type Registered } from "../projects/store.ts";
 import type { ActionRun } from "../runner-api/contract.ts";
 import { type ApprovedStep, approvalOf, stepApproval, stepTerms } from "./approval.ts";
-import { FORMULAS_DIR, type Formula, findFormula, MAX_FORMULA_FILES, stepOf } from "./formula.ts";
+import {
+  FORMULAS_DIR,
+  type Formula,
+  findFormula,
+  MAX_FORMULA_FILES,
+  missingSecrets,
+  stepOf,
+} from "./formula.ts";
 import { commandPaths } from "./step-files.ts";
 
 /**
@@ -26,20 +31,21 @@ export class FormulaProblem extends Error {
   }
 }
 
-type ReadFormula = { forge: ForgeClient; commit: string; formula: Formula };
+type ReadFormula = { forge: FileReader; secrets: ProjectSecrets; commit: string; formula: Formula };
 
 /** The formula `name` as the default branch has it now, and the commit it was read at. */
 async function readFormula(registered: Registered, name: string | null): Promise<ReadFormula> {
   if (!name) throw new FormulaProblem("the action names no formula");
   const { project } = registered;
-  const forge = clientOf(project, await registered.secrets());
+  const secrets = await registered.secrets();
+  const forge = fileReaderOf(project, secrets);
   const branch = project.settings.defaultBranch;
   const commit = await forge.getBranchHead(branch);
   if (!commit) throw new FormulaProblem(`the default branch ${branch} does not exist`);
   const files = await forge.readDirectory(FORMULAS_DIR, commit, MAX_FORMULA_FILES);
   const found = findFormula(files, name);
   if (!found.ok) throw new FormulaProblem(found.error);
-  return { forge, commit, formula: found.formula };
+  return { forge, secrets, commit, formula: found.formula };
 }
 
 /**
@@ -51,8 +57,10 @@ export async function loadActionRun(
   name: string | null,
   approved?: { step: string; item: string; payload: unknown },
 ): Promise<ActionRun> {
-  const { commit, formula: read } = await readFormula(registered, name);
+  const { secrets, commit, formula: read } = await readFormula(registered, name);
   const { guidance, ...formula } = read;
+  const lacking = missingSecrets(formula, secrets.actionSecrets);
+  if (lacking) throw new FormulaProblem(lacking);
   let approval: ActionRun["approval"] = null;
   if (approved) {
     const step = stepOf(formula, approved.step);

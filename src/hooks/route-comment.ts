@@ -3,7 +3,7 @@
  * write access, and a reply to an escalated issue, which
  * resumes its session with the reply. Commands from anyone else are refused with a reply (posted by the issue's
  * outbox, like every effect). A writer's approving
- * review of a merge held for protected paths is the human approval it waits for.
+ * review of a merge held for protected paths is the human approval it waits for; Conveyor's own is not.
  */
 import { ABANDON_LABEL, type ParsedComment, parseComment } from "../domain/commands.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
@@ -24,18 +24,23 @@ export async function canCommand(forge: ForgeClient, login: string): Promise<boo
   return permission === "admin" || permission === "write";
 }
 
+/** `known`: the issue and its state as its own object said (reconciliation), rather than D1's copy. */
 export async function routeComment(
   env: Env,
   project: Project,
   event: CommentEvent,
   key: string,
   cause: Cause,
+  known?: { number: number; state: string },
 ): Promise<Routed> {
   const { body, author, issueNumber, isPullRequest } = event.comment;
   if (event.action !== "created")
     return { kind: "ignored", reason: `comment ${event.action} needs no action` };
-  const number = isPullRequest ? await issueOfPull(env, project.id, issueNumber) : issueNumber;
-  const state = number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number);
+  const number =
+    known?.number ?? (isPullRequest ? await issueOfPull(env, project.id, issueNumber) : issueNumber);
+  const state =
+    known?.state ??
+    (number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number));
   if (number === null || state === undefined) {
     return { kind: "ignored", reason: `#${issueNumber} has no lifecycle` };
   }
@@ -50,7 +55,12 @@ export async function routeComment(
   const forge = await forgeClientFor(env, project);
   // Answers go through the issue's outbox: two copies of a delivery in flight post one.
   const answer = (suffix: string, text: string) =>
-    sendEvent(env, project, number, `${key}:${suffix}`, cause, { type: "reply", thread: issueNumber, text });
+    sendEvent(env, project, number, `${key}:${suffix}`, cause, {
+      type: "reply",
+      thread: issueNumber,
+      text,
+      to: author,
+    });
   if (!(await canCommand(forge, author))) {
     if (parsed.kind === "text") return { kind: "ignored", reason: `${author} has no write access` };
     await answer("refused", `@${author} only users with write access can command Conveyor.`);
@@ -109,6 +119,11 @@ export async function routeReview(
   const state = number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number);
   if (number === null || state !== "awaiting_approval") {
     return { kind: "ignored", reason: `pull request #${pullNumber} waits for no approval` };
+  }
+  // A human's approval is what the held merge waits for: Conveyor's account (a writer) is never one, whatever
+  // the forge lets it approve.
+  if (sameLogin(author, await conveyorAccount(env, project))) {
+    return { kind: "ignored", reason: "Conveyor's own review approves nothing" };
   }
   if (!(await canCommand(await forgeClientFor(env, project), author))) {
     return { kind: "ignored", reason: `${author} has no write access` };

@@ -1,5 +1,6 @@
 /** What a forge event means for Conveyor: mirror updates and lifecycle events. No decisions here. */
 import { type Brief, type LifecycleEvent, type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
+import { sameLogin } from "../domain/logins.ts";
 import { isConveyorPull, issueFromBranch } from "../domain/pull-requests.ts";
 import { needsWriter, queuer } from "../domain/queueing.ts";
 import type { Env } from "../env.ts";
@@ -20,7 +21,10 @@ export type Routed =
   | { kind: "ignored"; reason: string }
   | { kind: "duplicate"; outcome: string };
 
-/** `key` identifies the delivery's content: lifecycle event ids derive from it, so replays apply once. */
+/**
+ * `key` identifies the delivery's content: lifecycle event ids derive from it, so replays apply once.
+ * `deduped`: the caller found no finished delivery of this id or content just now (the agents' trigger asks).
+ */
 export async function routeEvent(
   env: Env,
   project: Project,
@@ -28,10 +32,11 @@ export async function routeEvent(
   key: string,
   cause: Cause,
   record: DeliveryRecord,
+  deduped = false,
 ): Promise<Routed> {
   // An issue event dedupes in the same round trip as its mirror write; the others look first.
   if (event.type === "issue") return routeIssue(env, project, event, key, cause, record);
-  const finished = await findFinished(env, record);
+  const finished = deduped ? null : await findFinished(env, record);
   if (finished) return { kind: "duplicate", outcome: finished.outcome };
   switch (event.type) {
     case "pull_request":
@@ -83,7 +88,7 @@ async function routeIssue(
     }
   } else {
     const id = `${key}:triage`;
-    const by = queuer(event, project.settings.labels.backlog);
+    const by = queuer(event, project.settings.labels.backlog, await conveyorAccount(env, project));
     const asking = by !== null && wantsWork(project, issue) && isGated(state);
     // Only a writer's text is queued: the permission is asked only when there is text to take.
     const brief = asking && (await canCommand(await forges(), by)) ? writersBrief(event, by) : undefined;
@@ -101,7 +106,12 @@ async function routeIssue(
     if (triaged && !regate) return handedOver(triaged);
     if (triaged) events++;
     if (!regate && !brief && needsWriter(state) && wantsWork(project, issue)) {
-      const why = by === null ? `an issue ${event.action} event queues nothing` : `${by} has no write access`;
+      const why =
+        by !== null
+          ? `${by} has no write access`
+          : sameLogin(event.sender, await conveyorAccount(env, project))
+            ? "Conveyor's own event queues nothing"
+            : `an issue ${event.action} event queues nothing`;
       return { kind: "ignored", reason: `not queued: ${why}` };
     }
   }

@@ -68,8 +68,18 @@ hookRoutes.post("/:project", async (c) => {
 
   // Recorded once its effects are: a crash before that lets a redelivery redo it, and every step dedupes.
   const cause = { kind: "delivery" as const, id: parsed.deliveryId };
-  await routeAgents(c.env, project, result.event, parsed.deliveryId);
-  const routed = await routeEvent(c.env, project, result.event, record.contentKey, cause, record);
+  // Agent runs cost money: a delivery whose content was seen (under any delivery id) starts none.
+  const agents = await routeAgents(c.env, project, result.event, record);
+  if ("duplicate" in agents) return c.json({ duplicate: true, outcome: agents.duplicate }, 200);
+  const routed = await routeEvent(
+    c.env,
+    project,
+    result.event,
+    record.contentKey,
+    cause,
+    record,
+    agents.deduped,
+  );
   if (routed.kind === "duplicate") return c.json({ duplicate: true, outcome: routed.outcome }, 200);
   if (routed.kind === "ignored" || !routed.recorded) {
     await recordDelivery(c.env, record, routed.kind === "routed" ? "processed" : "ignored");

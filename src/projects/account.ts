@@ -4,6 +4,9 @@
  * Conveyor takes as its own.
  */
 import type { Env } from "../env.ts";
+import type { ForgeClient } from "../forge/client/index.ts";
+import type { Poster } from "../forge/comment-once.ts";
+import { postPolicy } from "../forge/post/project-policy.ts";
 import { forgeClientFor, type Project } from "./store.ts";
 
 type Entry = { updatedAt: number; login: Promise<string> };
@@ -22,4 +25,15 @@ export function conveyorAccount(env: Env, project: Project): Promise<string> {
   });
   accounts.set(project.id, entry);
   return entry.login;
+}
+
+/** Conveyor as the poster of its own words on the project's forge, with the project's post policy. */
+export async function conveyorPoster(env: Env, project: Project, forge: ForgeClient): Promise<Poster> {
+  return {
+    forge,
+    account: await conveyorAccount(env, project),
+    secretsKey: env.CONVEYOR_SECRETS_KEY,
+    policy: postPolicy(project),
+    issueAuthor: project.settings.mentions.issueAuthor,
+  };
 }

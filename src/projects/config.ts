@@ -1,6 +1,6 @@
 /** A project's registration: what the operator sends (`PUT /api/v1/projects/:project`) and its defaults. */
 import { z } from "zod";
-import type { BudgetLimits } from "../domain/budget.ts";
+import { type BudgetLimits, DEFAULT_EVENT_DAILY_USD } from "../domain/budget.ts";
 import {
   DEFAULT_MAX_EFFECT_ATTEMPTS,
   DEFAULT_RETENTION_DAYS,
@@ -32,6 +32,12 @@ const allowedDomain = z
     /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
     "a lowercase host name, optionally starting with *.",
   );
+
+/** A login (`alice`) or a team (`acme/reviewers`) that foreign text Conveyor posts may mention. */
+const mentionName = z
+  .string()
+  .max(100)
+  .regex(/^[A-Za-z0-9_](?:[\w.-]*\w)?(?:\/[A-Za-z0-9_](?:[\w.-]*\w)?)?$/, "a login, or a team as org/team");
 
 /** What a session's sandbox allows beyond its worktree and the model; carried by every session job. */
 export const sessionSandboxSchema = z.object({
@@ -97,7 +103,18 @@ export const settingsSchema = z.object({
   maxTurnsPerSession: z.number().int().min(1).max(1_000).default(100),
   /** Per-project daily cap; dispatch pauses when today's spend reaches it. */
   dailyBudgetUsd: usd.default(100),
-  /** Runner jobs: lease length, how soon a new lease must be confirmed, how long a job waits for the runner holding its worktree, attempts. */
+  /**
+   * Agent runs forge events start (docs/agents.md#forge-events): anyone who can open an issue, comment or push
+   * to a pull request causes them. Their own daily cap (their spend never pauses sessions) and how many one
+   * sender may start per hour (a writer is not held to it).
+   */
+  eventRuns: z
+    .object({
+      dailyBudgetUsd: usd.default(DEFAULT_EVENT_DAILY_USD),
+      perSenderPerHour: z.number().int().min(0).max(1_000).default(5),
+    })
+    .prefault({}),
+  /** Runner jobs: lease length, how soon a new lease must be confirmed, how long a job waits for the runner holding its worktree, attempts, unconfirmed leases. */
   jobs: z
     .object({
       leaseMs: z
@@ -119,6 +136,11 @@ export const settingsSchema = z.object({
         .default(60_000),
       /** Leases a job may lose (expiry or a retryable failure) before it fails and the issue escalates. */
       maxAttempts: z.number().int().min(1).max(20).default(5),
+      /**
+       * Leases in a row that no runner confirms before the job fails and its issue escalates; from the third
+       * on, the job waits with backoff (30 s doubling to 15 min) and its issue says why.
+       */
+      maxUnconfirmed: z.number().int().min(1).max(100).default(10),
     })
     .prefault({}),
   /** How often the project's Durable Object compares the forge with what Conveyor knows (lost webhooks). */
@@ -132,6 +154,29 @@ export const settingsSchema = z.object({
         .default(60_000),
     })
     .prefault({}),
+  /**
+   * How writes to the forge are paced, per token (every project with the same token shares the count): at
+   * most `count` content-creating requests (POSTs) in any `windowMs`, and `writeSpacingMs` between any two
+   * writes. Unset: GitHub's documented secondary limits on GitHub (80 a minute, 500 an hour, a second apart),
+   * none on Gitea and Forgejo. A forge that refuses for its rate limit is waited for either way.
+   */
+  forgePacing: z
+    .object({
+      creates: z
+        .array(
+          z.object({
+            count: z.number().int().min(1).max(100_000),
+            windowMs: z
+              .number()
+              .int()
+              .min(1_000)
+              .max(24 * 60 * 60_000),
+          }),
+        )
+        .max(4),
+      writeSpacingMs: z.number().int().min(0).max(60_000),
+    })
+    .optional(),
   /** Lifecycle effects (forge calls, jobs): attempts before one goes to the dead letter and the issue escalates. */
   effects: z
     .object({ maxAttempts: z.number().int().min(1).max(100).default(DEFAULT_MAX_EFFECT_ATTEMPTS) })
@@ -139,8 +184,9 @@ export const settingsSchema = z.object({
   /**
    * How long each wait may last, in milliseconds (see src/domain/timers.ts): a session's wall clock, CI, the
    * critic's review, the merge's answer, an escalation before it expires (the issue is abandoned, saying
-   * so), the interval at which an escalation reminds its humans, and how long an action's session waits for
-   * a human's reply (`idle`). A merge held for a human waits on its vault item (`vault.expiryMs`).
+   * so), the interval at which an escalation reminds its humans, how long an action's session waits for a
+   * human's reply (`idle`), and how long an issue waits for a runner to start its job before it says so
+   * (`dispatch`, again every period). A merge held for a human waits on its vault item (`vault.expiryMs`).
    */
   timeouts: z
     .object({
@@ -151,6 +197,7 @@ export const settingsSchema = z.object({
       escalation: duration.default(DEFAULT_TIMEOUTS_MS.escalation),
       renotify: duration.default(DEFAULT_TIMEOUTS_MS.renotify),
       idle: duration.default(DEFAULT_TIMEOUTS_MS.idle),
+      dispatch: duration.default(DEFAULT_TIMEOUTS_MS.dispatch),
       // A second and up: a kept worktree may go as soon as the operator likes.
       retention: z
         .number()
@@ -212,6 +259,19 @@ export const settingsSchema = z.object({
     .prefault({}),
   /** The supervisor's period and thresholds (docs/supervisor.md). */
   supervisor: supervisorSettingsSchema.prefault({}),
+  /**
+   * Links and images in text Conveyor posts but did not write (docs/agents.md#what-conveyor-defuses): live
+   * only to the forge itself and to these hosts (`https`); others are shown as text, images left out.
+   */
+  links: z.object({ allow: z.array(allowedDomain).max(50).default([]) }).prefault({}),
+  /** Mentions in text Conveyor posts but did not write: every one not allowed here is shown as code. */
+  mentions: z
+    .object({
+      allow: z.array(mentionName).max(100).default([]),
+      /** A post on an issue may also mention the issue's author (who is notified of it anyway). */
+      issueAuthor: z.boolean().default(false),
+    })
+    .prefault({}),
 });
 export type ProjectSettings = z.infer<typeof settingsSchema>;
 
@@ -265,4 +325,5 @@ export const budgetLimits = (settings: ProjectSettings): BudgetLimits => ({
   issueTurns: settings.issueTurnBudget,
   sessionTurns: settings.maxTurnsPerSession,
   dailyUsd: settings.dailyBudgetUsd,
+  eventDailyUsd: settings.eventRuns.dailyBudgetUsd,
 });

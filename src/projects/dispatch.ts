@@ -7,6 +7,7 @@ import { needsWriter } from "../domain/queueing.ts";
 import type { Env } from "../env.ts";
 import { ACTION_LABEL, formulaOf } from "../formulas/formula.ts";
 import type { EventEnvelope } from "../issue-events.ts";
+import { issueStub } from "../issue-stub.ts";
 import { type Forges, gateFor } from "./gate.ts";
 import { type Cause, sendEvent } from "./lifecycle-client.ts";
 import { dependentsOf, lifecycleStates, type MirroredIssue, mirroredIssues } from "./mirror.ts";
@@ -37,7 +38,9 @@ export async function triage(
   brief?: Brief,
 ) {
   if (!wantsWork(project, issue) || !isGated(state) || (needsWriter(state) && !brief)) return null;
-  const action = actionOf(issue, brief);
+  // A regate reads the text a writer queued before, not the mirror's (anyone's latest edit).
+  const text = brief ?? (await queuedBrief(env, project.id, issue.number));
+  const action = actionOf(issue, text);
   if (action && "error" in action) {
     // Said once (the event's id is the triage's): the issue stays out of the lifecycle until it is fixed.
     const text = `Conveyor cannot start this action: ${action.error}. Name its formula with a line \`Formula: <name>\` in the issue or a label \`formula/<name>\`, then queue it again.`;
@@ -51,16 +54,21 @@ export async function triage(
       delivery,
     );
   }
-  const gate = await gateFor(env, project, issue, forges);
+  const gate = await gateFor(env, project, issue, text?.body ?? issue.body, forges);
   const event = { type: "triage" as const, ...gate, ...(brief && { brief }), ...(action && { action }) };
   return sendEvent(env, project, issue.number, id, cause, event, delivery);
+}
+
+/** The text a writer queued for an issue in the lifecycle (null: none, or queued before briefs were kept). */
+async function queuedBrief(env: Env, project: string, number: number): Promise<Brief | null> {
+  return (await issueStub(env, project, number).summary())?.brief ?? null;
 }
 
 /**
  * An issue labelled `action` is an operational task following the formula it names (src/formulas); the
  * text a writer queued names it, else the mirror's. Null for a code issue.
  */
-function actionOf(issue: MirroredIssue, brief?: Brief): { formula: string } | { error: string } | null {
+function actionOf(issue: MirroredIssue, brief: Brief | null): { formula: string } | { error: string } | null {
   if (!issue.labels.includes(ACTION_LABEL)) return null;
   const choice = formulaOf(brief?.body ?? issue.body, issue.labels);
   switch (choice.kind) {

@@ -26,13 +26,19 @@ export function toMirrored(project: Project, issue: Omit<MirroredIssue, "depends
   return { ...issue, dependsOn: sameRepoDependencies(project, issue.number, issue.body) };
 }
 
+/**
+ * The issue's gate, read from `body`: the text a writer queued (the brief), or the mirror's body for an issue
+ * no writer has queued text of. The mirror's body is anyone's latest edit: the issue's outsider author must not
+ * block or reorder queued work by editing its dependencies.
+ */
 export async function gateFor(
   env: Env,
   project: Project,
   issue: MirroredIssue,
+  body: string,
   forge: Forges,
 ): Promise<Gate> {
-  const refs = parseDependencies(issue.body, { repo: project.repo, number: issue.number });
+  const refs = parseDependencies(body, { repo: project.repo, number: issue.number });
   // Read none of them: every reference costs an authenticated forge read, on every evaluation.
   if (tooManyDependencies(refs)) return { blockers: [], tooMany: refs.length };
   const local = refs.filter((r) => r.repo === null).map((r) => r.number);
@@ -45,7 +51,9 @@ export async function gateFor(
   const cycle =
     refs.length === 0
       ? undefined
-      : findCycles(await dependencyGraph(env, project.id)).find((c) => c.includes(issue.number));
+      : findCycles(withEdges(await dependencyGraph(env, project.id), issue.number, local)).find((c) =>
+          c.includes(issue.number),
+        );
   return cycle
     ? { blockers, cycle: [...rotateTo(cycle, issue.number), issue.number].map((n) => `#${n}`) }
     : { blockers };
@@ -69,6 +77,12 @@ async function isOpen(
   if (!fetched) return true;
   await mirrorIssue(env, project.id, toMirrored(project, fetched));
   return fetched.state === "open";
+}
+
+/** The project's graph with `number`'s own edges as the gated text declares them. */
+function withEdges(graph: Map<number, number[]>, number: number, dependencies: number[]) {
+  graph.set(number, dependencies);
+  return graph;
 }
 
 const label = (ref: IssueRef) => (ref.repo ? `${ref.repo}#${ref.number}` : `#${ref.number}`);

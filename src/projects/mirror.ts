@@ -172,12 +172,20 @@ export async function dependentsOf(env: Env, projectId: string, dependency: numb
   return rows.map((r) => r.dependent);
 }
 
-/** The project's whole dependency graph, for cycle detection. */
+/** The project's dependency graph among open issues, for cycle detection. */
 export async function dependencyGraph(env: Env, projectId: string): Promise<Map<number, number[]>> {
+  // Only open issues wait: a closed one's declared dependencies are no edge of any cycle.
   const rows = await drizzle(env.DB)
-    .select()
+    .select({ dependent: issueDependencies.dependent, dependency: issueDependencies.dependency })
     .from(issueDependencies)
-    .where(eq(issueDependencies.projectId, projectId))
+    .innerJoin(
+      forgeIssues,
+      and(
+        eq(forgeIssues.projectId, issueDependencies.projectId),
+        eq(forgeIssues.number, issueDependencies.dependent),
+      ),
+    )
+    .where(and(eq(issueDependencies.projectId, projectId), eq(forgeIssues.state, "open")))
     .all();
   const graph = new Map<number, number[]>();
   for (const { dependent, dependency } of rows)

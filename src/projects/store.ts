@@ -6,6 +6,7 @@ import { importSecretsKey, open, seal } from "../crypto/secrets.ts";
 import { projects } from "../db/schema.ts";
 import type { Env } from "../env.ts";
 import { createForgeClient, type ForgeClient, type ForgeClientOptions } from "../forge/client/index.ts";
+import { pacingOf, tokenPacer } from "../forge/pacer.ts";
 import {
   actionSecretsSchema,
   defaultCloneUrl,
@@ -147,24 +148,40 @@ export async function forgeClientFor(
 ): Promise<ForgeClient> {
   const secrets = await loadSecrets(env, project.id);
   if (!secrets) throw new Error(`project ${project.id} is not registered`);
-  return clientOf(project, secrets, repo, transport);
+  return clientOf(env, project, secrets, repo, transport);
 }
 
 /** What a caller may add to a client's requests: conditional reads, a meter on the answers. */
 export type ForgeTransport = Pick<ForgeClientOptions, "conditional" | "observe">;
 
-export const clientOf = (
+/** A client with the project's token; its writes paced with every other writer of the token (`pacingOf`). */
+export function clientOf(
+  env: Env,
   project: Project,
   secrets: ProjectSecrets,
   repo = project.repo,
   transport: ForgeTransport = {},
-): ForgeClient =>
-  createForgeClient({
+): ForgeClient {
+  const limits = pacingOf(project);
+  return createForgeClient({
     forge: project.forge,
     apiUrl: project.apiUrl,
     repo,
     token: secrets.forgeToken,
+    ...(limits && { pacer: tokenPacer(env, project.apiUrl, secrets.forgeToken, limits) }),
     ...transport,
+  });
+}
+
+/** What reading a repository's files takes: a client that cannot write, so none to pace. */
+export type FileReader = Pick<ForgeClient, "readDirectory" | "getBranchHead" | "fileIds">;
+
+export const fileReaderOf = (project: Project, secrets: ProjectSecrets): FileReader =>
+  createForgeClient({
+    forge: project.forge,
+    apiUrl: project.apiUrl,
+    repo: project.repo,
+    token: secrets.forgeToken,
   });
 
 /** Lazily created clients, so a path that needs no forge call opens no secret. */

@@ -14,7 +14,7 @@ import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
 import { type Cursor, changesSince } from "../domain/reconciliation.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient, UpdatedIssue } from "../forge/client/index.ts";
-import { canCommand, routeComment } from "../hooks/route-comment.ts";
+import { canCommand } from "../hooks/route-comment.ts";
 import { pullRequestLifecycle } from "../hooks/route-event.ts";
 import { issueStub } from "../issue-stub.ts";
 import { regateDependents, triage, wantsWork } from "../projects/dispatch.ts";
@@ -23,6 +23,7 @@ import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { type MirroredIssue, mirrorIssues } from "../projects/mirror.ts";
 import type { Project } from "../projects/store.ts";
 import { type LiveIssue, liveIssues } from "./live.ts";
+import { reconcileReplies } from "./replies.ts";
 
 export type CycleReport = {
   project: string;
@@ -50,10 +51,12 @@ export async function reconcileCycle(
   const cause: Cause = { kind: "cron", id: new Date(now).toISOString() };
   const start =
     cursor.since === null ? { since: new Date(now - FIRST_LOOK_BACK_MS).toISOString(), seen: {} } : cursor;
-  const { items: listed, forgeTime } = await forge.listUpdatedSince(start.since);
-  const { changed, next } = changesSince(start, listed.map(listedItem), forgeTime);
-  const byNumber = new Map(listed.map((item) => [item.number, item]));
-  const items = changed.flatMap((n) => byNumber.get(n) ?? []);
+  const asked = Date.now();
+  const { items: listed, forgeTime, heldAt } = await forge.listUpdatedSince(start.since);
+  // The forge's clock less this machine's, as the listing's first page found it (its `Date`).
+  const clockOffset = forgeTime === null ? null : forgeTime - asked;
+  const { changed, next } = changesSince(start, listed.map(listedItem), forgeTime, heldAt);
+  const items: UpdatedIssue[] = changed.map((entry) => entry.item);
   if (cursor.since === null) {
     // Labelled before Conveyor watched: the open backlog, once.
     const known = new Set(items.map((item) => item.number));
@@ -80,25 +83,12 @@ export async function reconcileCycle(
   const states = await mirrorIssues(env, project.id, mirrored, now);
   const context = { env, project, cause, forges, forge, report };
   for (const issue of mirrored) {
-    const author = issues.find((item) => item.number === issue.number)?.author ?? "";
-    await reconcileIssue(context, issue, states.get(issue.number), author);
+    const listedIssue = issues.find((item) => item.number === issue.number);
+    const occurrence = { author: listedIssue?.author ?? "", updatedAt: listedIssue?.updatedAt ?? "" };
+    await reconcileIssue(context, issue, states.get(issue.number), occurrence);
   }
-  // Forges stamp comments in whole seconds: the second the issue escalated in counts.
-  const escalatedSince = (entry: LiveIssue) =>
-    Math.max(
-      Math.floor(entry.updatedAt / 1000) * 1000,
-      cursor.since === null ? now - FIRST_LOOK_BACK_MS : Date.parse(cursor.since),
-    );
   const changedNumbers = new Set(items.map((item) => item.number));
-  for (const entry of live) {
-    if (entry.state !== "escalated") continue;
-    // Only the threads the listing says changed: a comment updates its issue or pull request.
-    const threads = [
-      { number: entry.number, isPullRequest: false },
-      ...(entry.prNumber === null ? [] : [{ number: entry.prNumber, isPullRequest: true }]),
-    ].filter((thread) => changedNumbers.has(thread.number));
-    if (threads.length > 0) await readReplies(context, threads, escalatedSince(entry));
-  }
+  report.comments += await reconcileReplies(env, project, forge, cause, live, changedNumbers, clockOffset);
   for (const pull of items.filter((item) => item.isPullRequest && item.state === "closed")) {
     const owner = live.find((entry) => entry.prNumber === pull.number);
     if (owner) await reconcilePull(context, owner, pull.number);
@@ -120,6 +110,7 @@ type Context = {
 
 /** Part of the fingerprint: what a change of an issue can change (the comment count catches a reply). */
 const listedItem = (item: UpdatedIssue) => ({
+  item,
   number: item.number,
   updatedAt: item.updatedAt,
   fingerprint: JSON.stringify([item.state, [...item.labels].sort(), item.title, item.body, item.comments]),
@@ -130,26 +121,19 @@ async function reconcileIssue(
   context: Context,
   issue: MirroredIssue,
   state: string | undefined,
-  author: string,
+  { author, updatedAt }: { author: string; updatedAt: string },
 ) {
   const { env, project, cause, forges, forge, report } = context;
   const live = state !== undefined && !TERMINAL_STATES.includes(state as State);
+  // Per occurrence: a second close (after a reopening) is another event, not a duplicate of the first.
+  const closedId = `cron:closed:${issue.number}:${updatedAt}`;
   if (issue.state === "closed") {
     if (live) {
-      await sendEvent(env, project, issue.number, `cron:closed:${issue.number}`, cause, {
-        type: "issue_closed",
-      });
+      await sendEvent(env, project, issue.number, closedId, cause, { type: "issue_closed" });
       report.settled++;
     }
     // A closed dependency frees the issues waiting on it.
-    report.regated += await regateDependents(
-      env,
-      project,
-      issue.number,
-      `cron:closed:${issue.number}`,
-      cause,
-      forges,
-    );
+    report.regated += await regateDependents(env, project, issue.number, closedId, cause, forges);
     return;
   }
   if (state === undefined) {
@@ -159,7 +143,7 @@ async function reconcileIssue(
     const brief = (await canCommand(forge, author))
       ? { title: issue.title, body: issue.body, by: author }
       : undefined;
-    const id = `cron:triage:${issue.number}`;
+    const id = `cron:triage:${issue.number}:${updatedAt}`;
     if (await triage(env, project, issue, state, id, cause, forges, undefined, brief)) report.dispatched++;
   } else if (state === "blocked" && (await regateIfChanged(context, issue))) {
     report.regated++;
@@ -174,7 +158,7 @@ async function regateIfChanged(
   if (!wantsWork(project, issue)) return false;
   const view = await issueStub(env, project.id, issue.number).view();
   if (!view) return false;
-  const gate = await gateFor(env, project, issue, forges);
+  const gate = await gateFor(env, project, issue, view.brief?.body ?? issue.body, forges);
   const inCycle = view.reason?.startsWith("dependency cycle") ?? false;
   if (gate.blockers.join(",") === view.blockers.join(",") && Boolean(gate.cycle) === inCycle) return false;
   const id = `cron:regate:${issue.number}:${view.history.at(-1)?.seq ?? 0}`;
@@ -207,34 +191,4 @@ async function reconcileCi({ env, project, cause, forge, report }: Context, entr
   const id = `cron:ci:${number}:${headSha}:${entry.updatedAt}`;
   await sendEvent(env, project, number, id, cause, result);
   report.ci++;
-}
-
-/** Lost comments on an escalated issue (and its pull request): `/conveyor retry`, a maintainer's reply. */
-async function readReplies(
-  context: Context,
-  threads: { number: number; isPullRequest: boolean }[],
-  since: number,
-) {
-  const { env, project, cause, forge, report } = context;
-  for (const thread of threads) {
-    for (const comment of await forge.listComments(thread.number)) {
-      if (Date.parse(comment.createdAt) < since) continue;
-      const event = {
-        type: "comment" as const,
-        action: "created" as const,
-        forge: project.forge,
-        repository: project.repo,
-        sender: comment.author,
-        comment: {
-          issueNumber: thread.number,
-          isPullRequest: thread.isPullRequest,
-          commentId: comment.id,
-          body: comment.body,
-          author: comment.author,
-        },
-      };
-      const routed = await routeComment(env, project, event, `cron:comment:${comment.id}`, cause);
-      if (routed.kind === "routed") report.comments++;
-    }
-  }
 }

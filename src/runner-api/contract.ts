@@ -68,9 +68,16 @@ export const hostReportSchema = z.object({
 });
 export type HostReport = z.infer<typeof hostReportSchema>;
 
+/**
+ * The longest a claim may wait. A runner's heartbeats come at most `MAX_HEARTBEAT_INTERVAL_MS` apart, so this is
+ * the longest a live runner is silent: one silent longer has stopped (runner-api/presence.ts).
+ */
+export const MAX_CLAIM_WAIT_MS = 25_000;
+export const MAX_HEARTBEAT_INTERVAL_MS = 20_000;
+
 /** Long-poll: the Worker holds the request up to `waitMs` (≤ 25 s) for a job. 204 = nothing to do. */
 export const claimRequest = z.object({
-  waitMs: z.number().int().min(0).max(25_000).default(20_000),
+  waitMs: z.number().int().min(0).max(MAX_CLAIM_WAIT_MS).default(20_000),
   /** Issues whose worktree and session transcript this runner holds (`issueRef`): affinity. */
   holding: z.array(z.string().max(200)).max(1_000).default([]),
   /**

@@ -7,16 +7,19 @@ import { drizzle } from "drizzle-orm/d1";
 import { z } from "zod";
 import { randomToken, sha256Hex } from "../crypto/tokens.ts";
 import { jobs, registrationTokens, runners } from "../db/schema.ts";
-import { checkToken, DEFAULT_TOKEN_TTL_SECONDS } from "../domain/runner-tokens.ts";
+import {
+  checkToken,
+  DEFAULT_TOKEN_TTL_SECONDS,
+  supersededTokenError,
+  suspectRotation,
+} from "../domain/runner-tokens.ts";
 import type { Env } from "../env.ts";
 import { zodMessage } from "../validation.ts";
 import type { DiskReport, HostReport, RegisterRequest, SandboxKind } from "./contract.ts";
+import { runnerPresence, SEEN_RESOLUTION_MS } from "./presence.ts";
 
 /** Prefixes that secret scanners and log redaction recognise. */
 export const TOKEN_PREFIXES = { registration: "cvreg_", runner: "cvr_" } as const;
-
-/** Last-seen times are this coarse, so a busy runner does not write to D1 on every call. */
-const SEEN_RESOLUTION_MS = 30_000;
 
 /** What `registerRunner` names a runner. */
 export const runnerIdSchema = z.string().regex(/^runner-[0-9a-f]{16}$/, "not a runner id (runner-<16 hex>)");
@@ -94,15 +97,20 @@ export type AuthenticatedRunner = {
   hostAt: number | null;
   /** Tell it to rotate its token (`TOKEN_ROTATE_HEADER`). */
   rotate: boolean;
+  /** The address this call came from, and the one the runner was seen at before it (null: unknown). */
+  address: string | null;
+  previousAddress: string | null;
 };
 
 /**
- * The runner a token belongs to, marking it seen; a runner's rotated token replaces the old one on its first
- * use. An error for an unknown (or revoked) or expired token.
+ * The runner a token belongs to, marking it seen (from `address`, the caller's); a runner's rotated token
+ * replaces the old one on its first use, and the old one is kept (hashed) as superseded: its holder's next
+ * call is told so plainly. An error for an unknown (or revoked), superseded or expired token.
  */
 export async function authenticateRunner(
   env: Env,
   token: string,
+  address: string | null = null,
 ): Promise<AuthenticatedRunner | { error: string }> {
   const d = drizzle(env.DB);
   const hash = await sha256Hex(token);
@@ -111,18 +119,31 @@ export async function authenticateRunner(
     .from(runners)
     .where(or(eq(runners.tokenHash, hash), eq(runners.nextTokenHash, hash)))
     .get();
-  if (!runner) return { error: "unknown runner token" };
+  if (!runner) return supersededOrUnknown(env, hash);
   const now = Date.now();
   const check = checkToken(runner, hash, now, runnerTokenTtlMs(env));
   if (!check.ok) return { error: check.error };
-  const seen = runner.lastSeenAt < now - SEEN_RESOLUTION_MS ? { lastSeenAt: now } : {};
+  // A call from a runner that said it stopped says it is back.
+  const seen =
+    runner.lastSeenAt < now - SEEN_RESOLUTION_MS || runner.offlineAt !== null
+      ? { lastSeenAt: now, offlineAt: null }
+      : {};
+  const moved = address !== null && address !== runner.address ? { address } : {};
   const promoted = check.promote
-    ? { tokenHash: hash, tokenExpiresAt: check.expiresAt, nextTokenHash: null, nextTokenExpiresAt: null }
+    ? {
+        tokenHash: hash,
+        tokenExpiresAt: check.expiresAt,
+        nextTokenHash: null,
+        nextTokenExpiresAt: null,
+        supersededTokenHash: runner.tokenHash,
+        supersededAt: now,
+        supersededSeenAt: null,
+      }
     : {};
-  if (check.promote || "lastSeenAt" in seen) {
+  if (check.promote || "lastSeenAt" in seen || "address" in moved) {
     await d
       .update(runners)
-      .set({ ...seen, ...promoted })
+      .set({ ...seen, ...moved, ...promoted })
       // Only the row as read: a racing promotion or rotation is not undone.
       .where(
         and(eq(runners.id, runner.id), or(eq(runners.tokenHash, hash), eq(runners.nextTokenHash, hash))),
@@ -144,21 +165,52 @@ export async function authenticateRunner(
     disk,
     hostAt: runner.hostAt,
     rotate: check.rotate,
+    address,
+    previousAddress: runner.address,
   };
+}
+
+/** A token no runner holds: one a rotation replaced is said so (and the moment noted), else unknown. */
+async function supersededOrUnknown(env: Env, hash: string): Promise<{ error: string }> {
+  const d = drizzle(env.DB);
+  const runner = await d
+    .select({ id: runners.id, supersededAt: runners.supersededAt })
+    .from(runners)
+    .where(eq(runners.supersededTokenHash, hash))
+    .get();
+  if (!runner) return { error: "unknown runner token" };
+  await d.update(runners).set({ supersededSeenAt: Date.now() }).where(eq(runners.id, runner.id));
+  return { error: supersededTokenError(runner.id, runner.supersededAt) };
 }
 
 /**
  * A new token for the runner, pending until its first use; the current one works until then, so a runner
- * that loses the answer keeps working and rotates again. A second rotation replaces the pending token.
+ * that loses the answer keeps working and rotates again. A second rotation replaces the pending token. One
+ * asked from another address than the runner was seen at before is recorded (`suspectRotation`): the
+ * supervisor reports it and the dashboard shows it.
  */
-export async function rotateRunnerToken(env: Env, runnerId: string) {
+export async function rotateRunnerToken(env: Env, runner: AuthenticatedRunner) {
   const token = randomToken(TOKEN_PREFIXES.runner);
-  const expiresAt = Date.now() + runnerTokenTtlMs(env);
+  const now = Date.now();
+  const expiresAt = now + runnerTokenTtlMs(env);
+  const suspect = suspectRotation(runner.previousAddress, runner.address, now);
   await drizzle(env.DB)
     .update(runners)
-    .set({ nextTokenHash: await sha256Hex(token), nextTokenExpiresAt: expiresAt })
-    .where(eq(runners.id, runnerId));
+    .set({
+      nextTokenHash: await sha256Hex(token),
+      nextTokenExpiresAt: expiresAt,
+      ...(suspect && { suspectRotation: suspect }),
+    })
+    .where(eq(runners.id, runner.id));
   return { token, expiresAt };
+}
+
+/** The runner said it stops: it shows offline from now until its next call. */
+export async function markOffline(env: Env, runnerId: string, now = Date.now()) {
+  await drizzle(env.DB)
+    .update(runners)
+    .set({ offlineAt: now, lastSeenAt: now })
+    .where(eq(runners.id, runnerId));
 }
 
 /** Records the sandbox a runner reports, when it changed. */
@@ -214,8 +266,8 @@ export async function deleteRunner(env: Env, runnerId: string): Promise<boolean>
   return deleted.length > 0;
 }
 
-/** Every runner with the jobs D1 last recorded as leased to it. */
-export async function listRunners(env: Env) {
+/** Every runner with the jobs D1 last recorded as leased to it, and whether it is there (./presence.ts). */
+export async function listRunners(env: Env, now = Date.now()) {
   const d = drizzle(env.DB);
   const [all, leased] = await d.batch([
     d
@@ -229,6 +281,7 @@ export async function listRunners(env: Env) {
         expiresAt: runners.tokenExpiresAt,
         createdAt: runners.createdAt,
         lastSeenAt: runners.lastSeenAt,
+        offlineAt: runners.offlineAt,
         diskBytes: runners.diskBytes,
         worktrees: runners.worktrees,
         diskFreeBytes: runners.diskFreeBytes,
@@ -238,6 +291,9 @@ export async function listRunners(env: Env) {
         load1: runners.load1,
         cpus: runners.cpus,
         hostAt: runners.hostAt,
+        address: runners.address,
+        suspectRotation: runners.suspectRotation,
+        supersededSeenAt: runners.supersededSeenAt,
       })
       .from(runners)
       .orderBy(runners.name, runners.id),
@@ -253,8 +309,8 @@ export async function listRunners(env: Env) {
       .from(jobs)
       .where(eq(jobs.status, "leased")),
   ]);
-  return all.map((runner) => ({
-    ...runner,
-    jobs: leased.filter((job) => job.runnerId === runner.id).map(({ runnerId: _, ...job }) => job),
-  }));
+  return all.map((runner) => {
+    const jobs = leased.filter((job) => job.runnerId === runner.id).map(({ runnerId: _, ...job }) => job);
+    return { ...runner, jobs, presence: runnerPresence({ ...runner, jobs }, now) };
+  });
 }

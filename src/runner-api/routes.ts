@@ -27,6 +27,7 @@ import { redact } from "./redact.ts";
 import {
   type AuthenticatedRunner,
   authenticateRunner,
+  markOffline,
   recordHealth,
   recordSandbox,
   registerRunner,
@@ -38,7 +39,8 @@ type RunnerEnv = { Bindings: Env; Variables: { runner: AuthenticatedRunner & { t
 const runnerAuth: MiddlewareHandler<RunnerEnv> = async (c, next) => {
   const token = bearerToken(c);
   if (!token) return missingBearer(c);
-  const runner = await authenticateRunner(c.env, token);
+  // Cloudflare's view of the caller: a token used from a new address is what a stolen one looks like.
+  const runner = await authenticateRunner(c.env, token, c.req.header("cf-connecting-ip") ?? null);
   if ("error" in runner) return jsonError(c, 401, runner.error);
   c.set("runner", { ...runner, token });
   await next();
@@ -56,10 +58,17 @@ runnerRoutes.post("/register", async (c) => {
 });
 
 runnerRoutes.use("/rotate", runnerAuth);
+runnerRoutes.use("/offline", runnerAuth);
 runnerRoutes.use("/claim", runnerAuth);
 runnerRoutes.use("/jobs/*", runnerAuth);
 
-runnerRoutes.post("/rotate", async (c) => c.json(await rotateRunnerToken(c.env, c.var.runner.id), 201));
+runnerRoutes.post("/rotate", async (c) => c.json(await rotateRunnerToken(c.env, c.var.runner), 201));
+
+// The runner stops (SIGTERM, `systemctl stop`): it shows offline at once, not once its silence is noticed.
+runnerRoutes.post("/offline", async (c) => {
+  await markOffline(c.env, c.var.runner.id);
+  return c.body(null, 204);
+});
 
 runnerRoutes.post("/claim", async (c) => {
   const body = await jsonBody(c, claimRequest);

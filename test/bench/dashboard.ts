@@ -55,19 +55,25 @@ function seedStatements(now: number): string[] {
   ];
 }
 
+/** Signs in as a browser would: the session cookie (`name=value`). */
+export async function dashboardCookie(workerUrl: string): Promise<string> {
+  const login = await fetch(`${workerUrl}/dashboard/login`, {
+    method: "POST",
+    headers: { origin: workerUrl, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ token: TEST_ADMIN_TOKEN }),
+    redirect: "manual",
+  });
+  const cookie = login.headers.get("set-cookie")?.split(";")[0];
+  if (login.status !== 303 || !cookie) throw new Error(`login: ${login.status}`);
+  return cookie;
+}
+
 export async function benchDashboard({ requests = 100 } = {}) {
   const seedSql = await writeSeed("bench-dashboard", seedStatements(Date.now()));
   const worker = await startLocalWorker({ seedSql });
   await rm(seedSql);
   try {
-    const login = await fetch(`${worker.url}/dashboard/login`, {
-      method: "POST",
-      headers: { origin: worker.url, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ token: TEST_ADMIN_TOKEN }),
-      redirect: "manual",
-    });
-    const cookie = login.headers.get("set-cookie")?.split(";")[0];
-    if (login.status !== 303 || !cookie) throw new Error(`login: ${login.status}`);
+    const cookie = await dashboardCookie(worker.url);
     const get = (path: string) => async () => {
       const res = await fetch(`${worker.url}${path}`, { headers: { cookie } });
       const body = await res.text();

@@ -6,6 +6,7 @@ import { benchDashboard } from "./dashboard.ts";
 import { benchIngest } from "./ingest.ts";
 import { benchJobStart } from "./job-start.ts";
 import { benchLabelToSessionStart } from "./label-to-session.ts";
+import { benchOutcomes } from "./outcomes.ts";
 import { benchReconciliation } from "./reconcile.ts";
 import { benchSandboxStart } from "./sandbox-start.ts";
 
@@ -26,6 +27,8 @@ await benchJobStart();
 await benchSandboxStart();
 // Starts its own Worker, seeded with 10 000 issues.
 await benchDashboard();
+// Its own Worker too, seeded with 100 000 edges of history.
+await benchOutcomes();
 // Worker-side, in workerd: reconciliation's forge calls, 100 projects at once, the cron's subrequests.
 await benchReconciliation();
 // The whole factory (forge, Worker, runner, sandbox, stand-in model): a label to the session's first request.

@@ -35,6 +35,8 @@ export async function benchSandboxStart({ runs = 7 } = {}): Promise<void> {
         secretFiles: [],
       });
       const [home = "", phaseDir = ""] = place.writable;
+      // Made once per binary (at the runner's start), not per session.
+      const claudeCode = await sandbox.claudeCode();
       firstRequestAt = 0;
       const start = performance.now();
       const session = await sandbox.open(place, { budgetUsd: 1, allowedDomains: [] });
@@ -47,8 +49,9 @@ export async function benchSandboxStart({ runs = 7 } = {}): Promise<void> {
             permissionMode: "dontAsk",
             settingSources: [],
             maxTurns: 1,
+            pathToClaudeCodeExecutable: claudeCode,
             spawnClaudeCodeProcess: ({ command, args, env, signal }) =>
-              session.spawn(command, args, {
+              session.spawnController(command, args, {
                 env: Object.fromEntries(
                   Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined),
                 ),

@@ -6,8 +6,10 @@ import { agentCatalog, MAX_REPOSITORY_AGENTS } from "../../src/agents/catalog.ts
 import { agentPrompt, MAX_CONTEXT_ISSUES, MAX_ISSUE_BODY } from "../../src/agents/context.ts";
 import { type AgentDefinition, parseAgentDefinition } from "../../src/agents/definition.ts";
 import { afterVault, heldOutputs, type KeptDecision } from "../../src/agents/held-outputs.ts";
+import { lifecycleLabels } from "../../src/agents/lifecycle-labels.ts";
 import { checkOutputs, type RequestedOutput, requestedOutputSchema } from "../../src/agents/outputs.ts";
 import { scheduleDecision } from "../../src/agents/schedule.ts";
+import { settingsSchema } from "../../src/projects/config.ts";
 
 const agent = (frontmatter: string, prompt = "Do the thing.") => `---\n${frontmatter}\n---\n${prompt}\n`;
 
@@ -36,6 +38,7 @@ describe("agent definitions", () => {
       tools: ["Read", "Grep", "Glob"],
       outputs: { comment: { max: 3, dangerous: false, requiredLabels: [] } },
       enabled: true,
+      triggeredBy: "anyone",
       prompt: "Do the thing.",
     });
   });
@@ -99,6 +102,46 @@ describe("agent definitions", () => {
     expect(message).not.toContain("\n");
   });
 
+  it.each([
+    ["add_labels: { max: 1, allowedLabels: [backlog] }", "outputs.add_labels.allowedLabels: backlog"],
+    ["remove_labels: { max: 1, allowedLabels: [Blocked] }", "outputs.remove_labels.allowedLabels: Blocked"],
+    ["create_issue: { max: 1, labels: [in-progress] }", "outputs.create_issue.labels: in-progress"],
+    [
+      "create_issue: { max: 1, allowedLabels: [needs-human] }",
+      "outputs.create_issue.allowedLabels: needs-human",
+    ],
+    [
+      "comment: { max: 1, requiredLabels: [underspecified] }",
+      "outputs.comment.requiredLabels: underspecified",
+    ],
+    [
+      "add_labels: { max: 1, allowedLabels: [loop:abandon] }",
+      "outputs.add_labels.allowedLabels: loop:abandon",
+    ],
+    ["add_labels: { max: 1, allowedLabels: [loop:later] }", "outputs.add_labels.allowedLabels: loop:later"],
+  ])("refuses a lifecycle label in an output: %s", (output, where) => {
+    expect(error(agent(`description: d\nschedule: "@daily"\noutputs:\n  ${output}`))).toBe(
+      `frontmatter: ${where} is a lifecycle label: Conveyor sets it, no agent output may name it`,
+    );
+  });
+
+  it("refuses the project's own names for its lifecycle labels, besides the defaults", () => {
+    const labels = { ...settingsSchema.parse({}).labels, backlog: "ready" };
+    const reserved = lifecycleLabels(labels);
+    const text = (label: string) =>
+      agent(
+        `description: d\nschedule: "@daily"\noutputs:\n  add_labels: { max: 1, allowedLabels: [${label}] }`,
+      );
+    for (const label of ["ready", "backlog"]) {
+      expect(parseAgentDefinition("tester", text(label), "repository", reserved)).toMatchObject({
+        ok: false,
+      });
+    }
+    expect(parseAgentDefinition("tester", text("triage"), "repository", reserved)).toMatchObject({
+      ok: true,
+    });
+  });
+
   it("refuses a name that is not a plain lower-case word", () => {
     expect(error(agent('description: d\nschedule: "@daily"'), "../evil")).toMatch(/agent name/);
     expect(error(agent('description: d\nschedule: "@daily"'), "Gardener")).toMatch(/agent name/);
@@ -115,9 +158,9 @@ describe("the built-in agents", () => {
       ["predictor", ["create_issue"]],
       ["reviewer", ["submit_review"]],
     ]);
-    // Only the reviewer runs commands (the project's tests); none may queue work by labelling it backlog.
+    // Only the reviewer runs commands (the project's tests); none names a lifecycle label (the catalog
+    // would have refused it).
     expect(agents.filter((a) => a.tools.includes("Bash")).map((a) => a.name)).toEqual(["reviewer"]);
-    for (const a of agents) expect(JSON.stringify(a.outputs)).not.toContain('"backlog"');
   });
 
   it("src/agents/builtin.generated.ts is generated from src/agents/builtin/*.md (npm run agents:builtin)", () => {
@@ -184,7 +227,7 @@ describe("safe outputs", () => {
       'description: d\nschedule: "@daily"\noutputs:',
       '  create_issue: { max: 2, labels: [from-agent], allowedLabels: [tech-debt], titlePrefix: "[bot] " }',
       "  comment: { max: 5, requiredLabels: [prediction/unreviewed] }",
-      "  add_labels: { max: 2, allowedLabels: [underspecified] }",
+      "  add_labels: { max: 2, allowedLabels: [unclear] }",
       "  close_issue: { max: 1 }",
       "  link_dependency: { max: 3 }",
       "  submit_review: { max: 1 }",
@@ -239,7 +282,7 @@ describe("safe outputs", () => {
     ],
     [
       "a label it may not add",
-      { type: "add_labels", issue: 2, labels: ["underspecified", "backlog"] },
+      { type: "add_labels", issue: 2, labels: ["unclear", "backlog"] },
       "labels not allowed for this agent: backlog",
     ],
     [
@@ -271,7 +314,7 @@ describe("safe outputs", () => {
       decide(
         [
           { type: "comment", issue: 1, body: "hi" },
-          { type: "add_labels", issue: 2, labels: ["underspecified"] },
+          { type: "add_labels", issue: 2, labels: ["unclear"] },
           { type: "link_dependency", issue: 1, dependsOn: 2 },
           { type: "submit_review", pr: 8, verdict: "REQUEST_CHANGES", summary: "fix it", findings: [] },
           { type: "noop", reason: "nothing to do" },

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { dailyCapReached, issueBudgetExceeded, sessionBudget, utcDay } from "../../src/domain/budget.ts";
+import {
+  budgetPauses,
+  dailyCapReached,
+  issueBudgetExceeded,
+  sessionBudget,
+  utcDay,
+} from "../../src/domain/budget.ts";
 
-const limits = { issueUsd: 5, issueTurns: 100, sessionTurns: 40, dailyUsd: 20 };
+const limits = { issueUsd: 5, issueTurns: 100, sessionTurns: 40, dailyUsd: 20, eventDailyUsd: 2 };
 
 describe("issueBudgetExceeded", () => {
   it.each([
@@ -23,6 +29,27 @@ describe("dailyCapReached", () => {
     [31.5, "daily budget reached: $31.50 of $20.00 spent today (UTC)"],
   ])("%s → %s", (spent, expected) => {
     expect(dailyCapReached(spent, limits)).toBe(expected);
+  });
+});
+
+describe("budgetPauses", () => {
+  const events = (spent: number) =>
+    `event runs' daily budget reached: $${spent.toFixed(2)} of $2.00 spent today (UTC)`;
+  it.each([
+    ["nothing spent", 0, 0, { work: null, events: null }],
+    ["event runs at their cap: sessions go on", 2, 2, { work: null, events: events(2) }],
+    ["event runs far past it: sessions still go on", 500, 500, { work: null, events: events(500) }],
+    [
+      "sessions at the project's cap: event runs stop too",
+      21,
+      1,
+      {
+        work: "daily budget reached: $20.00 of $20.00 spent today (UTC)",
+        events: "daily budget reached: $20.00 of $20.00 spent today (UTC)",
+      },
+    ],
+  ])("%s", (_name, spent, eventSpent, expected) => {
+    expect(budgetPauses(spent, eventSpent, limits)).toEqual(expected);
   });
 });
 

@@ -3,7 +3,9 @@ import {
   ciVerdict,
   clip,
   contextMatcher,
+  MAX_CHECK_TEXT_CHARS,
   MAX_DESCRIPTION_CHARS,
+  MAX_FAILED_CHECKS,
   MAX_VERDICT_EXCERPT_CHARS,
   type RequiredChecks,
 } from "../../src/domain/ci-verdict.ts";
@@ -86,8 +88,25 @@ describe("ciVerdict over commit statuses", () => {
     expect(verdict).toEqual({
       kind: "red",
       excerpt: "ci/woodpecker/pr/test: failure — 2 tests failed (http://ci/1)\nci/woodpecker/pr/build: error",
-      targetUrls: ["http://ci/1", null],
+      failing: [
+        {
+          name: "ci/woodpecker/pr/test",
+          outcome: "failure",
+          description: "2 tests failed",
+          url: "http://ci/1",
+        },
+        { name: "ci/woodpecker/pr/build", outcome: "error" },
+      ],
     });
+  });
+
+  it("links a failing check only to a web page", () => {
+    const verdict = ciVerdict(
+      report({ statuses: [status("ci/x", "failure", { targetUrl: "javascript:alert(1)" })] }),
+      ALL,
+    );
+    expect(verdict).toMatchObject({ failing: [{ name: "ci/x", outcome: "failure" }] });
+    expect(verdict.kind === "red" && verdict.failing[0]).not.toHaveProperty("url");
   });
 
   it("ignores contexts outside the pattern", () => {
@@ -178,7 +197,7 @@ describe("ciVerdict over check runs and suites", () => {
     expect(verdict).toEqual({
       kind: "red",
       excerpt: "test: failure — 3 failed (https://ci/run/9)",
-      targetUrls: ["https://ci/run/9"],
+      failing: [{ name: "test", outcome: "failure", description: "3 failed", url: "https://ci/run/9" }],
     });
   });
 
@@ -199,7 +218,9 @@ describe("ciVerdict over check runs and suites", () => {
     expect(verdict.excerpt.length).toBeLessThanOrEqual(MAX_VERDICT_EXCERPT_CHARS);
     expect(verdict.excerpt.startsWith("check-0: failure — y")).toBe(true);
     expect(verdict.excerpt).toMatch(/\[… \d+ characters cut\]$/);
-    expect(verdict.targetUrls).toHaveLength(100);
+    // The checks a human sees on the page: the first few, each cut short.
+    expect(verdict.failing).toHaveLength(MAX_FAILED_CHECKS);
+    expect(verdict.failing[0]?.description).toHaveLength(MAX_CHECK_TEXT_CHARS);
   });
 
   it.each([

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import {
   FORMULAS_DIR,
   findFormula,
+  formulaCatalog,
   formulaOf,
+  missingSecrets,
   parseFormula,
   parseTomlFormula,
 } from "../../src/formulas/formula.ts";
@@ -215,6 +217,25 @@ describe("findFormula", () => {
       error: "no formula .conveyor/formulas/missing.md (or .toml) on the default branch",
     });
     expect(findFormula(files, "../etc")).toMatchObject({ ok: false });
+  });
+
+  it("lists every formula of the directory, and the files it cannot use", () => {
+    const { formulas, problems } = formulaCatalog(files);
+    expect(formulas.map((f) => f.name)).toEqual(["rotate", "rotate-token"]);
+    expect(problems.map((p) => p.name)).toEqual(["backup", "broken", "twice"]);
+  });
+});
+
+describe("missingSecrets", () => {
+  const formula = { name: "rotate-token", secrets: ["DEPLOY_TOKEN", "CDN_KEY"] };
+  it("names the declared secrets the project's actionSecrets lack, in one line", () => {
+    expect(missingSecrets(formula, { DEPLOY_TOKEN: "x", CDN_KEY: "y" })).toBeNull();
+    expect(missingSecrets(formula, { DEPLOY_TOKEN: "x" })).toBe(
+      "formula rotate-token needs the project secret CDN_KEY, which the project lacks: add it to its actionSecrets",
+    );
+    expect(missingSecrets(formula, undefined)).toBe(
+      "formula rotate-token needs the project secrets DEPLOY_TOKEN, CDN_KEY, which the project lacks: add them to its actionSecrets",
+    );
   });
 });
 

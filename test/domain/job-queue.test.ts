@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   afterLostLease,
+  BACKOFF_AFTER_UNCONFIRMED,
   type Claimant,
   enqueueAffinity,
   expiredLeases,
@@ -11,6 +12,8 @@ import {
   type QueuePolicy,
   selectJob,
   spendsBudget,
+  UNCONFIRMED_BACKOFF,
+  unconfirmedWait,
 } from "../../src/domain/job-queue.ts";
 import type { JobKind } from "../../src/domain/lifecycle.ts";
 
@@ -20,6 +23,7 @@ const POLICY: QueuePolicy = {
   confirmMs: 10_000,
   affinityGraceMs: 60_000,
   maxAttempts: 5,
+  maxUnconfirmed: 10,
 };
 const KINDS: JobKind[] = ["implement", "revise", "resume", "reap"];
 const NOW = 1_000_000;
@@ -44,6 +48,8 @@ function job(id: string, patch: Partial<Job> = {}): Job {
     leaseExpiresAt: null,
     confirmed: false,
     cancelled: false,
+    unconfirmed: 0,
+    notBefore: 0,
     ...patch,
   };
 }
@@ -212,7 +218,15 @@ describe("enqueue affinity", () => {
 
 describe("a lost lease", () => {
   const attempts = Array.from({ length: POLICY.maxAttempts }, (_, i) => i + 1);
-  const lost = { runnerId: ME, cancelled: false, confirmed: true, affinity: null, affinityUntil: 0 };
+  const lost = {
+    runnerId: ME,
+    cancelled: false,
+    confirmed: true,
+    affinity: null,
+    affinityUntil: 0,
+    unconfirmed: 0,
+  };
+  const fresh = { unconfirmed: 0, notBefore: 0 };
 
   it.each(attempts)("attempt %i", (attempt) => {
     const outcome = afterLostLease({ ...lost, attempt }, "lease expired", NOW, POLICY);
@@ -222,6 +236,7 @@ describe("a lost lease", () => {
         attempt: attempt + 1,
         affinity: ME,
         affinityUntil: NOW + POLICY.affinityGraceMs,
+        ...fresh,
       });
     } else {
       expect(outcome).toEqual({ action: "fail", reason: "lease expired on attempt 5 of 5" });
@@ -235,30 +250,98 @@ describe("a lost lease", () => {
   });
 
   // Nobody confirmed the lease (its runner died while the claim was answered): no attempt began.
-  it.each(attempts)("never confirmed, attempt %i → back as it was, same attempt and affinity", (attempt) => {
-    const unconfirmed = { ...lost, attempt, confirmed: false, affinity: OTHER, affinityUntil: NOW + 5 };
-    expect(afterLostLease(unconfirmed, "lease expired", NOW, POLICY)).toEqual({
-      action: "requeue",
-      attempt,
-      affinity: OTHER,
-      affinityUntil: NOW + 5,
-    });
-  });
+  it.each(attempts)(
+    "never confirmed, attempt %i → back as it was, same attempt and affinity, counted",
+    (attempt) => {
+      const unconfirmed = { ...lost, attempt, confirmed: false, affinity: OTHER, affinityUntil: NOW + 5 };
+      expect(afterLostLease(unconfirmed, "lease expired", NOW, POLICY)).toEqual({
+        action: "requeue",
+        attempt,
+        affinity: OTHER,
+        affinityUntil: NOW + 5,
+        unconfirmed: 1,
+        notBefore: 0,
+      });
+    },
+  );
 
-  it("never confirmed by a runner since revoked → no wait for it, still no attempt spent", () => {
-    const unconfirmed = { ...lost, attempt: 2, confirmed: false, affinity: ME, affinityUntil: NOW + 5 };
+  it("never confirmed by a runner since revoked → no wait for it, still no attempt spent, not counted", () => {
+    const unconfirmed = {
+      ...lost,
+      attempt: 2,
+      confirmed: false,
+      affinity: ME,
+      affinityUntil: NOW + 5,
+      unconfirmed: 4,
+    };
     expect(afterLostLease(unconfirmed, "runner revoked", NOW, POLICY, true)).toEqual({
       action: "requeue",
       attempt: 2,
       affinity: null,
       affinityUntil: 0,
+      unconfirmed: 4,
+      notBefore: 0,
     });
+  });
+
+  // Leased again and again, confirmed never (a runner that dies on the job): not free forever.
+  const streak = Array.from({ length: POLICY.maxUnconfirmed }, (_, i) => i);
+  it.each(streak)("the %i-th unconfirmed lease in a row before this one", (before) => {
+    const unconfirmed = { ...lost, attempt: 1, confirmed: false, unconfirmed: before };
+    const outcome = afterLostLease(unconfirmed, "lease expired", NOW, POLICY);
+    const count = before + 1;
+    if (count >= POLICY.maxUnconfirmed) {
+      expect(outcome).toEqual({
+        action: "fail",
+        reason: "no runner confirmed its lease 10 times in a row (jobs.maxUnconfirmed 10)",
+        unconfirmed: 10,
+      });
+      return;
+    }
+    expect(outcome).toMatchObject({ action: "requeue", attempt: 1, unconfirmed: count });
+    const wait = outcome.action === "requeue" ? outcome.notBefore - NOW : Number.NaN;
+    if (count < BACKOFF_AFTER_UNCONFIRMED) expect(outcome).toMatchObject({ notBefore: 0 });
+    else {
+      // 30 s doubling to 15 min, less up to a fifth of jitter.
+      const full = Math.min(UNCONFIRMED_BACKOFF.maxMs, UNCONFIRMED_BACKOFF.baseMs * 2 ** (count - 3));
+      expect(wait).toBeGreaterThanOrEqual(full * 0.8);
+      expect(wait).toBeLessThanOrEqual(full);
+    }
+  });
+
+  it("a job waiting out its backoff is offered to nobody until then", () => {
+    const open = [job("backing-off", { notBefore: NOW + 1 }), job("next")];
+    expect(pick(open)).toBe("next");
+    expect(pick(open, claimant(), POLICY.parallel, NOW + 1)).toBe("backing-off");
+    expect(unconfirmedWait(2, NOW)).toBe(0);
+    expect(unconfirmedWait(3, NOW, () => 0)).toBe(NOW + 30_000);
+    expect(unconfirmedWait(20, NOW, () => 0)).toBe(NOW + 15 * 60_000);
   });
 
   it("a new lease lasts the confirmation window, a confirmed one the full lease", () => {
     expect(leaseTerm(false, POLICY)).toBe(POLICY.confirmMs);
     expect(leaseTerm(true, POLICY)).toBe(POLICY.leaseMs);
     expect(leaseTerm(false, { leaseMs: 5_000, confirmMs: 10_000 })).toBe(5_000);
+  });
+});
+
+describe("an issue's reap", () => {
+  it("runs before the issue's jobs queued after it, even a continuation, whatever the ranks", () => {
+    // Abandoned (a reap, waiting for the runner that holds the worktree), then retried: a new implement.
+    const reap = job("reap", { kind: "reap", number: 40, affinity: OTHER, affinityUntil: NOW + 60_000 });
+    const retry = job("retry", { number: 40 });
+    const resume = job("resume", { kind: "resume", number: 40 });
+    expect(pick([reap, retry, resume])).toBeNull();
+    // Other issues' work goes on meanwhile.
+    expect(pick([reap, retry, job("other")])).toBe("other");
+    // Its grace period over, the reap goes first; then the issue's next job.
+    expect(pick([reap, retry, resume], claimant(), POLICY.parallel, NOW + 60_000)).toBe("reap");
+    expect(pick([retry, resume], claimant(), POLICY.parallel, NOW + 60_000)).toBe("resume");
+  });
+
+  it("does not hold back a job of its issue queued before it", () => {
+    const earlier = job("earlier", { kind: "revise", number: 41 });
+    expect(pick([earlier, job("reap", { kind: "reap", number: 41 })])).toBe("earlier");
   });
 });
 
@@ -283,6 +366,8 @@ describe("deadlines", () => {
       NOW + 200,
     ],
     ["a queued job without affinity", [job("q")], null],
+    ["a backoff", [job("b", { notBefore: NOW + 300 })], NOW + 300],
+    ["a backoff already over", [job("b", { notBefore: NOW })], null],
   ] as const)("%s", (_name, open, expected) => {
     expect(nextDeadline(open, NOW)).toBe(expected);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { awaitsLaterState } from "../../src/domain/early-events.ts";
 import {
   EVENT_TYPES,
   type EventType,
@@ -115,12 +116,27 @@ describe("an action's run", () => {
     expect(TERMINAL_STATES).toContain("done");
     expect(holdsSlot("done")).toBe(false);
     expect(effects).toEqual([
-      { kind: "comment", body: "**The action is done.**\n\nRotated the token; the new one is live." },
+      {
+        kind: "comment",
+        body: "**The action is done.**",
+        // The session's words, quoted apart under its name when posted.
+        quote: { by: "Its session", text: "Rotated the token; the new one is live." },
+      },
       { kind: "close_issue" },
       { kind: "labels", add: [], remove: ["in_progress", "needs_human", "backlog", "blocked"] },
       { kind: "enqueue_job", job: "reap" },
       { kind: "notify_dependents" },
     ]);
+  });
+
+  it("a done the Worker refused (its dangerous step never fired) escalates with the refusal, closing nothing", () => {
+    const refused =
+      "the session said the action is done, but step rotate of formula rotate-token did not run";
+    const { next, effects } = accepted(
+      transition(action("running"), { type: "phase", phase: "done", jobId: "job-1", refused }),
+    );
+    expect(next).toMatchObject({ state: "escalated", reason: refused });
+    expect(effects.map((e) => e.kind)).not.toContain("close_issue");
   });
 
   it("a dangerous step waits for the vault, holding no slot", () => {
@@ -249,6 +265,7 @@ describe("an action's run", () => {
       renotify: 1,
       retention: 1,
       idle: 4,
+      dispatch: 5,
     };
     const event: LifecycleEvent = { type: "phase", phase: "escalate" };
     const timers = armTimers(
@@ -277,8 +294,9 @@ describe("an action's run", () => {
       ok: false,
       reason: expect.stringMatching(/not the one/),
     });
-    // A decision that overtook `vault_requested` is for the only item the issue asked for.
-    expect(transition(asked, other).ok).toBe(true);
+    // A decision that overtook `vault_requested` waits for it (parked, src/domain/early-events.ts).
+    expect(transition(asked, other)).toMatchObject({ ok: false, reason: expect.stringMatching(/none yet/) });
+    expect(awaitsLaterState(asked, other)).toBe("vault item v6 to be recorded (vault_requested)");
   });
 
   it("the operator's approval of the issue goes to the vault, which decides", () => {

@@ -55,12 +55,15 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   blocked: { triage: "queued", dependencies: "queued", abandon: "abandoned", issue_closed: "abandoned" },
   queued: {
     dispatched: "running",
+    lease_unconfirmed: "queued",
+    timeout: "queued",
     abandon: "abandoned",
     issue_closed: "abandoned",
     budget_exceeded: "escalated",
   },
   running: {
     dispatched: "running",
+    lease_unconfirmed: "running",
     phase: "awaiting_ci",
     abandon: "abandoned",
     issue_closed: "abandoned",
@@ -74,7 +77,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "awaiting_ci",
     timeout: "escalated",
     budget_exceeded: "escalated",
   },
@@ -88,18 +91,19 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "awaiting_review",
     timeout: "escalated",
     budget_exceeded: "escalated",
   },
   revising: {
     pr_opened: "revising",
     dispatched: "revising",
+    lease_unconfirmed: "revising",
     phase: "awaiting_ci",
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "revising",
     timeout: "escalated",
     budget_exceeded: "escalated",
   },
@@ -111,7 +115,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     merge_confirmed: "merged",
     pr_closed: "abandoned",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "awaiting_approval",
   },
   merging: {
     pr_opened: "merging",
@@ -131,7 +135,7 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     pr_closed: "abandoned",
     retry: "queued",
     abandon: "abandoned",
-    issue_closed: "abandoned",
+    issue_closed: "escalated",
     timeout: "abandoned",
   },
   merged: {},
@@ -139,13 +143,21 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
   done: {},
 });
 
-/** A reply is taken everywhere; a dead-lettered effect escalates every issue not already with a human or done. */
+/**
+ * A reply is taken everywhere, and so is a vault item's id the issue no longer waits for (it is withdrawn); a
+ * dead-lettered effect escalates every issue not already with a human or done.
+ */
 function withReplies(table: { [S in State]: Partial<Record<EventType, State>> }) {
   const escalates = (state: State) => state !== "escalated" && !TERMINAL_STATES.includes(state);
   return Object.fromEntries(
     STATES.map((state) => [
       state,
-      { ...table[state], reply: state, ...(escalates(state) && { effect_failed: "escalated" }) },
+      {
+        vault_requested: state,
+        ...table[state],
+        reply: state,
+        ...(escalates(state) && { effect_failed: "escalated" }),
+      },
     ]),
   ) as typeof table;
 }
@@ -652,7 +664,8 @@ describe("worktree hygiene", () => {
   );
 
   it.each([
-    ["issue_closed", { type: "issue_closed" }],
+    // Closed with its pull request unmerged (read from the forge first: see "merge").
+    ["issue_closed", { type: "issue_closed", unmerged: true }],
     ["pr_closed", { type: "pr_closed", ...OURS }],
   ] as const)("%s reaps the worktree at once", (_name, event) => {
     const { next, effects } = expectAccepted(transition(at("awaiting_ci", { prNumber: 42 }), event));
@@ -894,13 +907,47 @@ describe("merge", () => {
     expect(next).toMatchObject({ state: "abandoned", reason: "pull request closed without merging" });
   });
 
-  it("the issue closed while merging waits for the pull request's merged state", () => {
-    const { next, effects } = expectAccepted(transition(at("merging"), { type: "issue_closed" }));
-    expect(next).toEqual(at("merging"));
-    expect(effects).toEqual([{ kind: "check_merged" }]);
-    const unmerged = expectAccepted(transition(next, { type: "issue_closed", unmerged: true }));
-    expect(unmerged.next).toMatchObject({ state: "abandoned", reason: "issue closed on the forge" });
-    expect(unmerged.effects[0]).toEqual({ kind: "cancel_jobs" });
+  // A human merging the pull request by hand closes the issue ("Closes #n") as Conveyor's own merge does.
+  it.each(PR_STATES.filter((s) => !TERMINAL_STATES.includes(s)))(
+    "the issue closed in %s waits for the pull request's merged state",
+    (state) => {
+      const { next, effects } = expectAccepted(transition(at(state), { type: "issue_closed" }));
+      expect(next).toEqual(at(state));
+      expect(effects).toEqual([{ kind: "check_merged" }]);
+      const merged = expectAccepted(transition(next, { type: "merge_confirmed", ...OURS }));
+      expect(merged.next.state).toBe("merged");
+      const unmerged = expectAccepted(transition(next, { type: "issue_closed", unmerged: true }));
+      expect(unmerged.next).toMatchObject({ state: "abandoned", reason: "issue closed on the forge" });
+      expect(unmerged.effects[0]).toEqual({ kind: "cancel_jobs" });
+    },
+  );
+
+  it("the issue closed before any pull request was asked for is abandoned at once", () => {
+    const { next } = expectAccepted(transition(at("running", { prOpened: false }), { type: "issue_closed" }));
+    expect(next.state).toBe("abandoned");
+  });
+
+  it("a pull request closed unmerged is let go: a retry opens a new one", () => {
+    const closed = expectAccepted(
+      transition(at("awaiting_review", { prNumber: 42 }), { type: "pr_closed", ...OURS }),
+    );
+    expect(closed.next).toMatchObject({ state: "abandoned", prOpened: false, prNumber: null });
+    const retried = expectAccepted(transition(closed.next, { type: "retry", by: "alice" }));
+    const dispatched = expectAccepted(
+      transition(retried.next, { type: "dispatched", jobId: "job-9", runnerId: "r" }),
+    );
+    const pushed = expectAccepted(
+      transition(dispatched.next, {
+        type: "phase",
+        phase: "awaiting_ci",
+        headSha: "fed9876",
+        jobId: "job-9",
+      }),
+    );
+    expect(pushed.effects[0]).toEqual({ kind: "open_pull_request" });
+    // The closed one no longer speaks for the issue.
+    const late = transition(pushed.next, { type: "pr_opened", number: 43, byConveyor: true });
+    expect(expectAccepted(late).next.prNumber).toBe(43);
   });
 
   it("a failed merge escalates", () => {
@@ -1001,13 +1048,57 @@ describe("head checks", () => {
   });
 });
 
+describe("waiting for a runner", () => {
+  const stalled = { type: "lease_unconfirmed", jobId: "job-1", count: 3, retryInMs: 31_000 } as const;
+
+  it("leases nobody confirms: the issue says why and keeps its place; at the bound it escalates", () => {
+    const { next, effects } = expectAccepted(transition(at("queued"), stalled));
+    const reason =
+      "no runner confirmed taking job job-1 3 times in a row; it is offered again in 31 s, then with backoff";
+    expect(next).toMatchObject({ state: "queued", reason });
+    expect(effects).toEqual([
+      { kind: "comment", body: `Conveyor is still waiting for a runner: ${reason}.` },
+    ]);
+    const gaveUp = expectAccepted(transition(at("queued"), { ...stalled, count: 10, gaveUp: true }));
+    expect(gaveUp.next).toMatchObject({
+      state: "escalated",
+      reason:
+        "no runner confirmed taking job job-1 10 times in a row (jobs.maxUnconfirmed): check the runners' logs, then retry",
+    });
+    expect(gaveUp.effects[0]).toEqual({ kind: "cancel_jobs" });
+  });
+
+  it("a continuation's job is the one it names; another job's is stale", () => {
+    const waiting = at("revising", { job: { id: "job-2", attempt: 0 } });
+    expect(transition(waiting, { ...stalled, jobId: "job-2" }).ok).toBe(true);
+    const dispatched = at("revising", { job: { id: "job-3", attempt: 1 } });
+    expect(expectRejected(transition(dispatched, stalled))).toBe(
+      "stale: job job-1 is not the issue's current job (job-3)",
+    );
+  });
+
+  it("the dispatch timer says so on the issue, in the queue and before a continuation starts; dispatch clears it", () => {
+    for (const state of ["queued", "revising"] as const) {
+      const { next, effects } = expectAccepted(transition(at(state), { type: "timeout", timer: "dispatch" }));
+      expect(next.state).toBe(state);
+      expect(next.reason).toMatch(/^no runner has started its job within timeouts\.dispatch/);
+      expect(effects).toEqual([
+        { kind: "comment", body: `Conveyor is still waiting for a runner: ${next.reason}.` },
+      ]);
+      const started = transition(next, { type: "dispatched", jobId: "job-9", runnerId: "r" });
+      expect(expectAccepted(started).next.reason).toBeNull();
+    }
+  });
+});
+
 describe("timeouts", () => {
   it("each waiting state has its own timer", () => {
     expect(STATES.map((s) => [s, timersFor(s)]).filter(([, t]) => (t ?? []).length > 0)).toEqual([
-      ["running", ["session"]],
+      ["queued", ["dispatch"]],
+      ["running", ["session", "dispatch"]],
       ["awaiting_ci", ["ci"]],
       ["awaiting_review", ["review"]],
-      ["revising", ["session"]],
+      ["revising", ["session", "dispatch"]],
       ["merging", ["merge"]],
       ["escalated", ["escalation", "renotify"]],
     ]);

@@ -57,6 +57,17 @@ describe("approvalReason", () => {
   });
 
   it.each<[string, ListedFile]>([
+    ["an agent definition", file(".conveyor/agents/reviewer.md", "added")],
+    ["a formula", file(".conveyor/formulas/rotate.toml")],
+    ["the vault's policy", file(".conveyor/vault-policy.md")],
+    ["a rename out of .conveyor/", file("notes/reviewer.md", "renamed", 0, ".conveyor/agents/reviewer.md")],
+  ])("%s waits for a human even where protectedPaths is empty", (_name, changed) => {
+    expect(approvalReason(listed(file("src/app.ts"), changed), [])).toMatch(
+      /^touches protected paths: .*\.conveyor\//,
+    );
+  });
+
+  it.each<[string, ListedFile]>([
     ["a binary file", file("assets/logo.png", "modified", 0)],
     ["a mode-only change", file("scripts/run.sh", "changed", 0)],
     ["Gitea's unchanged", file("scripts/run.sh", "unchanged", 0)],

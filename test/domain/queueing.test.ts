@@ -19,8 +19,16 @@ describe("queuer", () => {
     ["unlabeled", event("unlabeled", "bug"), null],
     ["closed", event("closed"), null],
   ])("%s → %s", (_name, e, expected) => {
-    expect(queuer(e, "backlog")).toBe(expected);
+    expect(queuer(e, "backlog", "conveyor")).toBe(expected);
   });
+
+  it.each(["opened", "labeled", "labels_updated", "edited", "reopened"])(
+    "%s sent by Conveyor's own account (any case) queues nothing",
+    (action) => {
+      const own = { ...event(action, "backlog"), sender: "Conveyor", issue: { author: "conveyor" } };
+      expect(queuer(own, "backlog", "conveyor")).toBeNull();
+    },
+  );
 
   it("only an issue outside the lifecycle needs a writer's text to enter it", () => {
     expect([undefined, "new", "blocked", "queued"].map(needsWriter)).toEqual([true, true, false, false]);

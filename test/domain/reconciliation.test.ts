@@ -15,91 +15,72 @@ const item = (number: number, updatedAt: string, fingerprint = `f${number}`) => 
   fingerprint,
 });
 
+const at = (iso: string) => Date.parse(iso);
+const numbers = (result: { changed: { number: number }[] }) => result.changed.map((entry) => entry.number);
+
 describe("changesSince", () => {
-  it("takes everything on the first listing and starts the next at the latest change", () => {
-    const { changed, next } = changesSince(START, [
-      item(1, "2026-01-01T00:00:01Z"),
-      item(2, "2026-01-01T00:00:03Z"),
-    ]);
-    expect(changed).toEqual([1, 2]);
-    expect(next).toEqual({ since: "2026-01-01T00:00:03Z", seen: { 2: "f2" } });
+  it("takes everything on the first listing; the next starts after the newest second once it settled", () => {
+    const listed = [item(1, "2026-01-01T00:00:01Z"), item(2, "2026-01-01T00:00:03Z")];
+    const result = changesSince(START, listed, at("2026-01-01T00:01:00Z"));
+    expect(numbers(result)).toEqual([1, 2]);
+    expect(result.next).toEqual({ since: "2026-01-01T00:00:04Z", seen: {} });
   });
 
-  it("skips the boundary's items listed again unchanged, and keeps the cursor", () => {
-    const cursor: Cursor = { since: "2026-01-01T00:00:03Z", seen: { 2: "f2" } };
-    expect(changesSince(cursor, [item(2, "2026-01-01T00:00:03Z")])).toEqual({ changed: [], next: cursor });
-    expect(changesSince(cursor, [])).toEqual({ changed: [], next: cursor });
+  it("never starts the next listing later than the forge's clock less the settling time", () => {
+    const listed = [item(1, "2026-01-01T00:00:01Z"), item(2, "2026-01-01T00:00:09Z")];
+    // The listing began at :10; a write stamped :08 or :09 may not have reached it yet.
+    const { next } = changesSince(START, listed, at("2026-01-01T00:00:10Z"));
+    expect(next).toEqual({ since: "2026-01-01T00:00:08Z", seen: { 2: "f2" } });
   });
 
-  it("sees an item changed again within the boundary's second by its fingerprint", () => {
+  it("skips what it listed at or after its start unchanged; sees an item changed again by its fingerprint", () => {
+    const cursor: Cursor = { since: "2026-01-01T00:00:08Z", seen: { 2: "f2", 3: "f3" } };
+    const listed = [item(2, "2026-01-01T00:00:09Z"), item(3, "2026-01-01T00:00:09Z", "other")];
+    const result = changesSince(cursor, listed, at("2026-01-01T00:00:10Z"));
+    expect(numbers(result)).toEqual([3]);
+    expect(result.next).toEqual({ since: "2026-01-01T00:00:08Z", seen: { 2: "f2", 3: "other" } });
+  });
+
+  it("keeps the cursor (and its free 304) while nothing is listed", () => {
+    const cursor: Cursor = { since: "2026-01-01T00:00:04Z", seen: {} };
+    expect(changesSince(cursor, [], at("2026-01-01T01:00:00Z"))).toEqual({ changed: [], next: cursor });
+  });
+
+  it("moves past a quiet boundary once the forge's clock has settled past it", () => {
     const cursor: Cursor = { since: "2026-01-01T00:00:03Z", seen: { 2: "f2" } };
-    const listed = [item(2, "2026-01-01T00:00:03Z", "other"), item(3, "2026-01-01T00:00:03Z")];
-    expect(changesSince(cursor, listed)).toEqual({
-      changed: [2, 3],
-      next: { since: "2026-01-01T00:00:03Z", seen: { 2: "other", 3: "f3" } },
+    const listed = [item(2, "2026-01-01T00:00:03Z")];
+    expect(changesSince(cursor, listed, at("2026-01-01T00:00:04Z") + BOUNDARY_SETTLE_MS - 1000)).toEqual({
+      changed: [],
+      next: cursor,
     });
-  });
-
-  it("moves on past the boundary when newer changes come", () => {
-    const cursor: Cursor = { since: "2026-01-01T00:00:03Z", seen: { 2: "f2" } };
-    const listed = [item(2, "2026-01-01T00:00:03Z"), item(4, "2026-01-01T00:01:00Z")];
-    expect(changesSince(cursor, listed)).toEqual({
-      changed: [4],
-      next: { since: "2026-01-01T00:01:00Z", seen: { 4: "f4" } },
-    });
-  });
-});
-
-describe("changesSince with the forge's clock", () => {
-  const at = (iso: string) => Date.parse(iso);
-  const cursor: Cursor = { since: "2026-01-01T00:00:03Z", seen: { 2: "f2", 5: "f5" } };
-
-  it("starts after the boundary's second once the forge's clock has settled past it", () => {
-    const listed = [item(2, "2026-01-01T00:00:03Z"), item(5, "2026-01-01T00:00:03Z")];
-    const settled = at("2026-01-01T00:00:04Z") + BOUNDARY_SETTLE_MS;
-    expect(changesSince(cursor, listed, settled)).toEqual({
+    expect(changesSince(cursor, listed, at("2026-01-01T00:00:04Z") + BOUNDARY_SETTLE_MS)).toEqual({
       changed: [],
       next: { since: "2026-01-01T00:00:04Z", seen: {} },
     });
   });
 
-  it("keeps the boundary while the forge's clock is within the settling time or unknown", () => {
-    const listed = [item(2, "2026-01-01T00:00:03Z"), item(5, "2026-01-01T00:00:03Z")];
-    const early = at("2026-01-01T00:00:04Z") + BOUNDARY_SETTLE_MS - 1;
-    expect(changesSince(cursor, listed, early)).toEqual({ changed: [], next: cursor });
-    expect(changesSince(cursor, listed, null)).toEqual({ changed: [], next: cursor });
+  it("counts an item listed twice (overlapping pages) once, in its latest version", () => {
+    const listed = [item(5, "2026-01-01T00:00:01Z", "old"), item(6, "2026-01-01T00:00:02Z")];
+    listed.push(item(5, "2026-01-01T00:00:05Z", "new"));
+    const result = changesSince(START, listed, at("2026-01-01T00:01:00Z"));
+    expect(result.changed).toEqual([item(5, "2026-01-01T00:00:05Z", "new"), item(6, "2026-01-01T00:00:02Z")]);
   });
 
-  it("reports a change at the boundary and still closes the second", () => {
-    const listed = [item(2, "2026-01-01T00:00:03Z", "other"), item(7, "2026-01-01T00:00:03Z")];
-    expect(changesSince(cursor, listed, at("2026-01-01T00:01:00Z"))).toEqual({
-      changed: [2, 7],
-      next: { since: "2026-01-01T00:00:04Z", seen: {} },
-    });
+  it("never passes a time the listing may have slid past", () => {
+    const listed = [item(1, "2026-01-01T00:00:03Z"), item(2, "2026-01-01T00:00:30Z")];
+    const { next } = changesSince(START, listed, at("2026-01-01T00:05:00Z"), "2026-01-01T00:00:03Z");
+    expect(next).toEqual({ since: "2026-01-01T00:00:03Z", seen: { 1: "f1", 2: "f2" } });
   });
 
-  it("closes the latest change's second, not the old boundary's", () => {
-    const listed = [item(2, "2026-01-01T00:00:03Z"), item(4, "2026-01-01T00:00:09Z")];
-    expect(changesSince(cursor, listed, at("2026-01-01T00:00:12Z"))).toEqual({
-      changed: [4],
-      next: { since: "2026-01-01T00:00:10Z", seen: {} },
-    });
-    expect(changesSince(cursor, listed, at("2026-01-01T00:00:11Z"))).toEqual({
-      changed: [4],
-      next: { since: "2026-01-01T00:00:09Z", seen: { 4: "f4" } },
-    });
+  it("never moves back, whatever the forge's clock says", () => {
+    const cursor: Cursor = { since: "2026-01-01T00:10:00Z", seen: {} };
+    const { next } = changesSince(cursor, [item(1, "2026-01-01T00:10:00Z")], at("2026-01-01T00:00:00Z"));
+    expect(next).toEqual({ since: "2026-01-01T00:10:00Z", seen: { 1: "f1" } });
   });
 
-  it("a cursor that starts after a closed second stays there while nothing is listed", () => {
-    const closed: Cursor = { since: "2026-01-01T00:00:04Z", seen: {} };
-    expect(changesSince(closed, [], at("2026-01-01T01:00:00Z"))).toEqual({ changed: [], next: closed });
-  });
-
-  it("closes a first listing's latest second too", () => {
-    expect(changesSince(START, [item(1, "2026-01-01T00:00:01Z")], at("2026-01-01T00:05:00Z"))).toEqual({
-      changed: [1],
-      next: { since: "2026-01-01T00:00:02Z", seen: {} },
-    });
+  it("without the forge's clock, bounds the cursor by the newest stamp less the settling time", () => {
+    const { next } = changesSince(START, [item(1, "2026-01-01T00:00:09Z")], null);
+    expect(next).toEqual({ since: "2026-01-01T00:00:07Z", seen: { 1: "f1" } });
   });
 });
 

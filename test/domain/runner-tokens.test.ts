@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { afterLostLease } from "../../src/domain/job-queue.ts";
-import { checkToken, claimScope, type TokenRow } from "../../src/domain/runner-tokens.ts";
+import {
+  checkToken,
+  claimScope,
+  supersededTokenError,
+  suspectRotation,
+  type TokenRow,
+} from "../../src/domain/runner-tokens.ts";
 
 const NOW = 1_000_000;
 const TTL = 100_000;
@@ -57,7 +63,14 @@ describe("claimScope", () => {
 });
 
 describe("afterLostLease for a revoked runner", () => {
-  const policy = { parallel: 1, leaseMs: 60_000, confirmMs: 15_000, affinityGraceMs: 60_000, maxAttempts: 5 };
+  const policy = {
+    parallel: 1,
+    leaseMs: 60_000,
+    confirmMs: 15_000,
+    affinityGraceMs: 60_000,
+    maxAttempts: 5,
+    maxUnconfirmed: 10,
+  };
   it("requeues without waiting for the runner that will not come back", () => {
     const job = {
       attempt: 1,
@@ -66,13 +79,35 @@ describe("afterLostLease for a revoked runner", () => {
       confirmed: true,
       affinity: null,
       affinityUntil: 0,
+      unconfirmed: 0,
     };
     expect(afterLostLease(job, "runner revoked", NOW, policy, true)).toEqual({
       action: "requeue",
       attempt: 2,
       affinity: null,
       affinityUntil: 0,
+      unconfirmed: 0,
+      notBefore: 0,
     });
     expect(afterLostLease(job, "lease expired", NOW, policy)).toMatchObject({ affinity: "gone" });
+  });
+});
+
+describe("suspectRotation", () => {
+  it("is a rotation from another address than the runner was seen at; unknown addresses say nothing", () => {
+    expect(suspectRotation("198.51.100.7", "203.0.113.9", NOW)).toEqual({
+      at: NOW,
+      from: "203.0.113.9",
+      before: "198.51.100.7",
+    });
+    expect(suspectRotation("198.51.100.7", "198.51.100.7", NOW)).toBeNull();
+    expect(suspectRotation(null, "203.0.113.9", NOW)).toBeNull();
+    expect(suspectRotation("198.51.100.7", null, NOW)).toBeNull();
+  });
+
+  it("the superseded token's holder is told what happened and what to do", () => {
+    expect(supersededTokenError("runner-0123456789abcdef", Date.UTC(2026, 0, 2))).toBe(
+      "runner token superseded: runner runner-0123456789abcdef rotated its token at 2026-01-02T00:00:00.000Z and uses the new one; if this runner did not rotate it, its token was stolen: have the operator revoke runner-0123456789abcdef (conveyor runner revoke runner-0123456789abcdef) and register this runner again",
+    );
   });
 });

@@ -17,6 +17,17 @@ describe("editSetting", () => {
     ["labels", '{"backlog":"todo"}', { labels: { ...defaults.labels, backlog: "todo" } }],
     ["critic.runsOn", "runner", { critic: { ...defaults.critic, runsOn: "runner" } }],
     [
+      "links.allow",
+      '["docs.example.com","*.cdn.example.com"]',
+      { links: { allow: ["docs.example.com", "*.cdn.example.com"] } },
+    ],
+    [
+      "mentions.allow",
+      '["alice","acme/reviewers"]',
+      { mentions: { ...defaults.mentions, allow: ["alice", "acme/reviewers"] } },
+    ],
+    ["mentions.issueAuthor", "true", { mentions: { ...defaults.mentions, issueAuthor: true } }],
+    [
       "critic.reviewHumanPullRequests",
       "true",
       { critic: { ...defaults.critic, reviewHumanPullRequests: true } },
@@ -69,6 +80,8 @@ describe("editSetting", () => {
     ["forgeToken", "x", /^forgeToken is part of the project's registration, not a setting/],
     ["repo", "a/b", /^repo is part of the project's registration/],
     ["critic.runsOn", "laptop", /runsOn/],
+    ["links.allow", '["https://evil.example"]', /^links\.allow\.0: .*host name/],
+    ["mentions.allow", '["@alice"]', /^mentions\.allow\.0: .*a login, or a team/],
   ])("refuses %s = %j", (key, value, reason) => {
     const edit = editSetting(defaults, key, value);
     expect(edit.ok).toBe(false);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  CHECKING_READS,
   giteaMergeability,
   githubMergeability,
   type Mergeability,
@@ -22,6 +23,15 @@ describe("stayCurrent", () => {
     ],
   ])("%j → %j", (state, action) => {
     expect(stayCurrent(state)).toEqual(action);
+  });
+
+  it("reads Gitea's `checking` again a few times, then takes it as a conflict", () => {
+    for (let reads = 1; reads < CHECKING_READS; reads++)
+      expect(stayCurrent({ kind: "checking" }, reads)).toEqual({ action: "read_again" });
+    expect(stayCurrent({ kind: "checking" }, CHECKING_READS)).toEqual({
+      action: "resolve_conflict",
+      files: [],
+    });
   });
 });
 
@@ -60,9 +70,14 @@ describe("giteaMergeability", () => {
       { kind: "conflict", files: ["a.txt"] },
     ],
     [
-      "a conflict while behind",
+      "false while behind, naming no files: a conflict, or the re-check after the base moved",
       { ...pull, mergeable: false, baseSha: "b2" },
-      { kind: "conflict", files: [] },
+      { kind: "checking" },
+    ],
+    [
+      "false with the base's head in the head: only the re-check (no conflict is possible)",
+      { ...pull, mergeable: false },
+      { kind: "unknown" },
     ],
     ["no merge base", { ...pull, mergeBase: null }, { kind: "unknown" }],
     ["no base head", { ...pull, baseSha: null }, { kind: "unknown" }],

@@ -33,6 +33,7 @@ const healthy: RunnerHealth = {
   load: { load1: 1, cpus: 4 },
   hostAt: NOW - MIN,
   worktrees: 3,
+  rotation: null,
 };
 
 function snapshot(patch: Partial<Snapshot> = {}): Snapshot {
@@ -122,6 +123,49 @@ describe("runners", () => {
     );
     expect(findings.map((f) => f.key)).toEqual(expected);
     if (priority) expect(findings[0]?.priority).toBe(priority);
+  });
+
+  it("a runner's host figures are in the finding's detail, never in the summary a forge issue carries", () => {
+    const sick = runner({
+      memory: { availableBytes: 1 * GIB, totalBytes: 100 * GIB },
+      disk: { freeBytes: 1 * GIB, totalBytes: 100 * GIB },
+      load: { load1: 99, cpus: 2 },
+      worktrees: 500,
+    });
+    const findings = runChecks(snapshot({ runners: [sick] }));
+    expect(findings.map((f) => f.check).sort()).toEqual(["disk", "load", "memory", "worktrees"]);
+    for (const finding of findings) {
+      expect(finding.summary).not.toMatch(/GiB|%|\b99\b|\b500\b|CPUs/);
+      expect(finding.detail).toMatch(/GiB|CPUs|500 worktrees/);
+      expect(findingIssue(finding, { supervisor: "supervisor" }).body).not.toContain(finding.detail ?? "?");
+    }
+  });
+
+  it("a token rotated from an address the runner was not seen at is a P1 for a week, addresses in its detail", () => {
+    const rotation = {
+      at: NOW - 60 * MIN,
+      from: "203.0.113.9",
+      before: "198.51.100.7",
+      supersededSeenAt: null,
+    };
+    const [found] = runChecks(snapshot({ runners: [runner({ rotation })] }));
+    expect(found).toMatchObject({
+      key: `token_rotated:r1:${rotation.at}`,
+      priority: "P1",
+      check: "token_rotated",
+    });
+    expect(found?.summary).toContain("if the runner did not move, its token was stolen: revoke the runner");
+    expect(found?.summary).not.toContain("203.0.113.9");
+    expect(found?.detail).toBe("rotated from 203.0.113.9; seen before at 198.51.100.7");
+    // Its replaced token presented since (the real runner locked out, or the thief): said too.
+    const used = runChecks(
+      snapshot({ runners: [runner({ rotation: { ...rotation, supersededSeenAt: NOW } })] }),
+    );
+    expect(used[0]?.summary).toContain("and its replaced token was presented since");
+    // Offline or not, it is reported; a week later it is not.
+    expect(keys({ runners: [runner({ rotation, lastSeenAt: NOW - 600 * MIN })] })).toContain(found?.key);
+    const old = { ...rotation, at: NOW - 8 * 24 * 60 * MIN };
+    expect(keys({ runners: [runner({ rotation: old })] })).toEqual([]);
   });
 
   it("a runner too old to report free disk, or one reporting a zero-sized file system, is not judged", () => {

@@ -17,6 +17,7 @@ describe("timersFor", () => {
   it("every state that waits has a way out", () => {
     const waiting = STATES.filter((s) => timersFor(s).length > 0);
     expect(waiting).toEqual([
+      "queued",
       "running",
       "awaiting_ci",
       "awaiting_review",
@@ -60,25 +61,42 @@ describe("armTimers", () => {
   });
 });
 
+describe("the dispatch timer", () => {
+  const edge = (from: State, to: State, e: LifecycleEvent) => ({ from, to, event: e, seq: 9, now: 1_000 });
+  const triage: LifecycleEvent = { type: "triage", blockers: [] };
+
+  it("runs while the issue waits in the queue, and again every period once it fired", () => {
+    const armed = armTimers(edge("new", "queued", triage), [], timeouts);
+    expect(armed).toEqual([{ kind: "dispatch", dueAt: 1_000 + timeouts.dispatch, armedSeq: 9 }]);
+    const fired: LifecycleEvent = { type: "timeout", timer: "dispatch" };
+    const later = { from: "queued", to: "queued", event: fired, seq: 12, now: 5_000 } as const;
+    expect(armTimers(later, armed, timeouts)).toEqual([
+      { kind: "dispatch", dueAt: 5_000 + timeouts.dispatch, armedSeq: 12 },
+    ]);
+  });
+});
+
 describe("the session timer", () => {
   const dispatched: LifecycleEvent = { type: "dispatched", jobId: "j", runnerId: "r", attempt: 1 };
   const session = (dueAt: number): Timer => ({ kind: "session", dueAt, armedSeq: 3 });
   const edge = (from: State, to: State, e: LifecycleEvent) => ({ from, to, event: e, seq: 9, now: 1_000 });
 
-  it("does not run while a continuation waits for its job (a paused daily budget)", () => {
+  const waits: Timer = { kind: "dispatch", dueAt: 1_000 + timeouts.dispatch, armedSeq: 9 };
+
+  it("does not run while a continuation waits for its job (a paused daily budget): the dispatch wait does", () => {
     const red: LifecycleEvent = { type: "ci", result: "red", headSha: "s1" };
-    expect(armTimers(edge("awaiting_ci", "revising", red), [], timeouts)).toEqual([]);
+    expect(armTimers(edge("awaiting_ci", "revising", red), [], timeouts)).toEqual([waits]);
     const reply: LifecycleEvent = { type: "human_reply", author: "alice", text: "go on" };
-    expect(armTimers(edge("escalated", "revising", reply), [], timeouts)).toEqual([]);
-    // Still waiting: a pull request number linked meanwhile arms nothing either.
-    expect(armTimers(edge("revising", "revising", event), [], timeouts)).toEqual([]);
+    expect(armTimers(edge("escalated", "revising", reply), [], timeouts)).toEqual([waits]);
+    // Still waiting: a pull request number linked meanwhile keeps the dispatch wait as it was.
+    expect(armTimers(edge("revising", "revising", event), [waits], timeouts)).toEqual([waits]);
   });
 
   it.each([
     ["queued", "running"],
     ["revising", "revising"],
-  ] as const)("starts when the job is dispatched (%s → %s)", (from, to) => {
-    expect(armTimers(edge(from, to, dispatched), [], timeouts)).toEqual([
+  ] as const)("starts when the job is dispatched (%s → %s), ending the dispatch wait", (from, to) => {
+    expect(armTimers(edge(from, to, dispatched), [waits], timeouts)).toEqual([
       { kind: "session", dueAt: 1_000 + timeouts.session, armedSeq: 9 },
     ]);
   });

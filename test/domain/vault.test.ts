@@ -41,6 +41,7 @@ function inState(state: VaultState): VaultItem {
     ],
     rejected: [{ type: "reject", by: "bob", reason: "not today", at: T0 + 1 }],
     expired: [{ type: "expire", at: T0 + EXPIRY }],
+    withdrawn: [{ type: "withdraw", reason: "the issue is abandoned", at: T0 + 1 }],
   };
   return steps[state].reduce((it, event) => {
     const outcome = decide(it, event);
@@ -55,6 +56,7 @@ const EVENTS: Record<VaultEvent["type"], VaultEvent> = {
   reject: { type: "reject", by: "carol", at: T0 + 5 },
   expire: { type: "expire", at: T0 + EXPIRY + 5 },
   fired: { type: "fired", at: T0 + 5 },
+  withdraw: { type: "withdraw", reason: "the issue left", at: T0 + 5 },
 };
 
 /** What every (state, event) pair does: the state it leads to, or a refusal matching the pattern. */
@@ -65,6 +67,7 @@ const TABLE: Record<VaultState, Record<VaultEvent["type"], VaultState | RegExp>>
     reject: "rejected",
     expire: "expired",
     fired: /v1 is pending: only an approved item fires/,
+    withdraw: "withdrawn",
   },
   approved: {
     classified: /already approved by alice/,
@@ -72,6 +75,8 @@ const TABLE: Record<VaultState, Record<VaultEvent["type"], VaultState | RegExp>>
     reject: /already approved by alice/,
     expire: /already approved by alice/,
     fired: "fired",
+    // An approval nothing acted on never fired.
+    withdraw: "withdrawn",
   },
   fired: {
     classified: /approved by alice and has fired/,
@@ -79,6 +84,7 @@ const TABLE: Record<VaultState, Record<VaultEvent["type"], VaultState | RegExp>>
     reject: /approved by alice and has fired/,
     expire: /approved by alice and has fired/,
     fired: /approved by alice and has fired/,
+    withdraw: /approved by alice and has fired/,
   },
   rejected: {
     classified: /rejected by bob/,
@@ -86,6 +92,7 @@ const TABLE: Record<VaultState, Record<VaultEvent["type"], VaultState | RegExp>>
     reject: /rejected by bob/,
     expire: /rejected by bob/,
     fired: /rejected by bob/,
+    withdraw: /rejected by bob/,
   },
   expired: {
     classified: /expired at .* with nobody deciding/,
@@ -93,6 +100,15 @@ const TABLE: Record<VaultState, Record<VaultEvent["type"], VaultState | RegExp>>
     reject: /expired at .* with nobody deciding/,
     expire: /expired at .* with nobody deciding/,
     fired: /expired at .* with nobody deciding/,
+    withdraw: /expired at .* with nobody deciding/,
+  },
+  withdrawn: {
+    classified: /v1 was withdrawn: the issue is abandoned/,
+    approve: /v1 was withdrawn: the issue is abandoned/,
+    reject: /v1 was withdrawn: the issue is abandoned/,
+    expire: /v1 was withdrawn: the issue is abandoned/,
+    fired: /v1 was withdrawn: the issue is abandoned/,
+    withdraw: /v1 was withdrawn: the issue is abandoned/,
   },
 };
 
@@ -117,6 +133,18 @@ describe("decide: the rules inside a state", () => {
     expect(late).toEqual({ ok: false, reason: expect.stringMatching(/^v1 expired at /) });
     const lateReject = decide(fresh(), { type: "reject", by: "alice", at: T0 + EXPIRY + 1 });
     expect(lateReject.ok).toBe(false);
+  });
+
+  it("a withdrawal audits the requester and why; an approval nothing acted on is withdrawn, never fired", () => {
+    const withdrawn = decide(inState("approved"), { type: "withdraw", reason: "the issue left", at: T0 + 9 });
+    if (!withdrawn.ok) throw new Error(withdrawn.reason);
+    expect(withdrawn.item.audit.at(-1)).toEqual({
+      action: "withdrawn",
+      by: "issue #7 (rotate)",
+      at: T0 + 9,
+      reason: "the issue left",
+    });
+    expect(withdrawn.item.audit.some((e) => e.action === "fired")).toBe(false);
   });
 
   it("a firing audits the approver, and what fired it when it says", () => {
@@ -178,6 +206,8 @@ describe("decisionOf: what the requester hears", () => {
     ["fired", { decision: "approved", by: "alice" }],
     ["rejected", { decision: "rejected", by: "bob", reason: "not today" }],
     ["expired", { decision: "expired", by: "timeout" }],
+    // Its requester asked for the withdrawal: it is told nothing.
+    ["withdrawn", null],
   ])("%s → %j", (state, expected) => {
     expect(decisionOf(inState(state))).toEqual(expected);
   });

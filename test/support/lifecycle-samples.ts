@@ -12,6 +12,8 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, blockers: [] };
     case "dispatched":
       return { type, jobId: "job-1", runnerId: "runner-1" };
+    case "lease_unconfirmed":
+      return { type, jobId: "job-1", count: 3, retryInMs: 30_000 };
     case "phase":
       return { type, phase: "awaiting_ci", headSha: HEAD, branch: "conveyor/7", sessionId: "sess-1" };
     case "ci":

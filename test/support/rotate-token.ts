@@ -28,6 +28,7 @@ export const ROTATE_TOKEN = {
       description: "Revoke the old token",
       command: "./rotate.sh",
       dangerous: true,
+      optional: false,
       secrets: ["DEPLOY_TOKEN"],
     },
   ],

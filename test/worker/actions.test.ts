@@ -11,6 +11,7 @@ import { projectStub } from "../../src/project-stub.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";
 import { ROTATE_SH, ROTATE_TOKEN, ROTATE_TOKEN_MD } from "../support/rotate-token.ts";
 import { call, claim, complete, heartbeat, jobsOf, newRunner, pastDeadline, taken } from "./support/jobs.ts";
+import { logged } from "./support/log.ts";
 import { type Loop, loopProject, push, send, until } from "./support/review.ts";
 
 const DEPLOY = "deploy-secret-in-worker-test";
@@ -74,6 +75,12 @@ describe("action issues in the Worker", () => {
     });
     const failed = await worker.fetch(request, secretsOutage, createExecutionContext());
     expect(failed.status).toBe(500);
+    expect(logged).toContainEqual({
+      level: "error",
+      msg: "unhandled error",
+      error: "D1_ERROR: Network connection lost.",
+      path: "/runner/v1/claim",
+    });
     const [lost] = await jobsOf(loop.project);
     expect(lost).toMatchObject({ status: "leased", attempt: 1 });
     // Nobody confirms the lease the runner never got: it comes back with its attempt unspent.
@@ -135,7 +142,8 @@ describe("action issues in the Worker", () => {
       c.body.startsWith("**Progress:**"),
     );
     expect(progress).toHaveLength(1);
-    expect(progress[0]?.body).toMatch(/^\*\*Progress:\*\* Checked the token\./);
+    // The session's words quoted apart under its name.
+    expect(progress[0]?.body).toMatch(/^\*\*Progress:\*\*\n\nIts session wrote:\n\n> Checked the token\./);
   });
 
   /** An action issue whose session asked the vault for step rotate: its number, runner and vault item. */
@@ -190,7 +198,11 @@ describe("action issues in the Worker", () => {
     expect(await fire(resumed, "rotate")).toEqual({ status: 200, body: { fired: true } });
     const fired = await vault.vaultItem(item);
     expect(fired?.state).toBe("fired");
-    expect(fired?.audit.at(-1)).toMatchObject({ action: "fired", reason: `run by job ${resumed.job.id}` });
+    const by = `run by job ${resumed.job.id} (attempt 1)`;
+    expect(fired?.audit.at(-1)).toMatchObject({ action: "fired", reason: by });
+    // Its answer was lost: the same attempt asks again and is told it fired, so the step still runs once.
+    expect(await fire(resumed, "rotate")).toEqual({ status: 200, body: { fired: true } });
+    expect((await vault.vaultItem(item))?.audit.filter((e) => e.action === "fired")).toHaveLength(1);
 
     // The runner dies after running it; the job's next attempt may not run it again.
     await heartbeat(runner, resumed);
@@ -201,6 +213,78 @@ describe("action issues in the Worker", () => {
       status: 200,
       body: { fired: false, reason: `${item} was approved by maintainer and has fired` },
     });
+  });
+
+  it("a session's done stands only once its dangerous step fired: before, the issue escalates saying why", async () => {
+    const { loop, runner, number, item } = await awaitingApproval("action-unfired");
+    expect(await approve(loop, item)).toMatchObject({ ok: true });
+    await until(loop, number, (v) => v.state === "running" && v.outbox.every((o) => o.pending === 0));
+    const resumed = taken(await claim(runner, [loop.project]));
+    await heartbeat(runner, resumed);
+    // The step never ran (the runner refused it before firing); the session says it is done all the same.
+    await complete(runner, resumed, { phase: "done", sessionId: "sess-a", summary: "Rotated the token." });
+    const view = await until(loop, number, (v) => v.state === "escalated" && v.outbox.length === 0);
+    expect(view.reason).toBe(
+      `the session said the action is done, but step rotate of formula rotate-token did not run: vault item ${item} approved it, but it never fired`,
+    );
+    expect((await loop.forge.getIssue(number)).state).toBe("open");
+    expect((await projectStub(env, loop.project).vaultItem(item))?.state).toBe("approved");
+
+    // A human's reply resumes it without the approval (it was that job's alone): done escalates again until
+    // the session asks the vault anew and the step fires.
+    await send(loop, number, { type: "human_reply", author: "maintainer", text: "Run it now." });
+    await until(loop, number, (v) => v.state === "running" && v.outbox.every((o) => o.pending === 0));
+    const again = taken(await claim(runner, [loop.project]));
+    await heartbeat(runner, again);
+    const fired = await call(runner, `jobs/${again.job.id}/fire`, {
+      leaseToken: again.leaseToken,
+      step: "rotate",
+    });
+    expect(await fired.json()).toEqual({
+      fired: false,
+      reason: `job ${again.job.id} carries no vault approval of step rotate`,
+    });
+    await complete(runner, again, { phase: "done", sessionId: "sess-a" });
+    expect((await until(loop, number, (v) => v.state === "escalated" && v.iteration === 3)).reason).toMatch(
+      /did not run: vault item v\d+ approved it, but it never fired$/,
+    );
+  });
+
+  it("a session that says done without ever asking the vault for its dangerous step escalates", async () => {
+    const loop = await actionProject("action-skipped");
+    const runner = await newRunner("action-skipped", { projects: [loop.project] });
+    const number = await triage(loop, "rotate-token");
+    await until(loop, number, (v) => v.outbox.every((o) => o.pending === 0));
+    const claimed = taken(await claim(runner, [loop.project]));
+    await heartbeat(runner, claimed);
+    await complete(runner, claimed, { phase: "done", sessionId: "sess-a", summary: "Rotated." });
+    const view = await until(loop, number, (v) => v.state === "escalated");
+    expect(view.reason).toBe(
+      "the session said the action is done, but step rotate of formula rotate-token did not run: the session never asked the vault for it (PHASE:vault, Step: rotate)",
+    );
+  });
+
+  it("an approved step that fired lets the action end done", async () => {
+    const { loop, runner, number, item } = await awaitingApproval("action-fired");
+    await approve(loop, item);
+    await until(loop, number, (v) => v.state === "running" && v.outbox.every((o) => o.pending === 0));
+    const resumed = taken(await claim(runner, [loop.project]));
+    await heartbeat(runner, resumed);
+    await call(runner, `jobs/${resumed.job.id}/fire`, { leaseToken: resumed.leaseToken, step: "rotate" });
+    await complete(runner, resumed, { phase: "done", sessionId: "sess-a", summary: "Rotated the token." });
+    await until(loop, number, (v) => v.state === "done");
+  });
+
+  it("a formula needing a secret the project lacks escalates before any session runs", async () => {
+    const loop = await actionProject("action-no-secret", {
+      actionSecrets: { UNUSED_TOKEN: "never-sent-1234" },
+    });
+    const number = await triage(loop, "rotate-token");
+    const view = await until(loop, number, (v) => v.state === "escalated");
+    expect(view.reason).toMatch(
+      /formula rotate-token needs the project secret DEPLOY_TOKEN, which the project lacks: add it to its actionSecrets/,
+    );
+    expect(await jobsOf(loop.project)).toEqual([]);
   });
 
   it("a step whose command changed on the default branch after the vault was asked does not run on that approval", async () => {

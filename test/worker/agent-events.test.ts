@@ -1,7 +1,7 @@
 /**
  * Forge-event triggers: a repository agent whose `on` names a webhook event runs once per delivery, with the
  * event's issue in its prompt as data; not again for a redelivery, not for an event it does not list, and
- * not for an event of Conveyor's own account.
+ * not for an event of Conveyor's own account (test/worker/event-runs.test.ts: rates, budgets, replays).
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -90,9 +90,12 @@ describe("agents on forge events", () => {
     const loop = await loopProject("agent-events-push");
     const files = (on: string) => ({ ".conveyor/agents/welcomer.md": WELCOMER.replace("issues.opened", on) });
     await control("push", { repo: loop.repo, branch: "main", files: files("issues.opened") });
-    const { number } = await loop.forge.createIssue({ title: "Slow", body: "It is slow.", labels: [] });
     const stub = projectStub(env, loop.project);
-    const opened = () => deliver(loop.project, ISSUES, issuePayload(loop.repo, "opened", number, "someone"));
+    // Each a new issue's: the same delivery twice would start its run once.
+    const opened = async () => {
+      const { number } = await loop.forge.createIssue({ title: "Slow", body: "It is slow.", labels: [] });
+      return deliver(loop.project, ISSUES, issuePayload(loop.repo, "opened", number, "someone"));
+    };
     await opened();
     expect(await stub.recentAgentRuns("welcomer")).toHaveLength(1);
 

@@ -79,9 +79,15 @@ async function heldClose(name: string, settings: object = {}) {
 }
 
 const closed = async (loop: Loop, number: number) => (await loop.forge.getIssue(number)).state === "closed";
-/** The comments on the issue, their first lines. */
+/** The comments on the issue: the first line of the agent's words in each. */
 const notes = async (loop: Loop, number: number) =>
-  (await loop.forge.listComments(number)).map((c) => c.body.split("\n")[0]);
+  // The agent's words, quoted under its name.
+  (await loop.forge.listComments(number)).map((c) =>
+    c.body
+      .split("\n")
+      .find((line) => line.startsWith("> "))
+      ?.slice(2),
+  );
 
 describe("an agent's dangerous outputs", () => {
   it("wait in the vault, pending, with nothing on the forge; the other outputs are applied", async () => {

@@ -31,13 +31,13 @@ const BASE = "https://conveyor.test/api/v1/projects";
 const api = (path: string, init: RequestInit = {}) =>
   SELF.fetch(`${BASE}/${path}`, { ...init, headers: { ...OPERATOR, ...init.headers } });
 
-/** A repository agent that may comment twice and label `underspecified`. */
+/** A repository agent that may comment twice and label `unclear`. */
 const TRIAGER = `---
 description: Comments on issues, at most twice a run.
 schedule: "@weekly"
 outputs:
   comment: { max: 2 }
-  add_labels: { max: 2, allowedLabels: [underspecified] }
+  add_labels: { max: 2, allowedLabels: [unclear] }
 ---
 Comment on the issues.
 `;
@@ -160,7 +160,8 @@ describe("agents", () => {
   });
 
   it("applies exactly `max` outputs once, rejects the rest and undeclared types with reasons, and counts the cost", async () => {
-    const loop = await agentsProject("agents-run");
+    // The issues' author (Conveyor's account here) may be mentioned on them, and one listed login anywhere.
+    const loop = await agentsProject("agents-run", { mentions: { allow: ["helper"], issueAuthor: true } });
     const [first = 0, second = 0] = loop.issues;
     const GONE = 9_999;
     await seedForgeIssue(loop.project, GONE, "Deleted on the forge", "");
@@ -191,12 +192,12 @@ describe("agents", () => {
 
     const outputs = [
       { type: "comment", issue: first, body: "Which flag?" },
-      { type: "comment", issue: second, body: "Which columns?" },
+      { type: "comment", issue: second, body: "Which columns? @conveyor @helper @stranger" },
       { type: "comment", issue: first, body: "Over the cap." },
       { type: "create_issue", title: "Not declared", body: "No." },
       // Open in Conveyor's mirror, gone from the forge: refused there for good, holding up nothing after it.
-      { type: "add_labels", issue: GONE, labels: ["underspecified"] },
-      { type: "add_labels", issue: second, labels: ["underspecified"] },
+      { type: "add_labels", issue: GONE, labels: ["unclear"] },
+      { type: "add_labels", issue: second, labels: ["unclear"] },
     ];
     const done = { phase: "done", sessionId: "sess-agent", outputs, usage };
     expect((await complete(runner, claimed, done)).status).toBe(204);
@@ -220,8 +221,13 @@ describe("agents", () => {
     ]);
     expect(run.decisions?.[4]?.failed).toMatch(/^the forge refused it: .*404/);
     const comments = [...(await loop.forge.listComments(first)), ...(await loop.forge.listComments(second))];
-    expect(comments.map((c) => c.body.split("\n")[0])).toEqual(["Which flag?", "Which columns?"]);
-    expect((await loop.forge.getIssue(second)).labels).toContain("underspecified");
+    // Each under the agent's and the run's name, quoted apart.
+    const attribution = `The agent \`triager\` (run \`${runId}\`) wrote:`;
+    expect(comments.map((c) => c.body.split("\n").slice(0, 3))).toEqual([
+      [attribution, "", "> Which flag?"],
+      [attribution, "", "> Which columns? @conveyor @helper `@stranger`"],
+    ]);
+    expect((await loop.forge.getIssue(second)).labels).toContain("unclear");
     expect((await projectStub(env, loop.project).dispatchStatus()).spentTodayUsd).toBe(0.25);
     // In D1 too: the project's spend includes the run's (a re-sent figure replaced, not added).
     expect((await projectCosts(env)).get(loop.project)).toEqual({ totalUsd: 0.25, todayUsd: 0.25 });
@@ -235,7 +241,9 @@ describe("agents", () => {
       );
     });
     await drain(loop.project);
-    expect((await loop.forge.listComments(first)).map((c) => c.body.split("\n")[0])).toEqual(["Which flag?"]);
+    expect((await loop.forge.listComments(first)).map((c) => c.body.split("\n")[2])).toEqual([
+      "> Which flag?",
+    ]);
     expect((await runOf(loop.project, "triager", runId)).decisions).toEqual(run.decisions);
 
     const list = (await (await api(`${loop.project}/agents`)).json()) as {
@@ -252,7 +260,7 @@ describe("agents", () => {
     expect(runsHtml).toContain(runId);
     expect(runsHtml).toContain(`comment on #${first} — applied`);
     expect(runsHtml).toContain("rejected: over the cap: at most 2 comment per run");
-    expect(runsHtml).toContain(`add labels underspecified on #${GONE} — failed: the forge refused it`);
+    expect(runsHtml).toContain(`add labels unclear on #${GONE} — failed: the forge refused it`);
   });
 
   it("link_dependency adds a `Depends on` line the dependency parser reads, once", async () => {

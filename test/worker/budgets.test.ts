@@ -129,14 +129,10 @@ describe("the daily cap", () => {
     await seedForgeIssue(project, 2, "Another", "");
     await triaged(project, 2);
     expect(await claim(runner, [project])).toBeNull();
-    expect(await projectStub(env, project).dispatchStatus()).toEqual({
-      paused: "daily budget reached: $1.50 of $1.00 spent today (UTC)",
-      spentTodayUsd: 1.5,
-    });
+    const paused = "daily budget reached: $1.50 of $1.00 spent today (UTC)";
+    const status = { paused, spentTodayUsd: 1.5, eventRuns: { paused, spentTodayUsd: 0 } };
+    expect(await projectStub(env, project).dispatchStatus()).toEqual(status);
     const api = await SELF.fetch(`https://conveyor.test/api/v1/projects/${project}`, { headers: OPERATOR });
-    expect(((await api.json()) as { dispatch: unknown }).dispatch).toEqual({
-      paused: "daily budget reached: $1.50 of $1.00 spent today (UTC)",
-      spentTodayUsd: 1.5,
-    });
+    expect(((await api.json()) as { dispatch: unknown }).dispatch).toEqual(status);
   });
 });

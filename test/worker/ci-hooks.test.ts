@@ -241,6 +241,12 @@ describe("commit statuses pushed by Gitea", () => {
         "1",
       ].join("\n"),
     );
+    // A human reads the check, why it failed and where its log is, on the issue's timeline.
+    const ci = (await issue.view())?.history.find((h) => h.event === "ci");
+    expect(ci?.ci).toEqual({
+      result: "red",
+      checks: [{ name: "ci/woodpecker/pr/test", outcome: "failure", description: "failed", url: target }],
+    });
   });
 
   it("reads the combined status: one context's success is not all of CI", async () => {

@@ -19,6 +19,19 @@ describe("sign-in", () => {
     expect(await form.text()).toContain('<input type="hidden" name="next" value="/dashboard/runners"/>');
   });
 
+  it("keeps every page behind it, those of approvals, the vault and outcomes too", async () => {
+    for (const path of [
+      "/dashboard/approvals",
+      "/dashboard/vault",
+      "/dashboard/outcomes",
+      "/dashboard/outcomes.csv",
+    ]) {
+      const res = await page(path);
+      expect([path, res.status]).toEqual([path, 303]);
+      expect(res.headers.get("location")).toMatch(/^\/dashboard\/login\?next=/);
+    }
+  });
+
   it("refuses a wrong token with 401 and sets no cookie", async () => {
     const res = await login("not-the-token");
     expect(res.status).toBe(401);

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, inject, it } from "vitest";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { formFields, ORIGIN, page, post, seedIssue, sessionCookie } from "./dashboard-support.ts";
+import { enqueue, issueView } from "./support/jobs.ts";
 import { freshProject, registerProject } from "./support/webhooks.ts";
 
 let cookie = "";
@@ -90,10 +91,25 @@ describe("issue page", () => {
         `INSERT INTO forge_issues (project_id, number, title, body, state, labels, depends_on, updated_at)
          VALUES (?, 5, 'Add the export button', '', 'open', '["backlog"]', '[]', 0)`,
       ).bind(project),
+      // The first job's runner is registered as build-host-1; the second's was revoked since.
+      env.DB.prepare(
+        `INSERT INTO runners (id, name, token_hash, version, created_at, last_seen_at)
+         VALUES (?, 'build-host-1', ?, '1.0.0', 0, 0)`,
+      ).bind(`${project}-runner`, `hash-${project}`),
       env.DB.prepare(
         `INSERT INTO jobs (id, project_id, number, kind, status, attempt, runner_id, created_at, updated_at)
-         VALUES (?, ?, 5, 'implement', 'done', 1, 'runner-x', ?, ?)`,
-      ).bind(`${project}.5.job1`, project, BASE_TIME, BASE_TIME),
+         VALUES (?, ?, 5, 'implement', 'done', 1, ?, ?, ?), (?, ?, 5, 'revise', 'done', 1, 'runner-gone', ?, ?)`,
+      ).bind(
+        `${project}.5.job1`,
+        project,
+        `${project}-runner`,
+        BASE_TIME,
+        BASE_TIME,
+        `${project}.5.job2`,
+        project,
+        BASE_TIME,
+        BASE_TIME,
+      ),
       ...[
         [1, 1000, 500, 0, 4000, 0.3],
         [2, 200, 300, 4000, 300, 0.05],
@@ -120,12 +136,16 @@ describe("issue page", () => {
     expect(text).toContain("<h1>dash-issue");
     expect(text).toContain("Add the export button");
     expect(text).toContain('class="state state-awaiting_approval"');
-    for (const event of ["triage", "dispatched", "phase", "ci", "review"])
+    for (const event of ["triage", "dispatched", "phase", "review"])
       expect(text).toContain(`<td>${event}</td>`);
+    expect(text).toContain('<td>ci<span class="ci-green"> green</span></td>');
     expect(text).toMatch(/CI attempts <span class="count">1<\/span>/);
     expect(text).toContain("Round 1: APPROVE");
     expect(text).toContain("[minor] a.ts:3: rename x");
     expect(text).toContain(`${project}.5.job1`);
+    // The Runner column names the runner (its id on hover), or gives the id of one revoked since.
+    expect(text).toContain(`<td title="${project}-runner">build-host-1</td>`);
+    expect(text).toContain('<td title="runner-gone">runner-gone</td>');
     expect(text).toContain('<svg viewBox="0 0 640 170" role="img" aria-label="Tokens per iteration');
     // Iteration 1 read nothing from the cache; iteration 2 read 4000 of 4500 prompt tokens.
     expect(text).toContain("0% · $0.30");
@@ -208,22 +228,31 @@ describe("issue page: the forge, the timeline and live updates", () => {
     const socket = res.webSocket;
     if (!socket) throw new Error("no WebSocket");
     socket.accept();
-    const messages: string[] = [];
-    const heard = (count: number) =>
-      new Promise<void>((resolve) => {
-        const check = () => (messages.length >= count ? resolve() : setTimeout(check, 10));
+    type News = Record<string, unknown>;
+    const messages: News[] = [];
+    // The first message that `matches`, once it came (the socket also hears the outbox move on).
+    const heard = (matches: (news: News) => boolean) =>
+      new Promise<News>((resolve) => {
+        const check = () => {
+          const found = messages.find(matches);
+          found ? resolve(found) : setTimeout(check, 10);
+        };
         check();
       });
-    socket.addEventListener("message", (m) => messages.push(String(m.data)));
+    socket.addEventListener("message", (m) => {
+      messages.push(JSON.parse(String(m.data)));
+    });
     await send(project, 6, { type: "human_approval", by: "alice" });
-    await heard(1);
-    expect(JSON.parse(messages[0] ?? "")).toMatchObject({ state: "merging" });
+    expect(await heard((m) => "state" in m)).toMatchObject({ state: "merging" });
 
     // A session's steps too: the page shows them as they come.
     const at = Date.parse("2026-11-25T05:10:07Z");
     await issueStub(env, project, 6).noteActivity("job-6", [{ at, kind: "tool", text: "Bash npm test" }]);
-    await heard(2);
-    expect(JSON.parse(messages[1] ?? "")).toEqual({ activity: 1 });
+    expect(await heard((m) => "activity" in m)).toEqual({ activity: 1 });
+    // And of the records the ProjectDO keeps of the issue in D1 (its jobs, usage, vault item): a job queued
+    // for it, once D1 has its row, is told to the issue's object, which tells the page.
+    await enqueue(issueView(project, 6, { state: "revising" }), "revise", `${project}#6:live:0`);
+    expect(await heard((m) => "records" in m)).toEqual({ records: ["jobs"] });
     const text = await html(`/dashboard/projects/${project}/issues/6`);
     expect(text).toContain(
       '<li class="activity-tool"><time datetime="2026-11-25T05:10:07.000Z">05:10:07</time>',

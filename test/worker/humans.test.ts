@@ -3,10 +3,30 @@ import { describe, expect, it } from "vitest";
 import { commentMarker } from "../../src/crypto/markers.ts";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import { reviewOnce } from "../../src/forge/comment-once.ts";
+import { composePost } from "../../src/forge/post/post.ts";
 import { issueStub } from "../../src/issue-stub.ts";
+import { projectStub } from "../../src/project-stub.ts";
 import { claim, newRunner, taken } from "./support/jobs.ts";
-import { control, firstPush, type Loop, loopProject, send, services, until } from "./support/review.ts";
-import { COMMENT, commentDelivery, commentPayload, deliver, pretty } from "./support/webhooks.ts";
+import {
+  control,
+  critic,
+  firstPush,
+  type Loop,
+  loopProject,
+  push,
+  report,
+  send,
+  services,
+  until,
+} from "./support/review.ts";
+import {
+  COMMENT,
+  commentDelivery,
+  commentPayload,
+  deliver,
+  issueClosedDelivery,
+  pretty,
+} from "./support/webhooks.ts";
 
 const issues = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
 
@@ -82,7 +102,19 @@ describe("humans on the forge", () => {
     const { number } = await firstPush(loop, { "src/a.ts": "export {};\n" });
     const { prNumber } = await until(loop, number, (v) => v.state === "awaiting_review");
     const pr = prNumber ?? 0;
-    const poster = { forge: loop.forge, account: "conveyor", secretsKey: env.CONVEYOR_SECRETS_KEY };
+    const policy = {
+      forge: "forgejo" as const,
+      forgeOrigin: "http://127.0.0.1",
+      linkHosts: [],
+      mentions: [],
+    };
+    const poster = {
+      forge: loop.forge,
+      account: "conveyor",
+      secretsKey: env.CONVEYOR_SECRETS_KEY,
+      policy,
+      issueAuthor: false,
+    };
     const key = `${loop.project}#${number}:99:0`;
     const marker = await commentMarker(env.CONVEYOR_SECRETS_KEY, key);
     const other = await control<{ token: string }>("user", {
@@ -93,7 +125,10 @@ describe("humans on the forge", () => {
     await forgeAs(loop, other.token).createReview(pr, { event: "COMMENT", body: `looks fine ${marker}` });
 
     for (let i = 0; i < 3; i++)
-      await reviewOnce(poster, pr, key, { event: "COMMENT", body: "**Critic: APPROVE**" });
+      await reviewOnce(poster, pr, key, {
+        event: "COMMENT",
+        body: composePost(policy, [{ conveyor: "**Critic: APPROVE**" }]),
+      });
     const mine = (await loop.forge.listReviews(pr)).filter((r) => r.author === "conveyor");
     expect(mine.map((r) => r.body)).toEqual([`**Critic: APPROVE**\n\n${marker}`]);
   });
@@ -147,5 +182,38 @@ describe("humans on the forge", () => {
     );
     expect(await labelled.json()).toEqual({ accepted: true, events: 1 });
     expect((await issueStub(env, loop.project, number).view())?.reason).toBe("abandoned by maintainer");
+  });
+});
+
+describe("humans on the pull request", () => {
+  it("a held pull request a human merges by hand ends merged, though its issue's closing came first", async () => {
+    const loop = await loopProject("hand-merge");
+    const { number } = await firstPush(loop, { "src/a.ts": "export {};\n", ".woodpecker.yml": "y: 1\n" });
+    await critic(loop, number, [report("APPROVE", "Good.")]);
+    const held = await until(loop, number, (v) => v.state === "awaiting_approval" && v.vaultItem !== null);
+    await loop.forge.mergePullRequest(held.prNumber ?? 0, { method: "merge" });
+    // The merge closed the issue ("Closes #n"); that webhook arrives before the pull request's.
+    expect((await loop.forge.getIssue(number)).state).toBe("closed");
+    const closed = await issueClosedDelivery(loop, number);
+    expect(await closed.json()).toMatchObject({ accepted: true });
+    const done = await until(loop, number, (v) => v.state !== "awaiting_approval" && v.outbox.length === 0);
+    expect(done).toMatchObject({ state: "merged", prNumber: held.prNumber });
+    // Nothing waits on the held merge's vault item any more.
+    expect((await projectStub(env, loop.project).vaultItem(held.vaultItem ?? ""))?.state).toBe("withdrawn");
+  });
+
+  it("a pull request a human closed is let go: after a retry the next push opens a new one", async () => {
+    const { loop, number } = await escalated("pr-closed");
+    const first = (await issueStub(env, loop.project, number).view())?.prNumber ?? 0;
+    await loop.forge.updatePullRequest(first, { state: "closed" });
+    await send(loop, number, { type: "pr_closed", number: first, byConveyor: true });
+    await send(loop, number, { type: "retry", by: "maintainer" });
+    const sha = await push(loop, number, { "src/a.ts": "export const a = 2;\n" });
+    await send(loop, number, { type: "dispatched", jobId: "job-retry", runnerId: "runner-1" });
+    await send(loop, number, { type: "phase", phase: "awaiting_ci", headSha: sha, sessionId: "sess-2" });
+    const reopened = await until(loop, number, (v) => v.prNumber !== null);
+    expect(reopened.prNumber).not.toBe(first);
+    const pull = await loop.forge.getPullRequest(reopened.prNumber ?? 0);
+    expect(pull).toMatchObject({ state: "open", headSha: sha });
   });
 });

@@ -9,6 +9,9 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 const project = `api-${Date.now().toString(36)}`;
 const base = `https://conveyor.test/api/v1/projects/${project}`;
 
+// Operator events apply to registered projects only; reads of an unknown issue blame its project when it is not.
+beforeAll(() => registerProject(project, "github", "acme/api"));
+
 async function seed(number: number, state: keyof typeof PATHS) {
   const stub = issueStub(env, project, number);
   for (const [i, event] of PATHS[state].entries()) {
@@ -80,9 +83,6 @@ describe("GET /api/v1/projects/:project/issues", () => {
 });
 
 describe("POST /api/v1/projects/:project/issues/:number/events", () => {
-  // Operator events apply to registered projects only.
-  beforeAll(() => registerProject(project, "github", "acme/api"));
-
   const post = (number: number, body: unknown) =>
     SELF.fetch(`${base}/issues/${number}/events`, {
       method: "POST",
@@ -138,10 +138,16 @@ describe("an operator event for an unregistered project", () => {
       error: `project ${stray} is not registered (conveyor project add ${stray})`,
     });
     expect(await issueStub(env, stray, 1).view()).toBeNull();
-    const listed = await SELF.fetch(`https://conveyor.test/api/v1/projects/${stray}/issues`, {
-      headers: auth,
-    });
-    expect(((await listed.json()) as { issues: unknown[] }).issues).toEqual([]);
+    // Reads name the project too, not the issue.
+    for (const path of ["issues/1", "issues"]) {
+      const read = await SELF.fetch(`https://conveyor.test/api/v1/projects/${stray}/${path}`, {
+        headers: auth,
+      });
+      expect(read.status).toBe(404);
+      expect(await read.json()).toEqual({
+        error: `project ${stray} is not registered (conveyor project add ${stray})`,
+      });
+    }
   });
 });
 

@@ -275,6 +275,20 @@ describe("leases and fencing", () => {
   });
 });
 
+describe("a late complete", () => {
+  it("is accepted under a lease its heartbeats kept, long after the claim's own term", async () => {
+    const { project, runners } = await setup("late-complete", { jobs: { confirmMs: 1_000 } }, 1);
+    const runner = runners[0] as Runner;
+    await implement(project, 1);
+    const claimed = taken(await claim(runner, [project]));
+    await heartbeat(runner, claimed);
+    // Past the claim's short term (the runner retried its complete meanwhile): the lease is still current.
+    await sleep(claimed.leaseExpiresAt - Date.now() + 50);
+    expect((await complete(runner, claimed, { phase: "awaiting_ci", headSha: HEAD })).status).toBe(204);
+    expect(await job(project, claimed.job.id)).toMatchObject({ status: "done" });
+  });
+});
+
 describe("unconfirmed leases", () => {
   it("a lease nobody confirmed (its answer lost, its runner dead) goes back soon at no attempt's cost", async () => {
     const {
@@ -300,6 +314,53 @@ describe("unconfirmed leases", () => {
     // A confirmed lease that is then lost does cost an attempt.
     await pastDeadline(project, kept.job.id, "lease_expires_at");
     expect(await job(project, kept.job.id)).toMatchObject({ status: "queued", attempt: 2 });
+  });
+
+  it("leases nobody confirms, in a row, back off, say so on the issue, and escalate it at the bound", async () => {
+    const {
+      project,
+      runners: [a],
+    } = await setup("unconfirmed-streak", { jobs: { confirmMs: 1_000, maxUnconfirmed: 4 } });
+    if (!a) throw new Error("no runner");
+    const issue = await triaged(project, 1);
+    const lose = async () => {
+      const lost = taken(await claim(a, [project]));
+      await pastDeadline(project, lost.job.id, "lease_expires_at");
+      return lost.job.id;
+    };
+    const id = await lose();
+    await lose();
+    expect(await job(project, id)).toMatchObject({ status: "queued", unconfirmed: 2, notBefore: 0 });
+    await lose();
+    // The third in a row: no runner gets it until its backoff ends, and the issue says why.
+    const waiting = await job(project, id);
+    expect(waiting).toMatchObject({ status: "queued", attempt: 1, unconfirmed: 3 });
+    expect(waiting.notBefore - Date.now()).toBeGreaterThan(20_000);
+    expect(await claim(a, [project])).toBeNull();
+    await drain(project);
+    expect(await issue.view()).toMatchObject({
+      state: "queued",
+      reason: expect.stringMatching(
+        new RegExp(
+          `^no runner confirmed taking job ${id} 3 times in a row; it is offered again in \\d+ s, then with backoff$`,
+        ),
+      ),
+    });
+
+    // The backoff ends; the fourth is one too many.
+    await runInDurableObject(projectStub(env, project), (_instance, state) => {
+      state.storage.sql.exec("UPDATE jobs SET not_before = 1 WHERE id = ?", id);
+    });
+    await lose();
+    expect(await job(project, id)).toMatchObject({ status: "failed", unconfirmed: 4 });
+    await drain(project);
+    const view = await issue.view();
+    expect(view).toMatchObject({
+      state: "escalated",
+      reason: `no runner confirmed taking job ${id} 4 times in a row (jobs.maxUnconfirmed): check the runners' logs, then retry`,
+    });
+    // Never dispatched, so no session failed: the issue heard only why it waited and why it stopped.
+    expect(view?.history.map((h) => h.event).filter((e) => e === "phase" || e === "dispatched")).toEqual([]);
   });
 
   it("a runner that hung up while its claim waited is not handed the job that comes next", async () => {
@@ -493,6 +554,42 @@ describe("slots", () => {
     expect(taken(await claim(b, [project])).job).toMatchObject({ kind: "implement" });
     await enqueue(issueView(project, 8, { state: "merged" }), "reap", `${project}#8:5:3`);
     expect(taken(await claim(a, [project])).job).toMatchObject({ kind: "reap", issue: { number: 8 } });
+  });
+});
+
+describe("an abandonment's reap and a retry", () => {
+  it("the reap runs before the retry's session, never after it (it would delete that session's worktree)", async () => {
+    const {
+      project,
+      runners: [a, b],
+    } = await setup("reap-then-retry");
+    if (!a || !b) throw new Error("no runners");
+    const issue = await triaged(project, 1);
+    const first = taken(await claim(a, [project]));
+    await complete(a, first, { phase: "escalate", reason: "which endpoint?", sessionId: "sess-1" });
+    await drain(project);
+    const send = (type: "abandon" | "retry") =>
+      issue.apply({
+        id: type,
+        project,
+        number: 1,
+        cause: { kind: "operator", id: "t" },
+        event: { type, by: "op" },
+      });
+    // Abandoned: its worktree on runner a is reaped, a first; then retried at once: a new implement.
+    await send("abandon");
+    await send("retry");
+    await issue.drain();
+    // Newest first.
+    expect((await jobsOf(project)).filter((j) => j.status === "queued").map((j) => j.kind)).toEqual([
+      "implement",
+      "reap",
+    ]);
+    // Runner b may not take the reap while it waits for a, nor the retry's session ahead of it.
+    expect(await claim(b, [project])).toBeNull();
+    const reap = (await jobsOf(project)).find((j) => j.kind === "reap");
+    await pastDeadline(project, reap?.id ?? "", "affinity_until");
+    expect(taken(await claim(b, [project])).job.kind).toBe("reap");
   });
 });
 

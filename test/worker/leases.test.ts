@@ -19,7 +19,8 @@ const POLICY: ProjectPolicy = {
   confirmMs: 15_000,
   affinityGraceMs: 30_000,
   maxAttempts: 2,
-  budget: { issueUsd: 10, issueTurns: 500, sessionTurns: 50, dailyUsd: 100 },
+  maxUnconfirmed: 5,
+  budget: { issueUsd: 10, issueTurns: 500, sessionTurns: 50, dailyUsd: 100, eventDailyUsd: 5 },
 };
 
 /** Counts its wakes: a lease that frees a job must wake the claims waiting for one. */
@@ -54,6 +55,8 @@ async function withLeases<R>(body: (h: Harness) => R | Promise<R>): Promise<R> {
       leased: (job) => hooks.push(`leased ${job.id}`),
       requeued: (job) => hooks.push(`requeued ${job.id}`),
       ended: (_project, job, reason) => hooks.push(`ended ${job.id}: ${reason}`),
+      isEventRun: () => false,
+      eventSpendUsd: () => 0,
     };
     store.saveMeta(project, POLICY);
     const leases = new Leases(state.storage, store, records, waiters, recorder);
@@ -92,6 +95,8 @@ function queue(h: Harness, number: number, kind: JobSpec["kind"] = "implement"):
     leasedAt: null,
     cancelled: false,
     confirmed: false,
+    unconfirmed: 0,
+    notBefore: 0,
     affinity: null,
     affinityUntil: 0,
     sessionId: null,
@@ -234,6 +239,26 @@ describe("expiry", () => {
       expect(h.hooks).toEqual([`leased ${job.id}`, `requeued ${job.id}`]);
       expect(h.wakes()).toBe(1);
       expect(h.leases.fence(job.id, "r1", token, T0 + 15_001)).toMatchObject({ ok: false, status: 409 });
+    });
+  });
+
+  it("leases nobody confirms are counted; the issue hears when the backoff begins; a confirmation ends the streak", async () => {
+    await withLeases((h) => {
+      const job = queue(h, 5);
+      let now = T0;
+      for (let i = 1; i <= 3; i++) {
+        h.leases.lease("r1", [], now);
+        now += POLICY.confirmMs;
+        h.leases.expire(now);
+        now = Math.max(now, h.store.byId(job.id)?.notBefore ?? 0);
+      }
+      expect(h.store.byId(job.id)).toMatchObject({ status: "queued", attempt: 1, unconfirmed: 3 });
+      expect(issueEvents(h).map((e) => [e.id, e.event.type])).toEqual([
+        [`job:${job.id}:unconfirmed:3`, "lease_unconfirmed"],
+      ]);
+      h.leases.lease("r1", [], now);
+      const confirmed = h.leases.confirm(h.project, h.store.byId(job.id) as StoredJob, now + 1);
+      expect(confirmed).toMatchObject({ confirmed: true, unconfirmed: 0, notBefore: 0 });
     });
   });
 

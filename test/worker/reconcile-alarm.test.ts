@@ -8,17 +8,19 @@ import {
   createScheduledController,
   env,
   runInDurableObject,
+  SELF,
   waitOnExecutionContext,
 } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { createForgeClient } from "../../src/forge/client/index.ts";
+import { ESCALATION_HEADLINE } from "../../src/forge/escalation-notice.ts";
 import worker from "../../src/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import { apiCalls } from "./support/live-project.ts";
 import { cycle } from "./support/reconcile.ts";
 import { control, firstPush, type Loop, loopProject, services, until } from "./support/review.ts";
-import { commentDelivery } from "./support/webhooks.ts";
+import { commentDelivery, OPERATOR } from "./support/webhooks.ts";
 
 const view = (loop: Loop, number: number) => issueStub(env, loop.project, number).view();
 
@@ -90,7 +92,7 @@ describe("reconciliation on each project's alarm", () => {
     const good = await loopProject("alarm-good");
     const bad = await loopProject("alarm-bad");
     await env.DB.prepare("UPDATE projects SET api_url = ? WHERE id = ?")
-      .bind("http://127.0.0.1:9/api/v1", bad.project)
+      .bind(`${inject("services").controlUrl}/down/api/v1`, bad.project)
       .run();
     const issue = await good.forge.createIssue({ title: "Works", body: "", labels: ["backlog"] });
     await cron();
@@ -98,7 +100,7 @@ describe("reconciliation on each project's alarm", () => {
       projectStub(env, bad.project).reconcileNow(bad.project),
       projectStub(env, good.project).reconcileNow(good.project),
     ]);
-    expect(failed).toMatchObject({ project: bad.project, error: expect.stringContaining("failed") });
+    expect(failed).toMatchObject({ project: bad.project, error: expect.stringContaining("returned 502") });
     expect(passed).toMatchObject({ project: good.project, dispatched: 1 });
     expect((await view(good, issue.number))?.state).toBe("queued");
     // The failing project tries again soon, on its own alarm.
@@ -221,6 +223,66 @@ describe("lost webhooks recovered within one cycle", () => {
     expect(after?.state).toBe("queued");
     expect(applied(after?.history)).toEqual(applied(retried?.history));
     expect(after?.history.at(-1)).toMatchObject({ event: "retry", outcome: "rejected" });
+  });
+
+  it("a reply reaches an escalated issue whatever D1's copy says (a lagging state, the Worker's clock)", async () => {
+    const { loop, number, maintainer } = await escalated("lost-reply-lag");
+    // D1 still says the issue runs, stamped by a Worker clock ten minutes ahead of the forge's.
+    await env.DB.prepare(
+      "UPDATE issues SET state = 'running', updated_at = ? WHERE project_id = ? AND number = ?",
+    )
+      .bind(Date.now() + 10 * 60_000, loop.project, number)
+      .run();
+    await maintainer.comment(number, "Use the v2 endpoint; v1 is gone.");
+    expect(await cycle(loop)).toMatchObject({ comments: 1 });
+    expect(await view(loop, number)).toMatchObject({ state: "revising", iteration: 2 });
+  });
+
+  it("a reply posted before Conveyor's escalation notice landed still counts", async () => {
+    const loop = await loopProject("reply-first");
+    const { number } = await firstPush(loop, { "src/a.ts": "export {};\n" });
+    // Quiet but for the review it waits for (no critic answer is queued: it fails until the escalation).
+    await until(
+      loop,
+      number,
+      (v) => v.state === "awaiting_review" && v.outbox.every((o) => o.channel === "effect:request_review"),
+    );
+    const { token } = await control<{ token: string }>("user", {
+      repo: loop.repo,
+      login: "maintainer",
+      level: "write",
+    });
+    const maintainer = createForgeClient({
+      forge: "forgejo",
+      apiUrl: services.forgeApiUrl,
+      repo: loop.repo,
+      token,
+    });
+    // Conveyor's writes now go 1.5 s apart (as behind GitHub's pacing): its notice lands seconds late.
+    const paced = await SELF.fetch(`http://conveyor.test/api/v1/projects/${loop.project}/settings`, {
+      method: "PATCH",
+      headers: { ...OPERATOR, "content-type": "application/json" },
+      body: JSON.stringify({ key: "forgePacing", value: { creates: [], writeSpacingMs: 1_500 } }),
+    });
+    expect(paced.status).toBe(200);
+    await issueStub(env, loop.project, number).apply({
+      id: `escalate-${number}`,
+      project: loop.project,
+      number,
+      cause: { kind: "system", id: "test" },
+      event: { type: "review_failed", reason: "the critic was unreachable" },
+    });
+    // The writer sees the issue escalate (its page, its state) and answers before the notice is on the forge.
+    await until(loop, number, (v) => v.state === "escalated");
+    await maintainer.comment(number, "Use the v2 endpoint; v1 is gone.");
+    await until(loop, number, (v) => v.outbox.length === 0);
+    const comments = await maintainer.listComments(number);
+    const reply = comments.findIndex((c) => c.body.startsWith("Use the v2 endpoint"));
+    const notice = comments.findIndex((c) => c.body.startsWith(ESCALATION_HEADLINE));
+    expect(reply).toBeGreaterThanOrEqual(0);
+    expect(notice).toBeGreaterThan(reply);
+    expect(await cycle(loop)).toMatchObject({ comments: 1 });
+    expect(await view(loop, number)).toMatchObject({ state: "revising", iteration: 2 });
   });
 
   it("a maintainer's reply to an escalated issue resumes its session", async () => {

@@ -58,4 +58,23 @@ describe("scheduled reconciliation (webhooks lost)", () => {
     await issueStub(env, loop.project, number).drain();
     expect(await cron(loop)).toEqual({ dispatched: 0, regated: 0, settled: 0 });
   });
+
+  it("a cycle through a closed issue is no cycle: the closed one waits for nothing", async () => {
+    const loop = await loopProject("cron-closed-cycle");
+    // #1 waits for #2, which once declared it waits for #1; #2 is closed.
+    const first = await loop.forge.createIssue({
+      title: "CLI",
+      body: "## Depends on\n- #2\n",
+      labels: ["backlog"],
+    });
+    const second = await loop.forge.createIssue({
+      title: "Parser",
+      body: "## Depends on\n- #1\n",
+      labels: [],
+    });
+    expect([first.number, second.number]).toEqual([1, 2]);
+    await loop.forge.closeIssue(second.number);
+    await cron(loop);
+    expect(await view(loop, first.number)).toMatchObject({ state: "queued", blockers: [] });
+  });
 });

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Deliverer } from "../../durable-objects/issue/effects/deliverers.ts";
+import { REVIEW_DELIVERERS } from "../../durable-objects/issue/effects/review.ts";
 import type { IssueView } from "../../src/contracts/issue-object.ts";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
@@ -20,7 +22,7 @@ import {
   services,
   until,
 } from "./support/review.ts";
-import { deliver, pretty, pullRequestDelivery } from "./support/webhooks.ts";
+import { issueClosedDelivery, pullRequestDelivery } from "./support/webhooks.ts";
 
 const issueAfter = (loop: Loop, number: number, event: LifecycleEvent) =>
   issueStub(env, loop.project, number).apply({
@@ -64,7 +66,8 @@ describe("the review loop on a local forge", () => {
     });
     const { body } = (await res.json()) as { body: string };
     expect(body).toContain(`Closes #${number}`);
-    expect(body).toContain("> Made CI green: @\u200bops ci.sh ran a failing script.");
+    // The session's words, quoted apart under its name, mention nobody.
+    expect(body).toContain("The session wrote:\n\n> Made CI green: `@ops` ci.sh ran a failing script.");
     expect(body).toContain("- CI: red");
     expect(merged.history.map((h) => h.to)).toEqual([
       "queued",
@@ -122,6 +125,19 @@ describe("critic verdicts", () => {
     expect(reviews[0]?.body).toContain("parse('') must return null");
     const comments = await loop.forge.listComments(view.prNumber ?? 0);
     expect(comments.map((c) => c.body).join("\n")).not.toContain("Critic:");
+
+    // The same request_review delivered again (a retry after its first attempt failed past the critic's
+    // answer): the saved report is applied under its key, and the critic, a paid call, is not asked again.
+    const asked = () => control<{ calls: number }>("critic-calls", { key: `${loop.repo}#${number}` });
+    const before = (await asked()).calls;
+    const reviewing = view.history.find((h) => h.event === "ci" && h.to === "awaiting_review");
+    const again = REVIEW_DELIVERERS.request_review as Deliverer<"request_review">;
+    const issue = { ...view, state: "awaiting_review", criticRounds: 0 };
+    const key = `${loop.project}#${number}:${reviewing?.seq}:0`;
+    const heard = await again({ kind: "request_review" }, { env, key, issue, recheck: () => null });
+    expect(heard).toMatchObject({ type: "review", verdict: "REQUEST_CHANGES" });
+    expect((await asked()).calls).toBe(before);
+    expect(await loop.forge.listReviews(view.prNumber ?? 0)).toHaveLength(1);
   });
 
   it("BLOCK abandons at once, labels needs-human and keeps the worktree (no reap)", async () => {
@@ -237,7 +253,9 @@ describe("caps", () => {
     expect(view.reason).toBe("CI still red after 1 fix attempts (max_ci_fixes 1)");
     expect((await loop.forge.getIssue(number)).labels).toContain("needs-human");
     const notes = (await loop.forge.listComments(number)).map((c) => c.body).join("\n");
-    expect(notes).toContain("**Conveyor needs a human.** CI still red after 1 fix attempts");
+    expect(notes).toContain(
+      "**Conveyor needs a human.** The reason, as recorded:\n\n> CI still red after 1 fix attempts",
+    );
     expect(notes).toContain("- branch: `conveyor/");
   });
 
@@ -263,9 +281,6 @@ describe("caps", () => {
     expect(jobs.filter((j) => j.kind === "reap")).toEqual([]);
   });
 });
-
-const fixture = (path: string) => JSON.parse(env.WEBHOOK_FIXTURES[path] ?? "{}");
-const CLOSED = fixture("gitea/issues.closed.json");
 
 describe("pull requests Conveyor did not open", () => {
   it("a fork's pull request that says Fixes #N, opened then closed, leaves issue N as it was", async () => {
@@ -304,15 +319,7 @@ describe("the merge's own consequences", () => {
     // The forge merged and closed the issue ("Closes #N"); its answer to Conveyor's merge is still on the way.
     while ((await loop.forge.getIssue(number)).state !== "closed")
       await new Promise((r) => setTimeout(r, 50));
-    const closed = await deliver(
-      loop.project,
-      { forge: "forgejo", event: { grouped: "issues", type: "issues" } },
-      pretty({
-        ...CLOSED,
-        issue: { ...CLOSED.issue, number, state: "closed", labels: [] },
-        repository: { ...CLOSED.repository, full_name: loop.repo },
-      }),
-    );
+    const closed = await issueClosedDelivery(loop, number);
     expect(await closed.json()).toMatchObject({ accepted: true });
     const done = await until(loop, number, (v) => v.state === "merged" || v.state === "abandoned");
     expect(done).toMatchObject({ state: "merged", reason: null });

@@ -83,7 +83,9 @@ describe("the critic on a runner", () => {
     expect(await reviewJobs()).toBe(1);
     const key = `${loop.project}#${number}:${waiting.history.find((h) => h.to === "awaiting_review" && h.event === "ci")?.seq}:0`;
     const again = REVIEW_DELIVERERS.request_review as Deliverer<"request_review">;
-    expect(await again({ kind: "request_review" }, { env, key, issue: waiting })).toBeUndefined();
+    expect(
+      await again({ kind: "request_review" }, { env, key, issue: waiting, recheck: () => null }),
+    ).toBeUndefined();
     expect(await reviewJobs()).toBe(1);
 
     const { runner, claimed } = await reviewerJob(loop, "rr-approve");
@@ -237,31 +239,7 @@ describe("the critic on a runner", () => {
 describe("the reviewer on people's pull requests", () => {
   it("reviews a person's pull request at its head, once, with a forge review only; Conveyor's are the critic's", async () => {
     const loop = await loopProject("rr-human", { critic: { reviewHumanPullRequests: true } });
-    const alice = await control<{ login: string; token: string }>("user", {
-      repo: loop.repo,
-      login: "alice-rr",
-      level: "write",
-    });
-    const head = await push(
-      loop,
-      0,
-      { "src/shout.js": "export const shout = (s) => s + '!!';\n" },
-      {
-        branch: "shout",
-      },
-    );
-    const forge = createForgeClient({
-      forge: "forgejo",
-      apiUrl: services.forgeApiUrl,
-      repo: loop.repo,
-      token: alice.token,
-    });
-    const { number: pr } = await forge.createPullRequest({
-      head: "shout",
-      base: "main",
-      title: "Shout",
-      body: "",
-    });
+    const { forge, pr, head, alice } = await personsPullRequest(loop, "alice-rr");
 
     // Conveyor's own pull request, pushed to by its runner's account: not this reviewer's.
     await push(loop, 77, { "src/other.js": "export {};\n" });
@@ -301,6 +279,59 @@ describe("the reviewer on people's pull requests", () => {
 
     const reviews = await forge.listReviews(pr);
     expect(reviews.map((r) => r.body.split("\n")[0])).toEqual(["**Critic: REQUEST_CHANGES**"]);
+    expect(await reviewStates(loop, pr)).toEqual(["COMMENT"]);
     expect((await runOf(loop, agent?.runId ?? "")).decisions?.[0]).toMatchObject({ applied: true });
   });
+
+  it("posts a person's pull request's APPROVE as a comment review: no approval a branch protection counts", async () => {
+    const loop = await loopProject("rr-advice", { critic: { reviewHumanPullRequests: true } });
+    const { pr, alice } = await personsPullRequest(loop, "alice-ra");
+    const opened = { number: pr, author: alice.login, sender: alice.login };
+    expect((await pullRequestDelivery(loop, "opened", opened)).status).toBe(202);
+    const runner = await newRunner("rr-advice-0");
+    const claimed = await claim(runner, [loop.project]);
+    if (!claimed) throw new Error("no reviewer job was queued");
+
+    const done = { phase: "done", outputs: [review(pr, "APPROVE", "Looks right.")] };
+    expect((await complete(runner, claimed, done)).status).toBe(204);
+    await drain(loop.project);
+
+    expect(await reviewStates(loop, pr)).toEqual(["COMMENT"]);
+  });
 });
+
+/** A person with write access opens a pull request changing one file, on a branch of their own. */
+async function personsPullRequest(loop: Loop, login: string) {
+  const alice = await control<{ login: string; token: string }>("user", {
+    repo: loop.repo,
+    login,
+    level: "write",
+  });
+  const head = await push(
+    loop,
+    0,
+    { "src/shout.js": "export const shout = (s) => s + '!!';\n" },
+    { branch: "shout" },
+  );
+  const forge = createForgeClient({
+    forge: "forgejo",
+    apiUrl: services.forgeApiUrl,
+    repo: loop.repo,
+    token: alice.token,
+  });
+  const { number: pr } = await forge.createPullRequest({
+    head: "shout",
+    base: "main",
+    title: "Shout",
+    body: "",
+  });
+  return { forge, pr, head, alice };
+}
+
+/** The reviews' states as the forge's API lists them (APPROVED, REQUEST_CHANGES, COMMENT). */
+async function reviewStates(loop: Loop, pr: number): Promise<string[]> {
+  const res = await fetch(`${services.forgeApiUrl}/repos/${loop.repo}/pulls/${pr}/reviews`, {
+    headers: { authorization: `token ${services.conveyorToken}` },
+  });
+  return ((await res.json()) as { state: string }[]).map((r) => r.state);
+}

@@ -1,5 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { HealthFinding } from "../../src/contracts/project-object.ts";
 import { sha256Hex } from "../../src/crypto/tokens.ts";
 import { DEFAULT_TOKEN_TTL_SECONDS } from "../../src/domain/runner-tokens.ts";
 import { rotateResponse, TOKEN_ROTATE_HEADER } from "../../src/runner-api/contract.ts";
@@ -17,6 +18,7 @@ import {
   setup,
   taken,
 } from "./support/jobs.ts";
+import { loopProject } from "./support/review.ts";
 import { freshProject, OPERATOR } from "./support/webhooks.ts";
 
 const BASE = "https://conveyor.test";
@@ -138,7 +140,8 @@ describe("expiry and rotation", () => {
     const fresh = await call(renewed, "claim", { waitMs: 0, projects: [project] });
     expect([fresh.status, fresh.headers.get(TOKEN_ROTATE_HEADER)]).toEqual([200, null]);
     const old = await poll(runner);
-    expect([old.status, await old.json()]).toEqual([401, { error: "unknown runner token" }]);
+    expect(old.status).toBe(401);
+    expect(((await old.json()) as { error: string }).error).toMatch(/^runner token superseded: /);
 
     // Past the old token's expiry the runner goes on with the new one.
     await expireAt(renewed, next.expiresAt);
@@ -147,6 +150,68 @@ describe("expiry and rotation", () => {
       .first<{ token_hash: string }>();
     expect(stored?.token_hash).toBe(await sha256Hex(next.token));
     expect((await poll(renewed)).status).toBe(204);
+  });
+});
+
+describe("a stolen token", () => {
+  /** A runner call from `address`, as Cloudflare says it (CF-Connecting-IP). */
+  const from = (address: string, token: string, path: string, body: object) =>
+    SELF.fetch(`${BASE}/runner/v1/${path}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        "cf-connecting-ip": address,
+      },
+      body: JSON.stringify(body),
+    });
+  const HOME = "198.51.100.7";
+  const THIEF = "203.0.113.9";
+
+  it("rotated from a new address is reported, and the real runner's next call hears its token was superseded", async () => {
+    const loop = await loopProject("stolen", { supervisor: { runnerSilentMs: 60 * 60_000 } });
+    const victim = await newRunner("victim", { projects: [loop.project] });
+    const careful = await newRunner("careful", { projects: [loop.project] });
+    const idle = { waitMs: 0, projects: [loop.project] };
+    expect((await from(HOME, victim.token, "claim", idle)).status).toBe(204);
+    expect((await from(HOME, careful.token, "claim", idle)).status).toBe(204);
+
+    // The thief rotates the victim's token from elsewhere and uses the new one: the old one is void.
+    const rotated = await from(THIEF, victim.token, "rotate", {});
+    expect(rotated.status).toBe(201);
+    const { token: stolen } = rotateResponse.parse(await rotated.json());
+    expect((await from(THIEF, stolen, "claim", idle)).status).toBe(204);
+    // A rotation from the runner's own address is nothing to report.
+    const own = rotateResponse.parse(await (await from(HOME, careful.token, "rotate", {})).json());
+    expect((await from(HOME, own.token, "claim", idle)).status).toBe(204);
+
+    const locked = await from(HOME, victim.token, "claim", idle);
+    expect(locked.status).toBe(401);
+    const { error } = (await locked.json()) as { error: string };
+    expect(error).toMatch(
+      new RegExp(
+        `^runner token superseded: runner ${victim.runnerId} rotated its token at \\S+ and uses the new one; if this runner did not rotate it, its token was stolen: have the operator revoke ${victim.runnerId}`,
+      ),
+    );
+
+    const health = await SELF.fetch(`${BASE}/api/v1/projects/${loop.project}/health/check`, {
+      method: "POST",
+      headers: OPERATOR,
+    });
+    const { findings } = (await health.json()) as { findings: HealthFinding[] };
+    expect(findings.map((f) => [f.check, f.subject, f.priority])).toEqual([
+      ["token_rotated", "runner victim", "P1"],
+    ]);
+    expect(findings[0]?.summary).toContain("and its replaced token was presented since");
+    expect(findings[0]?.detail).toMatch(
+      new RegExp(`^rotated from ${THIEF}; seen before at ${HOME}; the replaced`),
+    );
+    // On the forge: the finding, without an address; on the dashboard: the addresses.
+    const [issue] = await loop.forge.listIssuesByLabel("supervisor", "all");
+    expect(issue?.title).toBe("[P1] token rotated: runner victim");
+    expect(issue?.body).not.toMatch(new RegExp(`${THIEF}|${HOME}`));
+    const html = await (await page("/dashboard/runners", await sessionCookie())).text();
+    expect(html).toContain(`from ${THIEF} (seen before at ${HOME})`);
   });
 });
 

@@ -141,6 +141,21 @@ describe("GET /api/v1/runners", () => {
     expect(JSON.stringify(runners)).not.toContain("token");
   });
 
+  it("a runner that says it stops is offline at once; its next call brings it back", async () => {
+    const runner = await newRunner("stopper");
+    const presence = async () => {
+      const res = await SELF.fetch(`${BASE}/api/v1/runners`, { headers: OPERATOR });
+      const { runners } = (await res.json()) as { runners: { id: string; presence: unknown }[] };
+      return runners.find((r) => r.id === runner.runnerId)?.presence;
+    };
+    expect(await presence()).toEqual({ status: "idle" });
+    expect((await call(runner, "offline", {})).status).toBe(204);
+    expect(await presence()).toEqual({ status: "offline", since: expect.any(Number), stopped: true });
+    expect((await call(null, "offline", {})).status).toBe(401);
+    await call(runner, "claim", { waitMs: 0, projects: [freshProject("back")] });
+    expect(await presence()).toEqual({ status: "idle" });
+  });
+
   it("records the disk use a runner reports with its claims, when it changed", async () => {
     const runner = await newRunner("disky");
     const diskOf = async () => {

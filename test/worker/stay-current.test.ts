@@ -3,9 +3,20 @@
  * before its review (by the forge when it merges cleanly, by an update job of its own session when it
  * conflicts), and CI and the critic see the head that is merged.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { jobsOf } from "./support/jobs.ts";
-import { critic, firstPush, type Loop, loopProject, push, report, send, until } from "./support/review.ts";
+import {
+  control,
+  critic,
+  firstPush,
+  type Loop,
+  loopProject,
+  push,
+  report,
+  send,
+  until,
+} from "./support/review.ts";
 
 /** Takes an issue through CI and an approving critic to merged. */
 async function mergeFirst(loop: Loop, files: Record<string, string>) {
@@ -45,6 +56,24 @@ describe("staying current with the base on a local forge", () => {
     const diff = await loop.forge.getPullRequestDiff(merged.prNumber ?? 0);
     expect(diff).toContain("b.txt");
     expect(mainAfterFirst).not.toBe(await shaOfMain(loop));
+  });
+
+  it("a pull request Gitea re-checks after its base moved (mergeable false a while) is not taken for a conflict", async () => {
+    const loop = await loopProject("rechecked");
+    // As Gitea: after a head or base moves, the pull request answers mergeable false while it is re-checked.
+    await control("merge-checks", { repo: loop.repo, reads: 2 });
+    const second = await firstPush(loop, { "b.txt": "b\n" }, "Second change");
+    await mergeFirst(loop, { "a.txt": "a\n" });
+    await critic(loop, second.number, [report("APPROVE", "Fine too.")]);
+
+    const merged = await until(loop, second.number, (v) => v.state === "merged");
+    const path = merged.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`);
+    expect(path).toContain("branch_updated>awaiting_ci");
+    expect(path.some((step) => step.startsWith("conflict>"))).toBe(false);
+    expect(merged).toMatchObject({ updates: 1, iteration: 1 });
+    expect(
+      (await jobsOf(loop.project)).filter((j) => j.number === second.number && j.kind === "update"),
+    ).toEqual([]);
   });
 
   it("two pull requests approved at once merge one at a time: the second is brought up to date first", async () => {
@@ -93,6 +122,13 @@ describe("staying current with the base on a local forge", () => {
       const pull = await loop.forge.getPullRequest(view.prNumber ?? 0);
       expect(pull).toMatchObject({ merged: true, headSha: view.headSha });
     }
+    // Reviewed twice with no change requested between: rounds 1 and 2, not two first rounds.
+    const { results } = await env.DB.prepare(
+      "SELECT round FROM critic_reports WHERE project_id = ? AND number = ? ORDER BY at",
+    )
+      .bind(loop.project, second)
+      .all<{ round: number }>();
+    expect(results.map((r) => r.round)).toEqual([1, 2]);
   });
 
   it("a conflicting pull request resumes its session with an update job; its resolution is checked and merged", async () => {

@@ -210,7 +210,8 @@ describe("an escalation nobody answers", () => {
     expect(expired.state).toBe("abandoned");
 
     const posted = await comments(loop, number);
-    expect(posted.filter((b) => b.includes("**Conveyor needs a human.** budget exceeded"))).toHaveLength(1);
+    const notice = "**Conveyor needs a human.** The reason, as recorded:\n\n> budget exceeded";
+    expect(posted.filter((b) => b.includes(notice))).toHaveLength(1);
     expect(posted.filter((b) => b.includes("**Conveyor still needs a human.**"))).toHaveLength(1);
     expect(posted.at(-1)).toContain(
       "No human answered this escalation in time (budget exceeded: USD 10 of 10)",

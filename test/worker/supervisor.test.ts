@@ -120,7 +120,7 @@ describe("the supervisor", () => {
     expect(html).toContain(`runner_offline`);
     expect(html).toContain("runner silent has not been heard from");
     const all = await (await page("/dashboard/health", await sessionCookie())).text();
-    expect(all).toContain(`${loop.project}</a>: 4 findings`);
+    expect(all).toContain(`${loop.project}</a>: <span class="headline">4 findings</span>`);
 
     // The causes go: the silent runner claims again, the disk is freed, the stuck issue is abandoned by a
     // human, and the dead letter's issue is retried.
@@ -146,6 +146,45 @@ describe("the supervisor", () => {
     // And a run after that changes nothing on the forge.
     await check(loop);
     expect(await supervisorIssues(loop)).toHaveLength(4);
+  });
+
+  it("a project's forge issues never name another project's runner, nor any runner's host figures", async () => {
+    const ours = await loopProject("supervised-ours", { supervisor: { runnerSilentMs: 5 * MIN } });
+    const theirs = await loopProject("supervised-theirs", { supervisor: { runnerSilentMs: 5 * MIN } });
+    const lowMemory = { ...HEALTHY_HOST, memAvailableBytes: 10 * GIB, memTotalBytes: 100 * GIB };
+    // Bound to the other project, and silent.
+    const bound = await newRunner("theirs-bound", { projects: [theirs.project] });
+    await env.DB.prepare("UPDATE runners SET last_seen_at = ? WHERE id = ?")
+      .bind(Date.now() - 20 * MIN, bound.runnerId)
+      .run();
+    // Bound to none, serving the other project only (it holds one of its jobs), short of memory.
+    const roaming = await newRunner("theirs-roaming");
+    const { number } = await theirs.forge.createIssue({ title: "Work", body: "x", labels: ["backlog"] });
+    await send(theirs, number, { type: "triage", blockers: [] });
+    await until(theirs, number, (v) => v.outbox.every((o) => o.pending === 0));
+    const leased = await call(roaming, "claim", { waitMs: 0, projects: [theirs.project], host: lowMemory });
+    expect(leased.status).toBe(200);
+    // Ours: bound to this project, short of memory.
+    const own = await newRunner("ours-own", { projects: [ours.project] });
+    await call(own, "claim", { waitMs: 0, projects: [ours.project], host: lowMemory });
+
+    const found = await check(ours);
+    expect(found.findings.map((f) => f.key)).toEqual([`memory_low:${own.runnerId}`]);
+    // The figures are the operator's: in the API's finding (and on the dashboard), not on the forge.
+    expect(found.findings[0]?.detail).toBe("10.0 GiB of 100.0 GiB (10 %) available");
+    const forgeText = (await supervisorIssues(ours)).map((i) => `${i.title}\n${i.body}`).join("\n");
+    expect(forgeText).toContain("runner ours-own is short of memory");
+    expect(forgeText).not.toMatch(/theirs-bound|theirs-roaming|GiB/);
+    const html = await (
+      await page(`/dashboard/projects/${ours.project}/health`, await sessionCookie())
+    ).text();
+    expect(html).toContain("10.0 GiB of 100.0 GiB (10 %) available");
+
+    // The other project's supervisor reports both of its runners.
+    const theirsFound = (await check(theirs)).findings.map((f) => f.key).sort();
+    expect(theirsFound).toEqual(
+      [`memory_low:${roaming.runnerId}`, `runner_offline:${bound.runnerId}`].sort(),
+    );
   });
 
   it("runs on the project's alarm once its period is due, and keeps to its period", async () => {

@@ -8,7 +8,7 @@ import type { VaultItem } from "../../src/domain/vault.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { VaultItemView } from "../../src/vault/queries.ts";
 import { formFields, page, post, sessionCookie } from "./dashboard-support.ts";
-import { control, critic, firstPush, type Loop, loopProject, report, until } from "./support/review.ts";
+import { control, critic, firstPush, type Loop, loopProject, report, send, until } from "./support/review.ts";
 import { expireOnAlarm } from "./support/vault.ts";
 import { commentDelivery, deliver, OPERATOR, pretty } from "./support/webhooks.ts";
 
@@ -183,10 +183,11 @@ describe("a merge held for protected paths", () => {
     const [first, second] = await Promise.all([approve(), approve()]);
     expect([first.status, second.status].sort()).toEqual([200, 409]);
     const refused = (await (first.status === 409 ? first : second).json()) as { error: string };
-    expect(refused.error).toMatch(new RegExp(`^${itemId} was approved by operator and has fired`));
+    // Approved, and fired once the issue acts on it (the merge).
+    expect(refused.error).toMatch(new RegExp(`^${itemId} (is already|was) approved by operator`));
     expect((await approve()).status).toBe(409);
 
-    const merged = await until(loop, number, (v) => v.state === "merged");
+    const merged = await until(loop, number, (v) => v.state === "merged" && v.outbox.length === 0);
     expect((await loop.forge.getPullRequest(held.prNumber ?? 0)).merged).toBe(true);
     const decisions = merged.history.filter((h) => h.event === "vault_decision");
     expect(decisions.map((h) => [h.outcome, h.from, h.to])).toEqual([
@@ -211,7 +212,7 @@ describe("a merge held for protected paths", () => {
     expect(await (await approving("visitor")).json()).toEqual({ ignored: "visitor has no write access" });
     expect((await projectStub(env, loop.project).vaultItem(itemId))?.state).toBe("pending");
     expect(await (await approving("maintainer")).json()).toEqual({ accepted: true, events: 1 });
-    await until(loop, number, (v) => v.state === "merged");
+    await until(loop, number, (v) => v.state === "merged" && v.outbox.length === 0);
     const item = await projectStub(env, loop.project).vaultItem(itemId);
     expect(item?.state).toBe("fired");
     expect(item?.audit.filter((e) => e.action === "approved")).toEqual([
@@ -222,6 +223,54 @@ describe("a merge held for protected paths", () => {
       body: JSON.stringify({ reason: "too late" }),
     });
     expect(reject.status).toBe(409);
+  });
+
+  it("is withdrawn when the issue stops waiting on it: approving it then is refused, nothing fires", async () => {
+    const loop = await loopProject("vault-withdrawn");
+    const { number, itemId } = await heldMerge(loop);
+    await send(loop, number, { type: "abandon", by: "operator" });
+    await until(loop, number, (v) => v.state === "abandoned" && v.outbox.length === 0);
+    const item = await projectStub(env, loop.project).vaultItem(itemId);
+    expect(item?.state).toBe("withdrawn");
+    expect(item?.audit.at(-1)).toMatchObject({
+      action: "withdrawn",
+      by: `issue #${number}`,
+      reason: "the issue is abandoned (abandon): it no longer waits for the vault",
+    });
+    const late = await api(`/projects/${loop.project}/vault/${itemId}/approve`, { method: "POST" });
+    expect(late.status).toBe(409);
+    expect(((await late.json()) as { error: string }).error).toBe(
+      `${itemId} was withdrawn: the issue is abandoned (abandon): it no longer waits for the vault`,
+    );
+    expect((await projectStub(env, loop.project).vaultItem(itemId))?.audit.map((e) => e.action)).toEqual([
+      "requested",
+      "classified",
+      "withdrawn",
+    ]);
+  });
+
+  it("an approval its issue no longer waits for is withdrawn with the issue's reason, never fired", async () => {
+    const loop = await loopProject("vault-stale");
+    await classifier(loop, [verdict("ask", "unsure")]);
+    const stub = projectStub(env, loop.project);
+    // A held merge's item whose issue has moved on (here: an issue that never held a merge).
+    const { id } = await stub.vaultRequest({
+      key: "stale-merge",
+      kind: "protected_merge",
+      requester: { type: "issue", issue: 9 },
+      title: "Merge pull request #3 of #9",
+      payload: { pr: 3 },
+    });
+    await stub.drain();
+    const res = await api(`/projects/${loop.project}/vault/${id}/approve`, { method: "POST" });
+    expect(res.status).toBe(200);
+    await stub.drain();
+    const item = await stub.vaultItem(id);
+    expect(item?.state).toBe("withdrawn");
+    expect(item?.audit.map((e) => e.action)).toEqual(["requested", "classified", "approved", "withdrawn"]);
+    expect(item?.audit.at(-1)?.reason).toMatch(
+      /^issue #9 no longer waits on it: vault_decision does not apply/,
+    );
   });
 
   it("rejected by a writer's /conveyor reject: abandoned with a comment naming who and why", async () => {
@@ -278,6 +327,23 @@ describe("a merge held for protected paths", () => {
     const cookie = await sessionCookie();
     const html = await (await page("/dashboard/approvals", cookie)).text();
     expect(html).toContain(`${itemId} Merge pull request #`);
+    // Listed once: as the vault's item, naming its issue and what approving does, not also as a held merge
+    // with a second Approve / Reject of its own.
+    const issueLink = `href="/dashboard/projects/${loop.project}/issues/${number}"`;
+    expect(html.split(issueLink)).toHaveLength(2);
+    expect(html).not.toContain(`action="/dashboard/projects/${loop.project}/issues/${number}/actions"`);
+    expect(html).toMatch(/<dt>merges<\/dt><dd>pull request #\d+ at <code>[0-9a-f]{12}<\/code>/);
+    // The issue's page names the item and decides it with the vault's form, not the issue's own buttons.
+    const issuePage = await (
+      await page(`/dashboard/projects/${loop.project}/issues/${number}`, cookie)
+    ).text();
+    expect(issuePage).toContain(
+      `<dt>vault item</dt><dd><a href="/dashboard/vault?project=${loop.project}#vault-${itemId}">${itemId}</a>`,
+    );
+    expect(issuePage).toContain(`action="/dashboard/projects/${loop.project}/vault/${itemId}"`);
+    expect(issuePage).not.toContain(
+      'value="approve" class="action-approve">Approve</button></form><h2>Session',
+    );
     const action = `/dashboard/projects/${loop.project}/vault/${itemId}`;
     const fields = formFields(html, action);
     const forged = await post(action, cookie, { ...fields, csrf: "", decision: "approve" });
@@ -290,6 +356,15 @@ describe("a merge held for protected paths", () => {
     expect(item?.audit.at(-1)).toMatchObject({ action: "rejected", by: "operator", reason: "not this week" });
     const view = await until(loop, number, (v) => v.state === "abandoned");
     expect(view.reason).toBe("the merge was rejected by operator: not this week");
+    // Decided, it is on the vault page with its audit trail.
+    await projectStub(env, loop.project).drain();
+    const history = await (
+      await page(`/dashboard/vault?project=${loop.project}&state=rejected`, cookie)
+    ).text();
+    expect(history).toContain(`id="vault-${itemId}"`);
+    expect(history).toMatch(
+      /<strong>requested<\/strong> by issue #\d+.*<strong>rejected<\/strong> by operator: not this week/s,
+    );
   });
 
   it("expires unanswered on the project's alarm: the issue is abandoned, saying so", async () => {

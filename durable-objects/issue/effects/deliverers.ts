@@ -17,8 +17,20 @@ export type EffectContext = {
   env: Env;
   /** Stable per effect: `<project>#<number>:<seq>:<index>`. */
   key: string;
+  /** The issue as it was when this attempt began; the effect was checked against it (effect-basis.ts). */
   issue: IssueSummary;
+  /**
+   * Checks the effect against the issue as it is now, after an await during which the issue may have moved
+   * on: why it must not act any more, or null.
+   */
+  recheck(): string | null;
 };
+
+/**
+ * Thrown by a deliverer that found, after an await, that the issue moved on from what the effect was decided
+ * on: the effect is dropped, with this reason recorded, and never retried.
+ */
+export class EffectDropped extends Error {}
 
 export type Deliverer<K extends Effect["kind"]> = (
   effect: Extract<Effect, { kind: K }>,
@@ -62,8 +74,8 @@ export const LANES = {
   // The merge timer's check must not wait behind a merge the forge lane is stuck on.
   merge_check: ["check_merge"],
   ci: ["watch_ci"],
-  // An action's dangerous step for the vault: never behind a slow forge.
-  vault: ["vault_step"],
+  // An action's dangerous step for the vault, and an item fired or withdrawn: never behind a slow forge.
+  vault: ["vault_step", "vault_fired", "vault_withdraw"],
 } as const satisfies Record<string, readonly Effect["kind"][]>;
 
 // Every effect kind sits in a lane: this line stops compiling when a new kind has none.

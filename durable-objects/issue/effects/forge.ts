@@ -7,10 +7,13 @@ import { issueBranch } from "../../../src/domain/branch.ts";
 import type { Effect, LabelRole } from "../../../src/domain/lifecycle.ts";
 import type { ForgeClient } from "../../../src/forge/client/index.ts";
 import { hasStatus } from "../../../src/forge/client/index.ts";
-import { commentOnce, type Poster } from "../../../src/forge/comment-once.ts";
+import { commentOnce, type Poster, policyOn } from "../../../src/forge/comment-once.ts";
+import { ESCALATION_HEADLINE, ESCALATION_REMINDER } from "../../../src/forge/escalation-notice.ts";
+import { composePost, type Piece, type PostBody, postTitle } from "../../../src/forge/post/post.ts";
+import { postPolicy } from "../../../src/forge/post/project-policy.ts";
 import { pullRequestBody } from "../../../src/forge/pull-request-body.ts";
 import { projectStub } from "../../../src/project-stub.ts";
-import { conveyorAccount } from "../../../src/projects/account.ts";
+import { conveyorPoster } from "../../../src/projects/account.ts";
 import { regateDependents } from "../../../src/projects/dispatch.ts";
 import { mirroredIssues, setMirroredState } from "../../../src/projects/mirror.ts";
 import { pullRequestStory } from "../../../src/projects/pull-request-story.ts";
@@ -26,14 +29,16 @@ import type { Deliverers, EffectContext } from "./deliverers.ts";
 export async function forgeOf(ctx: EffectContext): Promise<{ project: Project; forge: ForgeClient }> {
   const registered = await loadRegistered(ctx.env, ctx.issue.project);
   if (!registered) throw new Error(`project ${ctx.issue.project} is not registered`);
-  return { project: registered.project, forge: clientOf(registered.project, await registered.secrets()) };
+  return {
+    project: registered.project,
+    forge: clientOf(ctx.env, registered.project, await registered.secrets()),
+  };
 }
 
 /** The project's forge, and Conveyor as the poster of its own comments there. */
 export async function posterOf(ctx: EffectContext): Promise<{ project: Project; poster: Poster }> {
   const { project, forge } = await forgeOf(ctx);
-  const account = await conveyorAccount(ctx.env, project);
-  return { project, poster: { forge, account, secretsKey: ctx.env.CONVEYOR_SECRETS_KEY } };
+  return { project, poster: await conveyorPoster(ctx.env, project, forge) };
 }
 
 const LABEL_SETTING = {
@@ -46,16 +51,23 @@ const LABEL_SETTING = {
 
 const labelName = (project: Project, role: LabelRole) => project.settings.labels[LABEL_SETTING[role]];
 
-async function escalationText(ctx: EffectContext, effect: Extract<Effect, { kind: "notify_human" }>) {
+/**
+ * The escalation notice: the reason quoted apart (it may hold a session's, the critic's or a person's words),
+ * then Conveyor's own account of the issue and what a human can do.
+ */
+async function escalationText(
+  ctx: EffectContext,
+  poster: Poster,
+  effect: Extract<Effect, { kind: "notify_human" }>,
+): Promise<PostBody> {
   const { issue } = ctx;
   // From the ProjectDO's own record of every usage report: the D1 copy the dashboard reads can lag the report
   // that just escalated the issue (a spent budget) by a moment.
   const cost = await projectStub(ctx.env, issue.project).issueSpendUsd(issue.number);
-  return [
-    effect.reminder
-      ? `**Conveyor still needs a human.** Nobody has answered yet: ${effect.reason}`
-      : `**Conveyor needs a human.** ${effect.reason}`,
-    "",
+  const lead = effect.reminder
+    ? `${ESCALATION_REMINDER} Nobody has answered yet. The reason, as recorded:`
+    : `${ESCALATION_HEADLINE} The reason, as recorded:`;
+  const status = [
     `- state: \`${issue.state}\``,
     `- branch: ${issue.branch ? `\`${issue.branch}\`` : "none yet"}`,
     `- iteration: ${issue.iteration}`,
@@ -68,6 +80,8 @@ async function escalationText(ctx: EffectContext, effect: Extract<Effect, { kind
         : approvalHowTo(issue.vaultItem)
       : "Reply here to resume the session with your answer, or comment `/conveyor retry` or `/conveyor abandon`.",
   ].join("\n");
+  const policy = await policyOn(poster, issue.number);
+  return composePost(policy, [{ quote: effect.reason, by: lead }, { conveyor: status }]);
 }
 
 /** How a writer decides a held merge; unanswered, its vault item expires and the issue is abandoned. */
@@ -96,12 +110,18 @@ export const FORGE_DELIVERERS: Deliverers = {
   },
   comment: async (effect, ctx) => {
     const { poster } = await posterOf(ctx);
-    await commentOnce(poster, effect.thread ?? ctx.issue.number, ctx.key, effect.body);
+    const thread = effect.thread ?? ctx.issue.number;
+    const policy = await policyOn(poster, thread);
+    // The lifecycle's words may carry text it did not write (a session's reason, a person's): defused whole.
+    const pieces: Piece[] = [{ mixed: effect.body }];
+    if (effect.quote) pieces.push({ quote: effect.quote.text, by: `${effect.quote.by} wrote:` });
+    const mentions = effect.to ? [...policy.mentions, effect.to] : policy.mentions;
+    await commentOnce(poster, thread, ctx.key, composePost({ ...policy, mentions }, pieces));
     return undefined;
   },
   notify_human: async (effect, ctx) => {
     const { poster } = await posterOf(ctx);
-    await commentOnce(poster, ctx.issue.number, ctx.key, await escalationText(ctx, effect));
+    await commentOnce(poster, ctx.issue.number, ctx.key, await escalationText(ctx, poster, effect));
     return undefined;
   },
   open_pull_request: async (_effect, ctx) => {
@@ -122,8 +142,8 @@ export const FORGE_DELIVERERS: Deliverers = {
       const pr = await forge.createPullRequest({
         head: branch,
         base,
-        title: mirrored?.title ?? `Issue #${number}`,
-        body: pullRequestBody(story),
+        title: postTitle(postPolicy(project), mirrored?.title ?? `Issue #${number}`),
+        body: pullRequestBody(story, postPolicy(project)),
       });
       return { type: "pr_opened", number: pr.number, byConveyor: true };
     } catch (error) {
@@ -146,7 +166,7 @@ export const FORGE_DELIVERERS: Deliverers = {
       branch: issueBranch(number),
       summary,
     });
-    await forge.updatePullRequest(prNumber, { body: pullRequestBody(story) });
+    await forge.updatePullRequest(prNumber, { body: pullRequestBody(story, postPolicy(project)) });
     return undefined;
   },
   close_issue: async (_effect, ctx) => {

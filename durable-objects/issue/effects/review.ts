@@ -5,13 +5,15 @@
 
 import { queueReviewRun } from "../../../src/agents/review-run.ts";
 import { checkHead, readCi } from "../../../src/ci/gate.ts";
-import { applyCriticReport } from "../../../src/critic/apply.ts";
+import { applyCriticReport, WORKER_CRITIC } from "../../../src/critic/apply.ts";
 import { runCritic } from "../../../src/critic/critic.ts";
-import { criticLedger } from "../../../src/critic/ledger.ts";
+import { criticLedger, savedReport } from "../../../src/critic/ledger.ts";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
+import type { ForgeClient } from "../../../src/forge/client/index.ts";
 import { projectStub } from "../../../src/project-stub.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
-import type { Deliverers, EffectContext } from "./deliverers.ts";
+import type { Project } from "../../../src/projects/store.ts";
+import { type Deliverers, type EffectContext, EffectDropped } from "./deliverers.ts";
 import { forgeOf, posterOf } from "./forge.ts";
 import { keepCurrent } from "./stay-current.ts";
 
@@ -31,8 +33,8 @@ export class MergeTurnPending extends Error {
 export const REVIEW_DELIVERERS: Deliverers = {
   watch_ci: async (_effect, ctx) => {
     const { issue } = ctx;
-    // The issue moved on (a webhook reported first, a new push): this watch is over.
-    if (issue.state !== "awaiting_ci" || !issue.headSha) return undefined;
+    // Held to awaiting_ci at its head (effect-basis.ts): a webhook reporting first or a new push ends it.
+    if (!issue.headSha) return undefined;
     const { project, forge } = await forgeOf(ctx);
     // Read once on every forge: CI may have settled before the issue waited for it, its webhook unheard.
     const result = await readCi(ctx.env, project, forge, issue.number, issue.headSha);
@@ -44,7 +46,6 @@ export const REVIEW_DELIVERERS: Deliverers = {
 
   request_review: async (_effect, ctx) => {
     const { issue, env } = ctx;
-    if (issue.state !== "awaiting_review") return undefined;
     if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
     const { project, poster } = await posterOf(ctx);
     const { forge } = poster;
@@ -58,31 +59,18 @@ export const REVIEW_DELIVERERS: Deliverers = {
     // it (../../project/agents/review-runs.ts); the issue waits in awaiting_review, bounded by its review timer.
     if (project.settings.critic.runsOn === "runner")
       return queueReviewRun(env, project, forge, { issue, prNumber: issue.prNumber, key: ctx.key });
-    const apiKey = env.ANTHROPIC_API_KEY;
-    if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
-    const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
-    const diff = await forge.getPullRequestDiff(issue.prNumber);
-    const result = await runCritic(
-      {
-        apiKey,
-        model: env.CRITIC_MODEL ?? DEFAULT_CRITIC_MODEL,
-        ...(env.ANTHROPIC_BASE_URL && { baseURL: env.ANTHROPIC_BASE_URL }),
-      },
-      {
-        repo: project.repo,
-        issue: { number: issue.number, title: mirrored?.title ?? "", body: mirrored?.body ?? "" },
-        diff,
-        ci: project.settings.ci.kind === "none" ? "no CI configured" : `green on ${issue.headSha}`,
-        ledger: await criticLedger(env, project.id, issue.number),
-      },
-    );
+    // Delivered again (an attempt that failed after the critic answered): its saved report, not a paid call.
+    const saved = await savedReport(env, ctx.key);
+    const result = saved
+      ? { ok: true as const, report: saved }
+      : await askCritic(ctx, project, forge, issue.prNumber);
     if (!result.ok) return { type: "review_failed", reason: result.reason };
     const target = {
       key: ctx.key,
       number: issue.number,
       prNumber: issue.prNumber,
       headSha: issue.headSha,
-      round: issue.criticRounds + 1,
+      by: WORKER_CRITIC,
     };
     return applyCriticReport(env, poster, project, target, result.report);
   },
@@ -97,8 +85,12 @@ export const REVIEW_DELIVERERS: Deliverers = {
     if (!(await project.takeMergeTurn(ctx.key)))
       throw new MergeTurnPending("another merge of the project is under way");
     try {
+      // Only while the issue still merges the head it reviewed (effect-basis.ts): the wait for the turn may
+      // have seen it abandoned, or moved to another head.
+      const moved = ctx.recheck();
+      if (moved) throw new EffectDropped(moved);
       // The base may have moved since the review: up to date first, and the new head is reviewed again.
-      if (issue.state === "merging" && issue.headSha) {
+      if (issue.headSha) {
         const stale = await keepCurrent(forge, prNumber, issue.headSha);
         if (stale) return stale;
       }
@@ -124,9 +116,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
     return readMerged(ctx, { type: "issue_closed", unmerged: true });
   },
 
+  // Held to merging at its head (effect-basis.ts): a merge's answer that came after all ended it.
   check_merge: async (_effect, ctx) => {
-    // The merge's answer came after all (merged, or failed and escalated): nothing left to check.
-    if (ctx.issue.state !== "merging") return undefined;
     // Like the merge itself: nothing to ask about before the forge's number is known (retried, bounded).
     if (ctx.issue.prNumber === null) throw new Error("the pull request's number is not known yet");
     return readMerged(ctx, {
@@ -135,6 +126,29 @@ export const REVIEW_DELIVERERS: Deliverers = {
     });
   },
 };
+
+/** The critic's review of the issue's pull request at its head, through the Messages API. */
+async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClient, pr: number) {
+  const { env, issue } = ctx;
+  const apiKey = env.ANTHROPIC_API_KEY;
+  if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
+  const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
+  const diff = await forge.getPullRequestDiff(pr);
+  return runCritic(
+    {
+      apiKey,
+      model: env.CRITIC_MODEL ?? DEFAULT_CRITIC_MODEL,
+      ...(env.ANTHROPIC_BASE_URL && { baseURL: env.ANTHROPIC_BASE_URL }),
+    },
+    {
+      repo: project.repo,
+      issue: { number: issue.number, title: mirrored?.title ?? "", body: mirrored?.body ?? "" },
+      diff,
+      ci: project.settings.ci.kind === "none" ? "no CI configured" : `green on ${issue.headSha}`,
+      ledger: await criticLedger(env, project.id, issue.number),
+    },
+  );
+}
 
 /** Whether the issue's pull request is merged, as the forge says: merge_confirmed, or `unmerged`. */
 async function readMerged(ctx: EffectContext, unmerged: LifecycleEvent): Promise<LifecycleEvent> {

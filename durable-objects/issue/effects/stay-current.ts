@@ -4,7 +4,11 @@
  */
 
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
-import { type Mergeability, stayCurrent } from "../../../src/domain/stay-current.ts";
+import {
+  CHECKING_READ_INTERVAL_MS,
+  type StayCurrentAction,
+  stayCurrent,
+} from "../../../src/domain/stay-current.ts";
 import type { ForgeClient } from "../../../src/forge/client/index.ts";
 
 /** GitHub's update-branch answers 202 and moves the head shortly after: read it this often, this long. */
@@ -19,8 +23,7 @@ export async function keepCurrent(
   pr: number,
   headSha: string,
 ): Promise<LifecycleEvent | null> {
-  const state: Mergeability = await forge.getMergeability(pr);
-  const step = stayCurrent(state);
+  const step = await decide(forge, pr);
   switch (step.action) {
     case "proceed":
       return null;
@@ -39,5 +42,20 @@ export async function keepCurrent(
       }
       throw new MergeabilityPending(`the updated head of #${pr} did not show in time`);
     }
+  }
+}
+
+/**
+ * The decision on the forge's answer, read again while it may be Gitea's re-check after the head or base
+ * moved ("not mergeable" meanwhile): taken for a conflict, it would cost an update job for no conflict.
+ */
+async function decide(
+  forge: ForgeClient,
+  pr: number,
+): Promise<Exclude<StayCurrentAction, { action: "read_again" }>> {
+  for (let reads = 1; ; reads++) {
+    const step = stayCurrent(await forge.getMergeability(pr), reads);
+    if (step.action !== "read_again") return step;
+    await new Promise((resolve) => setTimeout(resolve, CHECKING_READ_INTERVAL_MS));
   }
 }

@@ -12,9 +12,8 @@ import type { Deliverers } from "./deliverers.ts";
 
 export const VAULT_STEP_DELIVERERS: Deliverers = {
   vault_step: async (effect, ctx) => {
+    // Held to awaiting_approval for its step (effect-basis.ts): abandoned, or another step asked since.
     const { issue } = ctx;
-    // Moved on (abandoned, or another step asked since): nothing waits on this request any more.
-    if (issue.state !== "awaiting_approval" || issue.vaultStep !== effect.step) return undefined;
     const registered = await cachedProject(ctx.env, issue.project);
     if (!registered) throw new Error(`project ${issue.project} is not registered`);
     const payload = await stepApprovalPayload(registered, issue.formula ?? null, effect.step);

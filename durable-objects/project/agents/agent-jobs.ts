@@ -9,15 +9,22 @@
 import { describeOutput, type VaultVerdict } from "../../../src/agents/held-outputs.ts";
 import { agentRunRequest } from "../../../src/agents/runs.ts";
 import type { AgentTrigger } from "../../../src/agents/triggers.ts";
-import type { AgentRunRequest, AgentRunView, ScheduleCheck } from "../../../src/contracts/project-object.ts";
+import type {
+  AgentRunRequest,
+  AgentRunView,
+  QueuedRuns,
+  ScheduleCheck,
+} from "../../../src/contracts/project-object.ts";
 import type { Requester } from "../../../src/domain/vault.ts";
 import type { Env } from "../../../src/env.ts";
+import { errorMessage } from "../../../src/error-message.ts";
 import { loadProject, type Project } from "../../../src/projects/store.ts";
 import type { CompleteRequest } from "../../../src/runner-api/contract.ts";
 import { deliverInOrder, type Outbox } from "../../shared/outbox.ts";
 import type { JobStore, StoredJob } from "../jobs/job-store.ts";
 import type { ProjectRecords } from "../records.ts";
 import type { Vault } from "../vault.ts";
+import { EventRuns } from "./event-runs.ts";
 import { agentTargets, applyAgentOutput } from "./forge-outputs.ts";
 import { ReviewRuns } from "./review-runs.ts";
 import { AGENT_CHANNELS, AgentRuns, type ApplyRow, type CheckRow, type HoldOutput } from "./runs.ts";
@@ -44,25 +51,35 @@ export class AgentJobs {
   private readonly schedules: AgentSchedules;
   private readonly triggers: AgentTriggers;
   private readonly reviews: ReviewRuns;
+  private readonly events: EventRuns;
 
   constructor(private readonly host: AgentJobsHost) {
     const { sql } = host.storage;
     this.runs = new AgentRuns(sql, host.outbox);
     this.schedules = new AgentSchedules(sql);
-    this.triggers = new AgentTriggers(sql, this.runs);
+    this.events = new EventRuns(sql);
+    this.triggers = new AgentTriggers(sql, this.runs, this.events);
     this.reviews = new ReviewRuns(sql);
   }
 
   // --- the job's lifecycle points ----------------------------------------------------------------------------
 
-  /** The run's job was just inserted: its run record (and its review binding). Forgets runs before `pruneBefore`. */
-  queued(request: AgentRunRequest, jobId: string, now: number, pruneBefore: number): void {
-    const { runId, spec } = request;
+  /**
+   * The run's job was just inserted: its run record (and its review binding, and for a forge event's run its
+   * origin). Returns the jobs of the earlier event runs it supersedes (the caller ends those still queued).
+   * Forgets runs before `pruneBefore`.
+   */
+  queued(request: AgentRunRequest, jobId: string, now: number, pruneBefore: number): string[] {
+    const { runId, spec, origin } = request;
     // Kept as long as finished jobs are; each agent's latest run is kept whatever its age.
     this.runs.prune(pruneBefore);
+    this.events.prune(pruneBefore);
     const run = { id: runId, agent: spec.agent.name, jobId, trigger: request.trigger };
     this.runs.queue({ ...run, outputs: request.outputs }, now);
     if (request.review) this.reviews.bind(runId, request.review);
+    if (!origin) return [];
+    this.events.record(runId, jobId, origin, now);
+    return this.events.jobsAbout(origin.agent, origin.number, runId);
   }
 
   /** The job was leased (again): its run is running. */
@@ -92,6 +109,15 @@ export class AgentJobs {
     if (job.cancelled) this.endRun(project, runId, "cancelled", now);
     else if (request.phase === "done") this.runs.reported(runId, request.outputs ?? [], now);
     else this.endRun(project, runId, `the run ended ${request.phase}: ${request.reason ?? ""}`, now);
+  }
+
+  /** The job is a run a forge event started: it spends the event runs' own budget. */
+  isEventRun(job: StoredJob): boolean {
+    return job.spec.agent !== undefined && this.events.isEventRun(job.spec.agent.runId);
+  }
+
+  eventSpendUsd(day: string): number {
+    return this.events.daySpendUsd(day);
   }
 
   /** The job went back to the queue: its run waits again. */
@@ -154,7 +180,8 @@ export class AgentJobs {
           if (!decision || (decision.vault && this.host.vault.item(decision.vault)?.state !== "fired"))
             continue;
           const { output } = decision;
-          const ref = { key: `agent:${runId}:${index}`, runId, review: this.reviews.of(runId) };
+          const agent = this.runs.agentOf(runId) ?? "unknown";
+          const ref = { key: `agent:${runId}:${index}`, runId, agent, review: this.reviews.of(runId) };
           const refusal = await applyAgentOutput(env, project, ref, output);
           storage.transactionSync(() => this.runs.markApplied(runId, index, Date.now(), refusal));
         }
@@ -224,11 +251,18 @@ export class AgentJobs {
     };
   }
 
-  /** A forge event (webhook delivery `deliveryId`) starts the agents whose `on` names it: their run ids. */
-  trigger(project: Project, trigger: AgentTrigger, deliveryId: string): Promise<string[]> {
-    return this.triggers.trigger(this.host.env, project, trigger, deliveryId, (request) =>
-      this.host.start(request),
-    );
+  /**
+   * A forge event (its delivery's content key `key`) starts the agents whose `on` names it: their run ids, or
+   * why none could start (the catalog unreadable). Answered, not thrown: the caller logs it, and workerd reports
+   * every exception an object's method throws as uncaught, handled or not.
+   */
+  async trigger(project: Project, trigger: AgentTrigger, key: string): Promise<QueuedRuns> {
+    try {
+      const start = (request: AgentRunRequest) => this.host.start(request);
+      return { queued: await this.triggers.trigger(this.host.env, project, trigger, key, start) };
+    } catch (error) {
+      return { error: errorMessage(error) };
+    }
   }
 
   /** A push changed `.conveyor/agents/`: the next event reads the catalog again. */

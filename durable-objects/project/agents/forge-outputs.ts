@@ -10,8 +10,9 @@ import type { ReviewBinding } from "../../../src/agents/review-run.ts";
 import type { Env } from "../../../src/env.ts";
 import { errorMessage } from "../../../src/error-message.ts";
 import { hasStatus } from "../../../src/forge/client/index.ts";
-import { commentOnce, type Poster } from "../../../src/forge/comment-once.ts";
-import { conveyorAccount } from "../../../src/projects/account.ts";
+import { commentOnce, type Poster, policyOn } from "../../../src/forge/comment-once.ts";
+import { appended, composePost, postTitle, quotedPost } from "../../../src/forge/post/post.ts";
+import { conveyorPoster } from "../../../src/projects/account.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
 import { clientOf, loadRegistered, type Project } from "../../../src/projects/store.ts";
 import { applyReviewRun } from "./review-run-apply.ts";
@@ -33,13 +34,19 @@ async function projectPoster(env: Env, projectId: string): Promise<{ poster: Pos
   const registered = await loadRegistered(env, projectId);
   if (!registered) throw new Error(`project ${projectId} is not registered`);
   const { project } = registered;
-  const forge = clientOf(project, await registered.secrets());
-  const account = await conveyorAccount(env, project);
-  return { poster: { forge, account, secretsKey: env.CONVEYOR_SECRETS_KEY }, project };
+  const forge = clientOf(env, project, await registered.secrets());
+  return { poster: await conveyorPoster(env, project, forge), project };
 }
 
-/** Which output of which run is applied; `review`: the pull request a review run is about. */
-export type OutputRef = { key: string; runId: string; review: ReviewBinding | null };
+/**
+ * Which output of which run is applied, and the agent whose run it is (named on what it posts); `review`:
+ * the pull request a review run is about.
+ */
+export type OutputRef = { key: string; runId: string; agent: string; review: ReviewBinding | null };
+
+/** Conveyor's line over an agent's words: which agent, which run. */
+export const agentWrote = (agent: string, runId: string) =>
+  `The agent \`${agent}\` (run \`${runId}\`) wrote:`;
 
 /**
  * Applies one accepted output on the forge; `key` names it for the retries. A refusal that trying again
@@ -64,18 +71,28 @@ export async function applyAgentOutput(
 async function apply(
   env: Env,
   projectId: string,
-  { key, runId, review }: OutputRef,
+  { key, runId, agent, review }: OutputRef,
   output: RequestedOutput,
 ): Promise<string | null> {
   const { poster, project } = await projectPoster(env, projectId);
-  const { forge } = poster;
+  const { forge, policy } = poster;
+  const by = agentWrote(agent, runId);
   switch (output.type) {
     case "create_issue":
       // A retry after a lost answer could file it twice; the check's one-per-title rule bounds it to the run.
-      await forge.createIssue({ title: output.title, body: output.body, labels: output.labels });
+      await forge.createIssue({
+        title: postTitle(policy, output.title),
+        body: quotedPost(policy, by, output.body),
+        labels: output.labels,
+      });
       return null;
     case "comment":
-      await commentOnce(poster, output.issue, key, output.body);
+      await commentOnce(
+        poster,
+        output.issue,
+        key,
+        quotedPost(await policyOn(poster, output.issue), by, output.body),
+      );
       return null;
     case "add_labels":
       await forge.addLabels(output.issue, output.labels);
@@ -83,17 +100,22 @@ async function apply(
     case "remove_labels":
       for (const label of output.labels) await forge.removeLabel(output.issue, label);
       return null;
-    case "close_issue":
-      await commentOnce(poster, output.issue, key, output.reason);
+    case "close_issue": {
+      const closing = composePost(await policyOn(poster, output.issue), [
+        { conveyor: `Closed by the agent \`${agent}\` (run \`${runId}\`).` },
+        { quote: output.reason, by: "Its reason:" },
+      ]);
+      await commentOnce(poster, output.issue, key, closing);
       await forge.closeIssue(output.issue);
       return null;
+    }
     case "link_dependency": {
       // Read again on every try: a retry after a lost answer finds the line and edits nothing.
       const { body } = await forge.getIssue(output.issue);
       const linked = withDependency(body, output.dependsOn);
       if (linked === null)
         return "the issue's body ends inside a code block: no line added there would be read";
-      if (linked !== body) await forge.editIssueBody(output.issue, linked);
+      if (linked !== body) await forge.editIssueBody(output.issue, appended(body, linked));
       return null;
     }
     case "submit_review":

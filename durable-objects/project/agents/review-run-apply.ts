@@ -4,7 +4,7 @@
  * is stale and dropped: the new head gets its own review once its CI passes), the protected paths from the
  * forge's file listing — and then applies the report as the Worker critic's own (src/critic/apply.ts): the
  * ledger, tech debt, the review on the forge once, and the issue's `review` event, deduplicated by the run.
- * A person's pull request gets the review on the forge only.
+ * A person's pull request gets the review on the forge only, as a comment review (never an approval).
  */
 import type { RequestedOutput } from "../../../src/agents/outputs.ts";
 import type { ReviewBinding } from "../../../src/agents/review-run.ts";
@@ -34,8 +34,11 @@ export async function applyReviewRun(
   const pull = await forge.getPullRequest(binding.pr);
   if (pull.headSha !== binding.headSha)
     return `stale: the pull request's head is ${pull.headSha}, not the reviewed ${binding.headSha}`;
+  const by = `The agent \`reviewer\` (run \`${runId}\`)`;
   if (binding.number === null) {
-    await postReview(poster, binding.pr, binding.key, report, decide(report).verdict);
+    await postReview(poster, { prNumber: binding.pr, key: binding.key, by }, report, decide(report).verdict, {
+      advisory: true,
+    });
     return null;
   }
   const issue = issueStub(env, project.id, binding.number);
@@ -47,7 +50,7 @@ export async function applyReviewRun(
     number: binding.number,
     prNumber: binding.pr,
     headSha: binding.headSha,
-    round: now.criticRounds + 1,
+    by,
   };
   const event = await applyCriticReport(env, poster, project, target, report);
   // The issue refuses it if it moved on meanwhile (the head sha is part of the event), and hears it once.

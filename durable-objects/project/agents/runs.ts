@@ -206,6 +206,11 @@ export class AgentRuns {
     return decision?.status === "accepted" ? decision : null;
   }
 
+  /** The agent a run is of; null when the run is gone. */
+  agentOf(runId: string): string | null {
+    return this.row(runId)?.agent ?? null;
+  }
+
   /** The forge took the output, or refused it for good (`refusal`). */
   markApplied(runId: string, index: number, now: number, refusal: string | null = null): void {
     const row = this.row(runId);

@@ -10,6 +10,7 @@ import { scheduleDecision } from "../../../src/agents/schedule.ts";
 import type { ScheduleCheck } from "../../../src/contracts/project-object.ts";
 import type { Env } from "../../../src/env.ts";
 import { errorMessage } from "../../../src/error-message.ts";
+import { log } from "../../../src/log.ts";
 import { loadRegistered, type Project } from "../../../src/projects/store.ts";
 
 const SCHEMA = `
@@ -111,7 +112,7 @@ export class AgentSchedules {
     } catch (error) {
       // The claim above already set the retry.
       const outcome = { error: errorMessage(error) };
-      console.warn(JSON.stringify({ msg: "agent schedules not checked", project: projectId, ...outcome }));
+      log.warn("agent schedules not checked", { project: projectId, ...outcome });
       return outcome;
     }
   }

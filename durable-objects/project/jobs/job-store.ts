@@ -4,8 +4,9 @@
  * is the shared `outbox.ts`.
  */
 import type { JobSpec, JobStatus, JobSummary, ProjectPolicy } from "../../../src/contracts/project-object.ts";
-import type { Spend } from "../../../src/domain/budget.ts";
+import { DEFAULT_EVENT_DAILY_USD, type Spend } from "../../../src/domain/budget.ts";
 import type { DeadlineFields, OpenJob } from "../../../src/domain/job-queue.ts";
+import { addColumns } from "../../shared/columns.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -28,6 +29,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   leased_at INTEGER,
   cancelled INTEGER NOT NULL,
   confirmed INTEGER NOT NULL DEFAULT 1,
+  unconfirmed INTEGER NOT NULL DEFAULT 0,
+  not_before INTEGER NOT NULL DEFAULT 0,
   affinity TEXT,
   affinity_until INTEGER NOT NULL,
   session_id TEXT,
@@ -38,8 +41,8 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status) WHERE status IN ('queued', 'leased');
 CREATE INDEX IF NOT EXISTS jobs_by_issue ON jobs (number, leased_at);
-CREATE INDEX IF NOT EXISTS jobs_deadlines ON jobs (status)
-  WHERE status = 'leased' OR (status = 'queued' AND affinity IS NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_waits ON jobs (status)
+  WHERE status = 'leased' OR (status = 'queued' AND (affinity IS NOT NULL OR not_before > 0));
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed', 'cancelled');
 CREATE TABLE IF NOT EXISTS spend (
   usage_id TEXT PRIMARY KEY,
@@ -52,7 +55,10 @@ CREATE INDEX IF NOT EXISTS spend_by_issue ON spend (number);
 CREATE INDEX IF NOT EXISTS spend_by_day ON spend (day);
 `;
 
-const POLICY_DEFAULTS: Pick<ProjectPolicy, "confirmMs"> = { confirmMs: 15_000 };
+const POLICY_DEFAULTS: Pick<ProjectPolicy, "confirmMs" | "maxUnconfirmed"> = {
+  confirmMs: 15_000,
+  maxUnconfirmed: 10,
+};
 
 /** A job as the object keeps it: its summary, its place in the queue, what it runs and its current lease. */
 export type StoredJob = JobSummary & {
@@ -71,14 +77,22 @@ type Row = Record<string, string | number | null>;
 /** Thin typed access to the tables; every write method is meant to run inside `transactionSync`. */
 export class JobStore {
   constructor(private readonly sql: SqlStorage) {
+    addColumns(sql, "jobs", ADDED_COLUMNS);
     sql.exec(SCHEMA);
-    addColumns(sql);
+    // Its WHERE grew with the backoff (jobs_waits): the older index answers no query any more.
+    sql.exec("DROP INDEX IF EXISTS jobs_deadlines");
   }
 
   meta(): { project: string; policy: ProjectPolicy } | null {
     const row = this.sql.exec<{ project: string; policy: string }>("SELECT * FROM meta").toArray()[0];
+    if (!row) return null;
     // Policies stored before a setting existed get its default.
-    return row ? { project: row.project, policy: { ...POLICY_DEFAULTS, ...JSON.parse(row.policy) } } : null;
+    const stored = JSON.parse(row.policy) as ProjectPolicy;
+    const budget: ProjectPolicy["budget"] = {
+      ...stored.budget,
+      eventDailyUsd: stored.budget.eventDailyUsd ?? DEFAULT_EVENT_DAILY_USD,
+    };
+    return { project: row.project, policy: { ...POLICY_DEFAULTS, ...stored, budget } };
   }
 
   saveMeta(project: string, policy: ProjectPolicy): void {
@@ -132,6 +146,17 @@ export class JobStore {
     return row?.usd ?? 0;
   }
 
+  /** The runners that held (or hold) a lease on one of the jobs since `since`. */
+  runnersSince(since: number): string[] {
+    return this.sql
+      .exec<{ runner_id: string }>(
+        "SELECT DISTINCT runner_id FROM jobs WHERE runner_id IS NOT NULL AND updated_at >= ?",
+        since,
+      )
+      .toArray()
+      .map((row) => row.runner_id);
+  }
+
   byId(id: string): StoredJob | null {
     return this.one("SELECT * FROM jobs WHERE id = ?", id);
   }
@@ -147,21 +172,21 @@ export class JobStore {
     ) as OpenStoredJob[];
   }
 
-  /** Leased jobs, in enqueue order (through jobs_deadlines): what an expiry check reads. */
+  /** Leased jobs, in enqueue order (through jobs_waits): what an expiry check reads. */
   leased(): OpenStoredJob[] {
     return this.many("SELECT * FROM jobs WHERE status = 'leased' ORDER BY seq") as OpenStoredJob[];
   }
 
   /**
-   * The open jobs that can set a deadline (leased, or queued with an affinity), without their specs: read on
-   * every alarm reschedule, where parsing every queued job's spec would grow with the backlog. The WHERE
-   * is jobs_deadlines' own, so that index answers it.
+   * The open jobs that can set a deadline (leased, or queued with an affinity or a backoff), without their
+   * specs: read on every alarm reschedule, where parsing every queued job's spec would grow with the
+   * backlog. The WHERE is jobs_waits' own, so that index answers it.
    */
   deadlineFields(): DeadlineFields[] {
     return this.sql
       .exec<Row>(
-        `SELECT status, lease_expires_at, affinity, affinity_until FROM jobs
-           WHERE status = 'leased' OR (status = 'queued' AND affinity IS NOT NULL)`,
+        `SELECT status, lease_expires_at, affinity, affinity_until, not_before FROM jobs
+           WHERE status = 'leased' OR (status = 'queued' AND (affinity IS NOT NULL OR not_before > 0))`,
       )
       .toArray()
       .map((row) => ({
@@ -169,6 +194,7 @@ export class JobStore {
         leaseExpiresAt: int(row.lease_expires_at),
         affinity: text(row.affinity),
         affinityUntil: Number(row.affinity_until),
+        notBefore: Number(row.not_before),
       }));
   }
 
@@ -192,9 +218,9 @@ export class JobStore {
     const { seq } = this.sql
       .exec<{ seq: number }>(
         `INSERT INTO jobs (id, key, number, kind, status, attempt, spec, runner_id, lease_token, lease_expires_at,
-           leased_at, cancelled, confirmed, affinity, affinity_until, session_id, branch, head_sha, created_at,
-           updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+           leased_at, cancelled, confirmed, unconfirmed, not_before, affinity, affinity_until, session_id, branch,
+           head_sha, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
         job.id,
         job.key,
         job.number,
@@ -208,6 +234,8 @@ export class JobStore {
         job.leasedAt,
         Number(job.cancelled),
         Number(job.confirmed),
+        job.unconfirmed,
+        job.notBefore,
         job.affinity,
         job.affinityUntil,
         job.sessionId,
@@ -224,8 +252,8 @@ export class JobStore {
   save(job: StoredJob): void {
     this.sql.exec(
       `UPDATE jobs SET status = ?, attempt = ?, runner_id = ?, lease_token = ?, lease_expires_at = ?, leased_at = ?,
-         cancelled = ?, confirmed = ?, affinity = ?, affinity_until = ?, session_id = ?, branch = ?, head_sha = ?,
-         updated_at = ?
+         cancelled = ?, confirmed = ?, unconfirmed = ?, not_before = ?, affinity = ?, affinity_until = ?,
+         session_id = ?, branch = ?, head_sha = ?, updated_at = ?
        WHERE id = ?`,
       job.status,
       job.attempt,
@@ -235,6 +263,8 @@ export class JobStore {
       job.leasedAt,
       Number(job.cancelled),
       Number(job.confirmed),
+      job.unconfirmed,
+      job.notBefore,
       job.affinity,
       job.affinityUntil,
       job.sessionId,
@@ -265,23 +295,13 @@ export class JobStore {
   }
 }
 
-/** Columns added after the table was first created: objects created before them gain them here. */
+/** Columns added after the table was first created. */
 const ADDED_COLUMNS: Record<string, string> = {
   // Leases held when this column came are treated as confirmed: their runners heartbeat already.
   confirmed: "INTEGER NOT NULL DEFAULT 1",
+  unconfirmed: "INTEGER NOT NULL DEFAULT 0",
+  not_before: "INTEGER NOT NULL DEFAULT 0",
 };
-
-function addColumns(sql: SqlStorage): void {
-  const have = new Set(
-    sql
-      .exec<{ name: string }>("PRAGMA table_info(jobs)")
-      .toArray()
-      .map((c) => c.name),
-  );
-  for (const [name, type] of Object.entries(ADDED_COLUMNS)) {
-    if (!have.has(name)) sql.exec(`ALTER TABLE jobs ADD COLUMN ${name} ${type}`);
-  }
-}
 
 type Cell = Row[string] | undefined;
 const text = (value: Cell) => (value === null || value === undefined ? null : String(value));
@@ -303,6 +323,8 @@ function toJob(row: Row): StoredJob {
     leasedAt: int(row.leased_at),
     cancelled: row.cancelled === 1,
     confirmed: row.confirmed !== 0,
+    unconfirmed: Number(row.unconfirmed ?? 0),
+    notBefore: Number(row.not_before ?? 0),
     affinity: text(row.affinity),
     affinityUntil: Number(row.affinity_until),
     sessionId: text(row.session_id),

@@ -7,9 +7,10 @@
  */
 import type { LeaseRefusal, ProjectPolicy } from "../../../src/contracts/project-object.ts";
 import { randomToken } from "../../../src/crypto/tokens.ts";
-import { dailyCapReached, sessionBudget, utcDay } from "../../../src/domain/budget.ts";
+import { budgetPauses, sessionBudget, utcDay } from "../../../src/domain/budget.ts";
 import {
   afterLostLease,
+  BACKOFF_AFTER_UNCONFIRMED,
   expiredLeases,
   isSession,
   leaseTerm,
@@ -29,6 +30,10 @@ export type LeaseHooks = {
   leased(job: StoredJob, now: number): void;
   requeued(job: StoredJob, now: number): void;
   ended(project: string, job: StoredJob, reason: string, now: number): void;
+  /** The job is an agent run a forge event started: it spends the event runs' own daily budget. */
+  isEventRun(job: StoredJob): boolean;
+  /** What event runs spent on UTC day `day`. */
+  eventSpendUsd(day: string): number;
 };
 
 export type Fenced = { ok: true; job: StoredJob; project: string; policy: ProjectPolicy } | LeaseRefusal;
@@ -50,12 +55,18 @@ export class Leases {
     const held = new Set(
       holding.filter((ref) => ref.startsWith(prefix)).map((ref) => Number(ref.slice(prefix.length))),
     );
-    // Past the daily cap no session or agent run starts (work already leased finishes; reaps still run).
-    const paused = dailyCapReached(this.store.daySpendUsd(utcDay(now)), meta.policy.budget) !== null;
-    const open = this.store
-      .open()
-      .filter((job) => !paused || job.status === "leased" || !spendsBudget(job.kind));
+    // Past the daily cap no session or agent run starts (work already leased finishes; reaps still run); past
+    // theirs, no event run does, while sessions go on.
+    const pauses = this.pauses(utcDay(now), meta.policy.budget);
+    const paused = (job: StoredJob) =>
+      spendsBudget(job.kind) && (this.hooks.isEventRun(job) ? pauses.events : pauses.work) !== null;
+    const open = this.store.open().filter((job) => job.status === "leased" || !paused(job));
     return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
+  }
+
+  /** What today's spend pauses (src/domain/budget.ts): work, and event runs. */
+  pauses(day: string, limits: ProjectPolicy["budget"]) {
+    return budgetPauses(this.store.daySpendUsd(day), this.hooks.eventSpendUsd(day), limits);
   }
 
   /** Leases the job `runnerId` should run next, on a short lease until its runner confirms it; null if none. */
@@ -113,7 +124,8 @@ export class Leases {
         attempt: job.attempt,
       });
     }
-    return { ...job, confirmed: true };
+    // A runner took it after all: the streak of leases nobody confirmed is over.
+    return { ...job, confirmed: true, unconfirmed: 0, notBefore: 0 };
   }
 
   /**
@@ -159,7 +171,10 @@ export class Leases {
     return held.length;
   }
 
-  /** The lease is lost: the job requeues (with backoff and affinity) or, out of attempts, fails. */
+  /**
+   * The lease is lost: the job requeues (with affinity; after leases nobody confirmed, with backoff) or, out
+   * of attempts or past `maxUnconfirmed`, fails. Its issue hears when the backoff begins and when it gives up.
+   */
   lose(
     project: string,
     job: StoredJob,
@@ -169,9 +184,24 @@ export class Leases {
     runnerGone = false,
   ): void {
     const next = afterLostLease(job, cause, now, policy, runnerGone);
+    const stalled = (count: number, more: { retryInMs?: number; gaveUp?: true }) =>
+      this.records.issueEvent(project, job, `job:${job.id}:unconfirmed:${count}`, now, {
+        type: "lease_unconfirmed",
+        jobId: job.id,
+        count,
+        ...more,
+      });
+    if (next.action === "fail" && next.unconfirmed !== undefined) {
+      this.end(project, { ...job, unconfirmed: next.unconfirmed }, next.reason, now, { sessionFails: false });
+      if (isSession(job.kind)) stalled(next.unconfirmed, { gaveUp: true });
+      return;
+    }
     if (next.action !== "requeue") {
       this.end(project, job, next.action === "fail" ? next.reason : null, now);
       return;
+    }
+    if (next.unconfirmed === BACKOFF_AFTER_UNCONFIRMED && !runnerGone && isSession(job.kind)) {
+      stalled(next.unconfirmed, { retryInMs: Math.max(0, next.notBefore - now) });
     }
     const { action: _, ...patch } = next;
     const requeued: StoredJob = {
@@ -187,13 +217,23 @@ export class Leases {
     this.hooks.requeued(job, now);
   }
 
-  /** Ends a job that will not run again: failed with a reason (its issue's session fails too), else cancelled. */
-  end(project: string, job: StoredJob, reason: string | null, now: number): void {
+  /**
+   * Ends a job that will not run again: failed with a reason (its issue's session fails too, unless the
+   * caller tells the issue itself: `sessionFails` false), else cancelled (`why`: what its run record says,
+   * "cancelled" unless told).
+   */
+  end(
+    project: string,
+    job: StoredJob,
+    reason: string | null,
+    now: number,
+    { why = "cancelled", sessionFails = true }: { why?: string; sessionFails?: boolean } = {},
+  ): void {
     const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
     this.store.save(ended);
     this.records.job(project, ended, now);
-    this.hooks.ended(project, job, reason ?? "cancelled", now);
-    if (reason !== null && isSession(job.kind)) {
+    this.hooks.ended(project, job, reason ?? why, now);
+    if (reason !== null && sessionFails && isSession(job.kind)) {
       this.records.issueEvent(project, job, `job:${job.id}:failed`, now, {
         type: "phase",
         phase: "failed",

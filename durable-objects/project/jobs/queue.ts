@@ -5,12 +5,13 @@
  */
 import type {
   AgentRunRequest,
+  DispatchStatus,
   EnqueueRequest,
   JobSpec,
   JobSummary,
   ProjectPolicy,
 } from "../../../src/contracts/project-object.ts";
-import { dailyCapReached, utcDay } from "../../../src/domain/budget.ts";
+import { utcDay } from "../../../src/domain/budget.ts";
 import { enqueueAffinity } from "../../../src/domain/job-queue.ts";
 import { newJobId } from "../../../src/project-stub.ts";
 import type { Claim } from "../../../src/runner-api/contract.ts";
@@ -42,11 +43,20 @@ export class JobQueue {
     return result;
   }
 
-  /** Queues an agent run: its job and its run record in one transaction; the same run id queues once. */
+  /**
+   * Queues an agent run: its job and its run record in one transaction; the same run id queues once. A run a
+   * forge event started supersedes the same agent's run on the same subject still waiting in the queue.
+   */
   startAgentRun(request: AgentRunRequest, now: number): Queued {
     const result = this.storage.transactionSync(() => {
       const queued = this.insert(`agent:${request.runId}`, request.spec, request.policy, now);
-      if (queued.created) this.agentJobs.queued(request, queued.jobId, now, now - RETENTION_MS);
+      if (!queued.created) return queued;
+      const earlier = this.agentJobs.queued(request, queued.jobId, now, now - RETENTION_MS);
+      for (const id of earlier) {
+        const job = this.store.byId(id);
+        if (job?.status === "queued")
+          this.leases.end(request.spec.project, job, null, now, { why: `superseded by ${request.runId}` });
+      }
       return queued;
     });
     if (result.created) this.waiters.wake();
@@ -115,11 +125,31 @@ export class JobQueue {
     return this.store.issueSpend(number).usd;
   }
 
-  /** Whether sessions are being dispatched, and today's spend. */
-  dispatchStatus(now: number): { paused: string | null; spentTodayUsd: number } {
+  /**
+   * What the supervisor reads of the queue: the open jobs, what today's work spent (everything but event runs,
+   * whose spend has its own cap), and the runners that held a job within `servingMs`.
+   */
+  supervised(now: number, servingMs: number) {
+    const day = utcDay(now);
+    return {
+      jobs: this.store.open(),
+      spentTodayUsd: this.store.daySpendUsd(day) - this.agentJobs.eventSpendUsd(day),
+      servedBy: this.store.runnersSince(now - servingMs),
+    };
+  }
+
+  /** Whether work and event runs are being dispatched, and today's spend. */
+  dispatchStatus(now: number): DispatchStatus {
     const meta = this.store.meta();
-    const spentTodayUsd = this.store.daySpendUsd(utcDay(now));
-    return { paused: meta ? dailyCapReached(spentTodayUsd, meta.policy.budget) : null, spentTodayUsd };
+    const day = utcDay(now);
+    const spentTodayUsd = this.store.daySpendUsd(day);
+    const events = this.agentJobs.eventSpendUsd(day);
+    const pauses = meta ? this.leases.pauses(day, meta.policy.budget) : { work: null, events: null };
+    return {
+      paused: pauses.work,
+      spentTodayUsd,
+      eventRuns: { paused: pauses.events, spentTodayUsd: events },
+    };
   }
 
   private insert(key: string, spec: JobSpec, policy: ProjectPolicy, now: number): Queued {
@@ -143,6 +173,8 @@ export class JobQueue {
       leasedAt: null,
       cancelled: false,
       confirmed: false,
+      unconfirmed: 0,
+      notBefore: 0,
       ...enqueueAffinity(spec.kind, this.store.lastRunner(spec.issue.number), now, policy),
       sessionId: null,
       branch: null,

@@ -5,10 +5,13 @@
  * job's end (complete, or fail: retryable loses the lease, otherwise the job fails).
  */
 import type { Heartbeat, LeaseRefusal, ProjectPolicy } from "../../../src/contracts/project-object.ts";
+import { checkActionClaim } from "../../../src/domain/action-claims.ts";
 import { issueBudgetExceeded } from "../../../src/domain/budget.ts";
 import { isSession, leaseTerm } from "../../../src/domain/job-queue.ts";
 import type { Env } from "../../../src/env.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
+import { log } from "../../../src/log.ts";
+import { loadSecrets } from "../../../src/projects/store.ts";
 import type {
   CompleteRequest,
   FailRequest,
@@ -65,7 +68,8 @@ export class RunnerReports {
 
   /**
    * The runner is about to run the dangerous step `step` of the job's action: its vault approval is spent now,
-   * under the job's current lease, once (vault.ts fireStep).
+   * under the job's current lease, once per approval; asked again by the same attempt (a lost answer), it says
+   * so again (vault.ts fireStep).
    */
   async fireStep(
     jobId: string,
@@ -81,7 +85,8 @@ export class RunnerReports {
     const { approvedStep, approvedItem } = job.spec.action ?? {};
     if (approvedStep !== step || !approvedItem)
       return { ok: true, fired: false, reason: `job ${jobId} carries no vault approval of step ${step}` };
-    const fired = this.t.vault.fireStep(project, approvedItem, { issue: job.number, step, jobId }, now);
+    const firing = { issue: job.number, step, jobId, attempt: job.attempt };
+    const fired = this.t.vault.fireStep(project, approvedItem, firing, now);
     if (fired.fired) await this.t.delivery.soon();
     return { ok: true, ...fired };
   }
@@ -104,15 +109,18 @@ export class RunnerReports {
       // Informational: a page that misses it loses nothing the lifecycle needs.
       await issueStub(this.env, project, job.number)
         .noteActivity(job.id, activity.slice(-50))
-        .catch((error: unknown) =>
-          console.warn(JSON.stringify({ msg: "activity not kept", error: String(error) })),
-        );
+        .catch((error: unknown) => log.warn("activity not kept", { error: String(error) }));
     }
     return { ok: true };
   }
 
-  /** The session ended a phase: the job is done and its issue hears the phase (unless it was cancelled). */
+  /**
+   * The session ended a phase: the job is done and its issue hears the phase (unless it was cancelled). An
+   * action session's claim is checked against the Worker's facts first: one that does not stand reaches the
+   * issue as an escalation saying why (src/domain/action-claims.ts).
+   */
   async complete(jobId: string, runnerId: string, request: CompleteRequest): Done {
+    const refusal = await this.actionClaimRefusal(jobId, request);
     const now = Date.now();
     const fenced = this.t.leases.fence(jobId, runnerId, request.leaseToken, now);
     if (!fenced.ok) return fenced;
@@ -135,17 +143,31 @@ export class RunnerReports {
           jobId: job.id,
           attempt: job.attempt,
           ...(request.reason !== undefined && { reason: request.reason }),
+          ...(refusal && { refused: refusal.slice(0, MAX_REASON) }),
           ...(sessionId && { sessionId }),
           ...(branch && { branch }),
           ...(headSha && { headSha }),
           ...(request.summary && { summary: request.summary }),
-          ...(request.step && job.spec.action && { step: request.step }),
+          ...(!refusal && request.step && job.spec.action && { step: request.step }),
         });
       }
     });
     this.t.waiters.wake();
     await this.t.delivery.soon();
     return { ok: true };
+  }
+
+  /** Why an action session's terminal claim does not stand, or null (also for any other job). */
+  private async actionClaimRefusal(jobId: string, request: CompleteRequest): Promise<string | null> {
+    const job = this.t.store.byId(jobId);
+    const action = job?.spec.action;
+    if (!job || !action || (request.phase !== "done" && request.phase !== "vault")) return null;
+    const facts = { formula: action.formula, items: this.t.vault.stepItems(job.number), missingSecrets: [] };
+    if (!checkActionClaim(request, facts)) return null;
+    // Why a step did not run, where the project lacks a secret it needs.
+    const held = Object.keys((await loadSecrets(this.env, job.spec.project))?.actionSecrets ?? {});
+    const missingSecrets = action.formula.secrets.filter((name) => !held.includes(name));
+    return checkActionClaim(request, { ...facts, missingSecrets });
   }
 
   /** A retryable failure loses the lease like an expiry; any other fails the job and its issue's session. */
@@ -205,8 +227,9 @@ export class RunnerReports {
           this.t.records.issueEvent(project, job, `progress:${job.id}:${job.attempt}:${event.seq}`, now, {
             type: "reply",
             thread: job.number,
-            // Within the reply's 2 000 characters.
-            text: `**Progress:** ${event.text}`.slice(0, 2_000),
+            text: "**Progress:**",
+            // The session's words, within the reply's 2 000 characters.
+            quote: { by: "Its session", text: event.text.slice(0, 2_000) },
           });
         }
         return job;

@@ -11,6 +11,8 @@ import type { Env } from "../../../src/env.ts";
 import { errorMessage } from "../../../src/error-message.ts";
 import { hasStatus, type Issue } from "../../../src/forge/client/index.ts";
 import { commentOnce, type Poster } from "../../../src/forge/comment-once.ts";
+import { composePost, postTitle, withMarker } from "../../../src/forge/post/post.ts";
+import { log } from "../../../src/log.ts";
 import { posterFor } from "../agents/forge-outputs.ts";
 
 export type SupervisorEffect =
@@ -43,14 +45,7 @@ export async function deliverSupervisorEffect(
     return await apply(env, projectId, effect, known);
   } catch (error) {
     if (!hasStatus(error, 403, 404, 410, 422)) throw error;
-    console.warn(
-      JSON.stringify({
-        msg: "supervisor issue refused",
-        key: effect.key,
-        kind: effect.kind,
-        error: errorMessage(error),
-      }),
-    );
+    log.warn("supervisor issue refused", { key: effect.key, kind: effect.kind, error: errorMessage(error) });
     return null;
   }
 }
@@ -67,16 +62,19 @@ async function apply(
     case "open": {
       const found = known ?? (await findOpened(poster, effect.label, marker))?.number;
       if (found !== undefined) return found;
+      // The supervisor's words may carry a runner's or the forge's (an error, a host name): defused whole.
       const { number } = await poster.forge.createIssue({
-        ...effect.issue,
-        body: `${effect.issue.body}\n\n${marker}`,
+        title: postTitle(poster.policy, effect.issue.title),
+        body: withMarker(composePost(poster.policy, [{ mixed: effect.issue.body }]), marker),
+        labels: effect.issue.labels,
       });
       return number;
     }
     case "close": {
       const number = known ?? (await findOpened(poster, effect.label, marker))?.number ?? null;
       if (number === null) return null;
-      await commentOnce(poster, number, `${occurrence(effect)}:resolved`, effect.comment);
+      const comment = composePost(poster.policy, [{ mixed: effect.comment }]);
+      await commentOnce(poster, number, `${occurrence(effect)}:resolved`, comment);
       await poster.forge.closeIssue(number);
       return number;
     }

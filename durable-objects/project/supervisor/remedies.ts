@@ -6,6 +6,7 @@ import type { Finding } from "../../../src/domain/supervisor.ts";
 import type { Env } from "../../../src/env.ts";
 import { errorMessage } from "../../../src/error-message.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
+import { log } from "../../../src/log.ts";
 import type { Project } from "../../../src/projects/store.ts";
 import { jobRequest } from "../../shared/job-request.ts";
 import type { SupervisorHooks } from "./supervisor.ts";
@@ -52,7 +53,7 @@ export async function applyRemedies(
         }
       }
     } catch (error) {
-      console.warn(JSON.stringify({ msg: "remedy failed", key: finding.key, error: errorMessage(error) }));
+      log.warn("remedy failed", { key: finding.key, error: errorMessage(error) });
     }
   }
   return settled;

@@ -1,10 +1,11 @@
 /**
  * What the supervisor reads of its project from D1 (the read model the Durable Objects flush to): the runners
- * that may serve it, its live issues with when they entered their state, its dead-lettered effects and its
+ * bound to or serving it, its live issues with when they entered their state, its dead-lettered effects and its
  * blocked issues' dependencies. The job queue and today's spend are the ProjectDO's own, passed in.
  */
 import { utcDay } from "../../../src/domain/budget.ts";
 import type { State } from "../../../src/domain/lifecycle.ts";
+import type { SuspectRotation } from "../../../src/domain/runner-tokens.ts";
 import type {
   DeadLetterEntry,
   DependencyEdge,
@@ -32,11 +33,13 @@ type RunnerRow = {
   load1: number | null;
   cpus: number | null;
   host_at: number | null;
+  suspect_rotation: string | null;
+  superseded_seen_at: number | null;
 };
 
 const RUNNERS = `
 SELECT id, name, projects, last_seen_at, worktrees, disk_free_bytes, disk_total_bytes, mem_available_bytes,
-  mem_total_bytes, load1, cpus, host_at
+  mem_total_bytes, load1, cpus, host_at, suspect_rotation, superseded_seen_at
 FROM runners ORDER BY name, id`;
 
 /**
@@ -91,7 +94,14 @@ LIMIT 500`;
 /** A worktree left over longer than this after its retention is no longer looked for. */
 const FINISHED_WINDOW = 30 * DAY;
 
-export type OwnState = { jobs: JobHealth[]; spentTodayUsd: number };
+/**
+ * What the ProjectDO knows itself: its open jobs, today's spend, and the runners that held its jobs lately
+ * (`servedBy`): with the runners bound to it, the only ones its supervisor reports on.
+ */
+export type OwnState = { jobs: JobHealth[]; spentTodayUsd: number; servedBy: readonly string[] };
+
+/** A runner that held one of a project's jobs within this long serves it, for its supervisor. */
+export const SERVING_WINDOW_MS = 7 * DAY;
 
 export async function gatherSnapshot(
   env: Env,
@@ -111,7 +121,7 @@ export async function gatherSnapshot(
   return {
     now,
     runners: rows<RunnerRow>(runners)
-      .filter((row) => serves(row, project.id))
+      .filter((row) => serves(row, project.id, own.servedBy))
       .map(runnerHealth),
     issues: rows<{
       number: number;
@@ -151,14 +161,19 @@ export async function gatherSnapshot(
 const rows = <T>(result: D1Result<Record<string, unknown>> | undefined): T[] =>
   (result?.results ?? []) as T[];
 
-/** A runner bound to other projects is none of this project's business. */
-function serves(row: RunnerRow, projectId: string): boolean {
-  if (row.projects === null) return true;
+/**
+ * A runner is this project's business when its registration binds it to the project, or when it held one of
+ * the project's jobs lately; any other runner (bound elsewhere, or serving other projects only) is not, and
+ * its name and health never reach this project's forge.
+ */
+function serves(row: RunnerRow, projectId: string, servedBy: readonly string[]): boolean {
+  if (servedBy.includes(row.id)) return true;
+  if (row.projects === null) return false;
   try {
     const bound = JSON.parse(row.projects) as unknown;
-    return !Array.isArray(bound) || bound.includes(projectId);
+    return Array.isArray(bound) && bound.includes(projectId);
   } catch {
-    return true;
+    return false;
   }
 }
 
@@ -178,5 +193,8 @@ function runnerHealth(row: RunnerRow): RunnerHealth {
     load: row.load1 === null || row.cpus === null ? null : { load1: row.load1, cpus: row.cpus },
     hostAt: row.host_at,
     worktrees: row.worktrees,
+    rotation: row.suspect_rotation
+      ? { ...(JSON.parse(row.suspect_rotation) as SuspectRotation), supersededSeenAt: row.superseded_seen_at }
+      : null,
   };
 }

@@ -19,6 +19,7 @@ import {
 } from "../../../src/domain/supervisor.ts";
 import type { Env } from "../../../src/env.ts";
 import { errorMessage } from "../../../src/error-message.ts";
+import { log } from "../../../src/log.ts";
 import { loadProject, type Project } from "../../../src/projects/store.ts";
 import { deliverInOrder, type Outbox } from "../../shared/outbox.ts";
 import { deliverSupervisorEffect, type SupervisorEffect } from "./forge-issues.ts";
@@ -171,22 +172,19 @@ export class Supervisor {
         Date.now() + periodMs,
         now,
       );
-      console.log(
-        JSON.stringify({
-          msg: "supervised",
-          project: projectId,
-          findings: findings.length,
-          opened,
-          resolved,
-          settled: [...settled],
-        }),
-      );
+      log.info("supervised", {
+        project: projectId,
+        findings: findings.length,
+        opened,
+        resolved,
+        settled: [...settled],
+      });
       return { checkedAt: now, findings, opened, resolved };
     } catch (error) {
       // The claim above already set the retry.
       const message = errorMessage(error);
       this.sql.exec("UPDATE supervisor_state SET error = ? WHERE id = 1", message);
-      console.warn(JSON.stringify({ msg: "not supervised", project: projectId, error: message }));
+      log.warn("not supervised", { project: projectId, error: message });
       return { error: message };
     }
   }

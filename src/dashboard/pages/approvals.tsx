@@ -20,7 +20,7 @@ export function Approvals(props: {
 }) {
   return (
     <>
-      <VaultSection items={props.vault} csrf={props.csrf} />
+      <VaultSection items={props.vault} csrf={props.csrf} now={props.now} />
       {props.total > props.shown && (
         <p>
           Showing the {props.shown} oldest of {props.total}.

@@ -1,8 +1,11 @@
+import { plural } from "../format.ts";
 import { StateBadge } from "../layout.tsx";
 import type { IssueCard } from "../queries.ts";
 import { agentsPath } from "./agents.tsx";
 import { healthPath } from "./health.tsx";
 import { IssueCardView } from "./issue-card.tsx";
+import { outcomesPath } from "./outcomes.tsx";
+import { vaultPath } from "./vault.tsx";
 
 export type Column = { state: string; count: number; issues: IssueCard[] };
 
@@ -14,8 +17,10 @@ export function Board(props: { project: string; repo: string | null; columns: Co
   return (
     <>
       <p>
-        {props.repo ?? "not registered"} · {total} issues · <a href={agentsPath(props.project)}>agents</a> ·{" "}
-        <a href={healthPath(props.project)}>health</a>
+        {props.repo ?? "not registered"} · {plural(total, "issue")} ·{" "}
+        <a href={agentsPath(props.project)}>agents</a> · <a href={healthPath(props.project)}>health</a> ·{" "}
+        <a href={outcomesPath(props.project)}>outcomes</a> ·{" "}
+        <a href={vaultPath({ project: props.project })}>vault</a>
       </p>
       <div class="board">
         {props.columns.map((column) => (
@@ -56,7 +61,7 @@ export function StateList(props: {
   return (
     <>
       <p>
-        <a href={`/dashboard/projects/${props.project}`}>← board</a> · {props.total} issues in{" "}
+        <a href={`/dashboard/projects/${props.project}`}>← board</a> · {plural(props.total, "issue")} in{" "}
         <StateBadge state={props.state} />
       </p>
       <ol class="list">

@@ -1,6 +1,7 @@
 /** The supervisor's findings (docs/supervisor.md): every project's on `/dashboard/health`, or one project's. */
 import type { Health } from "../../contracts/project-object.ts";
 import type { ForgeLinks } from "../../forge/web-links.ts";
+import { healthHeadline } from "../format.ts";
 import { When } from "../layout.tsx";
 
 export const healthPath = (project: string) => `/dashboard/projects/${project}/health`;
@@ -23,8 +24,7 @@ function ProjectHealthSection(props: ProjectHealth & { now: number }) {
   return (
     <section>
       <h2>
-        <a href={healthPath(project)}>{project}</a>:{" "}
-        {health.findings.length === 0 ? "healthy" : `${health.findings.length} findings`}
+        <a href={healthPath(project)}>{project}</a>: <span class="headline">{healthHeadline(health)}</span>
       </h2>
       <p class="meta">
         {health.checkedAt === null ? (
@@ -63,7 +63,9 @@ function ProjectHealthSection(props: ProjectHealth & { now: number }) {
                 <td>{f.check}</td>
                 <td>{f.subject}</td>
                 <td>
-                  {f.summary} <small class="quiet">{f.key}</small>
+                  {f.summary}
+                  {/* The operator's alone: never on the forge issue. */}
+                  {f.detail ? <strong> {f.detail}</strong> : null} <small class="quiet">{f.key}</small>
                 </td>
                 <td>
                   <When at={f.openedAt} now={now} />

@@ -1,12 +1,16 @@
 import type { Child } from "hono/jsx";
-import type { HistoryEntry, IssueView } from "../../contracts/issue-object.ts";
+import type { IssueView } from "../../contracts/issue-object.ts";
 import { findingSchema } from "../../critic/report.ts";
 import type { ForgeLinks } from "../../forge/web-links.ts";
+import { cacheHitRatio } from "../../usage/cache-hit.ts";
+import type { VaultItemView } from "../../vault/queries.ts";
 import { ActionButtons } from "../actions.tsx";
 import { StackedBars } from "../charts.tsx";
-import { formatDuration, formatRatio, formatTime, formatTokens, formatUsd } from "../format.ts";
+import { formatRatio, formatTime, formatTokens, formatUsd } from "../format.ts";
 import { StateBadge, When } from "../layout.tsx";
-import { cacheHitRatio, type IterationUsage, type issueRecords } from "../queries.ts";
+import type { IterationUsage, issueRecords } from "../queries.ts";
+import { History } from "./timeline.tsx";
+import { VaultItems, vaultItemPath } from "./vault.tsx";
 
 type Records = Awaited<ReturnType<typeof issueRecords>>;
 
@@ -27,8 +31,10 @@ export function IssuePage(props: {
   links: ForgeLinks | null;
   /** Show the events the lifecycle table rejected (duplicates, late arrivals) in the timeline too. */
   showRejected: boolean;
+  /** The vault items the issue asked for (a held merge, an action's steps), newest first. */
+  vault: VaultItemView[];
 }) {
-  const { view, records, now, links } = props;
+  const { view, records, now, links, vault } = props;
   const applied = view.history.filter((h) => h.outcome === "applied");
   const ci = applied.filter((h) => h.event === "ci");
   const rejected = view.history.length - applied.length;
@@ -41,7 +47,16 @@ export function IssuePage(props: {
         state={view.state}
         csrf={props.csrf}
         next={props.path}
+        inVault={vault.some((item) => item.state === "pending")}
       />
+      {vault.length > 0 && (
+        <>
+          <h2>
+            Vault <span class="count">{vault.length}</span>
+          </h2>
+          <VaultItems items={vault} csrf={props.csrf} now={now} next={props.path} />
+        </>
+      )}
       <h2>
         Session activity <span class="count">{view.activity.length}</span>
       </h2>
@@ -100,6 +115,15 @@ function Summary(props: {
       view.prNumber === null ? null : link(`#${view.prNumber}`, links?.pullRequest(view.prNumber)),
     ],
     ["session", view.sessionId],
+    [
+      "vault item",
+      view.vaultItem && (
+        <a href={vaultItemPath(view.project, view.vaultItem)}>
+          {view.vaultItem}
+          {view.vaultStep ? ` (step ${view.vaultStep})` : ""}
+        </a>
+      ),
+    ],
     ["CI fixes in a row", view.ciFixes],
     ["changes requested in a row", view.criticRounds],
     ["blocked by", view.blockers.join(", ") || null],
@@ -122,7 +146,7 @@ function Summary(props: {
         <>
           <dt>{timer.kind} timer</dt>
           <dd>
-            due {formatTime(timer.dueAt)} (in {formatDuration(timer.dueAt - props.now)})
+            due {formatTime(timer.dueAt)} (<When at={timer.dueAt} now={props.now} />)
           </dd>
         </>
       ))}
@@ -143,6 +167,14 @@ function Summary(props: {
               <input type="hidden" name="csrf" value={props.csrf} />
               <button type="submit">Send again</button>
             </form>
+          </dd>
+        </>
+      ))}
+      {(view.droppedEffects ?? []).map((d) => (
+        <>
+          <dt>dropped {d.kind}</dt>
+          <dd>
+            {formatTime(d.at)}: {d.reason}
           </dd>
         </>
       ))}
@@ -287,53 +319,10 @@ function Jobs(props: { jobs: Records["jobs"]; now: number }) {
             <td>{job.kind}</td>
             <td>{job.status}</td>
             <td>{job.attempt}</td>
-            <td>{job.runnerId ?? "–"}</td>
+            <td title={job.runnerId ?? undefined}>{job.runnerName ?? job.runnerId ?? "–"}</td>
             <td>{formatTime(job.createdAt)}</td>
             <td>
               <When at={job.updatedAt} now={props.now} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
-/** Each entry with how long after the one before it it came. */
-function History(props: { entries: HistoryEntry[]; empty: string; links: ForgeLinks | null }) {
-  if (props.entries.length === 0) return <p class="quiet">{props.empty}</p>;
-  return (
-    <table class="timeline">
-      <thead>
-        <tr>
-          <th>#</th>
-          <th>When</th>
-          <th>After</th>
-          <th>Event</th>
-          <th>Edge</th>
-          <th>Reason</th>
-          <th>Cause</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.entries.map((entry, i) => (
-          <tr class={entry.outcome}>
-            <td>{entry.seq}</td>
-            <td>{formatTime(entry.at)}</td>
-            <td>{i === 0 ? "" : `+${formatDuration(entry.at - (props.entries[i - 1]?.at ?? entry.at))}`}</td>
-            <td>{entry.event}</td>
-            <td>
-              {entry.outcome === "applied" ? (
-                <>
-                  {entry.from} → <StateBadge state={entry.to} />
-                </>
-              ) : (
-                `rejected in ${entry.from}`
-              )}
-            </td>
-            <td>{entry.reason ?? ""}</td>
-            <td>
-              {entry.cause.kind} <small>{entry.cause.id}</small>
             </td>
           </tr>
         ))}

@@ -1,7 +1,7 @@
 import type { ProjectSummary } from "../../api/project-summaries.ts";
 import { STATES } from "../../domain/lifecycle.ts";
 import { StackedBars } from "../charts.tsx";
-import { formatDay, formatUsd } from "../format.ts";
+import { formatDay, formatUsd, plural } from "../format.ts";
 import { StateBadge } from "../layout.tsx";
 import { APPROVAL_STATES } from "../queries.ts";
 
@@ -23,8 +23,8 @@ export function Overview(props: { projects: ProjectSummary[]; cost: Map<string, 
           <h2>
             <a href={`/dashboard/projects/${project.id}`}>{project.id}</a>{" "}
             <small>
-              {project.repo ? `${project.forge} · ${project.repo}` : "not registered"} · {project.total}{" "}
-              issues
+              {project.repo ? `${project.forge} · ${project.repo}` : "not registered"} ·{" "}
+              {plural(project.total, "issue")}
             </small>
           </h2>
           <p class="chips">

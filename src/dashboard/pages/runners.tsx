@@ -1,3 +1,5 @@
+import { ROTATION_WINDOW_MS } from "../../domain/supervisor-checks.ts";
+import type { Presence } from "../../runner-api/presence.ts";
 import type { listRunners } from "../../runner-api/registry.ts";
 import { formatBytes, formatTime } from "../format.ts";
 import { issuePath, When } from "../layout.tsx";
@@ -11,6 +13,21 @@ export const revokePath = (runnerId: string) => `/dashboard/runners/${encodeURIC
 function Sandbox(props: { sandbox: Runner["sandbox"] }) {
   if (props.sandbox === "none") return <strong class="unsafe">OFF (--unsafe-no-sandbox)</strong>;
   return <>{props.sandbox ?? <span class="quiet">unknown</span>}</>;
+}
+
+/** Busy, idle, or offline and since when: stopped (it said so) or silent (killed, its host down). */
+function Status(props: { presence: Presence; now: number }) {
+  const { presence } = props;
+  if (presence.status !== "offline")
+    return <span class={`presence presence-${presence.status}`}>{presence.status}</span>;
+  return (
+    <>
+      <span class="presence presence-offline">offline</span>{" "}
+      <small>
+        {presence.stopped ? "stopped" : "silent since"} <When at={presence.since} now={props.now} />
+      </small>
+    </>
+  );
 }
 
 /** What its work dir holds: a runner whose worktrees pile up shows it here first. */
@@ -41,6 +58,29 @@ function Host(props: { runner: Runner }) {
   );
 }
 
+/**
+ * Where its calls come from, and a rotation of its token from an address it had not been seen at (a stolen
+ * token rotating itself): the operator's to see, never a forge's (docs/operating.md#runners).
+ */
+function Address(props: { runner: Runner; now: number }) {
+  const { address, suspectRotation: rotation, supersededSeenAt } = props.runner;
+  const recent = rotation !== null && props.now - rotation.at <= ROTATION_WINDOW_MS;
+  return (
+    <>
+      {address ?? <span class="quiet">unknown</span>}
+      {recent && (
+        <strong class="unsafe">
+          {" "}
+          token rotated {formatTime(rotation.at)} from {rotation.from} (seen before at {rotation.before})
+          {supersededSeenAt !== null && supersededSeenAt >= rotation.at
+            ? `; the replaced token was presented ${formatTime(supersededSeenAt)}`
+            : ""}
+        </strong>
+      )}
+    </>
+  );
+}
+
 export function Runners(props: { runners: Runner[]; now: number; csrf: string }) {
   if (props.runners.length === 0)
     return <p>No runners registered: `conveyor runner token` makes a token for one.</p>;
@@ -49,10 +89,12 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
       <thead>
         <tr>
           <th>Runner</th>
+          <th>Status</th>
           <th>Version</th>
           <th>Sandbox</th>
           <th>Projects</th>
           <th>Last seen</th>
+          <th>Address</th>
           <th>Disk</th>
           <th>Memory</th>
           <th>Current jobs</th>
@@ -66,6 +108,9 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
             <td>
               {runner.name} <small>{runner.id}</small>
             </td>
+            <td>
+              <Status presence={runner.presence} now={props.now} />
+            </td>
             <td>{runner.version}</td>
             <td>
               <Sandbox sandbox={runner.sandbox} />
@@ -75,28 +120,33 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
               <When at={runner.lastSeenAt} now={props.now} />
             </td>
             <td>
+              <Address runner={runner} now={props.now} />
+            </td>
+            <td>
               <Disk bytes={runner.diskBytes} worktrees={runner.worktrees} freeBytes={runner.diskFreeBytes} />
             </td>
             <td>
               <Host runner={runner} />
             </td>
             <td>
-              {runner.jobs.length === 0
-                ? "idle"
-                : runner.jobs.map((job) => (
-                    <span class="job">
-                      {/* An agent run is about no issue (its number is 0): it links to the project's agents. */}
-                      {job.kind === "agent" ? (
-                        <a href={agentsPath(job.project)}>{job.project}</a>
-                      ) : (
-                        <a href={issuePath(job.project, job.number)}>
-                          {job.project}#{job.number}
-                        </a>
-                      )}{" "}
-                      {job.kind}
-                      {job.attempt > 1 ? ` (attempt ${job.attempt})` : ""}
-                    </span>
-                  ))}
+              {runner.jobs.length === 0 ? (
+                <span class="quiet">none</span>
+              ) : (
+                runner.jobs.map((job) => (
+                  <span class="job">
+                    {/* An agent run is about no issue (its number is 0): it links to the project's agents. */}
+                    {job.kind === "agent" ? (
+                      <a href={agentsPath(job.project)}>{job.project}</a>
+                    ) : (
+                      <a href={issuePath(job.project, job.number)}>
+                        {job.project}#{job.number}
+                      </a>
+                    )}{" "}
+                    {job.kind}
+                    {job.attempt > 1 ? ` (attempt ${job.attempt})` : ""}
+                  </span>
+                ))
+              )}
             </td>
             <td>{formatTime(runner.expiresAt)}</td>
             <td>

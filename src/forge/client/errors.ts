@@ -59,6 +59,18 @@ export class ForgeRateLimitError extends ForgeHttpError {
   }
 }
 
+/** Not sent: the token's pacer says this write must wait until `retryAt` (src/domain/forge-pacing.ts). */
+export class ForgePacingWait extends ForgeError {
+  override name = "ForgePacingWait";
+  /** Epoch milliseconds from which the write may be asked for again. */
+  readonly retryAt: number;
+
+  constructor(info: RequestInfo, retryAt: number) {
+    super(info, `${describe(info)}: paced, the token's writes wait until ${new Date(retryAt).toISOString()}`);
+    this.retryAt = retryAt;
+  }
+}
+
 /** No HTTP answer at all (connection failure, reset, timeout). */
 export class ForgeNetworkError extends ForgeError {
   override name = "ForgeNetworkError";

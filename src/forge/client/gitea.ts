@@ -13,6 +13,7 @@ import type {
   NewIssue,
   NewReview,
   NewWebhook,
+  Plain,
   ReviewEvent,
 } from "./types.ts";
 
@@ -101,7 +102,7 @@ export class GiteaClient extends RepoClient {
     return this.http.json({ method: "GET", path, query: { limit: PAGE_SIZE } }, giteaCombinedStatus);
   }
 
-  async createIssue(issue: NewIssue): Promise<{ number: number }> {
+  async createIssue(issue: NewIssue<Plain>): Promise<{ number: number }> {
     const labels = issue.labels.length > 0 ? await this.labelIds(issue.labels) : [];
     return this.createIssueWith({ title: issue.title, body: issue.body, labels });
   }
@@ -116,7 +117,7 @@ export class GiteaClient extends RepoClient {
     };
   }
 
-  protected reviewBody(review: NewReview): unknown {
+  protected reviewBody(review: NewReview<Plain>): unknown {
     return {
       event: REVIEW_EVENTS[review.event],
       body: review.body,

@@ -12,7 +12,15 @@ import {
   githubCombinedStatus,
   type PullMergeState,
 } from "./schemas.ts";
-import type { CiReport, CombinedStatus, MergeOptions, NewIssue, NewReview, NewWebhook } from "./types.ts";
+import type {
+  CiReport,
+  CombinedStatus,
+  MergeOptions,
+  NewIssue,
+  NewReview,
+  NewWebhook,
+  Plain,
+} from "./types.ts";
 
 const PAGE_SIZE = 100;
 
@@ -102,7 +110,7 @@ export class GitHubClient extends RepoClient {
     return { statuses: combined.statuses, checkRuns, checkSuites };
   }
 
-  createIssue(issue: NewIssue): Promise<{ number: number }> {
+  createIssue(issue: NewIssue<Plain>): Promise<{ number: number }> {
     return this.createIssueWith({ title: issue.title, body: issue.body, labels: issue.labels });
   }
 
@@ -114,7 +122,7 @@ export class GitHubClient extends RepoClient {
     };
   }
 
-  protected reviewBody(review: NewReview): unknown {
+  protected reviewBody(review: NewReview<Plain>): unknown {
     return {
       event: review.event,
       body: review.body,

@@ -1,9 +1,11 @@
 import type { z } from "zod";
 import { type BackoffPolicy, backoffDelay } from "../../domain/backoff.ts";
+import { UNNAMED_WAIT_MS, type WriteKind, writeKind } from "../../domain/forge-pacing.ts";
 import {
   describe,
   ForgeHttpError,
   ForgeNetworkError,
+  ForgePacingWait,
   ForgeRateLimitError,
   ForgeSchemaError,
   type RequestInfo,
@@ -22,6 +24,18 @@ export type CachedAnswer = { etag: string; body: string; link: string | null; to
 export interface ConditionalCache {
   get(url: string): CachedAnswer | undefined;
   put(url: string, answer: CachedAnswer): void;
+}
+
+/**
+ * Paces writes across every writer of a token (src/forge/pacer.ts). With one, a write waits its turn or is
+ * not sent (`ForgePacingWait`), and a rate-limit refusal is reported to it and thrown at once (with when to
+ * come back) rather than slept through.
+ */
+export interface WritePacer {
+  /** Waits until the write may go (null), or says, without counting it, when to ask again. */
+  beforeWrite(kind: WriteKind): Promise<{ retryAt: number } | null>;
+  /** The forge refused for its rate limit: every writer of the token waits until `until`. */
+  refused(until: number): Promise<void>;
 }
 
 /** What each answer said, for a caller that meters its forge budget. */
@@ -53,6 +67,7 @@ export interface HttpClientOptions {
   conditional?: ConditionalCache;
   /** Told of every answer (304s included) before it is read. */
   observe?: (answer: ForgeAnswer) => void;
+  pacer?: WritePacer;
 }
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -157,9 +172,15 @@ export class ForgeHttp {
     };
     const url = this.baseUrl + request.path + search;
     const idempotent = request.idempotent ?? request.method !== "POST";
+    const kind = writeKind(request.method);
+    const pacer = this.options.pacer;
 
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= this.maxAttempts;
+      if (pacer && kind) {
+        const later = await pacer.beforeWrite(kind);
+        if (later) throw new ForgePacingWait(info, later.retryAt);
+      }
       let response: Response;
       try {
         response = await this.fetch(url, this.init(request, url));
@@ -178,8 +199,21 @@ export class ForgeHttp {
       if (response.ok) return { response, info };
 
       const now = this.now();
-      const rateLimited = isRateLimited(response.status, response.headers);
-      const asked = requestedWaitMs(response.headers, now);
+      const rateLimited =
+        isRateLimited(response.status, response.headers) || (await secondaryLimitMessage(response));
+      // GitHub: a secondary limit that names no wait asks for a minute.
+      const asked = requestedWaitMs(response.headers, now) ?? (rateLimited ? UNNAMED_WAIT_MS : undefined);
+      if (rateLimited && pacer) {
+        const until = now + (asked ?? UNNAMED_WAIT_MS);
+        await pacer.refused(until);
+        throw new ForgeRateLimitError(
+          info,
+          response.status,
+          await this.forgeMessage(response),
+          until,
+          until - now,
+        );
+      }
       const transient = rateLimited || response.status >= 500;
       const notActedOn = rateLimited || (response.status === 503 && asked !== undefined);
       if (!transient || !(idempotent || notActedOn)) throw await this.httpError(info, response);
@@ -312,6 +346,16 @@ function errorText(cause: unknown): string {
   // undici hides the useful part ("ECONNREFUSED", "other side closed") in `cause`.
   const inner = cause.cause instanceof Error ? ` (${cause.cause.message})` : "";
   return `${cause.name}: ${cause.message}${inner}`;
+}
+
+/** GitHub's 403 for a secondary rate limit may carry neither header; its message says so. */
+async function secondaryLimitMessage(response: Response): Promise<boolean> {
+  if (response.status !== 403) return false;
+  const text = await response
+    .clone()
+    .text()
+    .catch(() => "");
+  return /rate limit/i.test(text);
 }
 
 /** The kept answer, with the `Date` of the answer just received: the forge's clock is read from it. */

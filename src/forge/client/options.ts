@@ -12,7 +12,8 @@ type HttpKnobs =
   | "maxWaitMs"
   | "timeoutMs"
   | "conditional"
-  | "observe";
+  | "observe"
+  | "pacer";
 
 export interface ForgeClientOptions extends Pick<HttpClientOptions, HttpKnobs> {
   forge: ForgeKind;
@@ -42,24 +43,15 @@ export function transportOptions(
   options: ForgeClientOptions,
   forge: { authorization: string; accept?: string; headers?: Record<string, string> },
 ): HttpClientOptions {
-  const { fetch, sleep, now, random, backoff, maxAttempts, maxWaitMs, timeoutMs, conditional, observe } =
-    options;
+  // The HTTP knobs pass through as they are; the rest is this forge's.
+  const { forge: kind, apiUrl, repo: _repo, token, userAgent, ...knobs } = options;
   return {
-    forge: options.forge,
-    baseUrl: options.apiUrl,
-    token: options.token,
+    ...knobs,
+    forge: kind,
+    baseUrl: apiUrl,
+    token,
     authorization: forge.authorization,
     accept: forge.accept,
-    headers: { "User-Agent": options.userAgent ?? DEFAULT_USER_AGENT, ...forge.headers },
-    fetch,
-    sleep,
-    now,
-    random,
-    backoff,
-    maxAttempts,
-    maxWaitMs,
-    timeoutMs,
-    conditional,
-    observe,
+    headers: { "User-Agent": userAgent ?? DEFAULT_USER_AGENT, ...forge.headers },
   };
 }

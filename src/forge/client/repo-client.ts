@@ -5,11 +5,12 @@ import type { ForgeHttp, HttpRequest } from "./http.ts";
 import { ensureRepoLabels, type LabelStore, type NormalizedLabel, type RepoLabel } from "./labels.ts";
 import { settleMerge } from "./merge.ts";
 import { repoPath } from "./options.ts";
-import { collectPages } from "./pagination.ts";
+import { collectPages, hasNextPage, listByUpdate } from "./pagination.ts";
 import {
   changedFile,
   comment,
   issue,
+  listedPullRequest,
   login,
   type PullMergeState,
   permission,
@@ -31,6 +32,7 @@ import type {
   IssueComment,
   IssueState,
   LabelSpec,
+  ListedPullRequest,
   MergeOptions,
   MergeResult,
   NewIssue,
@@ -38,6 +40,7 @@ import type {
   NewReview,
   NewWebhook,
   Permission,
+  Plain,
   PullRequest,
   PullRequestFiles,
   PullRequestUpdate,
@@ -49,7 +52,7 @@ import type {
  * What Gitea/Forgejo and GitHub do alike: the same paths and bodies for issues, comments, pull requests and
  * permissions. Subclasses fill in where the two APIs part ways.
  */
-export abstract class RepoClient implements ForgeClient {
+export abstract class RepoClient implements ForgeClient<Plain> {
   abstract readonly forge: ForgeKind;
   protected readonly repo: string;
   protected readonly http: ForgeHttp;
@@ -70,9 +73,9 @@ export abstract class RepoClient implements ForgeClient {
   abstract removeLabel(number: number, name: string): Promise<void>;
   abstract getPullRequestDiff(number: number): Promise<string>;
   abstract getCombinedStatus(ref: string): Promise<CombinedStatus>;
-  abstract createIssue(issue: NewIssue): Promise<{ number: number }>;
+  abstract createIssue(issue: NewIssue<Plain>): Promise<{ number: number }>;
   protected abstract mergeRequest(number: number, options: MergeOptions): HttpRequest;
-  protected abstract reviewBody(review: NewReview): unknown;
+  protected abstract reviewBody(review: NewReview<Plain>): unknown;
   protected abstract labelBody(label: NormalizedLabel): unknown;
   protected abstract webhookBody(hook: NewWebhook): unknown;
   /** How the forge sorts a listing by update time, oldest first, where it can. */
@@ -184,14 +187,37 @@ export abstract class RepoClient implements ForgeClient {
     );
   }
 
+  /**
+   * Issues and pull requests updated at or after `since`. Where the forge sorts by update (GitHub), paged by
+   * key (`listByUpdate`); otherwise (Gitea and Forgejo list newest-created first) by offset, where an item
+   * opened mid-listing lands on a page already read: the cursor's bound on the forge's clock covers it.
+   */
   async listUpdatedSince(since: string | null): Promise<UpdatedListing> {
-    const query = { state: "all", ...this.byUpdate, ...(since !== null && { since }) };
-    let forgeTime: number | null = null;
-    const items = await this.listAll(`${this.repo}/issues`, query, updatedIssue, (headers, page) => {
-      const date = Date.parse(headers.get("date") ?? "");
-      if (page === 1 && !Number.isNaN(date)) forgeTime = date;
+    const query = (from: string | null) => ({
+      state: "all",
+      ...this.byUpdate,
+      ...(from !== null && { since: from }),
     });
-    return { items, forgeTime };
+    const path = `${this.repo}/issues`;
+    const dateOf = (headers: Headers) => {
+      const date = Date.parse(headers.get("date") ?? "");
+      return Number.isNaN(date) ? null : date;
+    };
+    if (Object.keys(this.byUpdate).length === 0) {
+      let forgeTime: number | null = null;
+      const items = await this.listAll(path, query(since), updatedIssue, (headers, page) => {
+        if (page === 1) forgeTime = dateOf(headers);
+      });
+      return { items, forgeTime, heldAt: null };
+    }
+    const { param, size } = this.paging;
+    const list = z.array(updatedIssue);
+    return listByUpdate(since, async (from, page) => {
+      const request: HttpRequest = { method: "GET", path, query: { ...query(from), [param]: size, page } };
+      const { data, headers } = await this.http.page(request, list);
+      const more = hasNextPage(data.length, (page - 1) * size + data.length, size, headers);
+      return { items: data, more, date: dateOf(headers) };
+    });
   }
 
   async comment(number: number, body: string): Promise<{ id: number }> {
@@ -202,7 +228,7 @@ export abstract class RepoClient implements ForgeClient {
     return { id: created.id };
   }
 
-  async createPullRequest(pull: NewPullRequest): Promise<CreatedPullRequest> {
+  async createPullRequest(pull: NewPullRequest<Plain>): Promise<CreatedPullRequest> {
     const { head, base, title, body } = pull;
     // A repeated create is refused (one pull request per head and base), so retrying cannot duplicate it.
     const request: HttpRequest = {
@@ -215,7 +241,7 @@ export abstract class RepoClient implements ForgeClient {
     return { number: created.number, url: created.url, headSha: created.headSha };
   }
 
-  async updatePullRequest(number: number, update: PullRequestUpdate): Promise<void> {
+  async updatePullRequest(number: number, update: PullRequestUpdate<Plain>): Promise<void> {
     const { title, body, state } = update;
     await this.http.send({
       method: "PATCH",
@@ -232,15 +258,13 @@ export abstract class RepoClient implements ForgeClient {
     return pull;
   }
 
-  async findOpenPullRequest(branch: string, base: string): Promise<PullRequest | null> {
+  async findOpenPullRequest(branch: string, base: string): Promise<ListedPullRequest | null> {
     const query = { state: "open", ...this.pullsFrom(branch, base) };
-    const pulls = await this.listAll(`${this.repo}/pulls`, query, pullRequest);
+    // A list's shape, not an item's: GitHub lists pull requests without their merge state.
+    const pulls = await this.listAll(`${this.repo}/pulls`, query, listedPullRequest);
     // The filter narrows where the forge has one; the match is always checked here. Same-repository heads
     // only: a fork's branch of the same name is not Conveyor's.
-    const found = pulls.find((pull) => pull.headRef === branch && pull.baseRef === base);
-    if (!found) return null;
-    const { url: _url, ...pull } = found;
-    return pull;
+    return pulls.find((pull) => pull.headRef === branch && pull.baseRef === base) ?? null;
   }
 
   /** The list query that narrows open pull requests to one head and base, where the forge has one. */
@@ -286,7 +310,7 @@ export abstract class RepoClient implements ForgeClient {
     return (await this.http.json({ method: "GET", path: "/user" }, login)).login;
   }
 
-  async createReview(number: number, review: NewReview): Promise<{ id: number }> {
+  async createReview(number: number, review: NewReview<Plain>): Promise<{ id: number }> {
     const path = `${this.repo}/pulls/${number}/reviews`;
     const created = await this.http.json({ method: "POST", path, body: this.reviewBody(review) }, withId);
     return { id: created.id };

@@ -13,6 +13,7 @@ import type {
   CombinedStatus,
   Issue,
   IssueComment,
+  ListedPullRequest,
   PullRequest,
   PullReview,
   UpdatedIssue,
@@ -26,8 +27,9 @@ export const withNumber = z.object({ number: z.number() });
 
 export const repoLabel = z.object({ id: z.number(), name: z.string() });
 
-// GitHub's description allows plain names in an issue's labels; Gitea may send null for none.
-const issueLabels = z.array(z.union([z.string(), z.object({ name: z.string() })])).nullish();
+// GitHub's description allows plain names in an issue's labels (and a label object without its name);
+// Gitea may send null for none.
+const issueLabels = z.array(z.union([z.string(), z.object({ name: z.string().nullish() })])).nullish();
 
 const issueFields = z.object({
   number: z.number(),
@@ -45,7 +47,7 @@ const toIssue = (raw: z.output<typeof issueFields>): Issue => ({
   title: raw.title,
   body: raw.body ?? "",
   state: raw.state,
-  labels: (raw.labels ?? []).map((label) => (typeof label === "string" ? label : label.name)),
+  labels: (raw.labels ?? []).flatMap((label) => (typeof label === "string" ? [label] : (label.name ?? []))),
   author: raw.user?.login ?? "",
   isPullRequest: raw.pull_request != null,
 });
@@ -102,6 +104,27 @@ export const pullRequest = z
     baseRef: raw.base.ref,
     url: raw.html_url,
   }));
+
+/**
+ * A pull request in a list (`GET /pulls`): GitHub lists its shorter shape (pull-request-simple: no `merged`,
+ * no `mergeable`), Gitea its full one; only what both send is read.
+ */
+export const listedPullRequest = z
+  .object({
+    number: z.number(),
+    state: openOrClosed,
+    head: z.object({ ref: z.string(), sha: z.string() }),
+    base: z.object({ ref: z.string() }),
+  })
+  .transform(
+    (raw): ListedPullRequest => ({
+      number: raw.number,
+      state: raw.state,
+      headRef: raw.head.ref,
+      headSha: raw.head.sha,
+      baseRef: raw.base.ref,
+    }),
+  );
 
 /** What a pull request says of its standing against the base: GitHub's and Gitea's fields, each optional. */
 export const pullMergeState = z.object({
@@ -234,7 +257,8 @@ export const githubCheckSuites = z
         id: z.number(),
         status: z.string().nullable(),
         conclusion: z.string().nullable(),
-        app: z.object({ slug: z.string() }).nullable(),
+        // The app's slug is optional in GitHub's description.
+        app: z.object({ slug: z.string().nullish() }).nullable(),
       }),
     ),
   })

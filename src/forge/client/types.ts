@@ -1,5 +1,15 @@
 /** Forge-neutral shapes returned by every forge client. Numbers are issue / pull request numbers. */
 import type { Mergeability } from "../../domain/stay-current.ts";
+import type { PostBody, PostTitle } from "../post/post.ts";
+
+/**
+ * What a client's posting methods take. Conveyor's own client (`clientOf`, src/projects/store.ts) takes only
+ * `Posted` text, which src/forge/post makes: nothing Conveyor did not write reaches the forge undefused. A
+ * person's client (tests, the demo, the CLI's setup) takes any text.
+ */
+export type Texts = { body: string; title: string };
+export type Posted = { body: PostBody; title: PostTitle };
+export type Plain = Texts;
 
 export type ForgeKind = "forgejo" | "gitea" | "github";
 
@@ -19,8 +29,11 @@ export interface Issue {
 /** An issue or pull request with the forge's time of its last change (ISO 8601, as sent) and its comment count. */
 export type UpdatedIssue = Issue & { updatedAt: string; comments: number };
 
-/** A listing of updated items and the forge's clock when it answered its first page (null: no `Date`). */
-export type UpdatedListing = { items: UpdatedIssue[]; forgeTime: number | null };
+/**
+ * A listing of updated items (an item may be listed twice), the forge's clock when it answered its first page
+ * (null: no `Date`), and a time the listing may have slid past, which the next must start from again.
+ */
+export type UpdatedListing = { items: UpdatedIssue[]; forgeTime: number | null; heldAt: string | null };
 
 export interface IssueComment {
   id: number;
@@ -30,12 +43,12 @@ export interface IssueComment {
   createdAt: string;
 }
 
-export interface NewPullRequest {
+export interface NewPullRequest<T extends Texts = Posted> {
   /** Branch name (or `owner:branch` for a fork). */
   head: string;
   base: string;
-  title: string;
-  body: string;
+  title: T["title"];
+  body: T["body"];
 }
 
 export interface CreatedPullRequest {
@@ -45,9 +58,9 @@ export interface CreatedPullRequest {
   headSha: string;
 }
 
-export interface PullRequestUpdate {
-  title?: string;
-  body?: string;
+export interface PullRequestUpdate<T extends Texts = Posted> {
+  title?: T["title"];
+  body?: T["body"];
   state?: IssueState;
 }
 
@@ -64,6 +77,9 @@ export interface PullRequest {
   headSha: string;
   baseRef: string;
 }
+
+/** A pull request as a list of them shows it: GitHub's list shape says nothing of merging. */
+export type ListedPullRequest = Pick<PullRequest, "number" | "state" | "headRef" | "headSha" | "baseRef">;
 
 /**
  * One file of a pull request as the forge lists it. `status` is the forge's word, passed through: GitHub's
@@ -148,11 +164,11 @@ export type Permission = "admin" | "write" | "read" | "none";
 
 export type ReviewEvent = "APPROVE" | "REQUEST_CHANGES" | "COMMENT";
 
-export interface ReviewComment {
+export interface ReviewComment<T extends Texts = Posted> {
   path: string;
   /** Line in the new version of the file. */
   line: number;
-  body: string;
+  body: T["body"];
 }
 
 /** A submitted review of a pull request, as the forge lists it. */
@@ -162,10 +178,10 @@ export interface PullReview {
   author: string;
 }
 
-export interface NewReview {
+export interface NewReview<T extends Texts = Posted> {
   event: ReviewEvent;
-  body: string;
-  comments?: ReviewComment[];
+  body: T["body"];
+  comments?: ReviewComment<T>[];
 }
 
 export interface LabelSpec {
@@ -175,9 +191,9 @@ export interface LabelSpec {
   description?: string;
 }
 
-export interface NewIssue {
-  title: string;
-  body: string;
+export interface NewIssue<T extends Texts = Posted> {
+  title: T["title"];
+  body: T["body"];
   labels: string[];
 }
 
@@ -188,7 +204,7 @@ export interface NewWebhook {
   events: string[];
 }
 
-export interface ForgeClient {
+export interface ForgeClient<T extends Texts = Posted> {
   readonly forge: ForgeKind;
   getIssue(number: number): Promise<Issue>;
   listComments(number: number): Promise<IssueComment[]>;
@@ -203,12 +219,12 @@ export interface ForgeClient {
   addLabels(number: number, names: string[]): Promise<void>;
   /** Idempotent: removing a label that is not on the issue (or not in the repository) succeeds. */
   removeLabel(number: number, name: string): Promise<void>;
-  comment(number: number, body: string): Promise<{ id: number }>;
-  createPullRequest(pull: NewPullRequest): Promise<CreatedPullRequest>;
-  updatePullRequest(number: number, update: PullRequestUpdate): Promise<void>;
+  comment(number: number, body: T["body"]): Promise<{ id: number }>;
+  createPullRequest(pull: NewPullRequest<T>): Promise<CreatedPullRequest>;
+  updatePullRequest(number: number, update: PullRequestUpdate<T>): Promise<void>;
   getPullRequest(number: number): Promise<PullRequest>;
   /** The open pull request from `branch` of this repository into `base`, if there is one. */
-  findOpenPullRequest(branch: string, base: string): Promise<PullRequest | null>;
+  findOpenPullRequest(branch: string, base: string): Promise<ListedPullRequest | null>;
   getPullRequestDiff(number: number): Promise<string>;
   /** Every page of the pull request's changed files. */
   listPullRequestFiles(number: number): Promise<PullRequestFiles>;
@@ -239,13 +255,13 @@ export interface ForgeClient {
   mergePullRequest(number: number, options: MergeOptions): Promise<MergeResult>;
   closeIssue(number: number): Promise<void>;
   /** Replaces the issue's body. */
-  editIssueBody(number: number, body: string): Promise<void>;
-  createIssue(issue: NewIssue): Promise<{ number: number }>;
+  editIssueBody(number: number, body: T["body"]): Promise<void>;
+  createIssue(issue: NewIssue<T>): Promise<{ number: number }>;
   /** Unknown users read as "none". */
   getPermission(username: string): Promise<Permission>;
   /** The login of the token's own user (`GET /user`): Conveyor's account on the forge. */
   getAuthenticatedUser(): Promise<string>;
-  createReview(number: number, review: NewReview): Promise<{ id: number }>;
+  createReview(number: number, review: NewReview<T>): Promise<{ id: number }>;
   /** Every page of the pull request's reviews. */
   listReviews(number: number): Promise<PullReview[]>;
   ensureLabels(labels: ReadonlyArray<string | LabelSpec>): Promise<void>;

@@ -1,7 +1,10 @@
 /**
  * The dashboard in a real browser: Chromium (Debian's /usr/bin/chromium) driven by playwright-core against the
  * local Worker with seeded data. Signs in, opens an issue, approves a held merge, watches an issue and a real
- * runner's scripted session live, follows the forge links. Screenshots: test-output/.
+ * runner's scripted session live (its jobs, usage and outbox too), sees that runner offline once stopped,
+ * follows the forge links, reads health times, critic rounds and a red CI row, decides an action's steps in
+ * the vault (with a local forge holding the formula), and reads the outcomes of a seeded history.
+ * Screenshots: test-output/.
  */
 import { existsSync, realpathSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -11,7 +14,19 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Script } from "../../../runner/drivers/scripted.ts";
 import { killLeftoverSessions } from "../../../runner/leftovers.ts";
-import { PATHS } from "../../support/lifecycle-samples.ts";
+import { createForgeClient } from "../../../src/forge/client/index.ts";
+import { MAX_HEARTBEAT_INTERVAL_MS } from "../../../src/runner-api/contract.ts";
+import { type LocalForge, startLocalForge } from "../../support/forge/index.ts";
+import { HEAD, PATHS } from "../../support/lifecycle-samples.ts";
+import {
+  ESCALATED_THEN_ABANDONED,
+  historyInserts,
+  issueHistory,
+  MERGED_AFTER_RED_CI,
+  MERGED_FIRST_PASS,
+  usageRow,
+} from "../../support/outcome-history.ts";
+import { ROTATE_TOKEN_MD } from "../../support/rotate-token.ts";
 import { insertRows, issueRows, writeSeed } from "../../support/seed-sql.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
 import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "../git/support.ts";
@@ -26,15 +41,20 @@ const DAY = 86_400_000;
 /** The project a real runner works on, from a local git upstream. */
 const LIVE = "live";
 const GIT_TOKEN = "git-token-browser-31";
+const RUNNER_NAME = "browser-live-runner";
+/** A project whose seeded history the outcomes pages plot. */
+const HISTORY = "hist";
+/** A project on the local forge, whose formula's dangerous step waits in the vault. */
+const OPS = "ops";
 /**
- * A session that writes a file, runs a command, then thinks for a minute: the test watches it meanwhile and
- * stops the runner when done (the sleep is interrupted), so the minute is never waited out.
+ * A session that writes a file, runs a command, thinks a moment, and pushes for CI: the test watches all of
+ * it on the issue's page, its job and usage included, without a reload.
  */
 const SCRIPT: Script = {
   implement: [
     { write: "notes/live.txt", content: "seen from the browser\n" },
     { run: "wc -l notes/live.txt" },
-    { sleep: 60_000 },
+    { sleep: 5_000 },
     { phase: "awaiting_ci" },
   ],
 };
@@ -128,7 +148,8 @@ async function seedSql(now: number): Promise<string> {
         token_hash: "seeded",
         version: "0.1.0",
         created_at: now - 5 * DAY,
-        last_seen_at: now - 20_000,
+        // Its host went down five minutes ago, holding a job: silent for longer than a claim's wait.
+        last_seen_at: now - 5 * 60_000,
       },
     ]),
     ...insertRows("critic_reports", [
@@ -137,6 +158,19 @@ async function seedSql(now: number): Promise<string> {
         project_id: PROJECT,
         number: HELD,
         round: 1,
+        head_sha: "abc0001",
+        verdict: "REQUEST_CHANGES",
+        summary: "Pin it by digest, not by tag.",
+        findings: JSON.stringify([
+          { severity: "major", file: ".woodpecker.yml", line: 2, comment: "use the digest", inScope: true },
+        ]),
+        at: now - 2 * DAY,
+      },
+      {
+        id: "r-2",
+        project_id: PROJECT,
+        number: HELD,
+        round: 2,
         head_sha: "abc1234",
         verdict: "APPROVE",
         summary: "Pins the image; the workflow change needs a human.",
@@ -146,7 +180,26 @@ async function seedSql(now: number): Promise<string> {
         at: now - DAY,
       },
     ]),
+    ...historyRows(now),
   ]);
+}
+
+/** Ten days of a project's history: three issues a day, two merged (one CI-green at once), one escalated. */
+function historyRows(now: number): string[] {
+  const histories = Array.from({ length: 30 }, (_, i) => {
+    const start = now - (10 - Math.floor(i / 3)) * DAY;
+    const path = [MERGED_FIRST_PASS, MERGED_AFTER_RED_CI, ESCALATED_THEN_ABANDONED][i % 3] ?? [];
+    return issueHistory(HISTORY, i + 1, start, path);
+  });
+  return [
+    ...historyInserts(histories),
+    ...insertRows(
+      "usage",
+      histories.map((h, i) =>
+        usageRow(HISTORY, i + 1, 0.25 + (i % 4) * 0.1, Number(h.transitions[1]?.at), i * 500),
+      ),
+    ),
+  ];
 }
 
 describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
@@ -158,13 +211,16 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
   let root = "";
   let gitServer: GitHttpServer;
   let runner: RunnerProcess | undefined;
+  let forge: LocalForge;
+  let forgeData = "";
 
   beforeAll(async () => {
     const now = Date.now();
     profile = await mkdtemp(join(tmpdir(), "conveyor-chromium-"));
     root = await tempDir("browser-runner");
+    forgeData = await tempDir("browser-forge");
     await mkdir(OUTPUT, { recursive: true });
-    [worker, context, gitServer] = await Promise.all([
+    [worker, context, gitServer, forge] = await Promise.all([
       seedSql(now).then(async (seedFile) => {
         const started = await startLocalWorker({ seedSql: seedFile });
         await rm(seedFile);
@@ -185,6 +241,7 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
         viewport: { width: 1400, height: 900 },
       }),
       Upstream.create(root).then(() => startGitHttpServer(root, "conveyor-bot", GIT_TOKEN)),
+      startLocalForge({ dataDir: forgeData, ci: { enabled: false } }),
     ]);
     operator = new Operator(worker.url);
     // Operator events apply to registered projects only. Their forge cannot be reached (port 9, discard): the
@@ -197,6 +254,7 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
       forgeToken: "browser-test-forge-token",
     });
     await operator.registerProject(LIVE, gitServer.url("upstream.git"));
+    await operator.registerProject(HISTORY, "http://127.0.0.1:9/acme/hist.git");
     // The held merge comes through the lifecycle itself: events as the operator API takes them.
     for (const [i, event] of PATHS.awaiting_approval.entries())
       await operator.event(PROJECT, HELD, event, `seed-${i}`);
@@ -219,9 +277,10 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     // What a runner that had to be killed left of its session.
     if (root) await killLeftoverSessions(join(realpathSync(root), "work", "agents"));
     await context?.close();
-    await Promise.all([worker?.stop(), gitServer?.close()]);
+    await Promise.all([worker?.stop(), gitServer?.close(), forge?.close()]);
     await rm(profile, { recursive: true, force: true });
     await rm(root, { recursive: true, force: true });
+    await rm(forgeData, { recursive: true, force: true });
   });
 
   const shot = (name: string) =>
@@ -249,7 +308,11 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     await page.waitForURL(`${worker.url}/dashboard/projects/${PROJECT}/issues/${HELD}`);
     expect(await page.locator("svg[aria-label^='Tokens per iteration'] rect").count()).toBe(12);
     expect(await page.locator("table.timeline").first().textContent()).toContain("review");
-    expect(await page.locator("text=Round 1: APPROVE").count()).toBe(1);
+    // Two critic rounds, numbered as they came.
+    expect(await page.locator("h2:has-text('Critic rounds') + ol > li > strong").allTextContents()).toEqual([
+      "Round 1: REQUEST_CHANGES",
+      "Round 2: APPROVE",
+    ]);
     await shot("4-issue");
 
     await page.click("nav >> text=Approvals");
@@ -275,7 +338,10 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     expect(view.history.at(-1)).toMatchObject({ event: "human_approval", cause: { kind: "operator" } });
 
     await page.click("nav >> text=Runners");
-    expect(await page.textContent("table")).toContain("build-host-a");
+    const seeded = page.locator("tr", { hasText: "build-host-a" });
+    // Silent for five minutes with a job leased: offline, not "idle" until the supervisor's next check.
+    expect(await seeded.locator(".presence").textContent()).toBe("offline");
+    expect(await seeded.textContent()).toMatch(/silent since 5 min ago.*web#101 implement/);
     await shot("6-runners");
   }, 30_000);
 
@@ -295,11 +361,13 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     await shot("7-live");
   }, 30_000);
 
-  it("shows a real runner's scripted session's tool calls while it runs, without a reload", async () => {
+  it("follows a real runner's session, its job, usage and outbox without a reload; the runner offline once stopped", async () => {
     await operator.triage(LIVE, 1);
-    await page.goto(`${worker.url}/dashboard/projects/${LIVE}/issues/1`);
+    const issuePage = `${worker.url}/dashboard/projects/${LIVE}/issues/1`;
+    await page.goto(issuePage);
     expect(await page.locator("text=No session activity yet.").count()).toBe(1);
     await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
+    const notReloaded = () => page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded);
 
     // Started only now, so that everything the session does reaches the page after it loaded.
     const scriptFile = join(root, "script.json");
@@ -309,6 +377,7 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
         workerUrl: worker.url,
         registrationToken: await operator.registrationToken(),
         workDir: join(root, "work"),
+        name: RUNNER_NAME,
         driver: "scripted",
         script: scriptFile,
         git: { username: "conveyor-bot", token: GIT_TOKEN },
@@ -317,15 +386,219 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
       }),
     );
 
+    await page.locator("dd .state-running").waitFor({ timeout: 30_000 });
     const tools = page.locator("ol.activity li.activity-tool code");
     await tools.filter({ hasText: "Bash wc -l notes/live.txt" }).waitFor({ timeout: 30_000 });
     expect(await tools.allTextContents()).toEqual(["Write notes/live.txt", "Bash wc -l notes/live.txt"]);
-    // Still at it: the session sleeps on, and the page shows it running.
-    await page.locator("dd .state-running").waitFor({ timeout: 10_000 });
-    expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
-    expect(runner.process.exitCode).toBeNull();
     await shot("8-session");
-  }, 45_000);
+
+    // Done: the job's row, the session's usage, and the effects it caused (the forge, port 9, refuses
+    // them: they wait in the outbox, the first with its error), as D1 and the issue's object record them.
+    await page.locator("dd .state-awaiting_ci").waitFor({ timeout: 30_000 });
+    const job = page.locator("h2:has-text('Jobs') + table tbody tr").first();
+    await job.locator("td:nth-child(3):text-is('done')").waitFor({ timeout: 15_000 });
+    await page.locator("h2:has-text('Usage per iteration') + figure + table td:text-is('#1')").waitFor();
+    await page
+      .locator("dt:text-is('outbox effect:open_pull_request') + dd", { hasText: "1 pending" })
+      .waitFor({ timeout: 15_000 });
+    expect(await page.textContent("dt:text-is('outbox effect:labels') + dd")).toMatch(
+      /pending · last error: /,
+    );
+    expect(await notReloaded()).toBe(true);
+    await shot("8b-session-done");
+
+    await page.goto(`${worker.url}/dashboard/runners`);
+    const row = page.locator("tr", { hasText: RUNNER_NAME });
+    expect(await row.locator(".presence").textContent()).toBe("idle");
+
+    // Stopped (as systemctl stop does): offline within one heartbeat period, not idle for ten minutes.
+    const stoppedAt = Date.now();
+    runner.process.kill("SIGTERM");
+    await runner.exit;
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          return row.locator(".presence").textContent();
+        },
+        { timeout: MAX_HEARTBEAT_INTERVAL_MS - (Date.now() - stoppedAt), interval: 200 },
+      )
+      .toBe("offline");
+    expect(Date.now() - stoppedAt).toBeLessThan(MAX_HEARTBEAT_INTERVAL_MS);
+    expect(await row.textContent()).toContain("stopped");
+    await shot("8c-runner-offline");
+  }, 90_000);
+
+  it("health: never checked is not healthy, and the next check reads in N s, ticking", async () => {
+    await operator.call("PUT", "/api/v1/projects/watch", {
+      forge: "forgejo",
+      apiUrl: "http://127.0.0.1:9/api/v1",
+      repo: "acme/watch",
+      webhookSecret: "browser test webhook secret",
+      forgeToken: "browser-test-forge-token",
+      supervisor: { periodMs: 50_000, forgeIssues: false },
+    });
+    await page.goto(`${worker.url}/dashboard/projects/watch/health`);
+    expect(await page.textContent("section h2 .headline")).toBe("not checked yet");
+    const next = page.locator("p.meta time");
+    const first = await next.textContent();
+    expect(first).toMatch(/^in \d+ s$/);
+    // The time ticks on the page, with no reload.
+    await expect.poll(() => next.textContent(), { timeout: 5_000 }).not.toBe(first);
+    expect(Number((await next.textContent())?.match(/\d+/)?.[0])).toBeLessThan(
+      Number(first?.match(/\d+/)?.[0]),
+    );
+    await page.click("nav >> text=Health");
+    const watch = page.locator("section", { has: page.locator("h2 a:text-is('watch')") });
+    expect(await watch.locator("h2 .headline").textContent()).toBe("not checked yet");
+    expect(await page.locator("section h2 .headline:text-is('healthy')").count()).toBe(0);
+    await shot("10-health");
+  }, 30_000);
+
+  it("a red CI row names its failing check, why it failed, and links its log", async () => {
+    const red = 11;
+    const log = "http://127.0.0.1:9/ci/repos/1/pipeline/7";
+    for (const event of PATHS.awaiting_ci) await operator.event(PROJECT, red, event);
+    await operator.event(PROJECT, red, {
+      type: "ci",
+      result: "red",
+      headSha: HEAD,
+      excerpt: "ci/woodpecker/pr/test: failure — 2 tests failed",
+      checks: [
+        { name: "ci/woodpecker/pr/test", outcome: "failure", description: "2 tests failed", url: log },
+      ],
+    });
+    await page.goto(`${worker.url}/dashboard/projects/${PROJECT}/issues/${red}`);
+    const row = page.locator("h2:has-text('CI attempts') + table tbody tr").first();
+    expect(await row.locator("td").nth(3).textContent()).toBe("ci red");
+    expect(await row.locator(".checks li").textContent()).toBe(
+      "ci/woodpecker/pr/test: failure — 2 tests failed log",
+    );
+    expect(await row.locator(".checks a.log").getAttribute("href")).toBe(log);
+    await shot("11-ci-red");
+  }, 30_000);
+
+  it("an action's dangerous step is listed once, with its command; decided items keep their audit trail", async () => {
+    await forge.createRepo({
+      owner: "acme",
+      name: "ops",
+      seed: { files: { "README.md": "# ops\n", ".conveyor/formulas/rotate-token.md": ROTATE_TOKEN_MD } },
+    });
+    const bot = forge.createUser("ops-bot");
+    forge.addCollaborator("acme/ops", bot.login, "admin");
+    await operator.call("PUT", `/api/v1/projects/${OPS}`, {
+      forge: "forgejo",
+      apiUrl: forge.apiUrl,
+      repo: "acme/ops",
+      webhookSecret: "browser test webhook secret",
+      forgeToken: bot.token,
+      actionSecrets: { DEPLOY_TOKEN: "browser-test-deploy-token" },
+    });
+    // The project's labels on the forge, as `conveyor project add` makes them.
+    await operator.call("POST", `/api/v1/projects/${OPS}/setup`, {
+      webhookUrl: `${worker.url}/hooks/${OPS}`,
+    });
+    const client = createForgeClient({
+      forge: "forgejo",
+      apiUrl: forge.apiUrl,
+      repo: "acme/ops",
+      token: bot.token,
+    });
+    const body = "Formula: rotate-token";
+    const numbers: number[] = [];
+    for (const title of ["Rotate the deploy token", "Rotate it again"]) {
+      const { number } = await client.createIssue({ title, body, labels: [] });
+      numbers.push(number);
+      // A writer queued it; a session ran the formula up to its dangerous step, which waits for the vault.
+      for (const event of [
+        {
+          type: "triage",
+          blockers: [],
+          brief: { title, body, by: "maintainer" },
+          action: { formula: "rotate-token" },
+        },
+        { type: "dispatched", jobId: `ops-job-${number}`, runnerId: "runner-ops" },
+        { type: "phase", phase: "vault", step: "rotate", sessionId: `sess-${number}` },
+      ])
+        await operator.event(OPS, number, event);
+    }
+    const [approved = 0, rejected = 0] = numbers;
+    await expect
+      .poll(
+        async () =>
+          (await operator.call<{ items: unknown[] }>("GET", `/api/v1/projects/${OPS}/vault?state=pending`))
+            .items.length,
+        { timeout: 20_000 },
+      )
+      .toBe(2);
+
+    await page.goto(`${worker.url}/dashboard/approvals`);
+    const itemOf = (number: number) =>
+      page.locator("li.vault-item", { hasText: `${OPS}#${number} (step rotate)` });
+    for (const number of numbers) {
+      expect(await itemOf(number).count()).toBe(1);
+      expect(await itemOf(number).locator("code.command").textContent()).toBe("./rotate.sh");
+      // Not again as a merge to approve with buttons of its own.
+      expect(await page.locator("li.approval", { hasText: `${OPS}#${number}` }).count()).toBe(0);
+    }
+    await shot("12-vault-pending");
+
+    // The issue's page names its item and decides it with the vault's form only.
+    await page.goto(`${worker.url}/dashboard/projects/${OPS}/issues/${rejected}`);
+    const named = await page.locator("dt:text-is('vault item') + dd a").textContent();
+    expect(named).toMatch(/^v\d+ \(step rotate\)$/);
+    expect(
+      await page.locator(`form[action$="/issues/${rejected}/actions"] button[value="approve"]`).count(),
+    ).toBe(0);
+    await page.fill("li.vault-item input[name=reason]", "not during the freeze");
+    await page.click("li.vault-item button[value=reject]");
+    await page.waitForURL(`${worker.url}/dashboard/projects/${OPS}/issues/${rejected}`);
+    expect(await page.textContent(".flash")).toMatch(/^ops v\d+ is now rejected$/);
+
+    await page.goto(`${worker.url}/dashboard/approvals`);
+    await itemOf(approved).locator("button[value=approve]").click();
+    await page.waitForURL(`${worker.url}/dashboard/approvals`);
+    expect(await page.textContent(".flash")).toMatch(/^ops v\d+ is now approved$/);
+
+    // Decided, both stay in the vault's record with who asked, who decided, when and why.
+    await page.click("nav >> text=Vault");
+    await expect
+      .poll(async () => {
+        await page.goto(`${worker.url}/dashboard/vault?project=${OPS}`);
+        return page.locator("li.vault-item .state").allTextContents();
+      })
+      .toEqual(["rejected", "approved"]);
+    const trail = (number: number) =>
+      page
+        .locator("li.vault-item", { hasText: `${OPS}#${number} (step rotate)` })
+        .locator("ol.audit li")
+        .allTextContents();
+    expect((await trail(rejected)).map((e) => e.replace(/^\S+ \S+ UTC /, ""))).toEqual([
+      `requested by issue #${rejected} (rotate)`,
+      expect.stringMatching(/^classified by policy/),
+      "rejected by operator: not during the freeze",
+    ]);
+    expect((await trail(approved)).at(-1)).toMatch(/ approved by operator$/);
+    await shot("13-vault-decided");
+  }, 60_000);
+
+  it("outcomes: the plots of a seeded history, across projects and of one", async () => {
+    await page.click("nav >> text=Outcomes");
+    await page.waitForURL(`${worker.url}/dashboard/outcomes`);
+    expect(await page.locator("figure.chart svg[role=img]").count()).toBe(10);
+    await page.click(`p.chips a:text-is("${HISTORY}")`);
+    await page.waitForURL(`${worker.url}/dashboard/projects/${HISTORY}/outcomes`);
+    expect(await page.locator("dl.totals dd").first().textContent()).toBe("20 issues (30 finished)");
+    // Ten days with two merges each, as bars; the lead times and rates as lines.
+    const bars = page.locator("svg[aria-label='Issues merged per day'] rect");
+    const heights = await bars.evaluateAll((rects) => rects.map((r) => Number(r.getAttribute("height"))));
+    expect(heights.filter((h) => h > 0)).toHaveLength(10);
+    for (const plot of ["Label → merged", "First-pass CI rate", "Cache-hit ratio"])
+      expect(await page.locator(`svg[aria-label^='${plot}'] polyline`).count()).toBeGreaterThan(0);
+    expect(await page.locator("table.causes td").first().textContent()).toContain("the session stopped");
+    expect(await page.locator("table.waiting tbody tr").count()).toBeGreaterThanOrEqual(5);
+    await shot("14-outcomes");
+  }, 30_000);
 
   it("links the issue, its pull request, branch and head commit to the forge's web pages", async () => {
     const head = "0123456789abcdef0123456789abcdef01234567";

@@ -154,6 +154,23 @@ describe("npm run deploy against a stand-in for wrangler's remote commands", () 
     expect(JSON.parse(await readFile(join(account, "state.json"), "utf8")).secrets).toEqual(before);
   });
 
+  it("passes wrangler's own error through when whoami fails otherwise (an expired token), and stops", async () => {
+    const state = JSON.parse(await readFile(join(account, "state.json"), "utf8"));
+    const error = [
+      "✘ [ERROR] A request to the Cloudflare API (/accounts) failed.",
+      "",
+      "  Authentication error [code: 10000]",
+    ].join("\n");
+    await writeFile(join(account, "state.json"), JSON.stringify({ ...state, whoamiError: error }));
+    const seen = (await calls()).length;
+    const failed = await deploy();
+    await writeFile(join(account, "state.json"), JSON.stringify(state));
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toBe(`${error}\ndeploy: wrangler whoami failed (exit 1): its error is above\n`);
+    expect(failed.stdout).not.toContain("not logged in");
+    expect((await commands()).slice(seen)).toEqual(["whoami"]);
+  });
+
   it("stops at once when wrangler is not logged in", async () => {
     const state = JSON.parse(await readFile(join(account, "state.json"), "utf8"));
     await writeFile(join(account, "state.json"), JSON.stringify({ ...state, loggedIn: false }));

@@ -76,6 +76,15 @@ steps:
 /** A comment's text without the marker Conveyor adds to post each comment once. */
 const bodyOf = (comment: { body: string }) => comment.body.replace(/\n\n<!-- conveyor:[0-9a-f]+ -->$/, "");
 
+/** The session's words as Conveyor posts them: quoted apart under its name. */
+const quoted = (text: string) =>
+  `Its session wrote:\n\n${text
+    .split("\n")
+    .map((line) => `> ${line}`)
+    .join("\n")}`;
+const note = (text: string) => `**Progress:**\n\n${quoted(text)}`;
+const done = (text: string) => `**The action is done.**\n\n${quoted(text)}`;
+
 /** The progress note that quotes what the last tool answered. */
 const quoteLastResult = (req: ScriptRequest): Turn =>
   use(tool("progress"), { text: `check: ${req.toolResults.at(-1)?.text ?? "(nothing)"}` });
@@ -242,9 +251,11 @@ describe("action issues", { timeout: 240_000 }, () => {
       return notes.length >= 2 ? notes : null;
     });
     expect(progress.map(bodyOf)).toEqual([
-      "**Progress:** Starting the rotation.",
+      note("Starting the rotation."),
       // The step had the secret (its length), and the agent saw it only redacted.
-      `**Progress:** check: step check exited with code 0.\nIts output (the end):\ntoken length ${DEPLOY_TOKEN.length}: ***`,
+      note(
+        `check: step check exited with code 0.\nIts output (the end):\ntoken length ${DEPLOY_TOKEN.length}: ***`,
+      ),
     ]);
     const all = (await maintainer.listComments(number)).map((c) => c.body).join("\n");
     expect(all).not.toContain(DEPLOY_TOKEN);
@@ -271,9 +282,9 @@ describe("action issues", { timeout: 240_000 }, () => {
     // The same session went on: the approved step ran once, on the runner; it holds a secret and the formula
     // does not ask for its output, so the session was told its exit code only.
     expect(bodies).toContain(
-      "**Progress:** rotate: step rotate exited with code 0. It holds secrets: its output is not shown.",
+      note("rotate: step rotate exited with code 0. It holds secrets: its output is not shown."),
     );
-    expect(bodies).toContain("**The action is done.**\n\nRotated the deploy token; the old one is revoked.");
+    expect(bodies).toContain(done("Rotated the deploy token; the old one is revoked."));
     expect(bodies.filter((b) => b.startsWith("**The action is done.**"))).toHaveLength(1);
     // The runner fired the approval on the Worker right before the step ran: spent, once.
     const fired = await until(
@@ -305,11 +316,11 @@ describe("action issues", { timeout: 240_000 }, () => {
     expect(view.reason).toBe(
       `the action stops: nobody decided on step wipe before its vault item ${item} expired`,
     );
-    // The issue's outbox posts the comment after the state changed.
+    // Posted by the abandonment's effect, a moment after the state changed.
     const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
-    const stops = `The action stops: nobody decided on step wipe before its vault item ${item} expired.`;
+    const stop = `The action stops: nobody decided on step wipe before its vault item ${item} expired.`;
     await until("the comment saying so", async () =>
-      (await maintainer.listComments(number)).map(bodyOf).includes(stops) ? true : null,
+      (await maintainer.listComments(number)).map(bodyOf).includes(stop) ? true : null,
     );
   });
 
@@ -351,9 +362,7 @@ describe("action issues", { timeout: 240_000 }, () => {
     await maintainer.comment(number, `/conveyor approve ${second}`);
     const bodies = await commentsOnceDone(number);
     // The default branch's new script ran, not the one the session edited in its worktree.
-    expect(bodies).toContain(
-      "**Progress:** swap: step swap exited with code 0.\nIts output (the end):\nswapped v2",
-    );
+    expect(bodies).toContain(note("swap: step swap exited with code 0.\nIts output (the end):\nswapped v2"));
     const all = `${modelSaw("swap-key")}\n${bodies.join("\n")}`;
     expect(all).not.toContain("REWRITTEN-RAN");
     expect(ATTACKS.encoded(DEPLOY_TOKEN).filter((leak) => all.includes(leak))).toEqual([]);
@@ -373,8 +382,8 @@ describe("action issues", { timeout: 240_000 }, () => {
     });
     expect(issue.state).toBe("closed");
     const bodies = (await maintainer.listComments(number)).map(bodyOf);
-    expect(bodies).toContain("**Progress:** Greeted.");
-    expect(bodies).toContain("**The action is done.**\n\nGreeted the team; nothing else to do.");
+    expect(bodies).toContain(note("Greeted."));
+    expect(bodies).toContain(done("Greeted the team; nothing else to do."));
   });
 
   it("answer an action issue that names no formula, and do not start it", async () => {

@@ -10,7 +10,7 @@ import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { git } from "../../../runner/git/exec.ts";
-import { createForgeClient, type ForgeClient } from "../../../src/forge/client/index.ts";
+import { createForgeClient, type ForgeClient, type Plain } from "../../../src/forge/client/index.ts";
 import { settingsSchema } from "../../../src/projects/config.ts";
 import { type LocalForge, startLocalForge } from "../../support/forge/index.ts";
 import { use } from "../../support/model/script.ts";
@@ -75,7 +75,7 @@ async function operator(method: string, path: string, body?: unknown) {
   return res.json();
 }
 
-const client = (repo: string, who = people.conveyor): ForgeClient =>
+const client = (repo: string, who = people.conveyor): ForgeClient<Plain> =>
   createForgeClient({
     forge: "forgejo",
     apiUrl: forge.apiUrl,

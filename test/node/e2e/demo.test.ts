@@ -11,7 +11,15 @@ import { agentDeviations, type FactoryAgents } from "../../../demo/agents.ts";
 import { runScenario, type ScenarioRun } from "../../../demo/drive.ts";
 import { type FactoryHealth, factoryHealth } from "../../../demo/health.ts";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
-import { ANNOUNCE_TOKEN, GROOMING, ISSUES, PLANNED, REPO, type SampleIssue } from "../../../demo/scenario.ts";
+import {
+  ANNOUNCE_TOKEN,
+  GROOMING,
+  ISSUES,
+  PLANNED,
+  PROJECT,
+  REPO,
+  type SampleIssue,
+} from "../../../demo/scenario.ts";
 import {
   deviations,
   type IssueOutcome,
@@ -19,6 +27,7 @@ import {
   pullRequests,
   summaryTable,
 } from "../../../demo/summary.ts";
+import { forgeLinks } from "../../../src/forge/web-links.ts";
 import type { RecordedRequest } from "../../support/model/server.ts";
 
 let dataDir = "";
@@ -26,13 +35,20 @@ let demo: Demo | undefined;
 let run: ScenarioRun;
 let results: IssueOutcome[];
 let health: FactoryHealth;
+/** What the demo printed while it ran. */
+const lines: string[] = [];
 /** A failed test keeps the forge's, the Worker's and the runner's state and logs for a look. */
 let keep = false;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "conveyor-e2e-"));
   demo = await startDemo({ dataDir, model: { kind: "stand-in" } });
-  run = await runScenario(demo, { print: () => {}, timeoutMs: 150_000, replyToAny: false, agents: true });
+  run = await runScenario(demo, {
+    print: (line) => lines.push(line),
+    timeoutMs: 150_000,
+    replyToAny: false,
+    agents: true,
+  });
   results = await outcomes(demo, run);
   health = await factoryHealth(demo);
 }, 180_000);
@@ -142,16 +158,22 @@ describe("the demo scenario", () => {
     const maintainer = (demo as Demo).sample.client((demo as Demo).sample.accounts.maintainer);
     const bodies = (await maintainer.listComments(action.number)).map((c) => c.body);
     const notes = bodies.filter((b) => b.startsWith("**Progress:**"));
-    expect(notes[0]).toMatch(/^\*\*Progress:\*\* Collecting the changes/);
+    // The session's words, quoted apart under its name.
+    expect(notes[0]).toMatch(/^\*\*Progress:\*\*\n\nIts session wrote:\n\n> Collecting the changes/);
     // The announce step ran once, after the approval, with its secret (seen only as its length).
-    expect(
-      notes.filter((b) => b.startsWith("**Progress:** announce: step announce exited with code 0")),
-    ).toHaveLength(1);
+    expect(notes.filter((b) => b.includes("> announce: step announce exited with code 0"))).toHaveLength(1);
     expect(notes.join("\n")).toContain(`signed with a ${ANNOUNCE_TOKEN.length}-character token`);
     expect(bodies.join("\n")).not.toContain(ANNOUNCE_TOKEN);
     expect(bodies.filter((b) => b.startsWith("**The action is done.**"))).toHaveLength(1);
     expect((await maintainer.getIssue(action.number)).state).toBe("closed");
     expect(outcome(action.number).pr).toBeNull();
+  });
+
+  it("a session's commit message closes no other issue when Conveyor's pull request merges", async () => {
+    // #1's session committed "fixes #2": collected as "refs #2", its merge left #2 open for its own session.
+    const second = run.transitions.filter((t) => t.number === 2).map((t) => t.event);
+    expect(second).not.toContain("issue_closed");
+    expect(outcome(2).state).toBe("merged");
   });
 
   it("holds a change to a protected path until a maintainer approves its pull request", () => {
@@ -208,6 +230,45 @@ describe("the demo scenario", () => {
       expect(new Set(requests.map((q) => q.sessionId))).toEqual(new Set([r.sessionId]));
       // A revision or resumption shows as requests carrying the continuation prompt in the same session.
       expect(requests.some((q) => q.continuation)).toBe(r.issue.design.iterations > 1);
+    }
+  });
+
+  it("prints its progress in time order, each issue's edges with its title, none twice in a row", () => {
+    const stamps = lines.map((line) => Number(/^ *(\d+\.\d)s {2}\S/.exec(line)?.[1]));
+    expect(stamps.filter(Number.isNaN), lines.join("\n")).toEqual([]);
+    expect(stamps, lines.join("\n")).toEqual([...stamps].sort((a, b) => a - b));
+    const titles = new Map(run.issues.map((issue) => [issue.number, issue.title]));
+    const last = new Map<number, string>();
+    for (const line of lines) {
+      const edge = /^ *\S+ {2}#(\d+) (.*?) +(\S+ → \S+) +(.*)$/.exec(line);
+      if (!edge) continue;
+      const number = Number(edge[1]);
+      expect(edge[2], line).toBe(titles.get(number));
+      const said = `${edge[3]} ${edge[4]}`;
+      expect(said, line).not.toBe(last.get(number));
+      last.set(number, said);
+    }
+    expect(last.size).toBe(run.issues.length);
+  });
+
+  // Not the branches: merged, each was deleted (a forge's branch page of a deleted branch is a 404 too).
+  it("gives forge links that open pages: the forge, each issue, its pull request and head", async () => {
+    const { forge } = (demo as Demo).sample;
+    const links = forgeLinks({ forge: "forgejo", apiUrl: forge.apiUrl, repo: REPO });
+    const pulls = await pullRequests(demo as Demo);
+    const urls = [
+      forge.url,
+      ...results.map((r) => links.issue(r.issue.number)),
+      ...pulls.map((pull) => links.pullRequest(pull.number)),
+    ];
+    const heads = (demo as Demo).d1
+      .issues(PROJECT)
+      .flatMap((i) => (i.headSha ? [links.commit(i.headSha)] : []));
+    expect(heads.length).toBeGreaterThan(0);
+    for (const url of [...urls, ...heads]) {
+      const res = await fetch(url);
+      expect(res.status, url).toBe(200);
+      expect(res.headers.get("content-type"), url).toMatch(/^text\/html/);
     }
   });
 

@@ -12,6 +12,7 @@ import {
   githubMerged,
   githubPermission,
   githubPull,
+  githubPullSimple,
   githubReview,
   githubStatus,
   githubValidationError,
@@ -307,11 +308,15 @@ describe("GitHub client", () => {
   });
 
   it("findOpenPullRequest filters by owner:branch and base, and checks the match", async () => {
-    forge.on("GET", `${R}/pulls`, json(200, [githubPull(12, { head: "conveyor/7" })]));
+    // GitHub lists the shorter shape, without `merged` and `mergeable`.
+    forge.on("GET", `${R}/pulls`, json(200, [githubPullSimple(12, { head: "conveyor/7" })]));
 
-    expect(await client().findOpenPullRequest("conveyor/7", "main")).toMatchObject({
+    expect(await client().findOpenPullRequest("conveyor/7", "main")).toEqual({
       number: 12,
+      state: "open",
       headRef: "conveyor/7",
+      headSha: "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+      baseRef: "main",
     });
     expect(forge.requests[0]?.query).toMatchObject({ state: "open", head: "acme:conveyor/7", base: "main" });
     forge.on("GET", `${R}/pulls`, json(200, []));

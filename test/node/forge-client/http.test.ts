@@ -4,8 +4,10 @@ import {
   createForgeClient,
   ForgeHttpError,
   ForgeNetworkError,
+  ForgePacingWait,
   ForgeRateLimitError,
   ForgeSchemaError,
+  type WritePacer,
 } from "../../../src/forge/client/index.ts";
 import { FakeForge, json, type Reply } from "./fake-forge.ts";
 import { giteaComment, giteaError, giteaIssue, giteaLabel } from "./fixtures/gitea.ts";
@@ -310,6 +312,80 @@ describe("rate limits", () => {
     await expect(client.getIssue(7)).rejects.not.toBeInstanceOf(ForgeRateLimitError);
     expect(sleeps).toEqual([]);
     expect(gh.requests).toHaveLength(1);
+  });
+});
+
+describe("a token's pacer", () => {
+  /** A pacer that says `answers` in turn (null: go) and records what it was asked and told. */
+  function pacer(...answers: ({ retryAt: number } | null)[]) {
+    const asked: string[] = [];
+    const refused: number[] = [];
+    const writePacer: WritePacer = {
+      beforeWrite: async (kind) => {
+        asked.push(kind);
+        return answers.shift() ?? null;
+      },
+      refused: async (until) => {
+        refused.push(until);
+      },
+    };
+    return { writePacer, asked, refused };
+  }
+
+  it("is asked before each write (a POST creates), never before a read", async () => {
+    gh.on("POST", `${R}/issues/7/comments`, json(201, githubComment(1, "hi")));
+    gh.on("PATCH", `${R}/issues/7`, json(200, githubIssue(7)));
+    gh.on("GET", `${R}/issues/7`, json(200, githubIssue(7)));
+    const { writePacer, asked } = pacer();
+    const { client } = makeClient("github", gh.apiUrl, { pacer: writePacer });
+
+    await client.comment(7, "hi");
+    await client.closeIssue(7);
+    await client.getIssue(7);
+    expect(asked).toEqual(["create", "write"]);
+  });
+
+  it("sends nothing when the pacer says not yet: ForgePacingWait says when", async () => {
+    const { writePacer } = pacer({ retryAt: NOW + 30_000 });
+    const { client } = makeClient("github", gh.apiUrl, { pacer: writePacer });
+
+    const error = await rejection(client.comment(7, "hi"));
+    expect(error).toBeInstanceOf(ForgePacingWait);
+    expect(error).toMatchObject({ retryAt: NOW + 30_000 });
+    expect(gh.requests).toEqual([]);
+  });
+
+  it("reports a secondary rate limit to the pacer and throws at once, not sleeping through it", async () => {
+    gh.on(
+      "POST",
+      `${R}/issues/7/comments`,
+      json(403, githubError(403, "You have exceeded a secondary rate limit."), { "retry-after": "90" }),
+    );
+    const { writePacer, refused } = pacer();
+    const { client, sleeps } = makeClient("github", gh.apiUrl, { pacer: writePacer });
+
+    const error = await rejection(client.comment(7, "hi"));
+    expect(error).toBeInstanceOf(ForgeRateLimitError);
+    expect(error).toMatchObject({ retryAt: NOW + 90_000 });
+    expect(refused).toEqual([NOW + 90_000]);
+    expect(sleeps).toEqual([]);
+  });
+
+  it("waits a minute on a secondary rate limit that names no wait (its message says so)", async () => {
+    gh.on(
+      "POST",
+      `${R}/issues/7/comments`,
+      json(
+        403,
+        githubError(403, "You have exceeded a secondary rate limit and have been temporarily blocked."),
+      ),
+    );
+    const { writePacer, refused } = pacer();
+    const { client } = makeClient("github", gh.apiUrl, { pacer: writePacer });
+
+    const error = await rejection(client.comment(7, "hi"));
+    expect(error).toMatchObject({ retryAt: NOW + 60_000 });
+    expect(refused).toEqual([NOW + 60_000]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ForgeClient } from "../../../src/forge/client/index.ts";
+import type { ForgeClient, Plain } from "../../../src/forge/client/index.ts";
 import { CI_CONTEXT, type LocalForge } from "../../support/forge/index.ts";
 import { apiGet, Checkout, clientFor, startForge } from "./harness.ts";
 
@@ -10,7 +10,7 @@ const CI_SCRIPT =
 
 let forge: LocalForge;
 let cleanup: () => Promise<void>;
-let client: ForgeClient;
+let client: ForgeClient<Plain>;
 let checkout: Checkout;
 
 beforeAll(async () => {

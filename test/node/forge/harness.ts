@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createForgeClient, type ForgeClient } from "../../../src/forge/client/index.ts";
+import { createForgeClient, type ForgeClient, type Plain } from "../../../src/forge/client/index.ts";
 import { git, identityEnv } from "../../support/forge/git/exec.ts";
 import { type LocalForge, type LocalForgeOptions, startLocalForge } from "../../support/forge/index.ts";
 
@@ -32,7 +32,7 @@ export async function startForge(
 }
 
 /** The production client, as Conveyor's Worker creates it for a Forgejo project. */
-export function clientFor(forge: LocalForge, token: string, repo: string): ForgeClient {
+export function clientFor(forge: LocalForge, token: string, repo: string): ForgeClient<Plain> {
   return createForgeClient({ forge: "forgejo", apiUrl: forge.apiUrl, repo, token, maxAttempts: 1 });
 }
 

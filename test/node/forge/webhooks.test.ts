@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ForgeClient } from "../../../src/forge/client/index.ts";
+import type { ForgeClient, Plain } from "../../../src/forge/client/index.ts";
 import { parseDelivery } from "../../../src/forge/webhooks/parse.ts";
 import { verifySignature } from "../../../src/forge/webhooks/signature.ts";
 import type { LocalForge } from "../../support/forge/index.ts";
@@ -33,8 +33,8 @@ const FORGE_HEADERS = [
 let forge: LocalForge;
 let cleanup: () => Promise<void>;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let conveyor: ForgeClient;
-let alice: ForgeClient;
+let conveyor: ForgeClient<Plain>;
+let alice: ForgeClient<Plain>;
 let aliceToken: string;
 let checkout: Checkout;
 

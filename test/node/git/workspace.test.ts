@@ -309,6 +309,56 @@ describe("collect", () => {
   });
 });
 
+describe("collected commit messages", () => {
+  it("lose their closing keywords, the same way on every collection, and push as a fast-forward", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    const agentCommit = async (file: string, message: string) => {
+      await writeFile(join(wt.path, file), `${file}\n`);
+      await git(["add", file], { cwd: wt.path });
+      await git(["commit", "-qm", message], { cwd: wt.path, env: identity });
+    };
+    await agentCommit(
+      "one.txt",
+      "Add one, fixes #2\n\nCloses: acme/widgets#3 and resolves https://x.example/i/4",
+    );
+    await agentCommit("two.txt", "Add two");
+    const mirror = ws.mirrorPath(REPO);
+    const messages = async (ref: string) =>
+      (await git(["log", "--format=%B%x00", ref], { cwd: mirror })).split("\0\n").filter(Boolean);
+
+    const first = await commit(ws, "nothing left");
+    // Rewritten: the worktree keeps the agent's originals, the private repository holds the clean ones.
+    expect(first).not.toBe(await head(wt.path));
+    expect((await messages(first)).slice(0, 2)).toEqual([
+      "Add two\n",
+      "Add one, refs #2\n\nrefs: acme/widgets#3 and refs https://x.example/i/4\n",
+    ]);
+    expect(await ws.push({ repoKey: REPO, issueNumber: 7 })).toBe(first);
+
+    // The next session commits on top of the originals: collected again, they come out the same.
+    await ws.ensureMirror({ repoKey: REPO, remoteUrl });
+    expect((await ws.ensureWorktree({ repoKey: REPO, issueNumber: 7, baseBranch: "main" })).from).toBe(
+      "existing",
+    );
+    await agentCommit("three.txt", "Add three, fixed #5");
+    const second = await commit(ws, "nothing left");
+    expect(await git(["rev-parse", `${second}~1`], { cwd: mirror })).toBe(`${first}\n`);
+    expect((await messages(second))[0]).toBe("Add three, refs #5\n");
+    expect(await ws.push({ repoKey: REPO, issueNumber: 7 })).toBe(second);
+    expect(await upstream.sha("conveyor/7")).toBe(second);
+  });
+
+  it("are left as they are, commit for commit, when none holds a closing keyword", async () => {
+    const ws = workspace();
+    const wt = await prepare(ws);
+    await writeFile(join(wt.path, "one.txt"), "one\n");
+    await git(["add", "one.txt"], { cwd: wt.path });
+    await git(["commit", "-qm", "This fixes the parser (see #2)"], { cwd: wt.path, env: identity });
+    expect(await commit(ws, "nothing left")).toBe(await head(wt.path));
+  });
+});
+
 describe("push", () => {
   it("lands conveyor/<issue> on the remote and returns the sha", async () => {
     const ws = workspace();

@@ -1,14 +1,15 @@
 /**
  * The npm package as a build host gets it: `npm pack`, installed into an empty directory without the
- * repository, and its bins run on the Node the install brings (≥ 22), which strips no types under
- * node_modules: only compiled JavaScript can work.
+ * repository, and its bins run on the host's own Node (≥ 22.12), which strips no types under node_modules:
+ * only compiled JavaScript can work. The package brings no Node: the repository's (its workspace
+ * tools/node-runtime) stays out of it.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -16,13 +17,19 @@ const run = promisify(execFile);
 const REPO = new URL("../../../", import.meta.url).pathname;
 const pkg = JSON.parse(await readFile(join(REPO, "package.json"), "utf8"));
 
-type LockEntry = { dev?: boolean; devOptional?: boolean; link?: boolean } & Record<string, unknown>;
+type LockEntry = {
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+} & Record<string, unknown>;
 
 /**
- * A lockfile for an app that depends on the tarball alone, with the repository's own pins for everything
- * else. `npm install <tarball> --offline` cannot work here: the npm cache holds the packages' tarballs (from
- * `npm ci`) but not the registry's version lists that resolving a range needs. `npm ci --offline` from this
- * lockfile installs the same dependencies from that cache by their integrity, with no registry at all.
+ * A lockfile for an app that depends on the tarball alone, with the repository's own pins for what the
+ * package's dependencies need (nothing of the repository's own tooling: the Node 22 its workspace brings
+ * among it). `npm install <tarball> --offline` cannot work here: the npm cache holds the packages' tarballs
+ * (from `npm ci`) but not the registry's version lists that resolving a range needs. `npm ci --offline` from
+ * this lockfile installs the same dependencies from that cache by their integrity, with no registry at all.
  */
 async function appLock(tarball: string) {
   const lock = JSON.parse(await readFile(join(REPO, "package-lock.json"), "utf8")) as {
@@ -39,13 +46,29 @@ async function appLock(tarball: string) {
       resolved,
       integrity,
       dependencies: pkg.dependencies,
-      optionalDependencies: pkg.optionalDependencies,
       bin: pkg.bin,
       engines: pkg.engines,
     },
   };
-  for (const [path, entry] of Object.entries(lock.packages)) {
-    if (path !== "" && !entry.dev && !entry.devOptional && !entry.link) packages[path] = entry;
+  // As npm resolves a dependency: the nearest node_modules above the package that needs it.
+  const resolve = (parent: string, name: string): string | undefined => {
+    for (let at = parent; ; at = at.slice(0, Math.max(0, at.lastIndexOf("/node_modules/")))) {
+      const path = `${at ? `${at}/` : ""}node_modules/${name}`;
+      if (lock.packages[path]) return path;
+      if (!at) return undefined;
+    }
+  };
+  const wanted: [string, string][] = Object.keys(pkg.dependencies).map((name) => ["", name]);
+  for (const [parent, name] of wanted) {
+    const path = resolve(parent, name);
+    const entry = path && lock.packages[path];
+    if (!path || !entry || packages[path]) continue;
+    packages[path] = entry;
+    const optionalPeers = entry.peerDependenciesMeta ?? {};
+    for (const deps of [entry.dependencies, entry.optionalDependencies, entry.peerDependencies]) {
+      for (const dep of Object.keys(deps ?? {}))
+        if (deps !== entry.peerDependencies || !optionalPeers[dep]?.optional) wanted.push([path, dep]);
+    }
   }
   return { name: "app", lockfileVersion: 3, requires: true, packages };
 }
@@ -56,10 +79,9 @@ let files: string[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "conveyor-pack-"));
-  // --dry-run runs prepack (the build) too, and lists what the tarball holds.
-  const { stdout: listing } = await run("npm", ["pack", "--dry-run", "--json"], { cwd: REPO });
+  // Runs prepack (the build), packs, and lists what the tarball holds.
+  const { stdout: listing } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: REPO });
   files = (JSON.parse(listing) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path) ?? [];
-  await run("npm", ["pack", "--pack-destination", dir], { cwd: REPO });
   const tarball = join(dir, `conveyor-${pkg.version}.tgz`);
   app = join(dir, "app");
   await mkdir(app);
@@ -75,12 +97,42 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/**
+ * Every file and directory below `root`: what each takes on disk (blocks, as `du` counts them) and whether it is
+ * an ELF binary.
+ */
+async function walk(root: string): Promise<{ path: string; bytes: number; elf: boolean }[]> {
+  const found = [];
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    const { blocks } = await stat(path);
+    let elf = false;
+    if (entry.isFile()) {
+      const file = await open(path);
+      const { buffer, bytesRead } = await file.read(Buffer.alloc(4), 0, 4, 0);
+      await file.close();
+      elf = bytesRead === 4 && buffer.toString("latin1") === "\x7fELF";
+    }
+    found.push({ path, bytes: blocks * 512, elf });
+  }
+  return found;
+}
+
+// The build host's own Node (the one running this test: ≥ 22.12) and the system; npx adds the app's bins.
+const host = {
+  PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+  HOME: process.env.HOME ?? "/root",
+};
+
 describe("the packed package", () => {
-  it("holds the compiled bins and what they need, and no tests, fixtures or TypeScript", () => {
+  it("holds the bins, the compiled code they run and no tests, fixtures or TypeScript", () => {
     expect(files).toEqual(
       expect.arrayContaining([
         "package.json",
         "README.md",
+        "bin/conveyor.js",
+        "bin/conveyor-runner.js",
+        "bin/start.js",
         "dist/cli/conveyor.js",
         "dist/runner/cli.js",
         "dist/runner/sandbox/init.js",
@@ -91,20 +143,52 @@ describe("the packed package", () => {
     expect(files.filter((f) => /(^|\/)test\/|fixtures|\.test\.|\.ts$|^src\/|^docs\//.test(f))).toEqual([]);
   });
 
-  // Only the app's node_modules/.bin (npx adds it: the bins and the Node the package brings) and the system.
-  const bare = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: process.env.HOME ?? "/root" };
+  // Megabytes as `du -sh` gives them (MiB): the unit the 634 MB of a package with its own Node were measured in.
+  it("installs in under 450 MB, with Claude Code as its only binary (no Node of its own)", async () => {
+    const installed = await walk(join(app, "node_modules"));
+    const megabytes = installed.reduce((sum, f) => sum + f.bytes, 0) / 1024 ** 2;
+    expect(megabytes).toBeLessThan(450);
+    const binaries = installed.filter((f) => f.elf).map((f) => relative(app, f.path));
+    expect(binaries).toEqual([
+      expect.stringMatching(/^node_modules\/@anthropic-ai\/claude-agent-sdk-linux-\w+\/claude$/),
+    ]);
+  });
 
   it.each([
     ["conveyor", `conveyor ${pkg.version}\n`],
     ["conveyor-runner", `conveyor-runner ${pkg.version}\n`],
-  ])("npx %s --version runs without the repository", async (bin, version) => {
-    const { stdout } = await run("npx", ["--offline", bin, "--version"], { cwd: app, env: bare });
+  ])("npx %s --version runs without the repository, on the host's Node", async (bin, version) => {
+    const { stdout } = await run("npx", ["--offline", bin, "--version"], { cwd: app, env: host });
     expect(stdout).toBe(version);
   });
 
   it("the runner's --help runs from the package", async () => {
-    const { stdout } = await run("npx", ["--offline", "conveyor-runner", "--help"], { cwd: app, env: bare });
+    const { stdout } = await run("npx", ["--offline", "conveyor-runner", "--help"], { cwd: app, env: host });
     expect(stdout).toMatch(/^usage: conveyor-runner /);
+  });
+
+  // Whatever this machine's Node, one the package's engines do not admit: the same bins under a package.json
+  // that asks for Node 99.
+  it("on a Node older than its engines, each bin refuses in one line (exit 2) and runs nothing", async () => {
+    const copy = join(dir, "future");
+    await cp(join(app, "node_modules/conveyor"), copy, { recursive: true });
+    const manifest = JSON.parse(await readFile(join(copy, "package.json"), "utf8"));
+    await writeFile(join(copy, "package.json"), JSON.stringify({ ...manifest, engines: { node: ">=99.0" } }));
+    for (const bin of ["conveyor", "conveyor-runner"]) {
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) =>
+        execFile(
+          process.execPath,
+          [join(copy, `bin/${bin}.js`), "--version"],
+          { env: host },
+          (error, stdout, stderr) => done({ code: error ? Number(error.code) : 0, stdout, stderr }),
+        ),
+      );
+      expect(result).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `${bin}: needs Node >= 99.0, but ${process.execPath} is Node ${process.versions.node}\n`,
+      });
+    }
   });
 
   // The compiled sandbox starts its init (init.js beside it, with dist/package.json saying it is a module)
@@ -115,7 +199,7 @@ describe("the packed package", () => {
       script,
       `import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { Sandbox } from "conveyor/dist/runner/sandbox/session-sandbox.js";
 const worktree = mkdtempSync(join(tmpdir(), "conveyor-pack-sandbox-"));
 const sandbox = new Sandbox({ mode: "bubblewrap", model: {}, secretFiles: [] });
@@ -129,7 +213,7 @@ await session.close();
 process.stdout.write(code + " " + out);
 `,
     );
-    const { stdout } = await run(join(app, "node_modules/.bin/node"), [script], { cwd: app, env: bare });
+    const { stdout } = await run(process.execPath, [script], { cwd: app, env: host });
     // Its own PID namespace: the shell is one of the first few processes there.
     expect(stdout).toMatch(/^0 inside as pid \d\n$/);
   });

@@ -43,6 +43,17 @@ describe.skipIf(!ANALYZE)("the runner's systemd unit", () => {
 });
 
 describe("the unit's settings", () => {
+  it("documents itself with the README the package installs, where npm's global prefix puts it", async () => {
+    const [documentation] = (await settings()).filter((line) => line.startsWith("Documentation="));
+    const uris = documentation?.slice("Documentation=".length).split(" ") ?? [];
+    expect(uris).toEqual([
+      "file:/usr/local/lib/node_modules/conveyor/runner/README.md",
+      "file:/usr/lib/node_modules/conveyor/runner/README.md",
+    ]);
+    const { files } = JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8"));
+    expect(files).toContain("runner/README.md");
+  });
+
   const settings = async () =>
     (await readFile(UNIT, "utf8")).split("\n").filter((line) => /^[A-Z]\w*=/.test(line));
 

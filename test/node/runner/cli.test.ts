@@ -104,6 +104,22 @@ describe("conveyor-runner as a process", { timeout: 30_000 }, () => {
     expectCleanLogs(runner.lines);
   });
 
+  it.skipIf(process.getuid?.() !== 0)(
+    "refuses to start as root unless told so, in one line saying why and what to do",
+    async () => {
+      const { CONVEYOR_ALLOW_ROOT: _allowed, ...env } = process.env;
+      const registered = worker.callsOf("register").length;
+      const runner = startRunner(configFile, [], env);
+      expect(await runner.exit).toBe(2);
+      expect(runner.lines).toEqual([
+        expect.stringMatching(
+          /^conveyor-runner: refusing to run as root: .* unprivileged user .* --allow-root/,
+        ),
+      ]);
+      expect(worker.callsOf("register")).toHaveLength(registered);
+    },
+  );
+
   it("re-attaches after SIGKILL: same token, same worktree, affinity in its claims", async () => {
     const first = startRunner(configFile);
     worker.enqueue(job("job-2", "revise"));

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../../runner/config.ts";
+import { ConfigError, loadConfig, rootRefusal } from "../../../runner/config.ts";
 import { Logger, type LogLevel } from "../../../runner/log.ts";
 import { Secrets } from "../../../runner/redact.ts";
 import { tempDir } from "../git/support.ts";
@@ -132,6 +132,22 @@ describe("loadConfig", () => {
       CLAUDE_CODE_OAUTH_TOKEN: "sk-ant-oat01-token",
     });
     expect(config.anthropic).toEqual({ oauthToken: "sk-ant-oat01-token" });
+  });
+
+  it("starts as root only when told so: by a flag, the environment or the file", async () => {
+    const base = { CONVEYOR_WORKER_URL: "http://w", CONVEYOR_WORK_DIR: "/w", CONVEYOR_DRIVER: "scripted" };
+    const args = ["--script", "s.json"];
+    expect(loadConfig(args, base).allowRoot).toBe(false);
+    expect(loadConfig([...args, "--allow-root"], base).allowRoot).toBe(true);
+    expect(loadConfig(args, { ...base, CONVEYOR_ALLOW_ROOT: "1" }).allowRoot).toBe(true);
+    expect(loadConfig(args, { ...base, CONVEYOR_ALLOW_ROOT: "0" }).allowRoot).toBe(false);
+    const allowing = join(file, "../allow-root.json");
+    await writeFile(allowing, JSON.stringify({ allowRoot: true }));
+    expect(loadConfig(["--config", allowing, ...args], base).allowRoot).toBe(true);
+
+    expect(rootRefusal(0, false)).toMatch(/^refusing to run as root: .* --allow-root/);
+    expect(rootRefusal(0, true)).toBeNull();
+    expect(rootRefusal(1000, false)).toBeNull();
   });
 
   it("refuses unknown keys in the file", async () => {

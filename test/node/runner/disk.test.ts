@@ -67,4 +67,19 @@ describe("the work dir's disk report", () => {
     await meter.refresh();
     expect(meter.latest()?.bytes).toBeGreaterThan(0);
   });
+
+  it("counts worktrees at every report, not once the next measurement is due", async () => {
+    const ws = new Workspace({ workDir: join(root, "counted") });
+    let now = 0;
+    const meter = new DiskMeter(ws.workDir, 60_000, () => now);
+    expect(await meter.current()).toBeUndefined();
+    await meter.refresh();
+    expect(await meter.current()).toMatchObject({ worktrees: 0 });
+    await ws.ensureMirror({ repoKey: REPO, remoteUrl: upstream.path });
+    await ws.ensureWorktree({ repoKey: REPO, issueNumber: 7, baseBranch: "main" });
+    now = 1_000;
+    expect(await meter.current()).toMatchObject({ worktrees: 1 });
+    await ws.reap({ repoKey: REPO, issueNumber: 7 });
+    expect(await meter.current()).toMatchObject({ worktrees: 0 });
+  });
 });

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkDirLayout } from "../../../runner/paths.ts";
 import { bash, text } from "../../support/model/script.ts";
-import { type ModelStandIn, startModelStandIn } from "../../support/model/server.ts";
+import { billedUsd, type ModelStandIn, startModelStandIn } from "../../support/model/server.ts";
 import { type LocalWorker, startLocalWorker, TEST_ADMIN_TOKEN } from "../../support/worker.ts";
 import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "../git/support.ts";
 import { type RunnerProcess, startRunner } from "../runner/support/runner-process.ts";
@@ -19,6 +19,7 @@ const GIT_TOKEN = "git-push-token-hostile-5150";
 const API_KEY = "sk-ant-hostile-model-key-5150";
 const FORGE_TOKEN = "forge-token-hostile-5150";
 const BG_MARKER = "conveyor-hostile-background";
+const TIGHT_BUDGET_USD = 0.15;
 const SET_PHASE = 'printf "PHASE:awaiting_ci\\n" > "$CONVEYOR_PHASE_FILE"';
 
 /** Everything the agent finds goes to `$HOME/loot` (the test reads it afterwards) as well as to its output. */
@@ -142,8 +143,9 @@ async function setUp(prefix: string, args: readonly string[]): Promise<Scene> {
     forgeToken: FORGE_TOKEN,
   };
   await operator(scene, "PUT", "/api/v1/projects/demo", project);
-  // A project whose issues may spend a cent: the proxy must refuse the second model call.
-  await operator(scene, "PUT", "/api/v1/projects/tight", { ...project, issueBudgetUsd: 0.01 });
+  // A project whose issues may spend 15 cents: Claude Code's first request fits (its prompt alone is about 6.5
+  // cents at Opus 5's cache-write price, less once cached); the script's six turns do not.
+  await operator(scene, "PUT", "/api/v1/projects/tight", { ...project, issueBudgetUsd: TIGHT_BUDGET_USD });
   ({ token: scene.registrationToken } = (await operator(scene, "POST", "/api/v1/runners/tokens", {})) as {
     token: string;
   });
@@ -325,8 +327,9 @@ describe("a hostile session in the sandbox", { timeout: 120_000 }, () => {
     const calls = scene.standIn.requests.filter((r) =>
       JSON.stringify(r.body).includes("Implement issue #3 "),
     );
-    // One answer costs more than the cent; the proxy forwarded nothing after it.
-    expect(calls.length).toBe(1);
+    // The model was reached, and what the API would bill for it stays within the issue's budget.
+    expect(calls.length).toBeGreaterThan(0);
+    expect(billedUsd(calls)).toBeLessThanOrEqual(TIGHT_BUDGET_USD);
   });
 });
 

@@ -80,6 +80,17 @@ describe("the stream meter", () => {
     }
   });
 
+  it("meters a stream cut before its end as far as it came: output estimated at 3 bytes a token", () => {
+    const cut = stream.slice(0, stream.indexOf("event: message_delta"));
+    const meter = new StreamMeter("requested-model");
+    expect(meter.started).toBe(false);
+    meter.write(new TextEncoder().encode(cut));
+    expect(meter.started).toBe(true);
+    // The delta streamed 18 bytes (`data: {"usage": 1}`): 6 tokens, more than message_start's 1.
+    expect(meter.current()).toMatchObject({ ...expected, outputTokens: 6 });
+    expect(meter.result()).toMatchObject({ ...expected, outputTokens: 6 });
+  });
+
   it("keeps the request's model and zero usage for a stream that says nothing", () => {
     const meter = new StreamMeter("claude-haiku-4-5");
     meter.write(new TextEncoder().encode("event: ping\ndata: not json\n\n"));

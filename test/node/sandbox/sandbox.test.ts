@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -61,13 +61,20 @@ describe("bubblewrap's arguments", () => {
       cwd: "/w/tree",
     });
     const line = args.join(" ");
-    expect(line).toContain("--unshare-all --die-with-parent --new-session");
+    expect(line).toContain("--unshare-all --die-with-parent --new-session --cap-drop ALL");
+    expect(line).toContain("--seccomp 3");
     expect(line).toContain("--ro-bind /usr /usr --symlink usr/bin /bin");
     expect(line.indexOf("--ro-bind /w /w")).toBeLessThan(line.indexOf("--bind /w/tree /w/tree"));
     expect(line.indexOf("--bind /w/agents/x/home")).toBeLessThan(
       line.indexOf("--ro-bind /w/agents/x/home/.sub"),
     );
     expect(line).toMatch(/--ro-bind-try \/dev\/null \/etc\/runner\.json --chdir \/w\/tree$/);
+  });
+
+  it("runs a root runner's sandbox as uid 1000, anyone else's as themselves", () => {
+    const mounts = { writable: [], readOnly: [], masked: [], cwd: "/" };
+    expect(bubblewrapArgs([], mounts, 0).join(" ")).toContain("--cap-drop ALL --uid 1000 --gid 1000");
+    expect(bubblewrapArgs([], mounts, 1001)).not.toContain("--uid");
   });
 });
 
@@ -94,6 +101,25 @@ describe("a sandboxed process", { timeout: 20_000 }, () => {
     expect(output).toContain("no-runner-secret");
     expect(output).not.toContain("the runner's secret");
     expect(output).toMatch(/\/home.*No such file/);
+  });
+
+  it("holds no capability and runs as a non-zero uid, so it cannot remount a read-only bind to write through it", async () => {
+    const objects = join(root, "objects");
+    const { output } = await sh(
+      sandbox(),
+      [
+        "id -u",
+        "grep -E '^Cap(Eff|Prm|Bnd):' /proc/self/status",
+        `mount -o remount,rw,bind ${objects} ${objects} 2>/dev/null && echo remounted`,
+        `echo overwritten > ${objects}/pack 2>/dev/null || echo still-read-only`,
+      ].join("; "),
+    );
+    const [uid] = output.split("\n");
+    expect(Number(uid)).toBeGreaterThan(0);
+    for (const set of ["CapEff", "CapPrm", "CapBnd"]) expect(output).toMatch(new RegExp(`${set}:\\s+0+\\n`));
+    expect(output).not.toContain("remounted");
+    expect(output).toContain("still-read-only");
+    expect(await readFile(join(objects, "pack"), "utf8")).toBe("borrowed objects\n");
   });
 
   it("has its own process tree: the host's processes are out of sight, and what it leaves dies with it", async () => {
@@ -132,7 +158,7 @@ describe("a sandboxed process", { timeout: 20_000 }, () => {
 
 describe("a sandboxed session's model proxy", { timeout: 20_000 }, () => {
   const call = (token: string) =>
-    `node -e 'fetch("http://127.0.0.1:41001/v1/messages",{method:"POST",headers:{"x-api-key":"${token}","content-type":"application/json"},body:JSON.stringify({model:"claude-sonnet-4-5",max_tokens:10,messages:[{role:"user",content:"hi"}]})}).then(async r=>console.log(r.status,await r.text()))'`;
+    `node -e 'fetch("http://127.0.0.1:41001/v1/messages",{method:"POST",headers:{"x-api-key":"${token}","content-type":"application/json"},body:JSON.stringify({model:"claude-sonnet-4-5",max_tokens:20,messages:[{role:"user",content:"hi"}]})}).then(async r=>console.log(r.status,await r.text()))'`;
 
   it("forwards with the real key, meters the answer, refuses a wrong token and refuses past the budget", async () => {
     const box = new Sandbox({
@@ -142,7 +168,7 @@ describe("a sandboxed session's model proxy", { timeout: 20_000 }, () => {
     });
     const reports: number[] = [];
     const session = await box.open(place, {
-      budgetUsd: 0.000_01,
+      budgetUsd: 0.000_5,
       allowedDomains: [],
       onUsage: (usage) => reports.push(usage.turns),
     });

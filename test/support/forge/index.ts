@@ -6,17 +6,21 @@ import { ApiBudget, type ApiCalls } from "./budget.ts";
 import { Ci } from "./ci/runner.ts";
 import { type Forge, gitDir } from "./forge.ts";
 import { branchHeads } from "./git/refs.ts";
+import { Listings } from "./listings.ts";
 import { KeyedLock } from "./lock.ts";
 import { Render } from "./render.ts";
+import { GitHubRender } from "./render-github.ts";
 import { createRepository, ensureUser, type NewRepo, requireRepo } from "./repositories.ts";
 import { handleRequest } from "./server.ts";
 import type { CiRun, CollaboratorLevel, Delivery, User } from "./state.ts";
 import { fullName, Store, setCollaborator } from "./store.ts";
 import { Deliverer } from "./webhooks/deliver.ts";
+import { type Write, WriteLog } from "./write-log.ts";
 
 export { CI_CONTEXT } from "./ci/runner.ts";
 export type { NewRepo } from "./repositories.ts";
 export type { CiRun, CollaboratorLevel, Delivery } from "./state.ts";
+export type { Write } from "./write-log.ts";
 
 export interface LocalForgeOptions {
   /** State file, bare repositories and CI logs; created when missing, reused when present. */
@@ -73,6 +77,25 @@ export interface LocalForge {
    * can: what the merge caused may reach a webhook receiver before the merger hears it succeeded. 0 undoes it.
    */
   slowMergeAnswers(repo: string, ms: number): void;
+  /**
+   * After a pull request's head or base moves, `repo` re-checks it as Gitea does in the background: its next
+   * `reads` reads answer `mergeable: false`, and merges meanwhile are refused. 0 (the default) checks at once.
+   */
+  mergeCheckReads(repo: string, reads: number): void;
+  /** Every write (POST, PATCH, PUT, DELETE) to `repo`, oldest first: when it came, whether it was refused. */
+  writesTo(repo: string): Write[];
+  /**
+   * The next `count` writes to `repo` are refused as GitHub refuses over a secondary rate limit: 403, its
+   * message, `Retry-After: retryAfterSeconds`; the write is not done.
+   */
+  refuseWrites(repo: string, count: number, retryAfterSeconds: number): void;
+  /** The most items one page of `repo`'s listings holds (below the forge's own most); 0 lifts the cap. */
+  listingPageSize(repo: string, size: number): void;
+  /**
+   * Runs `action` when the `page`-th page of `repo`'s issue listing from now is asked for, before it is
+   * answered: a change between two pages of one listing.
+   */
+  beforeListingPage(repo: string, page: number, action: () => Promise<void>): void;
   /** Resolves when no CI run is pending or running and every webhook emitted so far was delivered. */
   settled(): Promise<void>;
   /** Stops listening, cancels CI, waits for deliveries in flight, writes the state. */
@@ -122,7 +145,11 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     locks: new KeyedLock(),
     reposDir,
     slowMerges: new Map(),
+    mergeChecks: new Map(),
     budget: new ApiBudget(),
+    listings: new Listings(),
+    writes: new WriteLog(),
+    github: new GitHubRender(store, render.url),
   };
   ci.recover();
   store.save();
@@ -179,6 +206,21 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
       const key = fullName(requireRepo(store, repo)).toLowerCase();
       if (ms > 0) forge?.slowMerges.set(key, ms);
       else forge?.slowMerges.delete(key);
+    },
+    mergeCheckReads(repo, reads) {
+      const key = fullName(requireRepo(store, repo)).toLowerCase();
+      if (reads > 0) forge?.mergeChecks.set(key, reads);
+      else forge?.mergeChecks.delete(key);
+    },
+    writesTo: (repo) => forge?.writes.writes(fullName(requireRepo(store, repo))) ?? [],
+    refuseWrites(repo, count, retryAfterSeconds) {
+      forge?.writes.refuse(fullName(requireRepo(store, repo)), count, retryAfterSeconds);
+    },
+    listingPageSize(repo, size) {
+      forge?.listings.setPageSize(fullName(requireRepo(store, repo)), size);
+    },
+    beforeListingPage(repo, page, action) {
+      forge?.listings.before(fullName(requireRepo(store, repo)), page, action);
     },
     async settled() {
       await ci.idle();

@@ -1,13 +1,14 @@
 import { type AccessMode, atLeast } from "./auth.ts";
+import { closeByKeywords } from "./closing.ts";
 import { type Forge, gitDir } from "./forge.ts";
 import { commitTree, mergeTree, rebaseOnto } from "./git/merge.ts";
 import { updateRef } from "./git/refs.ts";
 import { ApiError, notFound } from "./http.ts";
 import { refreshPull } from "./pulls.ts";
 import { applyBranchUpdates } from "./push.ts";
-import type { Issue, Pull, Repo, User } from "./state.ts";
+import { checking, type Issue, type Pull, type Repo, type User } from "./state.ts";
 import { fullName } from "./store.ts";
-import { issuePayload, pullPayload } from "./webhooks/payloads.ts";
+import { pullPayload } from "./webhooks/payloads.ts";
 
 export type MergeStyle = "merge" | "squash" | "rebase";
 
@@ -21,16 +22,13 @@ export interface MergeRequest {
   headCommitId?: string;
 }
 
-// Gitea's default closing keywords, each followed by one same-repository reference.
-const CLOSING = /(?:^|[\s(])(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?):?\s+#(\d+)\b/gi;
-
 /**
  * `POST /pulls/{index}/merge` with Gitea's checks and answers, in its order: merged → 405 with an empty
  * message, closed → 404, no write access → 405, work in progress → 405, conflicts → 405 "Please try again
  * later", a moved head → 409 "head out of date". A merge really writes the commit in the bare repository
  * and moves the base branch (compare-and-swap), then behaves like a push to it; after the `pull_request`
  * `closed` webhook, issues the pull request closes by keyword ("Fixes #3") are closed when the base is the
- * default branch.
+ * default branch — and, as for any push there, those its commits' messages close.
  */
 export async function mergePull(
   forge: Forge,
@@ -51,7 +49,7 @@ export async function mergePull(
     const dir = gitDir(forge.reposDir, repo);
     await refreshPull(dir, repo, pull);
     const base = repo.branches[pull.baseBranch];
-    if (!base || !pull.mergeable) throw new ApiError(405, "Please try again later");
+    if (!base || !pull.mergeable || checking(pull)) throw new ApiError(405, "Please try again later");
     if (request.headCommitId && request.headCommitId !== pull.headSha)
       throw new ApiError(409, "head out of date");
 
@@ -66,7 +64,8 @@ export async function mergePull(
     await applyBranchUpdates(forge, repo, doer, [{ branch: pull.baseBranch, before: base, after: merged }]);
   });
   forge.hooks.emit(repo, "pull_request", pullPayload(forge.render, repo, issue, "closed", doer));
-  if (pull.baseBranch === repo.defaultBranch) closeReferencedIssues(forge, repo, issue, doer);
+  if (pull.baseBranch === repo.defaultBranch)
+    closeByKeywords(forge, repo, `${issue.title}\n${issue.body}`, doer, issue.index);
   forge.store.save();
 }
 
@@ -93,18 +92,6 @@ async function mergeCommit(
   const message = request.message?.trim() ? `${title}\n\n${request.message.trim()}` : title;
   const parents = request.style === "squash" ? [base] : [base, pull.headSha];
   return commitTree(dir, tree, parents, message, identity);
-}
-
-function closeReferencedIssues(forge: Forge, repo: Repo, pullIssue: Issue, doer: User): void {
-  const text = `${pullIssue.title}\n${pullIssue.body}`;
-  const numbers = new Set([...text.matchAll(CLOSING)].map((match) => Number(match[1])));
-  for (const number of numbers) {
-    const issue = forge.store.issue(repo, number);
-    if (!issue || issue.pull || issue.state === "closed") continue;
-    const now = forge.store.now();
-    Object.assign(issue, { state: "closed", closedAt: now, updatedAt: now });
-    forge.hooks.emit(repo, "issues", issuePayload(forge.render, repo, issue, "closed", doer));
-  }
 }
 
 /**

@@ -1,8 +1,10 @@
+import { closeByKeywords } from "./closing.ts";
 import { type Forge, gitDir } from "./forge.ts";
 import { pushedCommits } from "./git/log.ts";
 import { type BranchUpdate, updateRef } from "./git/refs.ts";
 import { refreshPull } from "./pulls.ts";
 import type { Repo, User } from "./state.ts";
+import { fullName } from "./store.ts";
 import { pullPayload, pushPayload } from "./webhooks/payloads.ts";
 
 /**
@@ -30,12 +32,19 @@ export async function applyBranchUpdates(
       "push",
       pushPayload(forge.render, repo, { branch, before, after, commits }, pusher),
     );
+    // Gitea closes what the pushed commits' messages close by keyword, on the default branch only.
+    if (branch === repo.defaultBranch)
+      for (const commit of [...commits].reverse()) closeByKeywords(forge, repo, commit.message, pusher);
   }
   const moved = new Set(updates.map((update) => update.branch));
+  // Gitea re-checks the pull requests whose head or base moved in the background (`checking`).
+  const recheck = forge.mergeChecks.get(fullName(repo).toLowerCase()) ?? 0;
   for (const issue of repo.issues) {
     const pull = issue.pull;
     if (!pull || issue.state !== "open") continue;
     const head = repo.branches[pull.headBranch];
+    if (recheck > 0 && (moved.has(pull.baseBranch) || moved.has(pull.headBranch)))
+      pull.checkingReads = recheck;
     if (moved.has(pull.headBranch) && head && head !== pull.headSha) {
       pull.headSha = head;
       await updateRef(dir, `refs/pull/${issue.index}/head`, head);

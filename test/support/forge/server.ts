@@ -10,12 +10,16 @@ import { branchHeads, branchUpdates } from "./git/refs.ts";
 import { ApiError, errorReply, notFound, readBody, send } from "./http.ts";
 import { applyBranchUpdates } from "./push.ts";
 import { fullName } from "./store.ts";
+import { servePage } from "./web.ts";
 
 const API_PREFIX = "/api/v1";
 const GIT_PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 const CI_LOG_PATH = /^\/ci\/logs\/(\d+)$/;
 
-/** Every request: the API below /api/v1, git smart HTTP below /<owner>/<repo>(.git), CI logs below /ci/logs. */
+/**
+ * Every request: the API below /api/v1, git smart HTTP below /<owner>/<repo>(.git), CI logs below /ci/logs, and
+ * the web pages of repositories, issues, pull requests, commits and branches (web.ts).
+ */
 export async function handleRequest(forge: Forge, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", forge.render.url);
   try {
@@ -24,6 +28,7 @@ export async function handleRequest(forge: Forge, req: IncomingMessage, res: Ser
     if (git) return await handleGit(forge, req, res, url, git);
     const log = CI_LOG_PATH.exec(url.pathname);
     if (log && req.method === "GET") return await serveCiLog(forge, res, Number(log[1]));
+    if (await servePage(forge, req, res, url)) return;
     send(res, { status: 404, text: "Not found\n" });
   } catch (error) {
     if (error instanceof ApiError) return send(res, errorReply(error, swaggerUrl(forge)));
@@ -77,6 +82,12 @@ async function handleApi(forge: Forge, req: IncomingMessage, res: ServerResponse
     const mode = repo ? accessMode(ctx.doer, repo) : "none";
     // Private repositories the doer cannot see do not exist for them.
     if (!repo || mode === "none") throw notFound();
+    if (method !== "GET") {
+      const refused = forge.writes.refusal(fullName(repo));
+      const write = { method, path: url.pathname, at: Date.now(), refused: refused !== null };
+      forge.writes.record(fullName(repo), write);
+      if (refused) return send(res, refused);
+    }
     reply = await route.handle({ ...ctx, repo, mode });
   } else {
     reply = await route.handle(ctx);

@@ -55,6 +55,8 @@ const pull = z.object({
   mergeBase: sha,
   /** Whether the head merges into the base without conflicts; recomputed whenever either moves. */
   mergeable: z.boolean(),
+  /** How many more reads find the forge still re-checking it after its head or base moved (see `checking`). */
+  checkingReads: z.number().int().optional(),
   merged: z.boolean(),
   mergedAt: time.nullable(),
   mergedById: id.nullable(),
@@ -222,4 +224,16 @@ export type ForgeState = z.output<typeof forgeState>;
 
 export function emptyState(): ForgeState {
   return { version: 1, lastId: 0, users: [], tokens: [], repos: [], deliveries: [], ciRuns: [] };
+}
+
+/**
+ * Whether the forge is re-checking the pull request: as Gitea, it then answers `mergeable: false` and refuses
+ * to merge ("Please try again later") until its background check is done. The check lasts a number of reads
+ * (of the pull request, or merge attempts), not of milliseconds: a test lands its reads inside it however
+ * loaded the machine is.
+ */
+export function checking(pull: Pull): boolean {
+  if ((pull.checkingReads ?? 0) <= 0) return false;
+  pull.checkingReads = (pull.checkingReads ?? 0) - 1;
+  return true;
 }

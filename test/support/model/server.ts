@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { costUsd } from "../../../runner/sandbox/prices.ts";
 import { type Block, nextTurn, type Script, toScriptRequest } from "./script.ts";
 
 export interface RecordedRequest {
@@ -11,9 +12,14 @@ export interface RecordedRequest {
   /** How the request signed in, its secret kept only as a digest (sha256, hex). */
   credential: { scheme: "x-api-key" | "bearer"; sha256: string } | null;
   body: Record<string, unknown> | undefined;
+  /**
+   * What the real API would bill for the answer, as far as it was sent: the input once the message started,
+   * the output of what was streamed before the client went away (all of it for a finished answer).
+   */
+  billed?: { model: string; usage: Usage };
 }
 
-interface Usage {
+export interface Usage {
   input_tokens: number;
   output_tokens: number;
   cache_creation_input_tokens: number;
@@ -28,7 +34,15 @@ export interface ModelStandIn {
 
 const SECRET_HEADERS = new Set(["authorization", "x-api-key", "cookie", "proxy-authorization"]);
 
-export async function startModelStandIn(options: { script: Script; port?: number }): Promise<ModelStandIn> {
+/**
+ * `eventGapMs`: a pause between a stream's events after `message_start`, as a model takes time to generate,
+ * so that a client can go away mid-answer.
+ */
+export async function startModelStandIn(options: {
+  script: Script;
+  port?: number;
+  eventGapMs?: number;
+}): Promise<ModelStandIn> {
   const requests: RecordedRequest[] = [];
   const cache = new PromptCache();
 
@@ -44,14 +58,15 @@ export async function startModelStandIn(options: { script: Script; port?: number
     const url = new URL(req.url ?? "/", "http://stand-in");
     const raw = await readBody(req);
     const body = parseJson(raw);
-    requests.push({
+    const recorded: RecordedRequest = {
       method: req.method ?? "",
       path: url.pathname,
       query: url.search,
       headers: publicHeaders(req),
       credential: credentialOf(req),
       body,
-    });
+    };
+    requests.push(recorded);
     const countTokens = url.pathname === "/v1/messages/count_tokens";
     if (req.method !== "POST" || (url.pathname !== "/v1/messages" && !countTokens)) {
       console.warn(`model stand-in: unhandled ${req.method} ${url.pathname}${url.search}`);
@@ -71,19 +86,25 @@ export async function startModelStandIn(options: { script: Script; port?: number
       sendError(res, turn.error.status, turn.error.type, turn.error.message);
       return;
     }
-    const content = turn.content.map(withIds);
+    const { content, cut } = withinMaxTokens(turn.content.map(withIds), Number(body.max_tokens ?? Infinity));
     const message = {
       id: `msg_${randomUUID().replaceAll("-", "")}`,
       type: "message",
       role: "assistant",
       model: String(body.model ?? "claude-stand-in"),
       content,
-      stop_reason: content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn",
+      stop_reason: cut ? "max_tokens" : content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn",
       stop_sequence: null,
       usage: { ...cache.usage(body), output_tokens: estimateTokens(JSON.stringify(content)) },
     };
-    if (body.stream === true) streamMessage(res, message);
-    else sendJson(res, 200, message);
+    const bill = (usage: Usage) => {
+      recorded.billed = { model: message.model, usage };
+    };
+    if (body.stream === true) await streamMessage(res, message, options.eventGapMs ?? 0, bill);
+    else {
+      bill(message.usage);
+      sendJson(res, 200, message);
+    }
   }
 
   await new Promise<void>((done, fail) => {
@@ -102,63 +123,114 @@ export async function startModelStandIn(options: { script: Script; port?: number
   };
 }
 
+/** What the real API would have billed for these requests' answers, in USD at list prices. */
+export function billedUsd(requests: readonly RecordedRequest[]): number {
+  return requests.reduce((sum, { billed }) => {
+    if (!billed) return sum;
+    const { usage } = billed;
+    return (
+      sum +
+      costUsd(billed.model, {
+        inputTokens: usage.input_tokens,
+        outputTokens: usage.output_tokens,
+        cacheReadTokens: usage.cache_read_input_tokens,
+        cacheWriteTokens: usage.cache_creation_input_tokens,
+      })
+    );
+  }, 0);
+}
+
 type OutBlock =
   | { type: "text"; text: string }
   | { type: "tool_use"; id: string; name: string; input: unknown };
+
+/** As the API does: an answer stops at `max_tokens` (a text cut short; what does not fit is left out). */
+function withinMaxTokens(blocks: OutBlock[], maxTokens: number): { content: OutBlock[]; cut: boolean } {
+  if (estimateTokens(JSON.stringify(blocks)) <= maxTokens) return { content: blocks, cut: false };
+  let room = maxTokens * 4;
+  const content: OutBlock[] = [];
+  for (const block of blocks) {
+    const size = JSON.stringify(block).length;
+    if (size <= room) {
+      content.push(block);
+      room -= size;
+      continue;
+    }
+    // About 30 characters of the block's own JSON besides its text.
+    if (block.type === "text")
+      content.push({ type: "text", text: block.text.slice(0, Math.max(0, room - 30)) });
+    break;
+  }
+  return { content, cut: true };
+}
 
 function withIds(block: Block): OutBlock {
   return block.type === "tool_use" ? { ...block, id: `toolu_${randomUUID().replaceAll("-", "")}` } : block;
 }
 
-function streamMessage(
+async function streamMessage(
   res: ServerResponse,
   message: { content: OutBlock[]; stop_reason: string; usage: Usage } & Record<string, unknown>,
-): void {
+  gapMs: number,
+  bill: (usage: Usage) => void,
+): Promise<void> {
   res.writeHead(200, {
     "content-type": "text/event-stream",
     "cache-control": "no-cache",
     connection: "keep-alive",
   });
-  const send = (event: string, data: unknown) =>
-    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   const { content, stop_reason, usage, ...head } = message;
-  send("message_start", {
-    type: "message_start",
-    message: { ...head, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
-  });
-  send("ping", { type: "ping" });
-  content.forEach((block, index) => {
-    if (block.type === "text") {
-      send("content_block_start", {
-        type: "content_block_start",
-        index,
-        content_block: { type: "text", text: "" },
-      });
-      send("content_block_delta", {
-        type: "content_block_delta",
-        index,
-        delta: { type: "text_delta", text: block.text },
-      });
-    } else {
-      send("content_block_start", {
-        type: "content_block_start",
-        index,
-        content_block: { type: "tool_use", id: block.id, name: block.name, input: {} },
-      });
-      send("content_block_delta", {
-        type: "content_block_delta",
-        index,
-        delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) },
-      });
+  let streamed = "";
+  const closed = new Promise<void>((done) => res.once("close", done));
+  const send = async (event: string, data: Record<string, unknown>) => {
+    if (res.destroyed) return false;
+    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const delta = data.delta as { text?: string; partial_json?: string } | undefined;
+    streamed += delta?.text ?? delta?.partial_json ?? "";
+    bill({ ...usage, output_tokens: Math.max(1, estimateTokens(streamed)) });
+    if (gapMs > 0 && event !== "message_stop") {
+      await Promise.race([closed, new Promise((resume) => setTimeout(resume, gapMs))]);
     }
-    send("content_block_stop", { type: "content_block_stop", index });
+    return !res.destroyed;
+  };
+  const events: [string, Record<string, unknown>][] = [
+    [
+      "message_start",
+      {
+        type: "message_start",
+        message: { ...head, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+      },
+    ],
+    ["ping", { type: "ping" }],
+  ];
+  content.forEach((block, index) => {
+    const start =
+      block.type === "text"
+        ? { type: "text", text: "" }
+        : { type: "tool_use", id: block.id, name: block.name, input: {} };
+    const delta =
+      block.type === "text"
+        ? { type: "text_delta", text: block.text }
+        : { type: "input_json_delta", partial_json: JSON.stringify(block.input) };
+    events.push(
+      ["content_block_start", { type: "content_block_start", index, content_block: start }],
+      ["content_block_delta", { type: "content_block_delta", index, delta }],
+      ["content_block_stop", { type: "content_block_stop", index }],
+    );
   });
-  send("message_delta", {
-    type: "message_delta",
-    delta: { stop_reason, stop_sequence: null },
-    usage: { output_tokens: usage.output_tokens },
-  });
-  send("message_stop", { type: "message_stop" });
+  events.push(
+    [
+      "message_delta",
+      {
+        type: "message_delta",
+        delta: { stop_reason, stop_sequence: null },
+        usage: { output_tokens: usage.output_tokens },
+      },
+    ],
+    ["message_stop", { type: "message_stop" }],
+  );
+  for (const [event, data] of events) if (!(await send(event, data))) return;
+  bill(usage);
   res.end();
 }
 

@@ -1,6 +1,8 @@
 /**
  * The Node-side services workerd tests need (a local forge, the Messages-API stand-in) and a small control
- * API over HTTP, since tests inside workerd can neither spawn git nor call into Node objects.
+ * API over HTTP, since tests inside workerd can neither spawn git nor call into Node objects. Below `/down/`
+ * the control server plays a forge that is down (502 from its proxy): a refused connection would do too, but
+ * workerd reports every refused fetch as an uncaught exception, handled or not.
  */
 
 import { mkdtemp, rm } from "node:fs/promises";
@@ -9,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { createForgeClient } from "../../../src/forge/client/index.ts";
 import { type LocalForge, startLocalForge } from "../forge/index.ts";
 import { type ModelStandIn, startModelStandIn } from "../model/server.ts";
 import { startWoodpecker } from "../woodpecker.ts";
@@ -52,6 +55,33 @@ const schemas = {
   apiCalls: z.object({ repo: z.string() }),
   rateLimit: z.object({ login: z.string(), used: z.number().int().min(0) }),
   slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
+  mergeChecks: z.object({ repo: z.string(), reads: z.number().int().min(0) }),
+  refuseWrites: z.object({
+    repo: z.string(),
+    count: z.number().int().min(0),
+    retryAfterSeconds: z.number().int().min(0),
+  }),
+  listing: z.object({
+    repo: z.string(),
+    pageSize: z.number().int().min(0).optional(),
+    before: z
+      .object({
+        page: z.number().int().min(1),
+        /** Wait for the forge's clock to reach the next second first: the change gets a later stamp. */
+        nextSecond: z.boolean().default(false),
+        action: z.discriminatedUnion("kind", [
+          z.object({ kind: z.literal("edit"), number: z.number().int(), body: z.string() }),
+          z.object({ kind: z.literal("close"), number: z.number().int() }),
+          z.object({
+            kind: z.literal("create"),
+            title: z.string(),
+            body: z.string().default(""),
+            labels: z.array(z.string()).default([]),
+          }),
+        ]),
+      })
+      .optional(),
+  }),
 };
 
 export async function startServices(): Promise<{ services: Services; stop(): Promise<void> }> {
@@ -103,6 +133,23 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       forge.slowMergeAnswers(repo, ms);
       return { ok: true };
     },
+    writes: async (body) => forge.writesTo(schemas.apiCalls.parse(body).repo),
+    "refuse-writes": async (body) => {
+      const { repo, count, retryAfterSeconds } = schemas.refuseWrites.parse(body);
+      forge.refuseWrites(repo, count, retryAfterSeconds);
+      return { ok: true };
+    },
+    "merge-checks": async (body) => {
+      const { repo, reads } = schemas.mergeChecks.parse(body);
+      forge.mergeCheckReads(repo, reads);
+      return { ok: true };
+    },
+    listing: async (body) => {
+      const { repo, pageSize, before } = schemas.listing.parse(body);
+      if (pageSize !== undefined) forge.listingPageSize(repo, pageSize);
+      if (before) forge.beforeListingPage(repo, before.page, () => changeIssue(forge, repo, before));
+      return { ok: true };
+    },
     settled: async () => {
       await forge.settled();
       return { ok: true };
@@ -120,6 +167,13 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
+      // A forge that is down behind its proxy: every request below /down/ is a 502, as a gateway answers.
+      if (req.url?.startsWith("/down/")) {
+        res
+          .writeHead(502, { "content-type": "text/html" })
+          .end("<html><body>502 Bad Gateway</body></html>\n");
+        return;
+      }
       const action = actions[(req.url ?? "").replace(/^\//, "")];
       try {
         if (!action) throw new Error(`no control action ${req.url}`);
@@ -152,6 +206,24 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A change a test lands between two pages of a listing, made by the forge's admin as a human would. */
+async function changeIssue(
+  forge: LocalForge,
+  repo: string,
+  { nextSecond, action }: NonNullable<z.infer<typeof schemas.listing>["before"]>,
+): Promise<void> {
+  if (nextSecond) await new Promise((later) => setTimeout(later, 1000 - (Date.now() % 1000) + 5));
+  const client = createForgeClient({
+    forge: "forgejo",
+    apiUrl: forge.apiUrl,
+    repo,
+    token: forge.admin.token,
+  });
+  if (action.kind === "edit") await client.editIssueBody(action.number, action.body);
+  else if (action.kind === "close") await client.closeIssue(action.number);
+  else await client.createIssue({ title: action.title, body: action.body, labels: action.labels });
 }
 
 /** Users are shared across tests: an existing one gets a fresh token. */

@@ -129,12 +129,23 @@ export function issueView(project: string, number: number, patch: Partial<IssueS
 /** Delivers an `enqueue_job` effect as the IssueDO would, under `key`. */
 export async function enqueue(view: IssueSummary, job: JobKind, key: string, detail?: string) {
   const deliver = JOB_DELIVERERS.enqueue_job as Deliverer<"enqueue_job">;
-  await deliver({ kind: "enqueue_job", job, ...(detail && { detail }) }, { env, key, issue: view });
+  await deliver(
+    { kind: "enqueue_job", job, ...(detail && { detail }) },
+    { env, key, issue: view, recheck: () => null },
+  );
 }
 
 export async function cancelJobs(project: string, number: number) {
   const deliver = JOB_DELIVERERS.cancel_jobs as Deliverer<"cancel_jobs">;
-  await deliver({ kind: "cancel_jobs" }, { env, key: `cancel-${number}`, issue: issueView(project, number) });
+  await deliver(
+    { kind: "cancel_jobs" },
+    {
+      env,
+      key: `cancel-${number}`,
+      issue: issueView(project, number),
+      recheck: () => null,
+    },
+  );
 }
 
 export const jobsOf = (project: string) => projectStub(env, project).jobs();

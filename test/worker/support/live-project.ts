@@ -25,7 +25,9 @@ export async function liveProject(
   { deps = 100, inFlight = 100, awaitingCi = 20 } = {},
   settings: object = {},
 ): Promise<LiveProject> {
-  const loop = await loopProject(name, settings);
+  // The tests run the cycles themselves: the project's own first one (a period after registration) must not
+  // triage the backlog while a slow setup (a loaded machine) is still writing the index below.
+  const loop = await loopProject(name, { reconcile: { periodMs: 60 * 60_000 }, ...settings });
   const project = await loadProject(env, loop.project);
   if (!project) throw new Error("not registered");
   await loop.forge.ensureLabels(["backlog", "in-progress"]);

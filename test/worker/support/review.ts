@@ -8,7 +8,7 @@ import { env } from "cloudflare:test";
 import { expect, inject } from "vitest";
 import type { IssueView } from "../../../src/contracts/issue-object.ts";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
-import { createForgeClient, type ForgeClient } from "../../../src/forge/client/index.ts";
+import { createForgeClient, type ForgeClient, type Plain } from "../../../src/forge/client/index.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
 import { type ProjectSettings, settingsSchema } from "../../../src/projects/config.ts";
 import { freshProject, registerProject } from "./webhooks.ts";
@@ -25,7 +25,7 @@ export async function control<T>(action: string, body: unknown = {}): Promise<T>
 export const GREEN_CI = "echo all tests pass\n";
 export const RED_CI = "echo '1 test failed: parser.test.ts'\nexit 1\n";
 
-export type Loop = { project: string; repo: string; forge: ForgeClient; settings: ProjectSettings };
+export type Loop = { project: string; repo: string; forge: ForgeClient<Plain>; settings: ProjectSettings };
 
 /**
  * A repository on the local forge and a project for it, registered through the operator API. The forge's
@@ -35,7 +35,7 @@ export type Loop = { project: string; repo: string; forge: ForgeClient; settings
 export async function loopProject(
   name: string,
   settings: object = {},
-  { kind = "forgejo", forgeCi = true }: { kind?: "forgejo" | "gitea"; forgeCi?: boolean } = {},
+  { kind = "forgejo", forgeCi = true }: { kind?: "forgejo" | "gitea" | "github"; forgeCi?: boolean } = {},
 ): Promise<Loop> {
   const project = freshProject(name);
   const { fullName } = await control<{ fullName: string }>("repo", {

@@ -157,3 +157,17 @@ export const commentDelivery = (
   author: string,
   body: string,
 ) => deliver(loop.project, COMMENT, commentPayload(loop, number, author, body));
+
+const CLOSED = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.closed.json"] ?? "{}");
+
+/** Forgejo's webhook of issue `number` closed (by hand, or by a merged pull request's "Closes #n"). */
+export const issueClosedDelivery = (loop: { project: string; repo: string }, number: number) =>
+  deliver(
+    loop.project,
+    { forge: "forgejo", event: { grouped: "issues", type: "issues" } },
+    pretty({
+      ...CLOSED,
+      issue: { ...CLOSED.issue, number, state: "closed", labels: [] },
+      repository: { ...CLOSED.repository, full_name: loop.repo },
+    }),
+  );

@@ -1,5 +1,7 @@
+import { join } from "node:path";
 import { RunnerApi } from "../../../../runner/api.ts";
-import type { Driver } from "../../../../runner/drivers/driver.ts";
+import { ClaudeDriver } from "../../../../runner/drivers/claude.ts";
+import type { AgentResult, Driver } from "../../../../runner/drivers/driver.ts";
 import { type GitCredential, Workspace } from "../../../../runner/git/workspace.ts";
 import { Holdings } from "../../../../runner/holdings.ts";
 import type { JobContext } from "../../../../runner/job.ts";
@@ -8,7 +10,7 @@ import { WorkDirLayout } from "../../../../runner/paths.ts";
 import { Secrets } from "../../../../runner/redact.ts";
 import { sandboxGit } from "../../../../runner/sandbox/sandbox-git.ts";
 import { Sandbox } from "../../../../runner/sandbox/session-sandbox.ts";
-import type { Job } from "../../../../src/runner-api/contract.ts";
+import type { AgentRun, Job } from "../../../../src/runner-api/contract.ts";
 
 export const REPO = "acme/widgets";
 
@@ -72,4 +74,29 @@ export function jobContext(options: {
 /** Tests run sessions as the runner does: in bubblewrap, the model behind the proxy. */
 export function testSandbox(model: { baseUrl?: string; apiKey?: string } = {}): Sandbox {
   return new Sandbox({ mode: "bubblewrap", model, secretFiles: [] });
+}
+
+/**
+ * One agent run through the runner's Claude driver: the real Agent SDK binary in bubblewrap, its model behind
+ * the proxy in front of `baseUrl` (the stand-in), its worktree `<root>/wt` and HOME `<root>/home`.
+ */
+export function runAgentIn(
+  root: string,
+  baseUrl: string,
+  agent: Omit<AgentRun, "runId">,
+  budget: Job["budget"] = { maxTurns: 10, usdRemaining: 1 },
+): Promise<AgentResult> {
+  const driver = new ClaudeDriver({ sandbox: testSandbox({ baseUrl, apiKey: "sk-ant-test-agent-run" }) });
+  return driver.runAgent({
+    job: makeJob({ id: "agent-job", cloneUrl: "http://127.0.0.1:9/x.git", kind: "agent", budget }),
+    agent: { runId: "run-1", ...agent },
+    worktree: join(root, "wt"),
+    home: join(root, "home"),
+    readOnly: [],
+    signal: new AbortController().signal,
+    log: new Logger({ level: "error", secrets: new Secrets() }),
+    onSession: () => {},
+    onUsage: () => {},
+    onActivity: () => {},
+  });
 }

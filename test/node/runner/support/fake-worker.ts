@@ -57,6 +57,8 @@ export class FakeWorker {
   unreachable = false;
   /** Every authenticated call is refused 401, as while the Worker cannot read its runners (then recovers). */
   refusingTokens = false;
+  /** Routes answered 503, as by a Worker failing on them for a while (heartbeats may still pass). */
+  readonly failing = new Set<Call["route"]>();
   #url = "";
   #server = createServer((req, res) => void this.#handle(req, res));
   #queue: Job[] = [];
@@ -176,6 +178,7 @@ export class FakeWorker {
       });
       return answer(...(await this.#claim(body, () => gone)));
     }
+    if (this.failing.has(route)) return answer(503, { error: `${route} is failing` });
     if (call.jobId !== undefined && match) return answer(...this.#job(call.jobId, route, body));
     answer(404, { error: `no route ${path}` });
   }

@@ -3,10 +3,18 @@ import { join } from "node:path";
 
 export type RunnerProcess = { process: ChildProcess; lines: string[]; exit: Promise<number | null> };
 
-/** `node runner/cli.ts --config <file> [args]` as a child process, its stderr (JSON log lines) kept in `lines`. */
-export function startRunner(configFile: string, args: readonly string[] = []): RunnerProcess {
+/**
+ * `node runner/cli.ts --config <file> [args]` as a child process, its stderr (JSON log lines) kept in `lines`.
+ * It inherits the test's environment, where vitest.config.ts allows a root runner (`CONVEYOR_ALLOW_ROOT`).
+ */
+export function startRunner(
+  configFile: string,
+  args: readonly string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): RunnerProcess {
   const child = spawn(process.execPath, ["runner/cli.ts", "--config", configFile, ...args], {
     cwd: join(import.meta.dirname, "../../../.."),
+    env,
     stdio: ["ignore", "ignore", "pipe"],
   });
   const lines: string[] = [];

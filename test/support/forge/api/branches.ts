@@ -1,12 +1,14 @@
 import { gitDir } from "../forge.ts";
+import { commitAt } from "../git/log.ts";
 import { deleteRef } from "../git/refs.ts";
 import { ApiError, json, type Reply } from "../http.ts";
 import { applyBranchUpdates } from "../push.ts";
 import { fullName } from "../store.ts";
+import { payloadCommit } from "../webhooks/payloads.ts";
 import { type RepoContext, requireMode } from "./context.ts";
 
 /** One branch and its head: Gitea's Branch (`commit.id`), or GitHub's (`commit.sha`) for a GitHub client. */
-export function getBranch(ctx: RepoContext): Reply {
+export async function getBranch(ctx: RepoContext): Promise<Reply> {
   const name = ctx.params.branch ?? "";
   const sha = ctx.repo.branches[name];
   const base = ctx.forge.render.repoApiUrl(ctx.repo);
@@ -17,9 +19,12 @@ export function getBranch(ctx: RepoContext): Reply {
   if (ctx.dialect === "github") {
     return json(200, { name, commit: { sha, url: `${base}/commits/${sha}` }, protected: false });
   }
+  const commit = await commitAt(gitDir(ctx.forge.reposDir, ctx.repo), sha);
   return json(200, {
     name,
-    commit: { id: sha, url: `${ctx.forge.render.repoUrl(ctx.repo)}/commit/${sha}` },
+    commit: commit
+      ? payloadCommit(ctx.forge.render, ctx.repo, commit)
+      : { id: sha, url: `${ctx.forge.render.repoUrl(ctx.repo)}/commit/${sha}` },
     protected: false,
     required_approvals: 0,
     enable_status_check: false,

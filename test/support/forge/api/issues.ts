@@ -2,7 +2,9 @@ import { z } from "zod";
 import { atLeast } from "../auth.ts";
 import { ApiError, json, parseBody, type Reply } from "../http.ts";
 import type { Issue } from "../state.ts";
+import { fullName } from "../store.ts";
 import { issueParam, type RepoContext, requirePosterOrWriter } from "./context.ts";
+import { issueOf } from "./dialect.ts";
 import { applyIssueEdit, notifyIssue } from "./notify.ts";
 import { paginate } from "./pagination.ts";
 
@@ -22,10 +24,14 @@ const editIssueOption = z.object({
 /**
  * `state` (default open), `type` (issues / pulls), `labels` (comma-separated names; an issue must carry all
  * of them; names the repository does not have are dropped, and with none left the filter is gone, as on
- * Gitea), `since` (RFC 3339: updated at or after it), newest first, paginated.
+ * Gitea), `since` (RFC 3339: updated at or after it), paginated. Gitea's order: newest created first, so an
+ * issue opened mid-listing lands on a page already read. GitHub's (the request says which): `sort` created,
+ * updated or comments (default created), `direction` (default desc), by offset, so an item updated while an
+ * `updated asc` listing is paged moves to its end and the next page starts one item late.
  */
-export function listIssues(ctx: RepoContext): Reply {
+export async function listIssues(ctx: RepoContext): Promise<Reply> {
   const { repo, query, forge } = ctx;
+  await forge.listings.arrive(fullName(repo));
   const state = query.get("state") ?? "open";
   const type = query.get("type");
   const names = (query.get("labels") ?? "").split(",").filter(Boolean);
@@ -38,13 +44,26 @@ export function listIssues(ctx: RepoContext): Reply {
     .filter((issue) => (type === "issues" ? !issue.pull : type === "pulls" ? issue.pull !== null : true))
     .filter((issue) => labelIds.every((id) => issue.labelIds.includes(id)))
     .filter((issue) => Number.isNaN(sinceMs) || Date.parse(issue.updatedAt) >= sinceMs)
-    .sort((a, b) => b.index - a.index);
-  const page = paginate(ctx, matches);
+    .sort(ctx.dialect === "github" ? githubOrder(query) : (a, b) => b.index - a.index);
+  const page = paginate(ctx, matches, forge.listings.pageSize(fullName(repo)));
   return json(
     200,
-    page.items.map((issue) => forge.render.issue(repo, issue)),
+    page.items.map((issue) => issueOf(ctx, issue)),
     page.headers,
   );
+}
+
+/** GitHub's `sort` and `direction`; equal keys in number order. */
+function githubOrder(query: URLSearchParams): (a: Issue, b: Issue) => number {
+  const sort = query.get("sort") ?? "created";
+  const sign = query.get("direction") === "asc" ? 1 : -1;
+  const key = (issue: Issue) =>
+    sort === "updated"
+      ? Date.parse(issue.updatedAt)
+      : sort === "comments"
+        ? issue.comments.length
+        : Date.parse(issue.createdAt);
+  return (a, b) => sign * (key(a) - key(b) || a.index - b.index);
 }
 
 /**
@@ -75,16 +94,16 @@ export function newIssue<P extends Issue["pull"]>(
 
 export function createIssue(ctx: RepoContext): Reply {
   const input = parseBody(createIssueOption, ctx.body);
-  const { forge, repo } = ctx;
+  const { repo } = ctx;
   const issue = newIssue(ctx, input, null);
   repo.issues.push(issue);
   notifyIssue(ctx, issue, "opened");
   if (input.closed) applyIssueEdit(ctx, issue, { state: "closed" });
-  return json(201, forge.render.issue(repo, issue));
+  return json(201, issueOf(ctx, issue));
 }
 
 export function getIssue(ctx: RepoContext): Reply {
-  return json(200, ctx.forge.render.issue(ctx.repo, issueParam(ctx)));
+  return json(200, issueOf(ctx, issueParam(ctx)));
 }
 
 /** Answered 201, as Gitea does. A merged pull request's state cannot change (412). */
@@ -96,7 +115,7 @@ export function editIssue(ctx: RepoContext): Reply {
     throw new ApiError(412, "cannot change state of this pull request, it was already merged");
   }
   applyIssueEdit(ctx, issue, edit);
-  return json(201, ctx.forge.render.issue(ctx.repo, issue));
+  return json(201, issueOf(ctx, issue));
 }
 
 export function nextIndex(ctx: RepoContext): number {

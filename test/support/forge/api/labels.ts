@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ApiError, json, notFound, parseBody, type Reply } from "../http.ts";
 import type { Issue, Label } from "../state.ts";
 import { intParam, issueParam, type RepoContext, requireMode } from "./context.ts";
+import { labelOf } from "./dialect.ts";
 import { knownLabelIds } from "./issues.ts";
 import { notifyIssue } from "./notify.ts";
 import { paginate } from "./pagination.ts";
@@ -32,7 +33,7 @@ export function listLabels(ctx: RepoContext): Reply {
   const page = paginate(ctx, labels);
   return json(
     200,
-    page.items.map((label) => ctx.forge.render.label(ctx.repo, label)),
+    page.items.map((label) => labelOf(ctx, label)),
     page.headers,
   );
 }
@@ -48,7 +49,7 @@ export function createLabel(ctx: RepoContext): Reply {
     description: input.description ?? "",
   };
   ctx.repo.labels.push(label);
-  return json(201, ctx.forge.render.label(ctx.repo, label));
+  return json(201, labelOf(ctx, label));
 }
 
 function labelParam(ctx: RepoContext): Label {

@@ -5,9 +5,12 @@ import { updateRef } from "../git/refs.ts";
 import { ApiError, json, notFound, parseBody, type Reply } from "../http.ts";
 import { mergePull, updatePullBranch } from "../pull-merge.ts";
 import { refreshPull } from "../pulls.ts";
+import type { Issue, Pull } from "../state.ts";
+import { checking } from "../state.ts";
 import { fullName } from "../store.ts";
 import { pullPayload } from "../webhooks/payloads.ts";
 import { pullParam, type RepoContext, requirePosterOrWriter } from "./context.ts";
+import { listedPullOf, pullOf } from "./dialect.ts";
 import { newIssue } from "./issues.ts";
 import { applyIssueEdit } from "./notify.ts";
 import { paginate } from "./pagination.ts";
@@ -33,16 +36,28 @@ const mergeOption = z.object({
   head_commit_id: z.string().optional(),
 });
 
-/** `state` (default open), newest first, paginated. */
+/**
+ * `state` (default open), newest first, paginated; GitHub's also filters by `head` (`owner:branch`) and
+ * `base`, and lists the shorter pull request shape.
+ */
 export function listPulls(ctx: RepoContext): Reply {
   const state = ctx.query.get("state") ?? "open";
+  const [headOwner, headBranch] = (ctx.query.get("head") ?? "").split(":", 2);
+  const base = ctx.query.get("base");
+  // GitHub's `head` names the owner too: a head of another owner (a fork) matches nothing here.
+  const ownHead = !headBranch || headOwner?.toLowerCase() === ctx.repo.owner.toLowerCase();
+  const github = ctx.dialect === "github";
   const pulls = ctx.repo.issues
-    .filter((issue) => issue.pull && (state === "all" || issue.state === state))
+    .filter((issue): issue is Issue & { pull: Pull } => issue.pull !== null)
+    .filter((issue) => state === "all" || issue.state === state)
+    .filter((issue) => !github || !headBranch || issue.pull.headBranch === headBranch)
+    .filter(() => !github || ownHead)
+    .filter((issue) => !github || !base || issue.pull.baseBranch === base)
     .sort((a, b) => b.index - a.index);
   const page = paginate(ctx, pulls);
   return json(
     200,
-    page.items.map((issue) => ctx.forge.render.pull(ctx.repo, issue, ctx.mode)),
+    page.items.map((issue) => listedPullOf(ctx, issue)),
     page.headers,
   );
 }
@@ -69,6 +84,15 @@ export async function createPullRequest(ctx: RepoContext): Promise<Reply> {
     (issue) =>
       issue.state === "open" && issue.pull?.headBranch === headBranch && issue.pull.baseBranch === input.base,
   );
+  if (existing && ctx.dialect === "github") {
+    // GitHub refuses a second one as a validation error.
+    const message = `A pull request already exists for ${repo.owner}:${headBranch}.`;
+    return json(422, {
+      message: "Validation Failed",
+      errors: [{ resource: "PullRequest", code: "custom", message }],
+      documentation_url: "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+    });
+  }
   if (existing) {
     throw new ApiError(
       409,
@@ -95,11 +119,13 @@ export async function createPullRequest(ctx: RepoContext): Promise<Reply> {
   await updateRef(dir, `refs/pull/${issue.index}/head`, headSha);
   forge.hooks.emit(repo, "pull_request", pullPayload(forge.render, repo, issue, "opened", doer));
   forge.ci.trigger(repo, issue);
-  return json(201, forge.render.pull(repo, issue, ctx.mode));
+  return json(201, pullOf(ctx, issue));
 }
 
+/** While the forge re-checks it (see `checking`), `mergeable` is false. */
 export function getPull(ctx: RepoContext): Reply {
-  return json(200, ctx.forge.render.pull(ctx.repo, pullParam(ctx), ctx.mode));
+  const issue = pullParam(ctx);
+  return json(200, pullOf(ctx, issue, issue.pull.mergeable && !checking(issue.pull)));
 }
 
 /** Title, body and state; answered 201, as Gitea does. A merged pull request's state cannot change (412). */
@@ -111,7 +137,7 @@ export function editPull(ctx: RepoContext): Reply {
     throw new ApiError(412, "cannot change state of this pull request, it was already merged");
   }
   applyIssueEdit(ctx, issue, edit);
-  return json(201, ctx.forge.render.pull(ctx.repo, issue, ctx.mode));
+  return json(201, pullOf(ctx, issue));
 }
 
 /** `.diff`: `git diff <merge base> <head>` (what `base...head` shows); `.patch`: format-patch of the commits. */

@@ -94,13 +94,17 @@ function githubCombinedStatus(ctx: RepoContext, sha: string, latest: CommitStatu
     : states.length > 0 && states.every((s) => s === "success")
       ? "success"
       : "pending";
-  const commitUrl = `${ctx.forge.render.repoApiUrl(ctx.repo)}/commits/${sha}`;
+  const { forge, repo } = ctx;
+  const commitUrl = `${forge.render.repoApiUrl(repo)}/commits/${sha}`;
   return json(200, {
     state: combined,
     sha,
     total_count: latest.length,
     statuses: [...latest].reverse().map((status) => ({
       id: status.id,
+      node_id: `SC_${status.id}`,
+      url: `${forge.render.repoApiUrl(repo)}/statuses/${status.sha}`,
+      avatar_url: null,
       state: state(status),
       description: status.description || null,
       target_url: status.targetUrl || null,
@@ -108,6 +112,7 @@ function githubCombinedStatus(ctx: RepoContext, sha: string, latest: CommitStatu
       created_at: status.createdAt,
       updated_at: status.createdAt,
     })),
+    repository: { id: repo.id, name: repo.name, full_name: `${repo.owner}/${repo.name}` },
     commit_url: commitUrl,
     url: `${commitUrl}/status`,
   });

@@ -26,6 +26,15 @@ export async function pushedCommits(
   limit = 20,
 ): Promise<PushedCommit[]> {
   const range = before ? [`${before}..${after}`] : [after, "--not", `--exclude=${branch}`, "--branches"];
+  return logCommits(gitDir, range, limit);
+}
+
+/** The commit `sha`, with the files it changed. */
+export async function commitAt(gitDir: string, sha: string): Promise<PushedCommit | undefined> {
+  return (await logCommits(gitDir, [sha], 1))[0];
+}
+
+async function logCommits(gitDir: string, range: string[], limit: number): Promise<PushedCommit[]> {
   // %x1e and %x00 print the separators (arguments cannot hold NUL).
   const format = "--format=%x1e%H%x00%an%x00%ae%x00%cn%x00%ce%x00%cI%x00%B%x00";
   const { stdout } = await git([

@@ -69,18 +69,7 @@ export function pushPayload(
   pusher: User,
 ) {
   const before = push.before ?? ZERO_SHA;
-  const commits = push.commits.map((commit) => ({
-    id: commit.sha,
-    message: commit.message,
-    url: `${render.repoUrl(repo)}/commit/${commit.sha}`,
-    author: { ...commit.author, username: "" },
-    committer: { ...commit.committer, username: "" },
-    verification: null,
-    timestamp: commit.timestamp,
-    added: commit.added,
-    removed: commit.removed,
-    modified: commit.modified,
-  }));
+  const commits = push.commits.map((commit) => payloadCommit(render, repo, commit));
   return {
     ref: `refs/heads/${push.branch}`,
     before,
@@ -92,5 +81,21 @@ export function pushPayload(
     repository: render.repo(repo, "owner"),
     pusher: render.user(pusher),
     sender: render.user(pusher),
+  };
+}
+
+/** Gitea's PayloadCommit: a commit in a push payload, and a branch's head. */
+export function payloadCommit(render: Render, repo: Repo, commit: PushedCommit) {
+  return {
+    id: commit.sha,
+    message: commit.message,
+    url: `${render.repoUrl(repo)}/commit/${commit.sha}`,
+    author: { ...commit.author, username: "" },
+    committer: { ...commit.committer, username: "" },
+    verification: null,
+    timestamp: commit.timestamp,
+    added: commit.added,
+    removed: commit.removed,
+    modified: commit.modified,
   };
 }

@@ -1,0 +1,46 @@
+/**
+ * The stand-in's script for the factory's agents in the demo (model-script.ts holds the sessions' and the
+ * critic's): the gardener's and the planner's manual runs ask for their designed outputs through the
+ * safe-output tools, and any run a built-in schedule starts gets a noop.
+ */
+import { SAFE_OUTPUTS_SERVER } from "../runner/agents/safe-outputs.ts";
+import { type Rule, type Turn, text, use } from "../test/support/model/script.ts";
+import { GROOMING, PLANNED } from "./scenario.ts";
+
+const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
+
+const groom: Turn[] = GROOMING.flatMap(({ number, gardener }) =>
+  gardener
+    ? [
+        use(tool("comment"), { issue: number, body: gardener.comment }),
+        use(tool("add_labels"), { issue: number, labels: [gardener.label] }),
+      ]
+    : [],
+);
+
+export const AGENT_RULES: Rule[] = [
+  // The built-in agents' schedules (the predictor every hour, the gardener daily, the planner weekly) start
+  // runs of their own when a demo crosses their time: the sample has nothing more for them, so they say so.
+  {
+    when: /\nTrigger: schedule /,
+    steps: [
+      use(tool("noop"), { reason: "The demo's sample has nothing more for a scheduled run." }),
+      text("Nothing to do on this schedule."),
+    ],
+  },
+  {
+    when: /You are the gardener/,
+    steps: [
+      ...groom,
+      text("Groomed: one duplicate for a maintainer to close, one issue without acceptance criteria."),
+    ],
+  },
+  {
+    when: /You are the planner/,
+    steps: [
+      use("Glob", { pattern: "src/*.js" }),
+      use(tool("create_issue"), { title: PLANNED.title, body: PLANNED.body }),
+      text(`Filed the largest gap: ${PLANNED.title}.`),
+    ],
+  },
+];

@@ -1,0 +1,149 @@
+/**
+ * The demo's progress lines: every edge the Worker records (D1) and every step of the humans and agents the
+ * scenario plays, in time order, each edge with its issue's title. A line waits until nothing earlier can
+ * still arrive: issues flush their edges to D1 independently and a little late (seconds on a busy machine), so
+ * each line is held for longer than any such delay seen so far. An edge is shown once however often it is read, and a lifecycle reason is
+ * quoted when it is new, not again on each edge that keeps it.
+ */
+import type { Transition } from "./local-d1.ts";
+import type { Demo } from "./orchestrator.ts";
+import { ISSUES, PLANNED, PROJECT } from "./scenario.ts";
+
+/**
+ * How long a line waits at least for earlier ones; half as long again as the longest delay of an edge seen so
+ * far (from its time to the poll that found it in D1), if that is longer.
+ */
+const SETTLE_MS = 1_000;
+const MAX_SETTLE_MS = 10_000;
+
+/** What an edge means, by its event and where it led. */
+const MEANING: Record<string, string> = {
+  "triage>queued": "in the backlog; a job waits for a runner",
+  "triage>blocked": "in the backlog, waiting for its dependencies",
+  "dispatched>running": "a runner started a session",
+  "dispatched>revising": "a runner resumed the session",
+  "phase>awaiting_ci": "the session pushed its branch; CI runs",
+  "ci>awaiting_review": "CI green; the critic reviews",
+  "ci>revising": "CI red; the same session fixes it",
+  "head_mismatch>escalated": "the forge's branch is not at the reported head",
+  "review>merging": "the critic approved; merging",
+  "review>revising": "the critic requested changes; the same session revises",
+  "merge_confirmed>merged": "merged; the issue is closed",
+  "branch_updated>awaiting_ci": "behind its base: the forge merged the base in; CI and the critic again",
+  "conflict>revising": "in conflict with its base: the same session merges it and resolves",
+  "human_approval>merging": "a maintainer approved the pull request; merging",
+  "vault_requested>awaiting_approval": "held in the vault until a maintainer decides",
+  "human_approval>awaiting_approval": "a maintainer approved the pull request; the vault decides",
+  "vault_decision>merging": "the vault approved the merge; merging",
+  "human_reply>revising": "a human replied; the session resumes with the reply",
+  "phase>awaiting_approval": "the session stopped at a dangerous step: the vault holds it",
+  "vault_decision>running": "the vault approved the step; the same session resumes and runs it",
+  "phase>done": "the action is done; the issue is closed with its summary",
+};
+
+const TITLE_WIDTH = Math.max(...[...ISSUES, PLANNED].map((issue) => issue.title.length));
+
+type Line = { at: number; edge: Transition } | { at: number; text: string };
+
+export class Progress {
+  readonly #demo: Demo;
+  readonly startedAt: number;
+  readonly #print: (line: string) => void;
+  #cursor = 0;
+  readonly #seen = new Set<string>();
+  #pending: Line[] = [];
+  #settleMs = SETTLE_MS;
+  readonly #titles = new Map<number, string>(ISSUES.map((issue) => [issue.number, issue.title]));
+  readonly #reasons = new Map<number, string | null>();
+  readonly #notes = new Map<number, number>();
+
+  constructor(demo: Demo, startedAt: number, print: (line: string) => void) {
+    this.#demo = demo;
+    this.startedAt = startedAt;
+    this.#print = print;
+  }
+
+  /** Something a human or an agent did at `at`: shown among the edges, in its place. */
+  note(text: string, at = Date.now()): void {
+    this.#pending.push({ at, text });
+  }
+
+  /**
+   * The edges D1 recorded since the last call, each once and at once (the driver acts on them); prints the
+   * lines that have settled.
+   */
+  async next(): Promise<Transition[]> {
+    const fresh = this.#read();
+    await this.#show(false);
+    return fresh;
+  }
+
+  /** Prints every line there is, settled or not: the scenario is over, its summary follows. */
+  async flush(): Promise<Transition[]> {
+    const fresh = this.#read();
+    await this.#show(true);
+    return fresh;
+  }
+
+  #read(): Transition[] {
+    const now = Date.now();
+    const fresh: Transition[] = [];
+    for (const edge of this.#demo.d1.transitionsAfter(PROJECT, this.#cursor)) {
+      this.#cursor = Math.max(this.#cursor, edge.rowid);
+      const key = `${edge.number}:${edge.seq}`;
+      if (this.#seen.has(key)) continue;
+      this.#seen.add(key);
+      this.#settleMs = Math.min(MAX_SETTLE_MS, Math.max(this.#settleMs, 1.5 * (now - edge.at)));
+      this.#pending.push({ at: edge.at, edge });
+      fresh.push(edge);
+    }
+    return fresh;
+  }
+
+  async #show(all: boolean): Promise<void> {
+    const until = Date.now() - this.#settleMs;
+    this.#pending.sort((a, b) => a.at - b.at);
+    const settled = all ? this.#pending : this.#pending.filter((line) => line.at <= until);
+    this.#pending = this.#pending.slice(settled.length);
+    for (const line of settled) {
+      this.#print("text" in line ? `${this.#stamp(line.at)}  ${line.text}` : await this.#describe(line.edge));
+    }
+  }
+
+  /** The issue's title: the scenario's, else Conveyor's mirror of the forge, else the forge's own. */
+  async #title(number: number): Promise<string> {
+    let title = this.#titles.get(number) ?? this.#demo.d1.title(PROJECT, number);
+    if (title === undefined) {
+      const { sample } = this.#demo;
+      title = (await sample.client(sample.accounts.maintainer).getIssue(number)).title;
+    }
+    this.#titles.set(number, title);
+    return title.length > TITLE_WIDTH ? `${title.slice(0, TITLE_WIDTH - 1)}…` : title.padEnd(TITLE_WIDTH);
+  }
+
+  async #describe(edge: Transition): Promise<string> {
+    const move = `${edge.from} → ${edge.to}`;
+    const title = await this.#title(edge.number);
+    return `${this.#stamp(edge.at)}  #${edge.number} ${title} ${move.padEnd(30)} ${this.#meaning(edge)}`;
+  }
+
+  #meaning(edge: Transition): string {
+    const before = this.#reasons.get(edge.number);
+    this.#reasons.set(edge.number, edge.reason);
+    // The lifecycle's own reason (an escalation's question, why it was held) says more than the event.
+    if (edge.reason && edge.reason !== before) return edge.reason;
+    if (edge.event === "pr_opened") return "pull request opened";
+    if (edge.event === "reply") {
+      const n = (this.#notes.get(edge.number) ?? 0) + 1;
+      this.#notes.set(edge.number, n);
+      return `the session posted progress note ${n} on the issue`;
+    }
+    if (edge.from === "blocked" && edge.to === "queued")
+      return "its dependencies are merged; a job waits for a runner";
+    return MEANING[`${edge.event}>${edge.to}`] ?? edge.event;
+  }
+
+  #stamp(at: number): string {
+    return `${((at - this.startedAt) / 1000).toFixed(1)}s`.padStart(7);
+  }
+}
