@@ -7,6 +7,7 @@ import { errorMessage } from "../src/error-message.ts";
 import type { BacklogQuery } from "../src/runner-api/backlog-contract.ts";
 import { type Claim, issueRef, type Job } from "../src/runner-api/contract.ts";
 import type { StepFiring } from "./actions/action-tools.ts";
+import { openStepSource } from "./actions/step-source.ts";
 import { NotAnAgentDriverError, runAgentJob } from "./agents/run.ts";
 import { LeaseLostError, type RunnerApi } from "./api.ts";
 import type { Driver } from "./drivers/driver.ts";
@@ -174,6 +175,13 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   const briefed = job.kind === "update" ? await withConflictBrief(workspace, ref, job) : job;
   // An action's secrets are the runner's to hide from here on: in its logs, activity and reports.
   if (job.action) ctx.secrets.add(...Object.values(job.action.secrets));
+  const steps =
+    job.action &&
+    (await openStepSource(workspace, ctx.layout.stepsDir(job.project, job.issue.number), {
+      repoKey: ref.repoKey,
+      baseBranch: job.repo.defaultBranch,
+      commit: job.action.commit,
+    }));
   const result = await ctx.driver.run({
     job: started ? { ...briefed, sessionId: started } : briefed,
     worktree: worktree.path,
@@ -197,7 +205,10 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
     onProgress: (seq, text) => void reporter.event({ kind: "progress", seq, text: ctx.secrets.redact(text) }),
     redact: (text) => ctx.secrets.redact(text),
     fireStep: run.fireStep,
+    ...(steps && { steps }),
   });
+  // What a crash or an abort leaves of it goes with the issue's next job, or its reap: it holds no secret.
+  await steps?.close();
   // A session that ended on its own is still reported during a shutdown; not once the job is cancelled.
   if (signal.reason !== "shutdown") signal.throwIfAborted();
   const sessionId = result.sessionId ?? undefined;
@@ -262,6 +273,7 @@ async function withConflictBrief(workspace: Workspace, ref: IssueRef, job: Job):
 async function reap(ctx: JobContext, job: Job): Promise<ReportOutcome> {
   await ctx.workspace.reap({ repoKey: job.repo.fullName, issueNumber: job.issue.number });
   await rm(ctx.layout.agentDir(job.project, job.issue.number), { recursive: true, force: true });
+  await rm(ctx.layout.stepsDir(job.project, job.issue.number), { recursive: true, force: true });
   await rm(ctx.layout.sessionFile(job.project, job.issue.number), { force: true });
   await ctx.holdings.remove(issueRef(job.project, job.issue.number));
   return { phase: "done" };

@@ -46,9 +46,19 @@ export class WorkDirLayout {
     return join(this.root, "agents");
   }
 
-  /** One agent run's own HOME (no issue's): removed when the run ends. */
+  /** What one agent run (no issue's) owns besides its worktree: removed when the run ends. */
+  agentRunDir(project: string, runId: string): string {
+    return join(this.root, "agent-homes", `${project}-${runId}`);
+  }
+
+  /** The run's own HOME. */
   agentRunHome(project: string, runId: string): string {
-    return join(this.root, "agent-homes", `${project}-${runId}`, "home");
+    return join(this.agentRunDir(project, runId), "home");
+  }
+
+  /** A review run's context files, beside its HOME and out of the session's reach but read-only. */
+  agentRunContext(project: string, runId: string): string {
+    return join(this.agentRunDir(project, runId), "context");
   }
 
   agentDir(project: string, issueNumber: number): string {
@@ -62,6 +72,14 @@ export class WorkDirLayout {
   /** Outside the worktree, so the agent cannot commit it and a stale one never rides along in a branch. */
   phaseFile(project: string, issueNumber: number): string {
     return join(this.agentDir(project, issueNumber), "phase", "PHASE");
+  }
+
+  /**
+   * An action job's steps: the checkout of the formula's commit they run from and their HOMEs. The runner's
+   * own, out of every session's sandbox; removed when the job's session ends.
+   */
+  stepsDir(project: string, issueNumber: number): string {
+    return join(this.root, "steps", `${project}-${issueNumber}`);
   }
 
   /** The session the issue's last job started here, with that job's id (see job.ts). */

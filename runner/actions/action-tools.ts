@@ -3,15 +3,21 @@
  * agents' safe outputs.
  *
  * - `progress(text)`: a note for the issue, posted once as a comment by the Worker (a runner event).
- * - `run_step(id)`: the RUNNER runs the step's declared command (step-command.ts) with only that step's
- *   secrets and the formula's hosts; the agent never holds a secret, and the output it is shown is redacted
- *   of every secret value the job carries. A dangerous step runs only under the job's vault approval for
- *   exactly that step, once: the Worker fires the approval before it runs, and refuses a second firing
- *   (another attempt of the job). Otherwise the agent is told to stop with `PHASE:vault` and `Step: <id>`.
+ * - `run_step(id)`: the RUNNER runs the step's declared command (step-command.ts) from its own checkout of the
+ *   formula's commit, with only that step's secrets and the formula's hosts; the agent never holds a secret.
+ *   A step with secrets answers with its exit code only, unless the formula asks for its output (`output:
+ *   true`): what it prints could carry a secret in any encoding, which redaction (of every secret value the
+ *   job carries, applied to all it is shown) would not catch. A dangerous step runs only under the job's
+ *   vault approval for exactly that step, once, and only when the files its command names are, at the
+ *   checkout's commit, the ones the approval names: the Worker fires the approval before it runs, and refuses
+ *   a second firing (another attempt of the job). Otherwise the agent is told to stop with `PHASE:vault` and
+ *   `Step: <id>`.
  */
 import { createSdkMcpServer, tool } from "@anthropic-ai/claude-agent-sdk";
 import { z } from "zod";
+import { errorMessage } from "../../src/error-message.ts";
 import { type FormulaStep, stepOf } from "../../src/formulas/formula.ts";
+import { commandPaths, filesChanged, type StepFiles } from "../../src/formulas/step-files.ts";
 import type { ActionRun } from "../../src/runner-api/contract.ts";
 import type { StepCommand } from "./step-command.ts";
 
@@ -19,6 +25,9 @@ export const ACTION_SERVER = "action";
 /** Progress notes per job: a comment each, so a session cannot flood its issue. */
 export const MAX_PROGRESS_NOTES = 30;
 export const MAX_PROGRESS_CHARS = 2_000;
+/** What the agent is shown of a step's output: its end, shorter for a step that held secrets. */
+export const MAX_SHOWN_OUTPUT = 16_000;
+export const MAX_SHOWN_SECRET_OUTPUT = 2_000;
 
 export type ToolReply = { content: { type: "text"; text: string }[]; isError: boolean };
 
@@ -32,6 +41,8 @@ export type StepFiring = { fired: true } | { fired: false; reason: string; retry
 export type ActionToolsOptions = {
   action: ActionRun;
   runCommand: StepCommand;
+  /** The regular files among `paths` at the commit the steps run from, by blob id (step-source.ts). */
+  fileIds(paths: readonly string[]): Promise<StepFiles>;
   /** A progress note, already redacted, numbered from 1 within the job. */
   onProgress(seq: number, text: string): void;
   /** The runner's own redaction (its tokens, known shapes), applied after the job's secrets. */
@@ -91,6 +102,8 @@ export function actionTools(options: ActionToolsOptions): ActionTools {
       );
     }
     if (step.dangerous) {
+      const refused = await approvedFilesRefusal(id, step.command);
+      if (refused) return refused;
       const firing = await options.fire(id);
       if (!firing.fired) {
         const next = firing.retry ? "call run_step again in a moment" : needsVault(id);
@@ -111,11 +124,31 @@ export function actionTools(options: ActionToolsOptions): ActionTools {
       : result.exitCode === null
         ? "was killed"
         : `exited with code ${result.exitCode}`;
-    const output = redact(result.output).trimEnd();
+    const failed = result.exitCode !== 0;
+    if (step.secrets.length > 0 && !step.output) {
+      return reply(`step ${id} ${how}. It holds secrets: its output is not shown.`, failed);
+    }
+    const limit = step.secrets.length > 0 ? MAX_SHOWN_SECRET_OUTPUT : MAX_SHOWN_OUTPUT;
+    const output = redact(result.output).trimEnd().slice(-limit);
     return reply(
       `step ${id} ${how}.${output ? `\nIts output (the end):\n${output}` : " It printed nothing."}`,
-      result.exitCode !== 0,
+      failed,
     );
+  };
+
+  /** The refusal of an approved step whose files are not the ones the vault approved; null when they are. */
+  const approvedFilesRefusal = async (id: string, command: string): Promise<ToolReply | null> => {
+    const refused = (why: string, next: string) => reply(`step ${id} does not run: ${why}. ${next}`, true);
+    if (!action.approval)
+      return refused("the job carries no record of the files the vault approved", needsVault(id));
+    let current: StepFiles;
+    try {
+      current = await options.fileIds(commandPaths(command));
+    } catch (error) {
+      return refused(`its files cannot be read (${errorMessage(error)})`, "Escalate.");
+    }
+    const changed = filesChanged(action.approval.files, current, action.approval.commit);
+    return changed ? refused(changed, needsVault(id)) : null;
   };
 
   const progress = (text: string): ToolReply => {

@@ -1,9 +1,13 @@
 /**
- * How the runner (not the agent) runs a formula step's command: in a sandbox of its own in the session's
- * place, with the step's secrets in its environment (never on a command line: the command text is the
- * formula's), network only to the formula's hosts through the egress proxy, and a deadline.
+ * How the runner (not the agent) runs a formula step's command: in a sandbox of its own, from the job's
+ * step source (a read-only checkout of the formula's commit, a fresh HOME, a fresh /tmp), with the step's
+ * secrets in its environment (never on a command line: the command text is the formula's), network only to
+ * the formula's hosts through the egress proxy, and a deadline. The session's worktree and HOME are not in
+ * its sandbox at all.
  */
-import type { Place, Sandbox } from "../sandbox/session-sandbox.ts";
+import { rm } from "node:fs/promises";
+import type { Sandbox } from "../sandbox/session-sandbox.ts";
+import type { StepSource } from "./step-source.ts";
 
 export type StepCommandInput = {
   command: string;
@@ -26,31 +30,33 @@ export type StepCommand = (input: StepCommandInput) => Promise<StepCommandResult
 
 /** A step that runs longer is killed with its sandbox. */
 export const STEP_TIMEOUT_MS = 10 * 60_000;
-/** What the agent is shown of a step's output: its end, where the outcome usually is. */
+/** What the runner keeps of a step's output: its end, where the outcome usually is. */
 export const MAX_OUTPUT_BYTES = 16 * 1024;
 
 /** The proxy variables the sandbox sets for allowed hosts; the model endpoint and its token are not passed on. */
 const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"];
 
 /**
- * Step commands in `sandbox` at `place`, with `baseEnv` (PATH, HOME: nothing of the runner's own) under the
- * step's secrets. The step's sandbox gets no model budget: a step is a script, not a session.
+ * Step commands in `sandbox`, each in `source`'s checkout with a HOME of its own and nothing of the runner's
+ * environment but PATH. The step's sandbox gets no model budget: a step is a script, not a session.
  */
 export function sandboxedStepCommand(
   sandbox: Sandbox,
-  place: Place,
-  baseEnv: Readonly<Record<string, string>>,
+  source: StepSource,
   timeoutMs = STEP_TIMEOUT_MS,
 ): StepCommand {
   return async ({ command, secrets, allowedHosts, signal }) => {
+    const [checkout, home] = await Promise.all([source.checkout(), source.home()]);
+    const place = { worktree: checkout, readOnlyWorktree: true, writable: [home], readOnly: source.readOnly };
     const session = await sandbox.open(place, { budgetUsd: 0, allowedDomains: allowedHosts });
     try {
       const proxy = Object.fromEntries(
         Object.entries(session.env).filter(([name]) => PROXY_VARIABLES.includes(name)),
       );
       const deadline = AbortSignal.timeout(timeoutMs);
+      const env = { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: home };
       const child = session.spawn("/bin/sh", ["-c", command], {
-        env: { ...baseEnv, ...proxy, ...secrets },
+        env: { ...env, ...proxy, ...secrets },
         signal: AbortSignal.any([signal, deadline]),
       });
       let output = Buffer.alloc(0);
@@ -68,6 +74,7 @@ export function sandboxedStepCommand(
       return { exitCode, output: output.toString("utf8"), timedOut: deadline.aborted };
     } finally {
       await session.close();
+      await rm(home, { recursive: true, force: true });
     }
   };
 }

@@ -1,19 +1,19 @@
 /**
- * One agent job on the runner: a fresh worktree of the default branch (a review run's: the pull request's head,
- * with its context files) never pushed, the agent's own HOME,
- * the session with its safe-output tools, and the completion that carries what it asked for. Both the
- * worktree and the HOME are gone when the run ends: an agent run leaves nothing to resume.
+ * One agent job on the runner: a fresh worktree of the default branch (a review run's: the pull request's head)
+ * never pushed, the agent's own HOME (a review run's context files beside it, read-only), the session with
+ * its safe-output tools, and the completion that carries what it asked for. The worktree, the HOME and the
+ * context are gone when the run ends: an agent run leaves nothing to resume.
  */
-import { appendFile, mkdir, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { rm } from "node:fs/promises";
 import type { RequestedOutput } from "../../src/agents/outputs.ts";
-import type { Job, ReviewCheckout } from "../../src/runner-api/contract.ts";
+import type { Job } from "../../src/runner-api/contract.ts";
 import { runsAgents } from "../drivers/driver.ts";
 import { prepareAgentHome } from "../drivers/env.ts";
 import { DEFAULT_AUTHOR } from "../git/workspace.ts";
 import type { JobContext } from "../job.ts";
 import type { Logger } from "../log.ts";
 import type { Reporter, ReportOutcome } from "../reporter.ts";
+import { reviewContextNote, writeReviewContext } from "./review-context.ts";
 import type { BacklogReader } from "./safe-outputs.ts";
 
 export type AgentJobRun = {
@@ -35,20 +35,21 @@ export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): 
   await workspace.ensureMirror({ repoKey, remoteUrl: job.repo.cloneUrl });
   const where = { repoKey, baseBranch: job.repo.defaultBranch, runId: agent.runId };
   const home = ctx.layout.agentRunHome(job.project, agent.runId);
+  const context = ctx.layout.agentRunContext(job.project, agent.runId);
   try {
     const worktree = agent.review
       ? await workspace.reviewWorktree({ ...where, ref: agent.review.ref, headSha: agent.review.headSha })
       : await workspace.agentWorktree(where);
-    if (agent.review) await writeReviewContext(worktree, agent.review);
+    if (agent.review) await writeReviewContext(context, agent.review);
     await prepareAgentHome(home, DEFAULT_AUTHOR);
     log.info("agent run started", { agent: agent.name, run: agent.runId });
     signal.throwIfAborted();
     const result = await ctx.driver.runAgent({
       job,
-      agent,
+      agent: agent.review ? { ...agent, prompt: `${agent.prompt}\n\n${reviewContextNote(context)}` } : agent,
       worktree,
       home,
-      readOnly: [workspace.objectsPath(repoKey)],
+      readOnly: [workspace.objectsPath(repoKey), ...(agent.review ? [context] : [])],
       signal,
       log,
       ...(run.readBacklog && !agent.review && { readBacklog: run.readBacklog }),
@@ -75,25 +76,9 @@ export async function runAgentJob(ctx: JobContext, job: Job, run: AgentJobRun): 
     };
   } finally {
     await workspace.removeAgentWorktree(repoKey, agent.runId);
-    await rm(dirname(home), { recursive: true, force: true });
+    await rm(ctx.layout.agentRunDir(job.project, agent.runId), { recursive: true, force: true });
   }
 }
-
-/**
- * The review's context where the reviewer's prompt says (`.conveyor/context/`), excluded in the worktree's own
- * repository so that git does not see it among the pull request's changes.
- */
-export async function writeReviewContext(worktree: string, review: ReviewCheckout): Promise<void> {
-  const dir = join(worktree, REVIEW_CONTEXT_DIR);
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, "pull-request.json"), review.pullRequest);
-  await writeFile(join(dir, "diff.patch"), review.diff);
-  const exclude = join(worktree, ".git", "info", "exclude");
-  await mkdir(dirname(exclude), { recursive: true });
-  await appendFile(exclude, `/${REVIEW_CONTEXT_DIR}/\n`);
-}
-
-export const REVIEW_CONTEXT_DIR = ".conveyor/context";
 
 export class NotAnAgentDriverError extends Error {
   constructor() {

@@ -86,14 +86,12 @@ export class ClaudeDriver implements Driver, AgentDriver {
    * settings. A resumed session whose transcript is gone starts afresh from the formula and the issue.
    */
   async #action(input: SessionInput, action: ActionRun): Promise<SessionResult> {
-    const { job, log } = input;
-    const place = sessionPlace(input);
+    const { job, log, steps } = input;
+    if (!steps) throw new Error(`action job ${job.id} has no step source`);
     const tools = actionTools({
       action,
-      runCommand: sandboxedStepCommand(this.#options.sandbox, place, {
-        PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-        HOME: input.home,
-      }),
+      runCommand: sandboxedStepCommand(this.#options.sandbox, steps),
+      fileIds: (paths) => steps.fileIds(paths),
       onProgress: (seq, text) => input.onProgress?.(seq, text),
       redact: input.redact ?? ((text) => text),
       fire:

@@ -1,6 +1,7 @@
 import type { RequestedOutput } from "../../src/agents/outputs.ts";
 import type { ActivityItem, AgentRun, Job, Usage } from "../../src/runner-api/contract.ts";
 import type { StepFiring } from "../actions/action-tools.ts";
+import type { StepSource } from "../actions/step-source.ts";
 import type { BacklogReader } from "../agents/safe-outputs.ts";
 import type { Logger } from "../log.ts";
 
@@ -32,6 +33,8 @@ export type SessionInput = {
   redact?(text: string): string;
   /** Spends the job's vault approval of an action's dangerous step, on the Worker, before it runs. */
   fireStep?(step: string): Promise<StepFiring>;
+  /** Where an action's steps run from: the runner's checkout of the formula's commit (step-source.ts). */
+  steps?: StepSource;
 };
 
 export type SessionResult = {

@@ -3,7 +3,7 @@
  * rebuilt from the checkpoint, the agent's work collected from it, the branch compared with the base, and
  * both removed when the issue is done.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { cleanCommitMessages } from "./commit-messages.ts";
@@ -233,10 +233,20 @@ async function removeStaleLocks(gitDir: string, top = true): Promise<void> {
   }
 }
 
-/** A worktree made by `createWorktree` (a `.git` directory, not the `.git` file of a linked worktree). */
+/**
+ * A worktree made by `createWorktree`: a real `.git` directory (not the `.git` file of a linked worktree)
+ * holding a `HEAD` file. Nothing is followed: a session may have replaced `.git` with a symbolic link to the
+ * private repository or another issue's, which the runner, outside any sandbox, would then clean up or keep.
+ */
 function isStandaloneRepository(path: string): boolean {
+  const gitDir = join(path, ".git");
+  return isReal(gitDir, "directory") && isReal(join(gitDir, "HEAD"), "file");
+}
+
+function isReal(path: string, kind: "directory" | "file"): boolean {
   try {
-    return statSync(join(path, ".git")).isDirectory() && existsSync(join(path, ".git", "HEAD"));
+    const stat = lstatSync(path);
+    return kind === "directory" ? stat.isDirectory() : stat.isFile();
   } catch {
     return false;
   }

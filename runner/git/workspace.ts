@@ -29,7 +29,8 @@ import {
   pushBranch,
   type RemoteAccess,
 } from "./remote.ts";
-import { branchName, NAME_PART, slug } from "./repository.ts";
+import { branchName, NAME_PART, resolveRef, slug } from "./repository.ts";
+import { createStepCheckout, fileIdsAt, type StepCheckoutContext } from "./step-checkout.ts";
 
 export { type Author, DEFAULT_AUTHOR, type Worktree, type WorktreeGit } from "./issue-worktree.ts";
 export { type GitCredential, PushRefusedError, PushRejectedError } from "./remote.ts";
@@ -177,6 +178,24 @@ export class Workspace {
   }
 
   /**
+   * Checks `commit` out at `path` (a directory of the runner's, outside every session's reach) for an action's
+   * steps to run from, after `ensureMirror`: step-checkout.ts.
+   */
+  async stepCheckout(repoKey: string, path: string, at: { commit: string; baseBranch: string }) {
+    return createStepCheckout(this.#steps(repoKey), path, at);
+  }
+
+  /** The regular files among `paths` at `commit`, by blob id: what an approved step's command runs. */
+  async fileIdsAt(repoKey: string, commit: string, paths: readonly string[]) {
+    return fileIdsAt(this.#steps(repoKey), commit, paths);
+  }
+
+  /** The base branch's head as last fetched, if the remote has the branch. */
+  async baseHead(repoKey: string, baseBranch: string): Promise<string | undefined> {
+    return resolveRef(this.mirrorPath(repoKey), `refs/remotes/origin/${baseBranch}`);
+  }
+
+  /**
    * Commits whatever the agent left uncommitted in the issue's worktree (through `WorktreeGit`: the agent's
    * repository), then takes the branch's commits into the private repository. Returns the branch's head
    * there, and whether a commit of leftovers was made.
@@ -241,6 +260,10 @@ export class Workspace {
       worktreeGit: this.#worktreeGit,
       serial: (task) => this.#serial(repoKey, task),
     };
+  }
+
+  #steps(repoKey: string): StepCheckoutContext {
+    return { mirror: this.mirrorPath(repoKey), serial: (task) => this.#serial(repoKey, task) };
   }
 
   #agentRun(repoKey: string, runId: string): AgentRunContext {

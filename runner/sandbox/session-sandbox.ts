@@ -40,8 +40,9 @@ export type SandboxSettings = {
 
 /** What a sandboxed process may see of the host besides the system. */
 export type Place = {
-  /** Its working directory, read-write. */
+  /** Its working directory, read-write unless `readOnlyWorktree` (an action step's checkout). */
   worktree: string;
+  readOnlyWorktree?: boolean;
   /** Read-write besides the worktree: the agent's HOME (transcripts, git identity), its phase directory. */
   writable: readonly string[];
   /** Read-only: the private repository's objects the worktree borrows. */
@@ -172,9 +173,17 @@ export class Sandbox {
 
   #mounts(place: Place, extra: readonly string[]) {
     const binaries = extra.filter((path) => path.startsWith("/") && !this.#inSystem(path));
+    const worktree = [place.worktree];
     return {
-      writable: [place.worktree, ...place.writable],
-      readOnly: [...place.readOnly, ...binaries, process.execPath, INIT, PACKAGE_JSON],
+      writable: [...(place.readOnlyWorktree ? [] : worktree), ...place.writable],
+      readOnly: [
+        ...(place.readOnlyWorktree ? worktree : []),
+        ...place.readOnly,
+        ...binaries,
+        process.execPath,
+        INIT,
+        PACKAGE_JSON,
+      ],
       masked: this.#masked,
       cwd: place.worktree,
     };

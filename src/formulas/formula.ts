@@ -38,6 +38,16 @@ const stepSchema = z
       .array(z.string().regex(SECRET_NAME, `a secret name is ${SECRET_NAME}`))
       .max(20)
       .default([]),
+    /**
+     * Show the agent the end of the command's output (bounded, redacted). A step without secrets always
+     * shows it; a step with secrets only when this says so: whatever it prints could carry them, in any
+     * encoding, and redaction catches only their literal values. Kept only when true: runners older than
+     * the field parse a job's steps strictly, and a formula that does not use it reaches them unchanged.
+     */
+    output: z
+      .boolean()
+      .transform((shown) => shown || undefined)
+      .optional(),
   })
   .strict();
 
@@ -93,6 +103,13 @@ export const formulaSchema = z
           code: "custom",
           path: ["steps", i, "secrets"],
           message: `step "${step.id}" has secrets but no command to give them to`,
+        });
+      }
+      if (step.output && !step.command) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["steps", i, "output"],
+          message: `step "${step.id}" asks for output but has no command`,
         });
       }
     }

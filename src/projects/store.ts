@@ -174,7 +174,7 @@ export function clientOf(
 }
 
 /** What reading a repository's files takes: a client that cannot write, so none to pace. */
-export type FileReader = Pick<ForgeClient, "readDirectory">;
+export type FileReader = Pick<ForgeClient, "readDirectory" | "getBranchHead" | "fileIds">;
 
 export const fileReaderOf = (project: Project, secrets: ProjectSecrets): FileReader =>
   createForgeClient({

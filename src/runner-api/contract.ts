@@ -16,6 +16,7 @@ import { AGENT_TOOLS, OUTPUT_TYPES } from "../agents/definition.ts";
 import { MAX_REQUESTS_PER_RUN, requestedOutputSchema } from "../agents/outputs.ts";
 import { PHASES } from "../domain/lifecycle.ts";
 import { VAULT_ID } from "../domain/vault.ts";
+import { stepBindingSchema } from "../formulas/approval.ts";
 import { formulaSchema, MAX_FORMULA_BYTES, SECRET_NAME, STEP_ID } from "../formulas/formula.ts";
 import { projectIdSchema, sessionSandboxSchema } from "../projects/config.ts";
 import { SANDBOX_KINDS } from "./sandbox.ts";
@@ -100,8 +101,8 @@ export const issueRef = (project: string, number: number) => `${project}#${numbe
  */
 /**
  * A review run's pull request (the built-in `reviewer`): the runner fetches `ref`, checks out `headSha` (the
- * commit CI passed; any other is refused), and writes the context files where the agent reads them and git
- * does not look (`.conveyor/context/`, excluded in the worktree's own repository).
+ * commit CI passed; any other is refused), and writes the context files into a directory of its own that the
+ * session sees read-only (runner/agents/review-context.ts), never into the pull request's tree.
  */
 /** Jobs are kept in a Durable Object's SQLite, whose rows stay under 2 MB: a longer diff is cut. */
 export const MAX_REVIEW_DIFF = 800_000;
@@ -115,9 +116,9 @@ export const reviewCheckoutSchema = z.object({
     .regex(/^refs\/(heads|pull)\/[A-Za-z0-9._/-]{1,200}$/)
     .refine((ref) => !ref.includes("..") && !ref.endsWith(".lock"), "not a usable ref"),
   headSha: sha,
-  /** `.conveyor/context/pull-request.json`: the pull request, its issue, the critic's earlier rounds. */
+  /** `pull-request.json`: the pull request, its issue, the critic's earlier rounds. */
   pullRequest: z.string().max(MAX_REVIEW_CONTEXT),
-  /** `.conveyor/context/diff.patch`: the diff against the base. */
+  /** `diff.patch`: the diff against the base. */
   diff: z.string().max(MAX_REVIEW_DIFF),
 });
 export type ReviewCheckout = z.infer<typeof reviewCheckoutSchema>;
@@ -137,16 +138,21 @@ export type AgentRun = z.infer<typeof agentRunSchema>;
 
 /**
  * What an action job runs (an `implement` or `resume` job of an `action` issue): its formula, read from the
- * default branch when the job was queued, and the one dangerous step the vault approved for this job, if any,
- * with the item that approved it (the runner spends that approval with `fire` before the step runs).
- * `secrets`: the values of the project's secrets the formula declares, opened by the Worker at claim time
- * (never stored in the job queue): the runner gives each step only its own, as environment variables.
+ * default branch at `commit` when the job was queued (every step runs from a checkout of that commit), and
+ * the one dangerous step the vault approved for this job, if any, with the item that approved it (the runner
+ * spends that approval with `fire` before the step runs) and what it approved: the commit and the files the
+ * command names there, which the runner checks before the step runs. `secrets`: the values of the project's
+ * secrets the formula declares, opened by the Worker at claim time (never stored in the job queue): the
+ * runner gives each step only its own, as environment variables.
  */
 export const actionRunSchema = z.object({
   formula: formulaSchema,
   guidance: z.string().max(MAX_FORMULA_BYTES),
+  /** Null from Workers before steps ran from the formula's commit: the runner takes the default branch's head. */
+  commit: stepBindingSchema.shape.commit.nullable().default(null),
   approvedStep: z.string().regex(STEP_ID).nullable().default(null),
   approvedItem: z.string().regex(VAULT_ID).nullable().default(null),
+  approval: stepBindingSchema.nullable().default(null),
   secrets: z.record(z.string().regex(SECRET_NAME), z.string().max(10_000)).default({}),
 });
 export type ActionRun = z.infer<typeof actionRunSchema>;

@@ -85,9 +85,24 @@ describe("parseFormula", () => {
     );
   });
 
-  it("reports secrets on a step with no command", () => {
+  it("reports secrets or output on a step with no command", () => {
     const text = withSteps("  - id: a\n    description: x\n    secrets: [DEPLOY_TOKEN]");
     expect(error("rotate-token", text)).toMatch(/step "a" has secrets but no command/);
+    const output = withSteps("  - id: a\n    description: x\n    output: true");
+    expect(error("rotate-token", output)).toBe(
+      'frontmatter: steps.0.output: step "a" asks for output but has no command',
+    );
+  });
+
+  it("shows a step's output only where the formula asks for it", () => {
+    const text = withSteps(
+      "  - id: a\n    description: x\n    command: env\n    output: true\n  - id: b\n    description: y",
+    );
+    const parsed = parseFormula("rotate-token", text);
+    // Absent unless set: a formula that does not use it reaches runners older than the field unchanged.
+    expect(parsed.ok && parsed.value.steps.map((s) => "output" in s && s.output)).toEqual([true, false]);
+    const off = parseFormula("rotate-token", text.replace("output: true", "output: false"));
+    expect(off.ok && JSON.parse(JSON.stringify(off.value.steps[0]))).not.toHaveProperty("output");
   });
 
   it("reports an unknown top-level field, a bad host, a wrong name and no steps", () => {

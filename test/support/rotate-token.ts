@@ -33,3 +33,6 @@ export const ROTATE_TOKEN = {
     },
   ],
 };
+
+/** The script the formula's step runs, as the default branch holds it. */
+export const ROTATE_SH = "#!/bin/sh\necho rotated\n";

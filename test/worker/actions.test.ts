@@ -9,7 +9,7 @@ import worker from "../../src/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";
-import { ROTATE_TOKEN, ROTATE_TOKEN_MD } from "../support/rotate-token.ts";
+import { ROTATE_SH, ROTATE_TOKEN, ROTATE_TOKEN_MD } from "../support/rotate-token.ts";
 import { call, claim, complete, heartbeat, jobsOf, newRunner, pastDeadline, taken } from "./support/jobs.ts";
 import { logged } from "./support/log.ts";
 import { type Loop, loopProject, push, send, until } from "./support/review.ts";
@@ -21,8 +21,17 @@ async function actionProject(name: string, settings: object = {}): Promise<Loop>
     actionSecrets: { DEPLOY_TOKEN: DEPLOY, UNUSED_TOKEN: "never-sent-1234" },
     ...settings,
   });
-  await push(loop, 0, { ".conveyor/formulas/rotate-token.md": ROTATE_TOKEN_MD }, { branch: "main" });
+  const files = { ".conveyor/formulas/rotate-token.md": ROTATE_TOKEN_MD, "rotate.sh": ROTATE_SH };
+  await push(loop, 0, files, { branch: "main" });
   return loop;
+}
+
+/** Git's id of a file's content: what the forge lists as its `sha`. */
+async function blobId(text: string): Promise<string> {
+  const bytes = new TextEncoder().encode(text);
+  const object = new TextEncoder().encode(`blob ${bytes.length}\0${text}`);
+  const digest = await crypto.subtle.digest("SHA-1", object);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** An issue on the forge, labelled action, triaged as a writer queued it: its number. */
@@ -89,11 +98,15 @@ describe("action issues in the Worker", () => {
     await until(loop, number, (v) => v.outbox.every((o) => o.pending === 0));
     const claimed = taken(await claim(runner, [loop.project]));
     expect(claimed.job.kind).toBe("implement");
+    // The formula as the default branch has it, and the commit it was read at: the steps run from there.
+    const main = await loop.forge.getBranchHead("main");
     expect(claimed.job.action).toEqual({
       formula: ROTATE_TOKEN,
       guidance: "Be careful.",
+      commit: main,
       approvedStep: null,
       approvedItem: null,
+      approval: null,
       secrets: { DEPLOY_TOKEN: DEPLOY },
     });
     // Not in the job queue: only the claim's answer holds the value.
@@ -124,6 +137,7 @@ describe("action issues in the Worker", () => {
       requester: { type: "issue", issue: number, step: "rotate" },
       title: `Run step rotate of formula rotate-token (v3) for #${number}: Revoke the old token`,
     });
+
     const progress = (await loop.forge.listComments(number)).filter((c) =>
       c.body.startsWith("**Progress:**"),
     );
@@ -151,11 +165,24 @@ describe("action issues in the Worker", () => {
   it("an approved step resumes the session with a job that fires the approval once, whatever its attempts", async () => {
     const { loop, runner, number, item } = await awaitingApproval("action-approved");
     expect(await approve(loop, item)).toMatchObject({ ok: true });
+    // What the human approved: the command, and the commit and blob ids of the files it runs.
+    const main = await loop.forge.getBranchHead("main");
+    const files = { "rotate.sh": await blobId(ROTATE_SH) };
+    const vault = projectStub(env, loop.project);
+    expect(await vault.approvedVaultPayload(item)).toMatchObject({
+      command: "./rotate.sh",
+      commit: main,
+      files,
+    });
     await until(loop, number, (v) => v.state === "running" && v.outbox.every((o) => o.pending === 0));
     const resumed = taken(await claim(runner, [loop.project]));
     expect(resumed.job).toMatchObject({ kind: "resume", sessionId: "sess-a" });
-    expect(resumed.job.action).toMatchObject({ approvedStep: "rotate", approvedItem: item });
-    const vault = projectStub(env, loop.project);
+    expect(resumed.job.action).toMatchObject({
+      commit: main,
+      approvedStep: "rotate",
+      approvedItem: item,
+      approval: { commit: main, files },
+    });
     // Approved, not yet fired: it fires when the step is about to run.
     expect((await vault.vaultItem(item))?.state).toBe("approved");
 

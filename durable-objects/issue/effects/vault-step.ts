@@ -1,12 +1,11 @@
 /**
  * An action's dangerous step becomes an `action_step` item of its project's vault: the step as the formula on
- * the default branch has it now (its command, its secrets' names, its hosts) is what a human decides on. The
- * vault answers with `vault_decision` through the ProjectDO's outbox; its id comes back as `vault_requested`.
+ * the default branch has it now (its command, its secrets' names, its hosts), with the commit it was read at
+ * and the files its command names there, is what a human decides on. The vault answers with `vault_decision`
+ * through the ProjectDO's outbox; its id comes back as `vault_requested`.
  */
 
-import { stepApproval } from "../../../src/formulas/approval.ts";
-import { stepOf } from "../../../src/formulas/formula.ts";
-import { FormulaProblem, loadActionRun } from "../../../src/formulas/load.ts";
+import { stepApprovalPayload } from "../../../src/formulas/load.ts";
 import { projectStub } from "../../../src/project-stub.ts";
 import { cachedProject } from "../../../src/projects/cache.ts";
 import type { Deliverers } from "./deliverers.ts";
@@ -17,19 +16,17 @@ export const VAULT_STEP_DELIVERERS: Deliverers = {
     const { issue } = ctx;
     const registered = await cachedProject(ctx.env, issue.project);
     if (!registered) throw new Error(`project ${issue.project} is not registered`);
-    const { formula } = await loadActionRun(registered, issue.formula ?? null, undefined);
-    const step = stepOf(formula, effect.step);
-    if (!step) throw new FormulaProblem(`formula ${formula.name} has no step ${effect.step}`);
+    const payload = await stepApprovalPayload(registered, issue.formula ?? null, effect.step);
     const { id } = await projectStub(ctx.env, issue.project).vaultRequest({
       key: ctx.key,
       kind: "action_step",
-      requester: { type: "issue", issue: issue.number, step: step.id },
+      requester: { type: "issue", issue: issue.number, step: payload.step },
       title:
-        `Run step ${step.id} of formula ${formula.name} (v${formula.version}) for #${issue.number}: ${step.description}`.slice(
+        `Run step ${payload.step} of formula ${payload.formula} (v${payload.version}) for #${issue.number}: ${payload.description}`.slice(
           0,
           300,
         ),
-      payload: stepApproval(formula, step),
+      payload,
     });
     return { type: "vault_requested", itemId: id };
   },

@@ -116,30 +116,51 @@ export abstract class RepoClient implements ForgeClient<Plain> {
   }
 
   async readDirectory(dir: string, ref: string, maxFiles: number): Promise<Map<string, string>> {
-    const contents = (path: string) =>
-      `${this.repo}/contents/${path.replace(/\/+$/, "").split("/").map(encodeURIComponent).join("/")}`;
-    let entries: z.infer<typeof directoryEntries>;
-    try {
-      entries = await this.http.json(
-        { method: "GET", path: contents(dir), query: { ref } },
-        directoryEntries,
-      );
-    } catch (error) {
-      if (hasStatus(error, 404)) return new Map();
-      throw error;
-    }
+    const entries = await this.#listing(dir, ref);
     const files = entries
       .filter((entry) => entry.type === "file")
       .map((entry) => entry.path)
       .sort();
     const read = files.slice(0, maxFiles).map(async (path) => {
-      const file = await this.http.json({ method: "GET", path: contents(path), query: { ref } }, fileContent);
+      const request = { method: "GET", path: this.#contents(path), query: { ref } } as const;
+      const file = await this.http.json(request, fileContent);
       return [path, decodeBase64(file.content)] as const;
     });
     return new Map([
       ...(await Promise.all(read)),
       ...files.slice(maxFiles).map((path) => [path, ""] as const),
     ]);
+  }
+
+  async fileIds(paths: readonly string[], ref: string): Promise<Map<string, string>> {
+    const dirOf = (path: string) => path.split("/").slice(0, -1).join("/");
+    const wanted = new Set(paths);
+    const listings = await Promise.all([...new Set(paths.map(dirOf))].map((dir) => this.#listing(dir, ref)));
+    return new Map(
+      listings
+        .flat()
+        .filter((entry) => entry.type === "file" && wanted.has(entry.path))
+        .map((entry) => [entry.path, entry.sha] as const),
+    );
+  }
+
+  /** A directory's entries at `ref`; none when it is missing, or a file. */
+  async #listing(dir: string, ref: string): Promise<z.infer<typeof directoryEntries>> {
+    try {
+      const listing = await this.http.json(
+        { method: "GET", path: this.#contents(dir), query: { ref } },
+        directoryOrFile,
+      );
+      return Array.isArray(listing) ? listing : [];
+    } catch (error) {
+      if (hasStatus(error, 404)) return [];
+      throw error;
+    }
+  }
+
+  #contents(path: string): string {
+    const parts = path.replace(/\/+$/, "").split("/").filter(Boolean).map(encodeURIComponent);
+    return [`${this.repo}/contents`, ...parts].join("/");
   }
 
   async getMergeability(number: number): Promise<Mergeability> {
@@ -378,7 +399,9 @@ function dateOf(headers: Headers): number | null {
   return Number.isNaN(date) ? null : date;
 }
 
-const directoryEntries = z.array(z.object({ path: z.string(), type: z.string() }));
+/** Each entry with its git object id (`sha`); GitHub lists a submodule as a `file`, its sha a commit. */
+const directoryEntries = z.array(z.object({ path: z.string(), type: z.string(), sha: z.string() }));
+const directoryOrFile = z.union([directoryEntries, z.object({ type: z.string() })]);
 const fileContent = z.object({ content: z.string(), encoding: z.literal("base64") });
 
 function decodeBase64(text: string): string {

@@ -279,6 +279,11 @@ export interface ForgeClient<T extends Texts = Posted> {
    * only (empty text). A missing directory is an empty map.
    */
   readDirectory(dir: string, ref: string, maxFiles: number): Promise<Map<string, string>>;
+  /**
+   * The git blob ids of those of `paths` that are regular files at `ref` (not directories, symbolic links or
+   * submodules), from their directories' listings: path → id. A path that is none is left out.
+   */
+  fileIds(paths: readonly string[], ref: string): Promise<Map<string, string>>;
   /** The pull request's standing against its base (src/domain/stay-current.ts). */
   getMergeability(number: number): Promise<Mergeability>;
   /**

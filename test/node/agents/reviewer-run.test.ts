@@ -5,7 +5,7 @@
  * model stand-in; the session reads the diff from its context files and submits a review, which the Worker
  * checks and posts on the forge once. The same for an issue's pull request, in a Worker with no model key.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,6 +33,10 @@ const promptOf = (req: ScriptRequest) =>
     )
     .join("\n");
 
+/** Where the runner wrote the review's context files, as the end of the prompt says. */
+const contextDirOf = (req: ScriptRequest) =>
+  /outside the working directory: (\S+)\/pull-request\.json/.exec(promptOf(req))?.[1] ?? "(no context)";
+
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "conveyor-reviewer-"));
   demo = await startDemo({
@@ -45,10 +49,12 @@ beforeAll(async () => {
       {
         when: /You are the reviewer of one pull request/,
         steps: [
-          read(".conveyor/context/diff.patch"),
+          (req) => read(join(contextDirOf(req), "diff.patch")),
           (req) => {
             seen.diff.push(lastResult(req));
-            return bash("git status --porcelain; git rev-parse HEAD", "Where the worktree is");
+            // Its context is read-only: the session (and the code it runs) cannot replace what it reads.
+            const tamper = `rm -f ${join(contextDirOf(req), "diff.patch")} 2>/dev/null && echo CONTEXT-REPLACED`;
+            return bash(`git status --porcelain; git rev-parse HEAD; ${tamper}`, "Where the worktree is");
           },
           (req) => {
             seen.git.push(lastResult(req));
@@ -119,7 +125,53 @@ describe("the reviewer on a runner", { timeout: 180_000 }, () => {
     const at = seen.diff.findIndex((diff) => diff.includes(CHANGED_LINE));
     expect(at).toBeGreaterThanOrEqual(0);
     expect(seen.git[at]).toContain(head);
-    expect(seen.git[at]).not.toContain(".conveyor");
+    expect(seen.git[at]).not.toContain("CONTEXT-REPLACED");
+  });
+
+  it("writes a pull request's context nowhere its symbolic links point", async () => {
+    if (!demo) throw new Error("no demo");
+    const { maintainer } = demo.sample.accounts;
+    const client = demo.sample.client(maintainer);
+    // What the runner's user can write: its identity file, a mirror's config, another issue's worktree.
+    const victim = join(dataDir, "victim");
+    await mkdir(victim, { recursive: true });
+    await writeFile(join(victim, "keep.txt"), "untouched\n");
+    const cloneUrl = demo.sample.forge.cloneUrl(REPO, maintainer.token);
+    const pulls: { branch: string; symlinks: Record<string, string> }[] = [
+      { branch: "linked-dir", symlinks: { ".conveyor": victim } },
+      {
+        branch: "linked-files",
+        symlinks: {
+          ".conveyor/context/diff.patch": join(victim, "keep.txt"),
+          ".conveyor/context/pull-request.json": join(victim, "planted.json"),
+        },
+      },
+    ];
+    for (const { branch, symlinks } of pulls) {
+      const line = `export const ${branch.replace("-", "_")} = 1;`;
+      await pushFiles({
+        cloneUrl,
+        branch,
+        base: "main",
+        files: { "src/linked.js": `${line}\n` },
+        symlinks,
+        message: branch,
+      });
+      const { number: pr } = await client.createPullRequest({
+        head: branch,
+        base: "main",
+        title: branch,
+        body: ".",
+      });
+      await until(`the review of #${pr}`, async () =>
+        (await client.listReviews(pr)).length > 0 ? true : null,
+      );
+    }
+    expect(await readdir(victim)).toEqual(["keep.txt"]);
+    expect(await readFile(join(victim, "keep.txt"), "utf8")).toBe("untouched\n");
+    // Each reviewer read its diff from the runner's own directory.
+    const read = pulls.map(({ branch }) => seen.diff.some((diff) => diff.includes(branch.replace("-", "_"))));
+    expect(read).toEqual([true, true]);
   });
 
   it("reviews Conveyor's pull request for its issue, and the issue merges with no model key in the Worker", async () => {

@@ -7,20 +7,21 @@
  * its formula closes the issue with its summary. No pull request is opened. The dangerous step is a vault item:
  * a non-writer's approval is refused, a maintainer's `/conveyor approve <id>` resumes the same session, which
  * runs the step and finishes; an item nobody decides expires (short here) and the action stops, saying so.
+ * A hostile session attacks its steps (./support/action-attacks.ts): steps run from the runner's checkout of
+ * the formula's commit, and an approved step whose file changed on the default branch since is refused.
  */
-import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
 import { PROJECT, REPO } from "../../../demo/scenario.ts";
 import { ACTION_SERVER } from "../../../runner/actions/action-tools.ts";
 import { bash, type ScriptRequest, type Turn, text, use } from "../../support/model/script.ts";
+import { pushFiles } from "../../support/services/git-push.ts";
 import { until } from "../../support/until.ts";
+import * as ATTACKS from "./support/action-attacks.ts";
 
-const run = promisify(execFile);
 const tool = (name: string) => `mcp__${ACTION_SERVER}__${name}`;
 const DEPLOY_TOKEN = "deploy-token-e2e-0123456789";
 /** Long enough for the approval test's decisions; the expiry test shortens it for its own item. */
@@ -29,6 +30,7 @@ const SHORT_EXPIRY_MS = 3_000;
 const phase = (lines: string) => bash(`printf '${lines}' > "$CONVEYOR_PHASE_FILE"`, "Write the phase");
 
 const FORMULAS = {
+  ...ATTACKS.formulas,
   "rotate-token": `---
 name: rotate-token
 version: 1
@@ -39,6 +41,7 @@ steps:
     description: Check the current token
     command: 'echo "token length \${#DEPLOY_TOKEN}: $DEPLOY_TOKEN"'
     secrets: [DEPLOY_TOKEN]
+    output: true
   - id: rotate
     description: Revoke the old token and issue a new one
     command: 'echo rotated'
@@ -116,19 +119,13 @@ beforeAll(async () => {
           text("Rotated the deploy token; the old one is revoked."),
         ],
       },
-      {
-        when: /follows the formula wipe-cache/,
-        steps: [
-          use(tool("run_step"), { id: "wipe" }),
-          phase("PHASE:vault\\nStep: wipe\\n"),
-          text("Waiting for the vault to approve wipe."),
-        ],
-      },
+      ATTACKS.askingVault(tool, phase, "wipe-cache", "wipe"),
       // The vault's classifier leaves every step to a human.
       {
         forced: "vault_verdict",
         steps: [use("vault_verdict", { verdict: "ask", reason: "a human decides" })],
       },
+      ...ATTACKS.rules(tool, phase),
       {
         when: /follows the formula say-hello/,
         steps: [
@@ -148,20 +145,22 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/** The maintainer commits the formulas to the default branch. */
+/** The maintainer commits the formulas and their scripts to the default branch. */
 async function pushFormulas(d: Demo): Promise<void> {
-  const clone = join(dataDir, "formulas-clone");
-  const url = d.sample.forge.cloneUrl(REPO, d.sample.accounts.maintainer.token);
-  await run("git", ["clone", "--quiet", url, clone]);
-  await mkdir(join(clone, ".conveyor", "formulas"), { recursive: true });
-  for (const [name, body] of Object.entries(FORMULAS)) {
-    await writeFile(join(clone, ".conveyor", "formulas", `${name}.md`), body);
-  }
-  const identity = ["-c", "user.name=maintainer", "-c", "user.email=maintainer@example.test"];
-  await run("git", ["-C", clone, "add", "-A"]);
-  await run("git", ["-C", clone, ...identity, "commit", "--quiet", "-m", "Formulas"]);
-  await run("git", ["-C", clone, "push", "--quiet", "origin", "HEAD"]);
+  const formulas = Object.entries(FORMULAS).map(([name, body]) => [`.conveyor/formulas/${name}.md`, body]);
+  await commitToMain(d, { ...Object.fromEntries(formulas), ...ATTACKS.scripts }, "Formulas");
 }
+
+/** A commit of `files` (scripts executable) on the default branch, as a maintainer pushes it. */
+const commitToMain = (d: Demo, files: Record<string, string>, message: string) =>
+  pushFiles({
+    cloneUrl: d.sample.forge.cloneUrl(REPO, d.sample.accounts.maintainer.token),
+    branch: "main",
+    base: "main",
+    files,
+    executable: Object.keys(files).filter((path) => path.endsWith(".sh")),
+    message,
+  });
 
 type IssueView = { state: string; reason: string | null; prNumber: number | null };
 
@@ -187,18 +186,46 @@ async function fileAction(title: string, formula: string): Promise<number> {
   return number;
 }
 
-/** The vault item the issue's notice names, once the vault holds its step. */
-async function vaultItemNamed(number: number): Promise<string> {
+/** The vault item the issue's notice names (the `nth`, from 0), once the vault holds its step. */
+async function vaultItemNamed(number: number, nth = 0): Promise<string> {
   if (!demo) throw new Error("no demo");
   const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
-  return until(`#${number}'s vault item named`, async () => {
-    for (const comment of await maintainer.listComments(number)) {
+  return until(`#${number}'s vault item ${nth} named`, async () => {
+    const items = (await maintainer.listComments(number)).flatMap((comment) => {
       const item = /waits for the vault \(item (v\d+)\)/.exec(comment.body)?.[1];
-      if (item) return item;
-    }
-    return null;
+      return item ? [item] : [];
+    });
+    return items[nth] ?? null;
   });
 }
+
+/** The issue's comments (without markers) once the action is done and its closing comment posted. */
+async function commentsOnceDone(number: number): Promise<string[]> {
+  await until("the action is done", inState(number, "done"));
+  const maintainer = demo?.sample.client(demo.sample.accounts.maintainer);
+  return until("its closing comment", async () => {
+    const bodies = ((await maintainer?.listComments(number)) ?? []).map(bodyOf);
+    return bodies.some((body) => body.startsWith("**The action is done.**")) ? bodies : null;
+  });
+}
+
+/** The project's vault items in `state`. */
+async function vaultItems(state: string) {
+  const res = await fetch(`${demo?.worker.url}/api/v1/projects/${PROJECT}/vault?state=${state}`, {
+    headers: { authorization: `Bearer ${demo?.adminToken}` },
+  });
+  const { items } = (await res.json()) as {
+    items: { id: string; audit: { action: string; reason?: string }[] }[];
+  };
+  return items;
+}
+
+/** Everything the model was sent in the sessions of one formula: prompts, tool results, all. */
+const modelSaw = (formula: string) =>
+  (demo?.model?.requests ?? [])
+    .map((request) => JSON.stringify(request.body))
+    .filter((body) => body.includes(`follows the formula ${formula}`))
+    .join("\n");
 
 const inState =
   (number: number, state: string, expected = false) =>
@@ -252,20 +279,18 @@ describe("action issues", { timeout: 240_000 }, () => {
     });
     expect(closed.state).toBe("closed");
     const bodies = (await maintainer.listComments(number)).map(bodyOf);
-    // The same session went on: the approved step ran once, on the runner.
-    expect(bodies).toContain(note("rotate: step rotate exited with code 0.\nIts output (the end):\nrotated"));
+    // The same session went on: the approved step ran once, on the runner; it holds a secret and the formula
+    // does not ask for its output, so the session was told its exit code only.
+    expect(bodies).toContain(
+      note("rotate: step rotate exited with code 0. It holds secrets: its output is not shown."),
+    );
     expect(bodies).toContain(done("Rotated the deploy token; the old one is revoked."));
     expect(bodies.filter((b) => b.startsWith("**The action is done.**"))).toHaveLength(1);
     // The runner fired the approval on the Worker right before the step ran: spent, once.
-    const fired = await until(`${item} fired`, async () => {
-      const res = await fetch(`${demo?.worker.url}/api/v1/projects/${PROJECT}/vault?state=fired`, {
-        headers: { authorization: `Bearer ${demo?.adminToken}` },
-      });
-      const { items } = (await res.json()) as {
-        items: { id: string; audit: { action: string; reason?: string }[] }[];
-      };
-      return items.find((i) => i.id === item) ?? null;
-    });
+    const fired = await until(
+      `${item} fired`,
+      async () => (await vaultItems("fired")).find((i) => i.id === item) ?? null,
+    );
     expect(fired.audit.at(-1)).toMatchObject({
       action: "fired",
       reason: expect.stringMatching(/^run by job /),
@@ -297,6 +322,53 @@ describe("action issues", { timeout: 240_000 }, () => {
     await until("the comment saying so", async () =>
       (await maintainer.listComments(number)).map(bodyOf).includes(stop) ? true : null,
     );
+  });
+
+  it("run a step from the formula's commit: a rewritten script or a planted dotfile does not run, nor does the secret come back", async () => {
+    if (!demo) throw new Error("no demo");
+    const number = await fileAction("Check the token", "token-check");
+    const comments = (await commentsOnceDone(number)).join("\n");
+    const saw = modelSaw("token-check");
+    expect({ rewritten: saw.includes("REWRITTEN-RAN"), planted: saw.includes("FSMONITOR-RAN") }).toEqual({
+      rewritten: false,
+      planted: false,
+    });
+    expect(
+      ATTACKS.encoded(DEPLOY_TOKEN).filter((leak) => saw.includes(leak) || comments.includes(leak)),
+    ).toEqual([]);
+    // The default branch's script ran, and git's status in the runner's clean checkout: not what the session made.
+    const shown = (step: string, output: string) =>
+      saw.includes(`step ${step} exited with code 0.\\nIts output (the end):\\n${output}`);
+    expect({ check: shown("check", "token is set"), status: shown("status", "clean") }).toEqual({
+      check: true,
+      status: true,
+    });
+    expect(saw.includes("end of loot")).toBe(true);
+  });
+
+  it("refuse an approved step whose file changed on the default branch since, and run the one approved next", async () => {
+    if (!demo) throw new Error("no demo");
+    const number = await fileAction("Swap the key", "swap-key");
+    const first = await vaultItemNamed(number);
+    // After the vault was asked, a writer changes the script the step runs.
+    await commitToMain(demo, { "scripts/swap.sh": ATTACKS.swapV2 }, "swap v2");
+    const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+    await maintainer.comment(number, `/conveyor approve ${first}`);
+    // Refused before firing: the session asks the vault again, for the step as it is now.
+    const second = await vaultItemNamed(number, 1);
+    expect(modelSaw("swap-key")).toMatch(
+      /step swap does not run: scripts\/swap\.sh changed since the vault approved it at commit [0-9a-f]{12}\./,
+    );
+    await maintainer.comment(number, `/conveyor approve ${second}`);
+    const bodies = await commentsOnceDone(number);
+    // The default branch's new script ran, not the one the session edited in its worktree.
+    expect(bodies).toContain(note("swap: step swap exited with code 0.\nIts output (the end):\nswapped v2"));
+    const all = `${modelSaw("swap-key")}\n${bodies.join("\n")}`;
+    expect(all).not.toContain("REWRITTEN-RAN");
+    expect(ATTACKS.encoded(DEPLOY_TOKEN).filter((leak) => all.includes(leak))).toEqual([]);
+    // Only the second approval was spent.
+    const fired = (await vaultItems("fired")).map((item) => item.id);
+    expect([first, second].filter((id) => fired.includes(id))).toEqual([second]);
   });
 
   it("close the issue with the session's summary when the formula is done", async () => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createForgeClient,
@@ -441,5 +442,34 @@ describe("the production Forgejo client against the local forge", () => {
       [".conveyor/agents/c.md", ""],
     ]);
     expect(await conveyor.readDirectory(".conveyor/agents", "main", 20)).toEqual(new Map());
+  });
+
+  it("fileIds gives the blob ids of those paths that are regular files at a ref, at the root or deeper", async () => {
+    await checkout.reset("main");
+    const files = { "top.sh": "echo top\n", "scripts/run.sh": "echo run\n", "scripts/sub/a.txt": "a\n" };
+    const first = await checkout.commitAndPush("file-ids", files);
+    await checkout.run("rm", "--quiet", "top.sh");
+    await checkout.run("commit", "--quiet", "-m", "top.sh gone");
+    const later = await checkout.run("rev-parse", "HEAD");
+    await checkout.run("push", "--quiet", "origin", "HEAD:refs/heads/file-ids");
+    const blob = async (path: string) => checkout.run("rev-parse", `HEAD:${path}`);
+    const asked = [
+      "top.sh",
+      "scripts/run.sh",
+      "scripts/sub",
+      "scripts/missing.sh",
+      "nowhere/x.sh",
+      "top.sh/x",
+    ];
+    expect(await conveyor.fileIds(asked, first)).toEqual(
+      new Map([
+        ["top.sh", createHash("sha1").update(`blob 9\0${files["top.sh"]}`).digest("hex")],
+        ["scripts/run.sh", await blob("scripts/run.sh")],
+      ]),
+    );
+    expect(await conveyor.fileIds(asked, later)).toEqual(
+      new Map([["scripts/run.sh", await blob("scripts/run.sh")]]),
+    );
+    expect(await conveyor.fileIds([], "main")).toEqual(new Map());
   });
 });

@@ -2,7 +2,6 @@ import { existsSync, lstatSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { writeReviewContext } from "../../../runner/agents/run.ts";
 import { GitError, git } from "../../../runner/git/exec.ts";
 import { PushRefusedError, PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
 import { running } from "../runner/support/processes.ts";
@@ -655,7 +654,7 @@ describe("agentWorktree", () => {
 });
 
 describe("reviewWorktree", () => {
-  it("is the pull request's head fetched by its ref, with the review's context out of git's view", async () => {
+  it("is the pull request's head fetched by its ref", async () => {
     const ws = workspace();
     await ws.ensureMirror({ repoKey: REPO, remoteUrl });
     const before = (await upstream.sha("main")) ?? "";
@@ -669,14 +668,6 @@ describe("reviewWorktree", () => {
     expect(await head(path)).toBe(reviewed);
     expect(await inWorktree(path, ["rev-parse", "--abbrev-ref", "HEAD"])).toBe("HEAD");
     expect(await inWorktree(path, ["rev-parse", "origin/main"])).toBe(before);
-    await writeReviewContext(path, {
-      pr: 3,
-      ref: "refs/pull/3/head",
-      headSha: reviewed,
-      pullRequest: '{"number":3}',
-      diff: "+c\n",
-    });
-    expect(await readFile(join(path, ".conveyor/context/diff.patch"), "utf8")).toBe("+c\n");
     expect(await inWorktree(path, ["status", "--porcelain"])).toBe("");
 
     // The Worker recorded another head: the runner reviews nothing rather than the wrong commit.

@@ -1,21 +1,25 @@
 /**
- * An action session's tools on the runner, with step commands run for real in the bubblewrap sandbox: a
- * step gets only its own secrets (in its environment, never on a command line), a dangerous step needs the
- * job's vault approval for exactly it, and what the agent is shown is redacted of every secret.
+ * An action session's tools on the runner, with step commands run for real in the bubblewrap sandbox from the
+ * runner's own checkout of the formula's commit: a step gets only its own secrets (in its environment, never
+ * on a command line) and a fresh HOME, shows its output only where it holds no secret or the formula asks,
+ * and a dangerous step needs the job's vault approval for exactly it, over exactly the files it approved.
  */
-import { mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { actionTools, MAX_PROGRESS_NOTES, type StepFiring } from "../../../runner/actions/action-tools.ts";
 import { sandboxedStepCommand } from "../../../runner/actions/step-command.ts";
+import { openStepSource, type StepSource } from "../../../runner/actions/step-source.ts";
+import { Workspace } from "../../../runner/git/workspace.ts";
 import { Secrets } from "../../../runner/redact.ts";
 import { Sandbox } from "../../../runner/sandbox/session-sandbox.ts";
 import { parseFormula } from "../../../src/formulas/formula.ts";
 import type { ActionRun } from "../../../src/runner-api/contract.ts";
-import { tempDir } from "../git/support.ts";
+import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "../git/support.ts";
 
 const DEPLOY = "deploy-secret-value-1234567";
 const OTHER = "other-secret-value-7654321";
+const REPO = "acme/widgets";
 
 const FORMULA = `---
 name: rotate-token
@@ -26,32 +30,64 @@ secrets: [DEPLOY_TOKEN, OTHER_TOKEN]
 steps:
   - id: check
     description: Show what the step sees
-    command: 'env | sort; echo "token is $DEPLOY_TOKEN"'
+    command: sh scripts/check.sh
     secrets: [DEPLOY_TOKEN]
-  - id: argv
-    description: Every command line in the step's sandbox
-    command: 'cat /proc/[0-9]*/cmdline | tr "\\0" " "'
+    output: true
+  - id: quiet
+    description: The same, without asking for its output
+    command: sh scripts/check.sh
     secrets: [DEPLOY_TOKEN]
+  - id: public
+    description: A step that holds no secret
+    command: 'echo "hello from $(pwd)"'
   - id: rotate
     description: Revoke the old token
-    command: 'echo rotated with $OTHER_TOKEN; exit 3'
+    command: sh scripts/rotate.sh --now
     dangerous: true
     secrets: [OTHER_TOKEN]
+    output: true
   - id: report
     description: Say what happened
 ---
 `;
 
+/** What the default branch holds at the formula's commit. */
+const SCRIPTS = {
+  "scripts/check.sh": `env | sort; echo "token is $DEPLOY_TOKEN"; echo "cwd $(pwd)"; ls -A "$HOME" | wc -l
+touch probe 2>/dev/null && echo "checkout writable" || echo "checkout read-only"\n`,
+  "scripts/rotate.sh": "echo rotated with $OTHER_TOKEN; exit 3\n",
+};
+
 let root = "";
+let upstream: Upstream;
+let server: GitHttpServer;
+let source: StepSource;
+let commit = "";
+/** The blob ids of the files step rotate names, at the formula's commit: what the vault approved. */
+let rotateFiles: Record<string, string> = {};
 const sandbox = new Sandbox({ mode: "bubblewrap", model: {}, secretFiles: [] });
 
 beforeAll(async () => {
   root = await tempDir("action-steps");
-  await mkdir(join(root, "wt"), { recursive: true });
-  await mkdir(join(root, "home"), { recursive: true });
+  upstream = await Upstream.create(root);
+  commit = await upstream.commit(SCRIPTS, "scripts");
+  server = await startGitHttpServer(root, "bot", "token");
+  const workspace = new Workspace({
+    workDir: join(root, "work"),
+    credential: { username: "bot", token: "token" },
+  });
+  await workspace.ensureMirror({ repoKey: REPO, remoteUrl: server.url("upstream.git") });
+  source = await openStepSource(workspace, join(root, "work", "steps", "demo-1"), {
+    repoKey: REPO,
+    baseBranch: "main",
+    commit,
+  });
+  rotateFiles = await source.fileIds(["scripts/rotate.sh"]);
 });
 
 afterAll(async () => {
+  await source?.close();
+  await server?.close();
   await rm(root, { recursive: true, force: true });
 });
 
@@ -69,8 +105,10 @@ function tools(
 ) {
   const action: ActionRun = {
     ...formula(),
+    commit,
     approvedStep: null,
     approvedItem: null,
+    approval: null,
     secrets: { DEPLOY_TOKEN: DEPLOY, OTHER_TOKEN: OTHER },
     ...patch,
   };
@@ -79,14 +117,10 @@ function tools(
   const ran: string[] = [];
   const runner = new Secrets();
   runner.add("runner-token-abcdefghij");
-  const runCommand = sandboxedStepCommand(
-    sandbox,
-    { worktree: join(root, "wt"), writable: [join(root, "home")], readOnly: [] },
-    { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: join(root, "home") },
-  );
   const t = actionTools({
     action,
-    runCommand,
+    runCommand: sandboxedStepCommand(sandbox, source),
+    fileIds: (paths) => source.fileIds(paths),
     onProgress: (seq, text) => notes.push([seq, text]),
     redact: (text) => runner.redact(text),
     fire: (id) => {
@@ -99,10 +133,16 @@ function tools(
   return { ...t, notes, fired, ran };
 }
 
+const approved = (files = rotateFiles) => ({
+  approvedStep: "rotate",
+  approvedItem: "v1",
+  approval: { commit, files },
+});
+
 const textOf = (reply: { content: { text: string }[] }) => reply.content.map((c) => c.text).join("\n");
 
 describe("run_step", { timeout: 30_000 }, () => {
-  it("gives the step its own secrets only, and shows the agent their values redacted", async () => {
+  it("runs the step from the runner's read-only checkout of the formula's commit, with a fresh HOME and its own secrets", async () => {
     const reply = await tools().runStep("check");
     const text = textOf(reply);
     expect(reply.isError).toBe(false);
@@ -111,18 +151,29 @@ describe("run_step", { timeout: 30_000 }, () => {
     expect(text).toContain("token is ***");
     expect(text).not.toContain("OTHER_TOKEN");
     expect(text).not.toContain(DEPLOY);
+    expect(text).toContain(`cwd ${join(root, "work", "steps", "demo-1", "checkout")}`);
+    expect(text).toContain("checkout read-only");
+    // An empty HOME of its own, not the session's.
+    expect(text).toMatch(/HOME=.*\/steps\/demo-1\/home-\w+\n/);
+    expect(text).toMatch(/\n0\n/);
     // Nothing of the runner's environment: the step's is built from scratch.
     expect(text).not.toMatch(/ANTHROPIC|CONVEYOR_/);
     // The formula's hosts go through the egress proxy.
     expect(text).toMatch(/HTTPS_PROXY=http:\/\/127\.0\.0\.1:\d+/);
   });
 
-  it("never puts a secret on a command line", async () => {
-    const run = sandboxedStepCommand(
-      sandbox,
-      { worktree: join(root, "wt"), writable: [], readOnly: [] },
-      { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+  it("shows a step that holds secrets by its exit code only, unless the formula asks for its output", async () => {
+    expect(textOf(await tools().runStep("quiet"))).toBe(
+      "step quiet exited with code 0. It holds secrets: its output is not shown.",
     );
+    const open = textOf(await tools().runStep("public"));
+    expect(open).toMatch(
+      /^step public exited with code 0\.\nIts output \(the end\):\nhello from \/.*checkout$/,
+    );
+  });
+
+  it("never puts a secret on a command line", async () => {
+    const run = sandboxedStepCommand(sandbox, source);
     const result = await run({
       command: 'cat /proc/[0-9]*/cmdline | tr "\\0" " "; echo; echo "$DEPLOY_TOKEN" | wc -c',
       secrets: { DEPLOY_TOKEN: DEPLOY },
@@ -154,7 +205,8 @@ describe("run_step", { timeout: 30_000 }, () => {
   });
 
   it("runs an approved dangerous step once, after the Worker fired its approval", async () => {
-    const t = tools({ approvedStep: "rotate", approvedItem: "v1" });
+    expect(Object.keys(rotateFiles)).toEqual(["scripts/rotate.sh"]);
+    const t = tools(approved());
     const first = await t.runStep("rotate");
     expect(first.isError).toBe(true);
     expect(textOf(first)).toBe("step rotate exited with code 3.\nIts output (the end):\nrotated with ***");
@@ -167,13 +219,32 @@ describe("run_step", { timeout: 30_000 }, () => {
     expect(t.fired).toEqual(["rotate"]);
   });
 
+  it("refuses an approved step whose files are not the ones the vault approved, before firing anything", async () => {
+    const other = "b".repeat(40);
+    const cases = [
+      [{ "scripts/rotate.sh": other }, "scripts/rotate.sh changed"],
+      [{}, "scripts/rotate.sh is new"],
+      [{ ...rotateFiles, "scripts/lib.sh": other }, "scripts/lib.sh is gone"],
+    ] as const;
+    for (const [files, what] of cases) {
+      const t = tools(approved(files));
+      const reply = await t.runStep("rotate");
+      expect(textOf(reply)).toBe(
+        `step rotate does not run: ${what} since the vault approved it at commit ${commit.slice(0, 12)}. step rotate is dangerous and needs the vault's approval first. Stop now: write the phase file with the line PHASE:vault and a second line "Step: rotate", then end the session. Conveyor resumes this session once the vault decides.`,
+      );
+      expect(t.fired).toEqual([]);
+      expect(t.ran).toEqual([]);
+    }
+    const unbound = tools({ ...approved(), approval: null });
+    expect(textOf(await unbound.runStep("rotate"))).toMatch(
+      /^step rotate does not run: the job carries no record of the files the vault approved\. /,
+    );
+    expect(unbound.fired).toEqual([]);
+  });
+
   it("does not run a dangerous step the Worker will not fire (it ran under an earlier attempt)", async () => {
     const refusal = "v1 was approved by alice and has fired";
-    const t = tools({ approvedStep: "rotate", approvedItem: "v1" }, async () => ({
-      fired: false,
-      reason: refusal,
-      retry: false,
-    }));
+    const t = tools(approved(), async () => ({ fired: false, reason: refusal, retry: false }));
     const reply = await t.runStep("rotate");
     expect(reply.isError).toBe(true);
     expect(textOf(reply)).toMatch(
@@ -191,10 +262,7 @@ describe("run_step", { timeout: 30_000 }, () => {
       { fired: false, reason: "Conveyor could not be asked (timed out)", retry: true },
       { fired: true },
     ];
-    const t = tools(
-      { approvedStep: "rotate", approvedItem: "v1" },
-      async () => answers.shift() ?? { fired: true },
-    );
+    const t = tools(approved(), async () => answers.shift() ?? { fired: true });
     const first = await t.runStep("rotate");
     expect(textOf(first)).toBe(
       "step rotate did not run: Conveyor could not be asked (timed out). call run_step again in a moment",
@@ -207,7 +275,7 @@ describe("run_step", { timeout: 30_000 }, () => {
 
   it("refuses an unknown step, a step without a command, and a secret the project lacks", async () => {
     expect(textOf(await tools().runStep("nope"))).toBe(
-      'no step "nope" in formula rotate-token; its steps: check, argv, rotate (dangerous), report',
+      'no step "nope" in formula rotate-token; its steps: check, quiet, public, rotate (dangerous), report',
     );
     expect(textOf(await tools().runStep("report"))).toMatch(/has no command for Conveyor to run/);
     const lacking = await tools({ secrets: { OTHER_TOKEN: OTHER } }).runStep("check");

@@ -14,9 +14,10 @@ const API_KEY = "sk-ant-cli-0123456789";
 
 const SCRIPT: Script = {
   implement: [{ write: "greeting.txt", content: "hello\n" }, { phase: "awaiting_ci" }],
-  // The first attempt hangs (and is killed); the one after the restart goes through.
+  // The first attempt hangs (and is killed); the one after the restart goes through. The mark is in the
+  // worktree's .git: the sandbox keeps nothing outside the worktree between attempts, nor commits .git.
   revise: [
-    { run: "test -f ../attempted || { touch ../attempted; sleep 10; }" },
+    { run: "test -f .git/attempted || { touch .git/attempted; sleep 10; }" },
     { write: "greeting.txt", content: "hello, world\n" },
     { phase: "awaiting_ci" },
   ],

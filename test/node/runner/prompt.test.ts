@@ -78,7 +78,15 @@ describe("an action's session resumed", () => {
   );
   if (!parsed.ok) throw new Error(parsed.error);
   const { guidance, ...formula } = parsed.value;
-  const action: ActionRun = { formula, guidance, approvedStep: null, approvedItem: null, secrets: {} };
+  const action: ActionRun = {
+    formula,
+    guidance,
+    commit: null,
+    approvedStep: null,
+    approvedItem: null,
+    approval: null,
+    secrets: {},
+  };
   const resumed = (patch: Partial<Job>) =>
     actionContinuationPrompt({ ...job, instructions: null, sessionId: "s", ...patch }, action);
 

@@ -5,7 +5,7 @@
  * `--unsafe-no-sandbox` (the leaks must show, or the first half proves nothing).
  */
 import { execFileSync } from "node:child_process";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { lstat, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkDirLayout } from "../../../runner/paths.ts";
@@ -102,8 +102,28 @@ function attacks(scene: () => Scene) {
       ],
     },
     { when: /Implement issue #3 /, steps: Array.from({ length: 6 }, (_, i) => bash(`echo turn ${i}`)) },
+    {
+      // Its repository becomes a link to the runner's private one, where the next attempt looks for locks.
+      when: /Implement issue #4 /,
+      steps: [
+        () =>
+          bash(
+            `echo four > four.txt && git add four.txt && git commit -qm four --no-gpg-sign && rm -rf .git && ln -s ${mirrorOf(scene())} .git && ${SET_PHASE}`,
+          ),
+        text("Done."),
+      ],
+    },
+    {
+      when: /Conveyor continues issue #4\./,
+      steps: [
+        bash(`echo again > four.txt && git add four.txt && git commit -qm again --no-gpg-sign; ${SET_PHASE}`),
+        text("Done."),
+      ],
+    },
   ];
 }
+
+const mirrorOf = (scene: Scene) => join(scene.workDir, "mirrors", "acme__widgets.git");
 
 async function setUp(prefix: string, args: readonly string[]): Promise<Scene> {
   const root = await tempDir(prefix);
@@ -167,12 +187,20 @@ async function operator(scene: Scene, method: string, path: string, body?: unkno
 
 type IssueView = { state: string; headSha: string | null; reason: string | null };
 
-async function issueIn(scene: Scene, project: string, number: number, state: string): Promise<IssueView> {
+/** The issue once it is in `state`, or in any of several. */
+async function issueIn(
+  scene: Scene,
+  project: string,
+  number: number,
+  state: string | readonly string[],
+): Promise<IssueView> {
+  const states = typeof state === "string" ? [state] : state;
   const deadline = Date.now() + 45_000;
   for (;;) {
     const view = (await operator(scene, "GET", `/api/v1/projects/${project}/issues/${number}`)) as IssueView;
-    if (view.state === state) return view;
-    if (Date.now() > deadline) throw new Error(`${project}#${number} is ${view.state}, not ${state}`);
+    if (states.includes(view.state)) return view;
+    if (Date.now() > deadline)
+      throw new Error(`${project}#${number} is ${view.state}, not ${states.join(" or ")}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -273,6 +301,22 @@ describe("a hostile session in the sandbox", { timeout: 120_000 }, () => {
     expect(backgroundAlive()).toBe(false);
     // And the runner still pushed its work.
     expect(await scene.upstream.sha("conveyor/2")).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it("has nothing deleted through a .git it replaced with a symbolic link", async () => {
+    if (!scene) throw new Error("no scene");
+    // Locks a killed git might have left in the private repository: the runner's, not the session's.
+    const victims = [join(mirrorOf(scene), "victim.lock"), join(mirrorOf(scene), "refs", "victim.lock")];
+    await Promise.all(victims.map((file) => writeFile(file, "victim\n")));
+    await triage(scene, "demo", 4);
+    const view = await issueIn(scene, "demo", 4, ["awaiting_ci", "escalated", "failed"]);
+    const kept = await Promise.all(victims.map((file) => readFile(file, "utf8").catch(() => "deleted")));
+    expect(kept).toEqual(["victim\n", "victim\n"]);
+    // The next attempt rebuilt the worktree rather than keep a repository that is a link, and went on.
+    expect(view.state).toBe("awaiting_ci");
+    const worktree = join(scene.workDir, "worktrees", "acme__widgets", "4");
+    expect((await lstat(join(worktree, ".git"))).isDirectory()).toBe(true);
+    expect(await scene.upstream.sha("conveyor/4")).toMatch(/^[0-9a-f]{40}$/);
   });
 
   it("is refused by the model proxy past its budget and the issue escalates for the budget", async () => {

@@ -1,6 +1,6 @@
 /** Commits files onto a branch of a forge repository and pushes it, as a runner would: real git. */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -12,6 +12,8 @@ export async function pushFiles(options: {
   branch: string;
   base: string;
   files: Record<string, string>;
+  /** Paths committed as symbolic links (path → target, replacing what is there), as a hostile pull request may hold them. */
+  symlinks?: Record<string, string>;
   /** Paths committed as executable (mode 100755), whether or not `files` changes their content. */
   executable?: string[];
   message: string;
@@ -52,10 +54,17 @@ export async function pushFiles(options: {
       await mkdir(dirname(join(dir, path)), { recursive: true });
       await writeFile(join(dir, path), content);
     }
+    for (const [path, target] of Object.entries(options.symlinks ?? {})) {
+      await mkdir(dirname(join(dir, path)), { recursive: true });
+      await rm(join(dir, path), { recursive: true, force: true });
+      await symlink(target, join(dir, path));
+    }
     await git("add", "--all");
     for (const path of options.executable ?? []) await git("update-index", "--chmod=+x", "--", path);
     // No files: the branch is pushed where it starts, without a commit of its own.
-    const changed = Object.keys(options.files).length > 0 || (options.executable ?? []).length > 0;
+    const changed = [options.files, options.symlinks ?? {}, options.executable ?? []].some(
+      (what) => Object.keys(what).length > 0,
+    );
     if (changed) await git("commit", "--quiet", "-m", options.message);
     await git("push", "--quiet", "origin", `HEAD:refs/heads/${options.branch}`);
     return (await git("rev-parse", "HEAD")).stdout.trim();

@@ -96,6 +96,7 @@ export const ROUTES: Route[] = [
   repoRoute("GET", "/branches/{branch}/protection", getGithubProtection),
   repoRoute("PUT", "/branches/{branch}/protection", putGithubProtection),
   repoRoute("GET", "/branches/{branch}", getBranch),
+  repoRoute("GET", "/contents", getContents),
   repoRoute("GET", "/contents/{path}", getContents),
   repoRoute("DELETE", "/branches/{branch}", deleteBranch),
   // GitHub deletes a branch as its ref.
