@@ -9,6 +9,7 @@ import { benchLabelToSessionStart } from "./label-to-session.ts";
 import { benchOutcomes } from "./outcomes.ts";
 import { benchReconciliation } from "./reconcile.ts";
 import { benchSandboxStart } from "./sandbox-start.ts";
+import { benchSanitizer } from "./sanitizer.ts";
 
 // Local D1 and Durable Objects on a memory-backed filesystem where the machine has one: this VM's virtual
 // disk took a third of a label delivery's time in fsyncs, a cost of the dev machine (docs/performance.md).
@@ -23,6 +24,7 @@ try {
 } finally {
   await worker.stop();
 }
+await benchSanitizer();
 await benchJobStart();
 await benchSandboxStart();
 // Starts its own Worker, seeded with 10 000 issues.

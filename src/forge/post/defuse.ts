@@ -16,12 +16,20 @@ import { codeSpan, type Edit, freeTicks, proseEdits, UNCLEAR_END } from "./prose
 const MAX_ROUNDS = 8;
 
 /**
+ * A line opening more containers than this (`>` quotes, list items) is not read: the parser spends time per
+ * level per line (60 000 `>` took seconds before it gave up on its stack), and no honest text nests so deep.
+ */
+const MAX_NESTING = 64;
+const TOO_DEEP = new RegExp(`^(?:[ \\t]*(?:>|(?:[-+*]|\\d{1,9}[.)])[ \\t])){${MAX_NESTING + 1}}`, "m");
+
+/**
  * The text with no live mention outside the allowlist, no closing keyword, no HTML (comments removed, tags
  * escaped), no link or image outside the allowlist, no command line, no invisible character and no marker.
  * Text that holds none of these comes back unchanged.
  */
 export function defuse(text: string, policy: PostPolicy): string {
   let out = visibleText(text);
+  if (TOO_DEEP.test(out)) return codeBlock(out);
   try {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const edits = hazards(out, policy);

@@ -120,4 +120,10 @@ describe("each rule", () => {
   it("uses a backtick run the text holds nowhere else, so a stray backtick cannot open a hazard", () => {
     expect(defuse("x ` y @bob", policy)).toBe("x ` y ``@bob``");
   });
+  it("reads containers nested 64 deep; a line opening more is shown whole as code, unread", () => {
+    const nested = (depth: number) => `${"> ".repeat(depth / 2)}${"- ".repeat(depth / 2)}@bob`;
+    expect(defuse(nested(64), policy)).toBe(`${"> ".repeat(32)}${"- ".repeat(32)}\`@bob\``);
+    expect(defuse(nested(66), policy)).toBe(`\`\`\`text\n${nested(66)}\n\`\`\``);
+    expect(defuse(">".repeat(60_000), policy)).toBe(`\`\`\`text\n${">".repeat(60_000)}\n\`\`\``);
+  });
 });
