@@ -7,6 +7,7 @@ import {
   DEFAULT_TIMEOUTS_MS,
   type TimerKind,
 } from "../domain/lifecycle.ts";
+import { PROMPT_CACHE_SETTINGS } from "../domain/prompt-cache.ts";
 import { DEFAULT_PROTECTED_PATHS } from "../domain/protected-paths.ts";
 import { DEFAULT_VAULT_EXPIRY_MS, VAULT_KINDS } from "../domain/vault.ts";
 
@@ -231,6 +232,12 @@ export const settingsSchema = z.object({
     })
     .prefault({}),
   sandbox: sessionSandboxSchema.prefault({}),
+  /**
+   * The prompt cache's lifetime sessions ask for: `5m` (the API's default), `1h` (writes cost 2 instead of 1.25
+   * times the input price, and a round that starts after five minutes still reads its transcript from the
+   * cache), or `auto`: an hour when at least half of the project's recent CI waits took 4 minutes or more.
+   */
+  promptCache: z.enum(PROMPT_CACHE_SETTINGS).default("auto"),
   critic: z
     .object({
       /**

@@ -75,6 +75,7 @@ describe("end to end", () => {
       budget: { maxTurns: 100, usdRemaining: 10 },
       // The project's sandbox settings: no registry reachable, no repository Claude settings.
       sandbox: { allowedDomains: [], projectSettings: false },
+      promptCacheTtl: "5m",
     });
     // The issue hears of the session once its runner confirms the lease, not at the claim.
     await drain(project);
