@@ -93,7 +93,7 @@ export const settingsSchema = z.object({
     })
     .prefault({}),
   /** Sessions at work at once (running + revising). */
-  parallel: z.number().int().min(1).max(100).default(2),
+  parallel: z.number().int().min(1).max(1_000).default(2),
   maxCiFixes: z.number().int().min(0).max(20).default(3),
   maxCriticIterations: z.number().int().min(1).max(20).default(3),
   /** Updates from the base (the forge's, or a session resolving a conflict) before escalating. */

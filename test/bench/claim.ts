@@ -38,7 +38,7 @@ export async function benchClaimLatency(url: string, { trials = 200, warmup = 10
 
     const latenciesMs: number[] = [];
     for (let i = 0; i < warmup + trials; i++) {
-      const number = await forgeIssue(forge.apiUrl, token, i);
+      const number = await forgeIssue(forge.apiUrl, token, `Bench ${i}`);
       let arrivedAt = 0;
       const claiming = claimJob(api, project).then((claim) => {
         arrivedAt = performance.now();
@@ -73,11 +73,12 @@ async function claimJob(api: RunnerApi, project: string) {
   }
 }
 
-async function forgeIssue(apiUrl: string, token: string, i: number): Promise<number> {
+/** Opens an issue on the local forge's `acme/widgets`; its number. */
+export async function forgeIssue(apiUrl: string, token: string, title: string): Promise<number> {
   const response = await fetch(`${apiUrl}/repos/acme/widgets/issues`, {
     method: "POST",
     headers: { authorization: `token ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ title: `Bench ${i}`, body: "" }),
+    body: JSON.stringify({ title, body: "" }),
   });
   if (!response.ok) throw new Error(`forge issue: ${response.status}`);
   return ((await response.json()) as { number: number }).number;

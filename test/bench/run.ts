@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { startLocalWorker } from "../support/worker.ts";
 import { benchClaimLatency } from "./claim.ts";
 import { benchDashboard } from "./dashboard.ts";
+import { benchFleet } from "./fleet.ts";
 import { benchIngest } from "./ingest.ts";
 import { benchJobStart } from "./job-start.ts";
 import { benchLabelToSessionStart } from "./label-to-session.ts";
@@ -22,6 +23,13 @@ try {
   await benchClaimLatency(worker.url);
 } finally {
   await worker.stop();
+}
+// A fleet of 1 000 sessions on one project, on a Worker of its own.
+const fleetWorker = await startLocalWorker({ stateParent });
+try {
+  await benchFleet(fleetWorker);
+} finally {
+  await fleetWorker.stop();
 }
 await benchJobStart();
 await benchSandboxStart();

@@ -14,6 +14,7 @@ import {
   expiredLeases,
   isSession,
   leaseTerm,
+  type OpenJob,
   selectJob,
   spendsBudget,
 } from "../../../src/domain/job-queue.ts";
@@ -60,8 +61,11 @@ export class Leases {
     const pauses = this.pauses(utcDay(now), meta.policy.budget);
     const paused = (job: StoredJob) =>
       spendsBudget(job.kind) && (this.hooks.isEventRun(job) ? pauses.events : pauses.work) !== null;
-    const open = this.store.open().filter((job) => job.status === "leased" || !paused(job));
-    return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
+    // Leased jobs only count (slots, issues at work): their specs are not read.
+    const queued = this.store.queued().filter((job) => !paused(job));
+    const open: OpenJob[] = [...this.store.leasedSlots(), ...queued];
+    const chosen = selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
+    return queued.find((job) => job === chosen) ?? null;
   }
 
   /** What today's spend pauses (src/domain/budget.ts): work, and event runs. */
@@ -146,7 +150,7 @@ export class Leases {
   expire(now: number): void {
     const meta = this.store.meta();
     if (!meta) return;
-    const expired = expiredLeases(this.store.leased(), now);
+    const expired = expiredLeases(this.store.expiring(now), now);
     if (expired.length === 0) return;
     this.storage.transactionSync(() => {
       // An expired lease's token is void at once: its runner's late calls are fenced off.
