@@ -8,6 +8,7 @@ import { benchIngest } from "./ingest.ts";
 import { benchJobStart } from "./job-start.ts";
 import { benchLabelToSessionStart } from "./label-to-session.ts";
 import { benchOutcomes } from "./outcomes.ts";
+import { benchPromptCache } from "./prompt-cache.ts";
 import { benchReconciliation } from "./reconcile.ts";
 import { benchSandboxStart } from "./sandbox-start.ts";
 
@@ -33,6 +34,8 @@ try {
 }
 await benchJobStart();
 await benchSandboxStart();
+// The runner's driver against the caching stand-in: later rounds of one issue against its first.
+await benchPromptCache();
 // Starts its own Worker, seeded with 10 000 issues.
 await benchDashboard();
 // Its own Worker too, seeded with 100 000 edges of history.
