@@ -15,8 +15,8 @@ import { Operator } from "../node/runner/support/operator.ts";
 import { startLocalForge } from "../support/forge/index.ts";
 import type { LocalWorker } from "../support/worker.ts";
 import { forgeIssue } from "./claim.ts";
-import { processGroupCpuMs } from "./cpu.ts";
 import { emit, percentile } from "./load.ts";
+import { processGroupCpuMs } from "./proc.ts";
 import { WorkerProfiler } from "./profile.ts";
 
 export type FleetOptions = {
