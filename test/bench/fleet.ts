@@ -7,14 +7,10 @@
  * arrival at a slot, and the Worker process's CPU over the window: in the local runtime the Worker, its
  * Durable Objects and D1 share one thread, so its CPU share is how close that thread is to its ceiling.
  */
-import { rm } from "node:fs/promises";
 import { RunnerApi } from "../../runner/api.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";
-import { tempDir } from "../node/git/support.ts";
-import { Operator } from "../node/runner/support/operator.ts";
-import { startLocalForge } from "../support/forge/index.ts";
 import type { LocalWorker } from "../support/worker.ts";
-import { forgeIssue } from "./claim.ts";
+import { benchProject } from "./forge-project.ts";
 import { emit, percentile } from "./load.ts";
 import { processGroupCpuMs } from "./proc.ts";
 import { WorkerProfiler } from "./profile.ts";
@@ -44,29 +40,15 @@ export async function benchFleet(
     leaseMs = 60_000,
   }: FleetOptions = {},
 ): Promise<void> {
-  const dataDir = await tempDir("bench-fleet-forge");
-  const forge = await startLocalForge({ dataDir, ci: { enabled: false } });
+  const project = "bench-fleet";
+  const bench = await benchProject(worker.url, project, { parallel: sessions, jobs: { leaseMs } });
+  const { operator } = bench;
   const running: Running[] = [];
   let stopping = false;
   try {
-    const repo = await forge.createRepo({
-      owner: "acme",
-      name: "widgets",
-      seed: { files: { "README.md": "#\n" } },
-    });
-    const { token } = forge.createUser("conveyor");
-    forge.addCollaborator(repo.fullName, "conveyor", "admin");
-    const operator = new Operator(worker.url);
-    const project = "bench-fleet";
-    await operator.registerProject(project, repo.cloneUrl, {
-      parallel: sessions,
-      apiUrl: forge.apiUrl,
-      forgeToken: token,
-      jobs: { leaseMs },
-    });
     const issues = sessions + Math.ceil(claimsPerSecond * seconds * 1.2);
     console.error(`fleet: ${issues} forge issues, ${sessions} sessions, ${slots} slots`);
-    const numbers = await inParallel(issues, 8, (i) => forgeIssue(forge.apiUrl, token, `Fleet ${i}`));
+    const numbers = await inParallel(issues, 8, (i) => bench.issue(`Fleet ${i}`));
 
     const runners: RunnerApi[] = [];
     for (let i = 0; i < Math.ceil(slots / slotsPerRunner); i++) {
@@ -228,8 +210,7 @@ export async function benchFleet(
     await Promise.race([Promise.all(slotLoops), new Promise((r) => setTimeout(r, 15_000))]);
   } finally {
     stopping = true;
-    await forge.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

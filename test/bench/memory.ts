@@ -6,12 +6,8 @@
  * what one live issue's object holds.
  */
 import { readFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
-import { tempDir } from "../node/git/support.ts";
-import { Operator } from "../node/runner/support/operator.ts";
-import { startLocalForge } from "../support/forge/index.ts";
 import type { LocalWorker } from "../support/worker.ts";
-import { forgeIssue } from "./claim.ts";
+import { benchProject } from "./forge-project.ts";
 import { emit } from "./load.ts";
 import { groupRss } from "./proc.ts";
 
@@ -27,19 +23,8 @@ export async function benchWorkerMemory(
   worker: LocalWorker,
   { issues = 10_000, width = 8 } = {},
 ): Promise<void> {
-  const dataDir = await tempDir("bench-memory-forge");
-  const forge = await startLocalForge({ dataDir, ci: { enabled: false } });
+  const bench = await benchProject(worker.url, "bench-memory");
   try {
-    const repo = await forge.createRepo({
-      owner: "acme",
-      name: "widgets",
-      seed: { files: { "README.md": "#\n" } },
-    });
-    const { token } = forge.createUser("conveyor");
-    forge.addCollaborator(repo.fullName, "conveyor", "admin");
-    const operator = new Operator(worker.url);
-    const project = "bench-memory";
-    await operator.registerProject(project, repo.cloneUrl, { apiUrl: forge.apiUrl, forgeToken: token });
     const before = groupRss(worker.pid, "workerd");
     // In tenths, each sampled; the machine is shared, so the bench stops short of starving it.
     const samples: [number, number][] = [[0, before]];
@@ -49,8 +34,8 @@ export async function benchWorkerMemory(
       await Promise.all(
         Array.from({ length: width }, async () => {
           for (let i = live++; i < upTo; i = live++) {
-            const number = await forgeIssue(forge.apiUrl, token, `Live ${i}`);
-            await operator.triage(project, number);
+            const number = await bench.issue(`Live ${i}`);
+            await bench.operator.triage("bench-memory", number);
           }
         }),
       );
@@ -77,8 +62,7 @@ export async function benchWorkerMemory(
       unit: "KiB",
     });
   } finally {
-    await forge.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

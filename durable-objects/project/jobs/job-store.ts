@@ -194,6 +194,10 @@ export class JobStore {
     return this.many("SELECT * FROM jobs WHERE status = 'queued' ORDER BY seq") as OpenStoredJob[];
   }
 
+  queuedCount(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'").one().n;
+  }
+
   /** Leased jobs as the queue's choice counts them (slots, issues at work), without their specs. */
   leasedSlots(): OpenJob[] {
     return this.sql
