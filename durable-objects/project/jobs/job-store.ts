@@ -5,7 +5,7 @@
  */
 import type { JobSpec, JobStatus, JobSummary, ProjectPolicy } from "../../../src/contracts/project-object.ts";
 import { DEFAULT_EVENT_DAILY_USD, type Spend } from "../../../src/domain/budget.ts";
-import type { DeadlineFields, OpenJob } from "../../../src/domain/job-queue.ts";
+import type { DeadlineFields, LeasedSlot, OpenJob } from "../../../src/domain/job-queue.ts";
 import { addColumns } from "../../shared/columns.ts";
 
 const SCHEMA = `
@@ -198,12 +198,12 @@ export class JobStore {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'").one().n;
   }
 
-  /** Leased jobs as the queue's choice counts them (slots, issues at work), without their specs. */
-  leasedSlots(): OpenJob[] {
+  /** Leased jobs as the queue's choice counts them (slots, issues at work): two columns each. */
+  leasedSlots(): LeasedSlot[] {
     return this.sql
-      .exec<Row>(`SELECT ${SUMMARY_COLUMNS} FROM jobs WHERE status = 'leased'`)
+      .exec<{ number: number; kind: string }>("SELECT number, kind FROM jobs WHERE status = 'leased'")
       .toArray()
-      .map((row) => ({ ...toSummary(row), status: "leased" as const }));
+      .map((row) => ({ number: row.number, kind: row.kind as LeasedSlot["kind"], status: "leased" }));
   }
 
   /**
@@ -339,11 +339,7 @@ type Cell = Row[string] | undefined;
 const text = (value: Cell) => (value === null || value === undefined ? null : String(value));
 const int = (value: Cell) => (value === null || value === undefined ? null : Number(value));
 
-/** The columns of a job but its spec: what `toSummary` reads. */
-const SUMMARY_COLUMNS =
-  "seq, id, key, number, kind, status, attempt, runner_id, lease_token, lease_expires_at, leased_at, cancelled, confirmed, unconfirmed, not_before, affinity, affinity_until, session_id, branch, head_sha, created_at, updated_at";
-
-function toSummary(row: Row): Omit<StoredJob, "spec"> {
+function toJob(row: Row): StoredJob {
   return {
     seq: Number(row.seq),
     id: String(row.id),
@@ -352,6 +348,7 @@ function toSummary(row: Row): Omit<StoredJob, "spec"> {
     kind: String(row.kind) as StoredJob["kind"],
     status: String(row.status) as JobStatus,
     attempt: Number(row.attempt),
+    spec: JSON.parse(String(row.spec)),
     runnerId: text(row.runner_id),
     leaseToken: text(row.lease_token),
     leaseExpiresAt: int(row.lease_expires_at),
@@ -368,8 +365,4 @@ function toSummary(row: Row): Omit<StoredJob, "spec"> {
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
-}
-
-function toJob(row: Row): StoredJob {
-  return { ...toSummary(row), spec: JSON.parse(String(row.spec)) };
 }

@@ -14,7 +14,6 @@ import {
   expiredLeases,
   isSession,
   leaseTerm,
-  type OpenJob,
   selectJob,
   spendsBudget,
 } from "../../../src/domain/job-queue.ts";
@@ -63,9 +62,8 @@ export class Leases {
       spendsBudget(job.kind) && (this.hooks.isEventRun(job) ? pauses.events : pauses.work) !== null;
     // Leased jobs only count (slots, issues at work): their specs are not read.
     const queued = this.store.queued().filter((job) => !paused(job));
-    const open: OpenJob[] = [...this.store.leasedSlots(), ...queued];
-    const chosen = selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
-    return queued.find((job) => job === chosen) ?? null;
+    const open = [...this.store.leasedSlots(), ...queued];
+    return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
   }
 
   /** What today's spend pauses (src/domain/budget.ts): work, and event runs. */
