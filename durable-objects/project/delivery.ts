@@ -102,7 +102,7 @@ export class ProjectDelivery {
     const { store, reconciliation, backfill, agentJobs, vault, supervisor } = this.concerns;
     await armAlarm(this.ctx.storage, [
       outboxAlarm(this.outbox.nextAt(Object.values(CHANNELS)), floor),
-      nextDeadline(store.deadlineFields(), Date.now()),
+      nextDeadline(store.deadlineFields(Date.now()), Date.now()),
       reconciliation.nextAt(),
       backfill.nextAt(),
       agentJobs.nextScheduleAt(),

@@ -272,7 +272,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     this.leases.expire(Date.now());
     this.vault.expireDue(this.projectName(), Date.now());
     // A grace period may have ended: waiting claims look again.
-    this.waiters.wake();
+    this.queue.wakeForQueued();
     await this.delivery.flush();
     // In the background, each on its own: a slow forge holds neither this alarm nor the outbox's next one.
     // None throws: a failing forge reschedules its own cycle.

@@ -5,6 +5,7 @@
 import type { EnqueueRequest } from "../../src/contracts/project-object.ts";
 import { issueBranch } from "../../src/domain/branch.ts";
 import type { JobKind } from "../../src/domain/lifecycle.ts";
+import type { PromptCacheTtl } from "../../src/domain/prompt-cache.ts";
 import { budgetLimits } from "../../src/projects/config.ts";
 import type { Project } from "../../src/projects/store.ts";
 import type { ActionRun } from "../../src/runner-api/contract.ts";
@@ -21,6 +22,8 @@ export type IssueJob = {
   instructions: string | null;
   /** An action issue's session: its formula and the step the vault approved for this job. */
   action?: ActionRun;
+  /** The prompt cache's lifetime its session asks for (src/projects/prompt-cache.ts); 5 minutes when absent. */
+  promptCacheTtl?: PromptCacheTtl;
 };
 
 /** The queue's request for an issue's job under `key`, with the project's repository, sandbox and policy. */
@@ -41,6 +44,7 @@ export function jobRequest(project: Project, key: string, job: IssueJob): Enqueu
       // Recomputed from the issue's spend when the job is leased.
       budget: { maxTurns: settings.maxTurnsPerSession, usdRemaining: settings.issueBudgetUsd },
       sandbox: settings.sandbox,
+      promptCacheTtl: job.promptCacheTtl ?? "5m",
       ...(job.action && { action: job.action }),
     },
     policy: { parallel: settings.parallel, ...settings.jobs, budget: budgetLimits(settings) },

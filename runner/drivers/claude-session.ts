@@ -1,6 +1,7 @@
 import { type Options, query, type SDKResultMessage } from "@anthropic-ai/claude-agent-sdk";
 import type { ActivityItem, Usage } from "../../src/runner-api/contract.ts";
 import type { Logger } from "../log.ts";
+import type { CacheLifetime } from "../sandbox/cache-lifetime.ts";
 import type { Place, Sandbox } from "../sandbox/session-sandbox.ts";
 import { activityOf } from "./activity.ts";
 
@@ -17,6 +18,8 @@ export type ClaudeSessionOptions = {
   projectSettings: boolean;
   allowedDomains: readonly string[];
   budgetUsd: number;
+  /** The prompt cache's lifetime the session's requests ask for (the job's). */
+  cacheLifetime?: CacheLifetime;
   maxTurns: number;
   model?: string | undefined;
   resume?: string | undefined;
@@ -46,6 +49,7 @@ export async function claudeSession(options: ClaudeSessionOptions): Promise<Clau
   const session = await options.sandbox.open(options.place, {
     budgetUsd: options.budgetUsd,
     allowedDomains: options.allowedDomains,
+    ...(options.cacheLifetime && { cacheLifetime: options.cacheLifetime }),
     onUsage: (usage) => {
       if (run.sessionId !== null) options.onUsage(run.sessionId, usage);
     },

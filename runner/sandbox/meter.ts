@@ -15,6 +15,8 @@ const usageSchema = z.looseObject({
   output_tokens: z.number().int().min(0).nullish(),
   cache_read_input_tokens: z.number().int().min(0).nullish(),
   cache_creation_input_tokens: z.number().int().min(0).nullish(),
+  /** The writes by lifetime: 1-hour ones cost more. */
+  cache_creation: z.looseObject({ ephemeral_1h_input_tokens: z.number().int().min(0).nullish() }).nullish(),
 });
 type ApiUsage = z.infer<typeof usageSchema>;
 
@@ -35,7 +37,13 @@ const eventSchema = z.discriminatedUnion("type", [
 /** Streamed output bytes per token, on the high side (prose averages about 4): an estimate errs over. */
 const STREAMED_BYTES_PER_TOKEN = 3;
 
-const ZERO: Tokens = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+const ZERO: Tokens = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
+};
 
 /** Takes a streamed response's bytes as they pass; `result()` is what was metered so far. */
 export class StreamMeter {
@@ -123,6 +131,7 @@ function merge(tokens: Tokens, usage: ApiUsage | undefined): Tokens {
     outputTokens: usage.output_tokens ?? tokens.outputTokens,
     cacheReadTokens: usage.cache_read_input_tokens ?? tokens.cacheReadTokens,
     cacheWriteTokens: usage.cache_creation_input_tokens ?? tokens.cacheWriteTokens,
+    cacheWrite1hTokens: usage.cache_creation?.ephemeral_1h_input_tokens ?? tokens.cacheWrite1hTokens ?? 0,
   };
 }
 

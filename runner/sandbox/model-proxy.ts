@@ -4,6 +4,7 @@ import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { errorMessage } from "../../src/error-message.ts";
 import type { Usage } from "../../src/runner-api/contract.ts";
+import { type CacheLifetime, withCacheLifetime } from "./cache-lifetime.ts";
 import { type Metered, meterBody, StreamMeter } from "./meter.ts";
 import { allowedBetas, type MessagesRequest, shapeRequest } from "./request-shape.ts";
 import { type Admission, MAX_IN_FLIGHT, SpendLedger } from "./spend.ts";
@@ -42,6 +43,8 @@ export type ModelProxyOptions = {
   sessionToken: string;
   /** USD the session may spend: spend.ts holds it to that. */
   budgetUsd: number;
+  /** The prompt cache's lifetime its breakpoints ask for (cache-lifetime.ts); the API's default, 5 minutes, when absent. */
+  cacheLifetime?: CacheLifetime;
   /** After every metered response (an abandoned stream too): the session's totals so far. */
   onUsage?: (usage: Usage) => void;
 };
@@ -138,13 +141,15 @@ export class ModelProxy {
         this.#counting--;
       }
     }
-    const { request } = shaped;
+    const lifetime = this.#options.cacheLifetime ?? "5m";
+    const request = withCacheLifetime(shaped.request, lifetime);
     const thinking = request.thinking?.type === "enabled" ? request.thinking.budget_tokens : undefined;
     const ask = {
       model: request.model,
       bytes: body.length,
       maxTokens: request.max_tokens,
       thinkingBudget: thinking,
+      longCache: lifetime === "1h",
     };
     const { admission, id } = this.#ledger.admit(ask);
     if (admission.kind === "busy") return sendBusy(res);

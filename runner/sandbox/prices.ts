@@ -15,15 +15,19 @@ const PRICES: [RegExp, Price][] = [
 ];
 const DEAREST: Price = { input: 15, output: 75 };
 
-/** A 5-minute cache write costs 1.25 times the input price, a cache read a tenth of it. */
-const CACHE_WRITE = 1.25;
+/** A 5-minute cache write costs 1.25 times the input price, a 1-hour one twice it, a cache read a tenth. */
+export const CACHE_WRITE = 1.25;
+export const CACHE_WRITE_1H = 2;
 const CACHE_READ = 0.1;
 
 export type Tokens = {
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;
+  /** All cache writes, whatever their lifetime. */
   cacheWriteTokens: number;
+  /** Of those, the 1-hour ones (the API's `cache_creation.ephemeral_1h_input_tokens`); none when absent. */
+  cacheWrite1hTokens?: number;
 };
 
 export function priceOf(model: string): Price {
@@ -32,9 +36,11 @@ export function priceOf(model: string): Price {
 
 export function costUsd(model: string, tokens: Tokens): number {
   const { input, output } = priceOf(model);
+  const longWrites = Math.min(tokens.cacheWrite1hTokens ?? 0, tokens.cacheWriteTokens);
   const millionths =
     tokens.inputTokens * input +
-    tokens.cacheWriteTokens * input * CACHE_WRITE +
+    (tokens.cacheWriteTokens - longWrites) * input * CACHE_WRITE +
+    longWrites * input * CACHE_WRITE_1H +
     tokens.cacheReadTokens * input * CACHE_READ +
     tokens.outputTokens * output;
   return millionths / 1_000_000;

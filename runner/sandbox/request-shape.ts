@@ -68,6 +68,9 @@ const contextManagement = z.looseObject({
   edits: z.array(z.looseObject({ type: z.string().regex(/^clear_(thinking|tool_uses)_\d+$/) })).optional(),
 });
 
+/** A prompt-cache breakpoint; `ttl` absent is 5 minutes. */
+const cacheControl = z.looseObject({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() });
+
 const textOrBlocks = z.union([
   z.string(),
   z.array(z.looseObject({ type: z.literal("text"), text: z.string() })),
@@ -82,6 +85,8 @@ const common = {
   thinking: thinking.optional(),
   context_management: contextManagement.optional(),
   output_config: z.record(z.string(), z.unknown()).optional(),
+  /** Automatic caching: a breakpoint on the last block. */
+  cache_control: cacheControl.optional(),
 };
 
 const messagesRequest = z.strictObject({

@@ -8,6 +8,7 @@ import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { Usage } from "../../src/runner-api/contract.ts";
 import { bubblewrapArgs, hostSystem, type SystemEntry, spawnBubblewrap } from "./bubblewrap.ts";
+import type { CacheLifetime } from "./cache-lifetime.ts";
 import { bundledClaudeCode, defaultControllerDir, executeOnlyCopy } from "./controller.ts";
 import { EgressProxy } from "./egress-proxy.ts";
 import { DEFAULT_MODEL_BASE_URL, ModelProxy } from "./model-proxy.ts";
@@ -54,6 +55,8 @@ export type SessionLimits = {
   /** Hosts reachable on port 443 through the egress proxy; none by default. */
   allowedDomains: readonly string[];
   onUsage?: (usage: Usage) => void;
+  /** The prompt cache's lifetime the session's requests ask for; 5 minutes when absent. */
+  cacheLifetime?: CacheLifetime;
 };
 
 export type SpawnOptions = {
@@ -113,6 +116,7 @@ export class Sandbox {
       sessionToken,
       budgetUsd: limits.budgetUsd,
       ...(limits.onUsage && { onUsage: limits.onUsage }),
+      ...(limits.cacheLifetime && { cacheLifetime: limits.cacheLifetime }),
     };
     if (!this.enabled) {
       const model = await ModelProxy.start(options, { port: 0 });

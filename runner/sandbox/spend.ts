@@ -1,23 +1,29 @@
 /**
  * How the model proxy holds a session to its budget. Before a request goes upstream it reserves the request's
- * worst case: its input (estimated from its size, at the cache-write price, the dearest an input token costs)
+ * worst case: its input (estimated from its size, at the cache-write price of the session's cache lifetime, the
+ * dearest an input token costs)
  * and `max_tokens` at the output price. What is reserved is taken from the budget until the answer settles it
  * to what the API reported; requests in flight are bounded, so parallel requests cannot all pass at spend 0.
  * Where the worst case does not fit but a useful answer does, `max_tokens` is lowered to what the budget
  * still pays for (the answer then stops at that length), so the end of a budget stays usable.
  */
-import { type Price, priceOf } from "./prices.ts";
+import { CACHE_WRITE, CACHE_WRITE_1H, type Price, priceOf } from "./prices.ts";
 
 /** Request JSON bytes per input token, as the tokenizer averages on code and prose (an estimate). */
 const BYTES_PER_TOKEN = 4;
-/** A 5-minute cache write costs 1.25 times the input price: the dearest an input token gets. */
-const WORST_INPUT = 1.25;
 /** Below this many output tokens an answer is not worth asking for: the budget counts as spent. */
 export const MIN_OUTPUT_TOKENS = 2_048;
 /** Requests of one session upstream at once (Claude Code sends one, two with a side request). */
 export const MAX_IN_FLIGHT = 4;
 
-export type Ask = { model: string; bytes: number; maxTokens: number; thinkingBudget?: number | undefined };
+export type Ask = {
+  model: string;
+  bytes: number;
+  maxTokens: number;
+  thinkingBudget?: number | undefined;
+  /** Its breakpoints write 1-hour cache entries, whose writes cost more than 5-minute ones. */
+  longCache?: boolean;
+};
 
 export type Admission =
   | {
@@ -40,7 +46,7 @@ export function admit(
   limit: { budgetUsd: number; spentUsd: number; reservedUsd: number },
 ): Admission {
   const price = priceOf(ask.model);
-  const input = inputWorstUsd(ask.bytes, price);
+  const input = inputWorstUsd(ask.bytes, price, ask.longCache ? CACHE_WRITE_1H : CACHE_WRITE);
   const perOutput = price.output / 1_000_000;
   const floor = Math.min(ask.maxTokens, MIN_OUTPUT_TOKENS);
   const settledRoom = limit.budgetUsd - limit.spentUsd;
@@ -63,8 +69,8 @@ export function admit(
   };
 }
 
-function inputWorstUsd(bytes: number, price: Price): number {
-  return (Math.ceil(bytes / BYTES_PER_TOKEN) * price.input * WORST_INPUT) / 1_000_000;
+function inputWorstUsd(bytes: number, price: Price, cacheWrite: number): number {
+  return (Math.ceil(bytes / BYTES_PER_TOKEN) * price.input * cacheWrite) / 1_000_000;
 }
 
 /** A session's spend: what settled, and each request in flight's reservation against what it metered so far. */

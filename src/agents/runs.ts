@@ -101,6 +101,8 @@ export async function agentRunRequest(
       instructions: null,
       budget: { maxTurns: definition.maxTurns, usdRemaining: definition.budgetUsd },
       sandbox: settings.sandbox,
+      // One session, no later round to read its transcript back.
+      promptCacheTtl: "5m",
       agent: {
         runId,
         name: definition.name,

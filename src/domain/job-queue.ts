@@ -53,6 +53,9 @@ export type OpenJob = {
   notBefore: number;
 };
 
+/** What the choice reads of a leased job: the slot it holds, the issue it keeps busy. */
+export type LeasedSlot = Pick<OpenJob, "number" | "kind"> & { status: "leased" };
+
 export type Claimant = {
   runnerId: string;
   /** Numbers of this project's issues whose worktree the runner holds. */
@@ -85,7 +88,7 @@ const mayTake = (job: OpenJob, claimant: Claimant, now: number) =>
  * worktree and transcript). Order: rank, then jobs whose worktree the claimant holds, then FIFO.
  */
 export function selectJob<J extends OpenJob>(
-  open: readonly J[],
+  open: readonly (J | LeasedSlot)[],
   claimant: Claimant,
   now: number,
   parallel: number,
@@ -103,7 +106,7 @@ export function selectJob<J extends OpenJob>(
   }
   const reapAhead = (job: J) => job.kind !== "reap" && (reaps.get(job.number) ?? job.seq) < job.seq;
   const candidates = open.filter(
-    (job) =>
+    (job): job is J =>
       job.status === "queued" &&
       job.notBefore <= now &&
       !busy.has(job.number) &&

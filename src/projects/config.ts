@@ -8,6 +8,7 @@ import {
   type TimerKind,
 } from "../domain/lifecycle.ts";
 import { MERGE_METHOD_SETTINGS } from "../domain/merge-rules.ts";
+import { PROMPT_CACHE_SETTINGS } from "../domain/prompt-cache.ts";
 import { DEFAULT_PROTECTED_PATHS } from "../domain/protected-paths.ts";
 import { DEFAULT_VAULT_EXPIRY_MS, VAULT_KINDS } from "../domain/vault.ts";
 
@@ -93,7 +94,7 @@ export const settingsSchema = z.object({
     })
     .prefault({}),
   /** Sessions at work at once (running + revising). */
-  parallel: z.number().int().min(1).max(100).default(2),
+  parallel: z.number().int().min(1).max(1_000).default(2),
   maxCiFixes: z.number().int().min(0).max(20).default(3),
   maxCriticIterations: z.number().int().min(1).max(20).default(3),
   /** Updates from the base (the forge's, or a session resolving a conflict) before escalating. */
@@ -237,6 +238,12 @@ export const settingsSchema = z.object({
     })
     .prefault({}),
   sandbox: sessionSandboxSchema.prefault({}),
+  /**
+   * The prompt cache's lifetime sessions ask for: `5m` (the API's default), `1h` (writes cost 2 instead of 1.25
+   * times the input price, and a round that starts after five minutes still reads its transcript from the
+   * cache), or `auto`: an hour when at least half of the project's recent CI waits took 4 minutes or more.
+   */
+  promptCache: z.enum(PROMPT_CACHE_SETTINGS).default("auto"),
   critic: z
     .object({
       /**

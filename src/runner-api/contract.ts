@@ -15,6 +15,7 @@ import { z } from "zod";
 import { AGENT_TOOLS, OUTPUT_TYPES } from "../agents/definition.ts";
 import { MAX_REQUESTS_PER_RUN, requestedOutputSchema } from "../agents/outputs.ts";
 import { PHASES } from "../domain/lifecycle.ts";
+import { PROMPT_CACHE_TTLS } from "../domain/prompt-cache.ts";
 import { VAULT_ID } from "../domain/vault.ts";
 import { stepBindingSchema } from "../formulas/approval.ts";
 import { formulaSchema, MAX_FORMULA_BYTES, SECRET_NAME, STEP_ID } from "../formulas/formula.ts";
@@ -184,6 +185,8 @@ export const jobSchema = z.object({
   budget: z.object({ maxTurns: z.number().int().positive(), usdRemaining: z.number().min(0) }),
   /** The project's sandbox settings; jobs queued before they existed get the defaults. */
   sandbox: sessionSandboxSchema.prefault({}),
+  /** The prompt cache's lifetime the session asks for (src/domain/prompt-cache.ts); older Workers send none. */
+  promptCacheTtl: z.enum(PROMPT_CACHE_TTLS).default("5m"),
   /** Set for (and only for) `agent` jobs. */
   agent: agentRunSchema.optional(),
   /** Set for the sessions of `action` issues: no pull request, the formula's tools. */

@@ -1,10 +1,7 @@
 /** Jobs out: how soon a long-polling runner gets a job that was just enqueued on the local Worker. */
-import { rm } from "node:fs/promises";
 import { RunnerApi } from "../../runner/api.ts";
 import { sleep } from "../../runner/sleep.ts";
-import { tempDir } from "../node/git/support.ts";
-import { Operator } from "../node/runner/support/operator.ts";
-import { startLocalForge } from "../support/forge/index.ts";
+import { benchProject } from "./forge-project.ts";
 import { emit, percentile } from "./load.ts";
 
 /**
@@ -15,30 +12,17 @@ import { emit, percentile } from "./load.ts";
  * refuses them would leave every issue retrying in the background, a load that grows with each trial.
  */
 export async function benchClaimLatency(url: string, { trials = 200, warmup = 10 } = {}): Promise<void> {
-  const dataDir = await tempDir("bench-claim-forge");
-  const forge = await startLocalForge({ dataDir, ci: { enabled: false } });
+  const project = "bench-claim";
+  const bench = await benchProject(url, project, { parallel: 1 });
   try {
-    const repo = await forge.createRepo({
-      owner: "acme",
-      name: "widgets",
-      seed: { files: { "README.md": "#\n" } },
-    });
-    const { token } = forge.createUser("conveyor");
-    forge.addCollaborator(repo.fullName, "conveyor", "admin");
-    const operator = new Operator(url);
-    const project = "bench-claim";
-    await operator.registerProject(project, repo.cloneUrl, {
-      parallel: 1,
-      apiUrl: forge.apiUrl,
-      forgeToken: token,
-    });
+    const { operator } = bench;
     const api = new RunnerApi(url);
     const registrationToken = await operator.registrationToken();
     api.token = (await api.register({ registrationToken, name: "bench", version: "bench" })).token;
 
     const latenciesMs: number[] = [];
     for (let i = 0; i < warmup + trials; i++) {
-      const number = await forgeIssue(forge.apiUrl, token, i);
+      const number = await bench.issue(`Bench ${i}`);
       let arrivedAt = 0;
       const claiming = claimJob(api, project).then((claim) => {
         arrivedAt = performance.now();
@@ -57,8 +41,7 @@ export async function benchClaimLatency(url: string, { trials = 200, warmup = 10
     emit({ name: "claim_latency_p50", value: percentile(latenciesMs, 50), unit: "ms" });
     emit({ name: "claim_latency_p99", value: percentile(latenciesMs, 99), unit: "ms", target: "< 50" });
   } finally {
-    await forge.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 
@@ -71,14 +54,4 @@ async function claimJob(api: RunnerApi, project: string) {
     const claim = await api.claim({ waitMs: 10_000, holding: [], projects: [project] });
     if (claim) return claim;
   }
-}
-
-async function forgeIssue(apiUrl: string, token: string, i: number): Promise<number> {
-  const response = await fetch(`${apiUrl}/repos/acme/widgets/issues`, {
-    method: "POST",
-    headers: { authorization: `token ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ title: `Bench ${i}`, body: "" }),
-  });
-  if (!response.ok) throw new Error(`forge issue: ${response.status}`);
-  return ((await response.json()) as { number: number }).number;
 }

@@ -3,10 +3,14 @@ import { existsSync } from "node:fs";
 import { startLocalWorker } from "../support/worker.ts";
 import { benchClaimLatency } from "./claim.ts";
 import { benchDashboard } from "./dashboard.ts";
+import { benchFleet } from "./fleet.ts";
 import { benchIngest } from "./ingest.ts";
 import { benchJobStart } from "./job-start.ts";
 import { benchLabelToSessionStart } from "./label-to-session.ts";
+import { emit } from "./load.ts";
+import { benchWorkerMemory } from "./memory.ts";
 import { benchOutcomes } from "./outcomes.ts";
+import { benchPromptCache } from "./prompt-cache.ts";
 import { benchReconciliation } from "./reconcile.ts";
 import { benchSandboxStart } from "./sandbox-start.ts";
 import { benchSanitizer } from "./sanitizer.ts";
@@ -24,14 +28,34 @@ try {
 } finally {
   await worker.stop();
 }
+// A fleet of 1 000 sessions on one project, then 10 000 live issues: each on a Worker of its own.
+for (const bench of [benchFleet, benchWorkerMemory]) {
+  const own = await startLocalWorker({ stateParent });
+  try {
+    await bench(own);
+  } finally {
+    await own.stop();
+  }
+}
 await benchSanitizer();
 await benchJobStart();
-await benchSandboxStart();
+// The runner's driver against the caching stand-in: later rounds of one issue against its first.
+await benchPromptCache();
 // Starts its own Worker, seeded with 10 000 issues.
 await benchDashboard();
 // Its own Worker too, seeded with 100 000 edges of history.
 await benchOutcomes();
 // Worker-side, in workerd: reconciliation's forge calls, 100 projects at once, the cron's subrequests.
 await benchReconciliation();
-// The whole factory (forge, Worker, runner, sandbox, stand-in model): a label to the session's first request.
-await benchLabelToSessionStart();
+// A bare sandboxed Claude Code start (the floor), then the whole factory (forge, Worker, runner, sandbox,
+// stand-in model) from a label to the session's first request, one after the other.
+const floorMs = await benchSandboxStart();
+const labelMs = await benchLabelToSessionStart();
+// How near a session's start from the label is to the agent's own start on this machine (its floor).
+emit({
+  name: "label_to_first_request_ratio",
+  value: labelMs / floorMs,
+  unit: "ratio",
+  target: "<= 1.3",
+  baseline: floorMs,
+});

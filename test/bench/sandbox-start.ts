@@ -12,7 +12,8 @@ import { text } from "../support/model/script.ts";
 import { startModelStandIn } from "../support/model/server.ts";
 import { emit, percentile } from "./load.ts";
 
-export async function benchSandboxStart({ runs = 7 } = {}): Promise<void> {
+/** Its sandboxed p50: a bare sandboxed Claude Code start to its first model request, the floor of a session's start. */
+export async function benchSandboxStart({ runs = 7 } = {}): Promise<number> {
   const root = await tempDir("bench-sandbox");
   let firstRequestAt = 0;
   const standIn = await startModelStandIn({
@@ -79,6 +80,7 @@ export async function benchSandboxStart({ runs = 7 } = {}): Promise<void> {
       unit: "ms",
       target: "< 300",
     });
+    return sandboxed;
   } finally {
     await standIn.close();
     await rm(root, { recursive: true, force: true });

@@ -413,3 +413,20 @@ describe("agent runs in the queue", () => {
     ]);
   });
 });
+
+describe("leased jobs as slots", () => {
+  it("counts leased jobs given by number and kind alone, as the ProjectDO reads them", () => {
+    const queued = [job("a", { number: 1 }), job("b", { number: 2 })];
+    const slot = (number: number, kind: JobKind = "implement") => ({
+      number,
+      kind,
+      status: "leased" as const,
+    });
+    // The issue at work is busy: its queued job waits.
+    expect(selectJob<Job>([slot(1), ...queued], claimant(), NOW, 2)?.id).toBe("b");
+    // Every slot taken by sessions: no session starts.
+    expect(selectJob<Job>([slot(7), slot(8), ...queued], claimant(), NOW, 2)).toBeNull();
+    // A reap holds no slot.
+    expect(selectJob<Job>([slot(7), slot(8, "reap"), ...queued], claimant(), NOW, 2)?.id).toBe("a");
+  });
+});

@@ -25,7 +25,16 @@ const OFFLINE = {
 export const TEST_ADMIN_TOKEN = "local-admin-token";
 export const TEST_SECRETS_KEY = "iTXhRXylyfEooJdlomoGr0kun+hzmNDYN/lst96dk+0=";
 
-export type LocalWorker = { url: string; stateDir: string; stop(): Promise<void>; logs(): string };
+export type LocalWorker = {
+  url: string;
+  stateDir: string;
+  /** wrangler's process, the leader of the group that holds its workerd (for benchmarks' CPU figures). */
+  pid: number | undefined;
+  /** The DevTools inspector wrangler serves for the Worker's isolate (benchmarks' CPU profiles). */
+  inspectorPort: number;
+  stop(): Promise<void>;
+  logs(): string;
+};
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -57,6 +66,7 @@ export async function startLocalWorker(
   const stateDir =
     options.stateDir ?? (await mkdtemp(join(options.stateParent ?? tmpdir(), "conveyor-worker-")));
   const port = options.port ?? (await freePort());
+  const inspectorPort = await freePort();
   const env = { ...process.env, ...OFFLINE, CI: "true" };
   const d1 = (...args: string[]) =>
     promisify(execFile)(
@@ -90,7 +100,7 @@ export async function startLocalWorker(
       String(port),
       // Else every instance probes from 9229, and instances starting together collide.
       "--inspector-port",
-      String(await freePort()),
+      String(inspectorPort),
       "--persist-to",
       stateDir,
       "--show-interactive-dev-session=false",
@@ -123,6 +133,8 @@ export async function startLocalWorker(
   return {
     url,
     stateDir,
+    pid: child.pid,
+    inspectorPort,
     logs: () => output,
     stop: async () => {
       if (child.exitCode === null && child.pid) {

@@ -75,6 +75,7 @@ describe("end to end", () => {
       budget: { maxTurns: 100, usdRemaining: 10 },
       // The project's sandbox settings: no registry reachable, no repository Claude settings.
       sandbox: { allowedDomains: [], projectSettings: false },
+      promptCacheTtl: "5m",
     });
     // The issue hears of the session once its runner confirms the lease, not at the claim.
     await drain(project);
@@ -694,6 +695,26 @@ describe("long-poll", () => {
     expect(await waiting).toBeNull();
     expect(taken(await claim(runner, [one, two])).job).toMatchObject({ project: two, issue: { number: 4 } });
     expect(await jobsOf(one)).toEqual([]);
+  });
+
+  it("a new job wakes two waiting claims, the longest waiting first, not every one", async () => {
+    const { project, runners } = await setup("poll-few", {}, 4);
+    const answered: number[] = [];
+    const polls: Promise<unknown>[] = [];
+    for (const [i, runner] of runners.entries()) {
+      polls.push(claim(runner, [project], { waitMs: 5_000 }).then(() => answered.push(i)));
+      // In this order at the ProjectDO.
+      await sleep(100);
+    }
+    await sleep(200);
+    await implement(project, 1);
+    await Promise.all(polls.slice(0, 2));
+    // As a runner does, the first claims again and takes it: nothing is left queued to wake anyone for.
+    expect(taken(await claim(runners[0] as Runner, [project])).job.issue.number).toBe(1);
+    await sleep(500);
+    // The other two still wait: with a fleet's hundreds of polls, each job answered them all.
+    expect(answered.sort()).toEqual([0, 1]);
+    await Promise.all(polls);
   });
 
   it("answers 204 when nothing comes within waitMs", async () => {

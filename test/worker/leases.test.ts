@@ -77,6 +77,7 @@ function spec(project: string, number: number, kind: JobSpec["kind"] = "implemen
     instructions: null,
     budget: { maxTurns: 50, usdRemaining: 10 },
     sandbox: { allowedDomains: [], projectSettings: false },
+    promptCacheTtl: "5m",
   };
 }
 

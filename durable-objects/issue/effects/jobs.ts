@@ -7,6 +7,7 @@ import { loadActionRun } from "../../../src/formulas/load.ts";
 import { projectStub } from "../../../src/project-stub.ts";
 import { cachedProject } from "../../../src/projects/cache.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
+import { projectCacheTtl } from "../../../src/projects/prompt-cache.ts";
 import { jobRequest } from "../../shared/job-request.ts";
 import type { Deliverers } from "./deliverers.ts";
 
@@ -39,6 +40,7 @@ export const JOB_DELIVERERS: Deliverers = {
       sessionId: issue.sessionId,
       instructions: effect.detail ?? null,
       ...(action && { action }),
+      ...(effect.job !== "reap" && { promptCacheTtl: await projectCacheTtl(env, project) }),
     });
     await projectStub(env, project.id).enqueue(request);
     return undefined;

@@ -5,7 +5,7 @@
  */
 import type { JobSpec, JobStatus, JobSummary, ProjectPolicy } from "../../../src/contracts/project-object.ts";
 import { DEFAULT_EVENT_DAILY_USD, type Spend } from "../../../src/domain/budget.ts";
-import type { DeadlineFields, OpenJob } from "../../../src/domain/job-queue.ts";
+import type { DeadlineFields, LeasedSlot, OpenJob } from "../../../src/domain/job-queue.ts";
 import { addColumns } from "../../shared/columns.ts";
 
 const SCHEMA = `
@@ -43,6 +43,7 @@ CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status) WHERE status IN ('queued',
 CREATE INDEX IF NOT EXISTS jobs_by_issue ON jobs (number, leased_at);
 CREATE INDEX IF NOT EXISTS jobs_waits ON jobs (status)
   WHERE status = 'leased' OR (status = 'queued' AND (affinity IS NOT NULL OR not_before > 0));
+CREATE INDEX IF NOT EXISTS jobs_lease_expiry ON jobs (lease_expires_at) WHERE status = 'leased';
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed', 'cancelled');
 CREATE TABLE IF NOT EXISTS spend (
   usage_id TEXT PRIMARY KEY,
@@ -172,33 +173,64 @@ export class JobStore {
     ) as OpenStoredJob[];
   }
 
-  /** Leased jobs, in enqueue order (through jobs_waits): what an expiry check reads. */
+  /** Leased jobs, in enqueue order (through jobs_waits). */
   leased(): OpenStoredJob[] {
     return this.many("SELECT * FROM jobs WHERE status = 'leased' ORDER BY seq") as OpenStoredJob[];
   }
 
   /**
-   * The open jobs that can set a deadline (leased, or queued with an affinity or a backoff), without their
-   * specs: read on every alarm reschedule, where parsing every queued job's spec would grow with the
-   * backlog. The WHERE is jobs_waits' own, so that index answers it.
+   * Leased jobs whose lease ran out by `now`, through jobs_lease_expiry: every runner call checks, and with a
+   * fleet's thousand leases reading (and parsing) them all was most of the object's time.
    */
-  deadlineFields(): DeadlineFields[] {
-    return this.sql
-      .exec<Row>(
-        `SELECT status, lease_expires_at, affinity, affinity_until, not_before FROM jobs
-           WHERE status = 'leased' OR (status = 'queued' AND (affinity IS NOT NULL OR not_before > 0))`,
-      )
-      .toArray()
-      .map((row) => ({
-        status: String(row.status) as DeadlineFields["status"],
-        leaseExpiresAt: int(row.lease_expires_at),
-        affinity: text(row.affinity),
-        affinityUntil: Number(row.affinity_until),
-        notBefore: Number(row.not_before),
-      }));
+  expiring(now: number): OpenStoredJob[] {
+    return this.many(
+      "SELECT * FROM jobs WHERE status = 'leased' AND lease_expires_at <= ? ORDER BY seq",
+      now,
+    ) as OpenStoredJob[];
   }
 
-  /** The runner of the issue's most recently leased job. */
+  /** Queued jobs, in enqueue order. */
+  queued(): OpenStoredJob[] {
+    return this.many("SELECT * FROM jobs WHERE status = 'queued' ORDER BY seq") as OpenStoredJob[];
+  }
+
+  queuedCount(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'").one().n;
+  }
+
+  /** Leased jobs as the queue's choice counts them (slots, issues at work): two columns each. */
+  leasedSlots(): LeasedSlot[] {
+    return this.sql
+      .exec<{ number: number; kind: string }>("SELECT number, kind FROM jobs WHERE status = 'leased'")
+      .toArray()
+      .map((row) => ({ number: row.number, kind: row.kind as LeasedSlot["kind"], status: "leased" }));
+  }
+
+  /**
+   * What `nextDeadline` needs to find the queue's next moment, read on every alarm reschedule (each heartbeat
+   * moves one): the earliest lease's end, and the earliest grace period and backoff still to end, each by an
+   * index rather than a pass over every open job.
+   */
+  deadlineFields(now: number): DeadlineFields[] {
+    const none = { affinity: null, affinityUntil: 0, notBefore: 0, leaseExpiresAt: null };
+    const first = (query: string, ...bindings: unknown[]) =>
+      this.sql.exec<{ at: number | null }>(query, ...bindings).toArray()[0]?.at ?? null;
+    const lease = first("SELECT MIN(lease_expires_at) AS at FROM jobs WHERE status = 'leased'");
+    const grace = first(
+      "SELECT MIN(affinity_until) AS at FROM jobs WHERE status = 'queued' AND affinity IS NOT NULL AND affinity_until > ?",
+      now,
+    );
+    const backoff = first(
+      "SELECT MIN(not_before) AS at FROM jobs WHERE status = 'queued' AND not_before > ?",
+      now,
+    );
+    return [
+      ...(lease === null ? [] : [{ ...none, status: "leased" as const, leaseExpiresAt: lease }]),
+      ...(grace === null ? [] : [{ ...none, status: "queued" as const, affinity: "", affinityUntil: grace }]),
+      ...(backoff === null ? [] : [{ ...none, status: "queued" as const, notBefore: backoff }]),
+    ];
+  }
+
   lastRunner(number: number): string | null {
     const row = this.sql
       .exec<{ runner_id: string }>(

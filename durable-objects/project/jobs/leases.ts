@@ -60,7 +60,9 @@ export class Leases {
     const pauses = this.pauses(utcDay(now), meta.policy.budget);
     const paused = (job: StoredJob) =>
       spendsBudget(job.kind) && (this.hooks.isEventRun(job) ? pauses.events : pauses.work) !== null;
-    const open = this.store.open().filter((job) => job.status === "leased" || !paused(job));
+    // Leased jobs only count (slots, issues at work): their specs are not read.
+    const queued = this.store.queued().filter((job) => !paused(job));
+    const open = [...this.store.leasedSlots(), ...queued];
     return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
   }
 
@@ -146,7 +148,7 @@ export class Leases {
   expire(now: number): void {
     const meta = this.store.meta();
     if (!meta) return;
-    const expired = expiredLeases(this.store.leased(), now);
+    const expired = expiredLeases(this.store.expiring(now), now);
     if (expired.length === 0) return;
     this.storage.transactionSync(() => {
       // An expired lease's token is void at once: its runner's late calls are fenced off.

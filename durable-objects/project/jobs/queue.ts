@@ -23,6 +23,8 @@ import type { Leases } from "./leases.ts";
 
 /** Finished jobs are kept this long: re-delivered enqueues and late runner calls still find them. */
 const RETENTION_MS = 30 * 24 * 60 * 60_000;
+/** Waiting claims a new job or a freed slot wakes. */
+export const WAKES_PER_JOB = 2;
 
 type Queued = { jobId: string; created: boolean };
 
@@ -36,11 +38,30 @@ export class JobQueue {
     private readonly agentJobs: AgentJobs,
   ) {}
 
-  /** Queues a job once per key; waiting claims look again when it is new. */
+  /** Queues a job once per key; a few waiting claims look again when it is new. */
   enqueue({ key, spec, policy }: EnqueueRequest, now: number): Queued {
     const result = this.storage.transactionSync(() => this.insert(key, spec, policy, now));
-    if (result.created) this.waiters.wake();
+    if (result.created) this.wakeFor(result.jobId);
     return result;
+  }
+
+  /**
+   * A new job, or a slot that came free, is for one claim: `WAKES_PER_JOB` waiting claims look again, the
+   * runner the job waits for first. Not one: a runner killed while its poll waited may still be waiting here
+   * (its hang-up does not always reach the Worker), and the next takes the job then.
+   */
+  private wakeFor(jobId: string): void {
+    const affinity = this.store.byId(jobId)?.affinity ?? null;
+    this.waiters.wakeSome(WAKES_PER_JOB, affinity);
+  }
+
+  /**
+   * A grace period or a backoff may have ended (the alarm): each queued job gets its few waiting claims. None
+   * when nothing is queued, which on a busy project is most alarms (the outbox's each second).
+   */
+  wakeForQueued(): void {
+    const queued = this.store.queuedCount();
+    if (queued > 0) this.waiters.wakeSome(WAKES_PER_JOB * queued);
   }
 
   /**
@@ -59,7 +80,7 @@ export class JobQueue {
       }
       return queued;
     });
-    if (result.created) this.waiters.wake();
+    if (result.created) this.wakeFor(result.jobId);
     return result;
   }
 
@@ -95,7 +116,7 @@ export class JobQueue {
       this.leases.expire(now);
       if (this.leases.select(runnerId, holding, now)) return true;
       if (now >= deadline) return false;
-      await this.waiters.next(deadline - now);
+      await this.waiters.next(deadline - now, runnerId);
     }
   }
 

@@ -25,6 +25,7 @@ import type { ProjectRecords } from "../records.ts";
 import type { Vault } from "../vault.ts";
 import type { JobStore, StoredJob } from "./job-store.ts";
 import { type Leases, MAX_REASON, refuse } from "./leases.ts";
+import { WAKES_PER_JOB } from "./queue.ts";
 
 type Done = Promise<{ ok: true } | LeaseRefusal>;
 
@@ -165,7 +166,8 @@ export class RunnerReports {
         });
       }
     });
-    this.t.waiters.wake();
+    // Its slot is free: for one more job.
+    this.t.waiters.wakeSome(WAKES_PER_JOB);
     await this.t.delivery.soon();
     return { ok: true };
   }
@@ -198,7 +200,8 @@ export class RunnerReports {
       if (request.retryable) this.t.leases.lose(project, job, cause, now, policy);
       else this.t.leases.end(project, job, job.cancelled ? null : cause, now);
     });
-    this.t.waiters.wake();
+    // A slot is free, and a requeued job waits for this runner first.
+    this.t.waiters.wakeSome(WAKES_PER_JOB, runnerId);
     await this.t.delivery.soon();
     return { ok: true };
   }

@@ -20,6 +20,7 @@ const job: Job = {
   instructions: ESCAPE,
   budget: { maxTurns: 10, usdRemaining: 1 },
   sandbox: { allowedDomains: [], projectSettings: false },
+  promptCacheTtl: "5m",
 };
 
 const count = (text: string, tag: string) => text.split(tag).length - 1;

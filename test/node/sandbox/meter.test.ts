@@ -20,7 +20,7 @@ describe("prices", () => {
     expect(priceOf(model)).toEqual({ input, output });
   });
 
-  it("charges cache writes at 1.25 and cache reads at 0.1 of the input price", () => {
+  it("charges 5-minute cache writes at 1.25, 1-hour ones at 2 and cache reads at 0.1 of the input price", () => {
     const tokens = { inputTokens: 1_000_000, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
     expect(costUsd("claude-sonnet-4-5", tokens)).toBeCloseTo(3);
     expect(
@@ -29,6 +29,14 @@ describe("prices", () => {
     expect(
       costUsd("claude-sonnet-4-5", { ...tokens, inputTokens: 0, cacheReadTokens: 1_000_000 }),
     ).toBeCloseTo(0.3);
+    expect(
+      costUsd("claude-sonnet-4-5", {
+        ...tokens,
+        inputTokens: 0,
+        cacheWriteTokens: 1_000_000,
+        cacheWrite1hTokens: 1_000_000,
+      }),
+    ).toBeCloseTo(6);
     expect(costUsd("claude-sonnet-4-5", { ...tokens, inputTokens: 0, outputTokens: 1_000_000 })).toBeCloseTo(
       15,
     );
@@ -100,8 +108,23 @@ describe("the stream meter", () => {
       outputTokens: 0,
       cacheReadTokens: 0,
       cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       usd: 0,
     });
+  });
+
+  it("charges the 1-hour share of the cache writes at twice the input price", () => {
+    const body = JSON.stringify({
+      model: "claude-sonnet-4-5",
+      usage: {
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_creation_input_tokens: 3000,
+        cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
+      },
+    });
+    expect(meterBody("x", body)).toMatchObject({ cacheWriteTokens: 3000, cacheWrite1hTokens: 2000 });
+    expect(meterBody("x", body).usd).toBeCloseTo((1000 * 3.75 + 2000 * 6) / 1e6);
   });
 
   it("meters a JSON body", () => {

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { costUsd } from "../../../runner/sandbox/prices.ts";
+import { type CacheUsage, estimateTokens, PromptCache } from "./prompt-cache.ts";
 import { type Block, nextTurn, type Script, toScriptRequest } from "./script.ts";
 
 export interface RecordedRequest {
@@ -19,12 +20,7 @@ export interface RecordedRequest {
   billed?: { model: string; usage: Usage };
 }
 
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_input_tokens: number;
-  cache_read_input_tokens: number;
-}
+export type Usage = CacheUsage & { output_tokens: number };
 
 export interface ModelStandIn {
   url: string;
@@ -36,15 +32,17 @@ const SECRET_HEADERS = new Set(["authorization", "x-api-key", "cookie", "proxy-a
 
 /**
  * `eventGapMs`: a pause between a stream's events after `message_start`, as a model takes time to generate,
- * so that a client can go away mid-answer.
+ * so that a client can go away mid-answer. `now`: the clock the prompt cache's lifetimes run on (a benchmark
+ * moves it on to start a round after the cache expired).
  */
 export async function startModelStandIn(options: {
   script: Script;
   port?: number;
   eventGapMs?: number;
+  now?: () => number;
 }): Promise<ModelStandIn> {
   const requests: RecordedRequest[] = [];
-  const cache = new PromptCache();
+  const cache = new PromptCache(options.now);
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -86,6 +84,12 @@ export async function startModelStandIn(options: {
       sendError(res, turn.error.status, turn.error.type, turn.error.message);
       return;
     }
+    // Only an answered request reads or writes the cache.
+    const cached = cache.use(body);
+    if (!cached.ok) {
+      sendError(res, 400, "invalid_request_error", cached.message);
+      return;
+    }
     const { content, cut } = withinMaxTokens(turn.content.map(withIds), Number(body.max_tokens ?? Infinity));
     const message = {
       id: `msg_${randomUUID().replaceAll("-", "")}`,
@@ -95,7 +99,7 @@ export async function startModelStandIn(options: {
       content,
       stop_reason: cut ? "max_tokens" : content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn",
       stop_sequence: null,
-      usage: { ...cache.usage(body), output_tokens: estimateTokens(JSON.stringify(content)) },
+      usage: { ...cached.usage, output_tokens: estimateTokens(JSON.stringify(content)) },
     };
     const bill = (usage: Usage) => {
       recorded.billed = { model: message.model, usage };
@@ -135,6 +139,7 @@ export function billedUsd(requests: readonly RecordedRequest[]): number {
         outputTokens: usage.output_tokens,
         cacheReadTokens: usage.cache_read_input_tokens,
         cacheWriteTokens: usage.cache_creation_input_tokens,
+        cacheWrite1hTokens: usage.cache_creation.ephemeral_1h_input_tokens,
       })
     );
   }, 0);
@@ -232,53 +237,6 @@ async function streamMessage(
   for (const [event, data] of events) if (!(await send(event, data))) return;
   bill(usage);
   res.end();
-}
-
-// Simulated prompt caching: the longest prefix (tools, system, then message blocks) already sent in an
-// earlier request is read from cache; the rest is written to it, as with a breakpoint on the last message.
-class PromptCache {
-  private readonly seen: string[][] = [];
-
-  usage(body: Record<string, unknown>): Omit<Usage, "output_tokens"> {
-    const segments = segmentsOf(body);
-    let shared = 0;
-    for (const earlier of this.seen) {
-      let n = 0;
-      while (n < segments.length && n < earlier.length && segments[n] === earlier[n]) n++;
-      shared = Math.max(shared, n);
-    }
-    this.seen.push(segments);
-    const tokens = (list: string[]) => list.reduce((sum, s) => sum + estimateTokens(s), 0);
-    const cached = tokens(segments.slice(0, shared));
-    const fresh = tokens(segments.slice(shared));
-    const cacheable = JSON.stringify(body).includes('"cache_control"');
-    return {
-      input_tokens: cacheable ? Math.min(fresh, 3) : fresh,
-      cache_creation_input_tokens: cacheable ? Math.max(fresh - 3, 0) : 0,
-      cache_read_input_tokens: cacheable ? cached : 0,
-    };
-  }
-}
-
-function segmentsOf(body: Record<string, unknown>): string[] {
-  // Claude Code sends the same content as a string in one request and as one text block in the next.
-  const blocks = (value: unknown): unknown[] =>
-    typeof value === "string" ? [{ type: "text", text: value }] : Array.isArray(value) ? value : [];
-  const messages = blocks(body.messages) as { role: string; content: unknown }[];
-  return [
-    ...blocks(body.tools).map((tool) => `tool:${stable(tool)}`),
-    ...blocks(body.system).map((block) => `system:${stable(block)}`),
-    ...messages.flatMap((m) => blocks(m.content).map((block) => `${m.role}:${stable(block)}`)),
-  ];
-}
-
-// Breakpoints move to the newest message each turn; they must not break prefix equality.
-function stable(value: unknown): string {
-  return JSON.stringify(value, (key, v) => (key === "cache_control" ? undefined : v));
-}
-
-function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
 }
 
 function credentialOf(req: IncomingMessage): RecordedRequest["credential"] {

@@ -31,6 +31,7 @@ export function makeJob(overrides: Partial<Job> & { id: string; cloneUrl: string
     instructions: null,
     budget: { maxTurns: 20, usdRemaining: 10 },
     sandbox: { allowedDomains: [], projectSettings: false },
+    promptCacheTtl: "5m",
     ...rest,
   };
 }

@@ -1,0 +1,269 @@
+/**
+ * A fleet on one project, simulated at the runner API against the local Worker: `sessions` sessions at work at
+ * once, each heartbeating at the runner's own period (a third of the lease) and reporting its activity and
+ * usage every `activityMs`, while new jobs are queued at `claimsPerSecond` and taken by `slots` long-polling
+ * runner slots, and as many of the oldest sessions complete. Measured over `seconds` once the fleet is full:
+ * each call's round trip (heartbeats, events), each job's time from its enqueue (the triage's answer) to its
+ * arrival at a slot, and the Worker process's CPU over the window: in the local runtime the Worker, its
+ * Durable Objects and D1 share one thread, so its CPU share is how close that thread is to its ceiling.
+ */
+import { RunnerApi } from "../../runner/api.ts";
+import type { Claim } from "../../src/runner-api/contract.ts";
+import type { LocalWorker } from "../support/worker.ts";
+import { benchProject } from "./forge-project.ts";
+import { emit, percentile } from "./load.ts";
+import { processGroupCpuMs } from "./proc.ts";
+import { WorkerProfiler } from "./profile.ts";
+
+export type FleetOptions = {
+  sessions?: number;
+  slots?: number;
+  claimsPerSecond?: number;
+  seconds?: number;
+  /** Slots per runner (each runner registers once and claims with its own token). */
+  slotsPerRunner?: number;
+  activityMs?: number;
+  leaseMs?: number;
+};
+
+type Running = { claim: Claim; api: RunnerApi; nextBeat: number; nextEvents: number; turns: number };
+
+export async function benchFleet(
+  worker: LocalWorker,
+  {
+    sessions = 1_000,
+    slots = 250,
+    claimsPerSecond = 100,
+    seconds = 30,
+    slotsPerRunner = 5,
+    activityMs = 5_000,
+    leaseMs = 60_000,
+  }: FleetOptions = {},
+): Promise<void> {
+  const project = "bench-fleet";
+  const bench = await benchProject(worker.url, project, { parallel: sessions, jobs: { leaseMs } });
+  const { operator } = bench;
+  const running: Running[] = [];
+  let stopping = false;
+  try {
+    const issues = sessions + Math.ceil(claimsPerSecond * seconds * 1.2);
+    console.error(`fleet: ${issues} forge issues, ${sessions} sessions, ${slots} slots`);
+    const numbers = await inParallel(issues, 8, (i) => bench.issue(`Fleet ${i}`));
+
+    const runners: RunnerApi[] = [];
+    for (let i = 0; i < Math.ceil(slots / slotsPerRunner); i++) {
+      // No host report: the measured calls are the job's, not the supervisor's samples.
+      const api = new RunnerApi(worker.url);
+      api.health = () => ({});
+      const registrationToken = await operator.registrationToken();
+      api.token = (await api.register({ registrationToken, name: `fleet-${i}`, version: "bench" })).token;
+      runners.push(api);
+    }
+
+    let measuring = false;
+    // A job may reach its slot before the triage's answer reaches the bench: both are kept, and compared at the end.
+    const queuedAt = new Map<number, number>();
+    const arrivedAt = new Map<number, number>();
+    const figures = {
+      heartbeat: [] as number[],
+      events: [] as number[],
+      claim: [] as number[],
+      complete: [] as number[],
+    };
+    const errors: string[] = [];
+    const timed = async (into: number[], call: () => Promise<unknown>) => {
+      const t = performance.now();
+      try {
+        await call();
+        if (measuring) into.push(performance.now() - t);
+      } catch (error) {
+        if (!stopping) errors.push(String(error));
+      }
+    };
+
+    // Each session's calls, on its own period with a random phase, so that they spread as a fleet's do.
+    const beatMs = leaseMs / 3;
+    const start = (claim: Claim, api: RunnerApi) => {
+      const now = performance.now();
+      running.push({
+        claim,
+        api,
+        nextBeat: now + Math.random() * beatMs,
+        nextEvents: now + Math.random() * activityMs,
+        turns: 0,
+      });
+      // The runner confirms a lease with its first heartbeat, at once.
+      void timed(figures.heartbeat, () => api.heartbeat(claim.job.id, claim.leaseToken));
+    };
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      for (const session of running) {
+        const { claim, api } = session;
+        if (session.nextBeat <= now) {
+          session.nextBeat = now + beatMs;
+          void timed(figures.heartbeat, () => api.heartbeat(claim.job.id, claim.leaseToken));
+        }
+        if (session.nextEvents <= now) {
+          session.nextEvents = now + activityMs;
+          session.turns++;
+          void timed(figures.events, () =>
+            api.events(claim.job.id, claim.leaseToken, sessionEvents(claim, session.turns)),
+          );
+        }
+      }
+    }, 10);
+
+    const slotLoops = Array.from({ length: slots }, async (_, i) => {
+      const api = runners[Math.floor(i / slotsPerRunner)] as RunnerApi;
+      while (!stopping) {
+        const claim = await api.claim({ waitMs: 10_000, holding: [], projects: [project] }).catch((error) => {
+          if (!stopping) errors.push(String(error));
+          return null;
+        });
+        if (!claim) continue;
+        if (measuring) arrivedAt.set(claim.job.issue.number, performance.now());
+        start(claim, api);
+      }
+    });
+
+    const triage = async (number: number) => {
+      await operator.triage(project, number);
+      queuedAt.set(number, performance.now());
+    };
+    // Fill the fleet as fast as the Worker takes it.
+    let next = 0;
+    await inParallel(sessions, 8, () => triage(numbers[next++] as number));
+    const fillBy = performance.now() + 120_000;
+    while (running.length < sessions) {
+      if (performance.now() > fillBy)
+        throw new Error(
+          `fleet: ${running.length} of ${sessions} sessions after 2 minutes; ${errors.length} calls failed: ${errors[0]}`,
+        );
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    console.error(`fleet: ${sessions} sessions running`);
+    // A period of heartbeats before measuring, so that the fill's burst is behind.
+    await new Promise((r) => setTimeout(r, Math.min(beatMs, 10_000)));
+
+    const profiler = await WorkerProfiler.connect(worker.inspectorPort);
+    await profiler.start();
+    measuring = true;
+    const cpuBefore = processGroupCpuMs(worker.pid);
+    const began = performance.now();
+    const pending: Promise<unknown>[] = [];
+    for (let tick = 0; performance.now() - began < seconds * 1000; tick++) {
+      const due = began + (tick * 1000) / claimsPerSecond;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const number = numbers[next++];
+      if (number === undefined) break;
+      // The oldest session finishes as a new job is queued: the fleet stays at `sessions`.
+      const done = running.shift();
+      if (done) {
+        const { claim, api } = done;
+        pending.push(
+          timed(figures.complete, () =>
+            api.complete(claim.job.id, { leaseToken: claim.leaseToken, phase: "failed", reason: "bench" }),
+          ),
+        );
+      }
+      pending.push(triage(number));
+    }
+    await Promise.all(pending);
+    const wallMs = performance.now() - began;
+    const cpuAfter = processGroupCpuMs(worker.pid);
+    measuring = false;
+    const profile = await profiler.stop();
+    profiler.close();
+    for (const [number, arrived] of arrivedAt) {
+      const queued = queuedAt.get(number);
+      if (queued !== undefined) figures.claim.push(Math.max(0, arrived - queued));
+    }
+    stopping = true;
+    clearInterval(ticker);
+    if (errors.length > 0) console.error(`fleet: ${errors.length} calls failed, first: ${errors[0]}`);
+
+    const target = "< 50";
+    emit({ name: "fleet_heartbeat_p99", value: percentile(figures.heartbeat, 99), unit: "ms", target });
+    emit({ name: "fleet_claim_p99", value: percentile(figures.claim, 99), unit: "ms", target });
+    emit({ name: "fleet_events_p99", value: percentile(figures.events, 99), unit: "ms", target });
+    emit({ name: "fleet_heartbeat_p50", value: percentile(figures.heartbeat, 50), unit: "ms" });
+    emit({ name: "fleet_claim_p50", value: percentile(figures.claim, 50), unit: "ms" });
+    emit({ name: "fleet_events_p50", value: percentile(figures.events, 50), unit: "ms" });
+    const calls =
+      figures.heartbeat.length + figures.events.length + figures.claim.length + figures.complete.length;
+    emit({ name: "fleet_complete_p99", value: percentile(figures.complete, 99), unit: "ms" });
+    emit({ name: "fleet_runner_calls_per_second", value: (calls * 1000) / wallMs, unit: "1/s" });
+    emit({
+      name: "fleet_worker_thread_share",
+      value: (cpuAfter.workerd - cpuBefore.workerd) / wallMs,
+      unit: "ratio",
+    });
+    // The ProjectDO's own JavaScript (and its synchronous SQLite) as a share of the window: what one object's
+    // thread would carry in production, where the routes and the other objects run elsewhere.
+    const share = (owner: string) => (profile.byOwner[owner] ?? 0) / profile.wallMs;
+    emit({ name: "fleet_projectdo_thread_share", value: share("project_do"), unit: "ratio", target: "< 1" });
+    emit({ name: "fleet_issuedo_thread_share", value: share("issue_do"), unit: "ratio" });
+    emit({ name: "fleet_worker_routes_thread_share", value: share("worker"), unit: "ratio" });
+    console.error(`fleet: profile ${JSON.stringify(profile)}`);
+    emit({ name: "fleet_failed_calls", value: errors.length, unit: "calls", target: "0" });
+    await Promise.race([Promise.all(slotLoops), new Promise((r) => setTimeout(r, 15_000))]);
+  } finally {
+    stopping = true;
+    await bench.close();
+  }
+}
+
+/** What a session reports after a turn: its activity, and its usage so far. */
+function sessionEvents(claim: Claim, turns: number) {
+  const sessionId = `fleet-${claim.job.id}`;
+  return [
+    {
+      kind: "activity" as const,
+      items: [{ at: Date.now(), kind: "tool" as const, text: `Bash npm test (turn ${turns})` }],
+    },
+    {
+      kind: "usage" as const,
+      sessionId,
+      usage: {
+        inputTokens: 10 * turns,
+        outputTokens: 200 * turns,
+        cacheReadTokens: 20_000 * turns,
+        cacheWriteTokens: 2_000 * turns,
+        usd: 0.02 * turns,
+        turns,
+      },
+    },
+  ];
+}
+
+async function inParallel<T>(count: number, width: number, make: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      for (let i = next++; i < count; i = next++) out[i] = await make(i);
+    }),
+  );
+  return out;
+}
+
+// Alone, with small sizes while developing: `node test/bench/fleet.ts sessions=20 slots=10 claimsPerSecond=5 seconds=5`.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { startLocalWorker } = await import("../support/worker.ts");
+  const options = Object.fromEntries(
+    process.argv
+      .slice(2)
+      .map((arg) => arg.split("="))
+      .map(([k, v]) => [k, Number(v)]),
+  );
+  const worker = await startLocalWorker({ stateParent: "/dev/shm" });
+  // Interrupted (a timeout's SIGTERM), the Worker's process group goes too.
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.once(signal, () => void worker.stop().finally(() => process.exit(1)));
+  try {
+    await benchFleet(worker, options);
+  } finally {
+    await worker.stop();
+  }
+}

@@ -1,0 +1,85 @@
+/** What /proc says of the bench's processes: a process group's CPU time, a process tree's memory. */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+type Stat = { pid: number; name: string; ppid: number; pgrp: number; cpuTicks: number };
+
+/** Every process's stat line, parsed; a process that exits meanwhile is left out. */
+function processes(): Stat[] {
+  return readdirSync("/proc").flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      return [];
+    }
+    // The name is in parentheses and may hold spaces: fields are counted after its closing one.
+    const close = stat.lastIndexOf(")");
+    // From the state (3rd field) on: ppid is the 4th, pgrp the 5th, utime the 14th, stime the 15th.
+    const fields = stat.slice(close + 2).split(" ");
+    return [
+      {
+        pid: Number(entry),
+        name: stat.slice(stat.indexOf("(") + 1, close),
+        ppid: Number(fields[1]),
+        pgrp: Number(fields[2]),
+        cpuTicks: Number(fields[11]) + Number(fields[12]),
+      },
+    ];
+  });
+}
+
+const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+/** Milliseconds of CPU (user + system) the group's workerd processes, and all of its processes, have used. */
+export function processGroupCpuMs(group: number | undefined): { workerd: number; all: number } {
+  const total = { workerd: 0, all: 0 };
+  if (group === undefined) return total;
+  for (const p of processes()) {
+    if (p.pgrp !== group) continue;
+    const ms = (p.cpuTicks * 1000) / TICKS_PER_SECOND;
+    total.all += ms;
+    if (p.name.startsWith("workerd")) total.workerd += ms;
+  }
+  return total;
+}
+
+/** Resident memory of `pid` and all its descendants, in bytes, by name (`node`, `bwrap`, `claude`, ...). */
+export function treeRss(pid: number): { bytes: number; byName: Record<string, number> } {
+  const all = processes();
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) {
+      if (tree.has(p.pid) || !tree.has(p.ppid)) continue;
+      tree.add(p.pid);
+      grew = true;
+    }
+  }
+  const byName: Record<string, number> = {};
+  let bytes = 0;
+  for (const p of all) {
+    if (!tree.has(p.pid)) continue;
+    const kb = rssKb(p.pid);
+    bytes += kb * 1024;
+    byName[p.name] = (byName[p.name] ?? 0) + kb * 1024;
+  }
+  return { bytes, byName };
+}
+
+function rssKb(pid: number): number {
+  try {
+    return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Resident memory of the group's processes whose name starts with `name` (the local Worker's `workerd`), bytes. */
+export function groupRss(group: number | undefined, name: string): number {
+  if (group === undefined) return 0;
+  return processes()
+    .filter((p) => p.pgrp === group && p.name.startsWith(name))
+    .reduce((bytes, p) => bytes + rssKb(p.pid) * 1024, 0);
+}
