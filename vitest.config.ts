@@ -32,6 +32,8 @@ export default defineConfig(async () => {
                   WEBHOOK_FIXTURES: webhookFixtures,
                   CONVEYOR_ADMIN_TOKEN: "test-admin-token",
                   CONVEYOR_SECRETS_KEY: "iTXhRXylyfEooJdlomoGr0kun+hzmNDYN/lst96dk+0=",
+                  // The operator's alert channel: the control server keeps what it is sent.
+                  ALERT_WEBHOOK_URL: `${inject("services").controlUrl}/alerts/hook`,
                 },
               },
             })),

@@ -2,10 +2,10 @@
  * One Durable Object per project, a facade over its concerns, each a module of its own built here with what
  * it needs: the job queue (./jobs/queue.ts), its leases (./jobs/leases.ts) and what runners report under them
  * (./jobs/runner-reports.ts); agent runs (./agents/); the vault (./vault.ts); reconciliation
- * (./reconciliation.ts); the supervisor (./supervisor/); merge turns (./merge-turns.ts). Every state change is
- * written with the records it causes (./records.ts) in one synchronous transaction and sent from the outbox
- * (./delivery.ts); the object's one alarm is the safety net for that, expires leases and vault items, and
- * starts reconciliation, the agents' schedules and the supervisor when they are due.
+ * (./reconciliation.ts); the supervisor (./supervisor/); merge turns (./merge-turns.ts); the watchdog's pulse
+ * (./pulse.ts). Every state change is written with the records it causes (./records.ts) in one synchronous
+ * transaction and sent from the outbox (./delivery.ts); the object's one alarm is the safety net for that,
+ * expires leases and vault items, and starts reconciliation, the agents' schedules and the supervisor.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { AgentTrigger } from "../../src/agents/triggers.ts";
@@ -31,6 +31,7 @@ import { Leases } from "./jobs/leases.ts";
 import { JobQueue } from "./jobs/queue.ts";
 import { RunnerReports } from "./jobs/runner-reports.ts";
 import { MERGE_TURN_HOLD_MS, MERGE_TURN_WAIT_MS, MergeTurns } from "./merge-turns.ts";
+import { Pulse } from "./pulse.ts";
 import { Reconciliation } from "./reconciliation.ts";
 import { ProjectRecords } from "./records.ts";
 import { SERVING_WINDOW_MS } from "./supervisor/snapshot.ts";
@@ -52,6 +53,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   private readonly supervisor: Supervisor;
   private readonly delivery: ProjectDelivery;
   private readonly mergeTurns = new MergeTurns();
+  private readonly vitals = new Pulse(this.ctx.storage.sql);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -224,10 +226,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
 
   // --- reconciliation and the supervisor -----------------------------------------------------------------------
 
-  /**
-   * The cron's and the registration's call: the project's reconciliation has a cycle scheduled (the first
-   * after `delayMs` when none is); returns when it is due.
-   */
+  /** The cron's and registration's call: a cycle is scheduled (after `delayMs` if none is); returns when. */
   async armReconciliation(
     project: string,
     delayMs = 0,
@@ -246,6 +245,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   async reconcileNow(project: string) {
     this.reconciliation.arm(project, Date.now());
     const outcome = await this.reconciliation.runIfDue(this.env, Date.now(), true);
+    this.vitals.reconciled(outcome, Date.now());
     await this.delivery.arm();
     return outcome;
   }
@@ -260,7 +260,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   }
 
   health() {
-    return this.supervisor.health();
+    return { ...this.supervisor.health(), pulse: this.vitals.read() };
   }
 
   drain() {
@@ -268,16 +268,16 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   }
 
   override async alarm(): Promise<void> {
+    this.vitals.alarmRan(Date.now());
     this.leases.expire(Date.now());
     this.vault.expireDue(this.projectName(), Date.now());
     // A grace period may have ended: waiting claims look again.
     this.waiters.wake();
     await this.delivery.flush();
-    // In the background, each on its own: a slow forge holds neither this alarm nor the outbox's next one.
-    // None throws: a failing forge reschedules its own cycle.
+    // In the background, each on its own (a slow forge holds up neither this alarm nor the outbox). None throws.
     const now = Date.now();
     const cycles = [
-      this.reconciliation.runIfDue(this.env, now),
+      this.reconciliation.runIfDue(this.env, now).then((o) => this.vitals.reconciled(o, Date.now())),
       this.agentJobs.runSchedulesIfDue(now),
       this.supervisor.runIfDue(this.env, now, this.supervisorHooks()),
     ];

@@ -1,0 +1,19 @@
+/**
+ * What the Worker and the ProjectDOs may call on the factory's AlertDO (durable-objects/alerts/): one object
+ * for the whole factory, which keeps the open alerts and tells the operator's channel of each once.
+ */
+import type { OpenAlert, SourceReport } from "../domain/alerts.ts";
+
+/** An operator channel's state: configured, and how its last delivery went. */
+export type AlertChannelState = { channel: "webhook" | "email"; waiting: number; lastError: string | null };
+
+export type AlertsView = { open: OpenAlert[]; channels: AlertChannelState[] };
+
+export interface AlertObject extends Rpc.DurableObjectBranded {
+  /** Each source's whole set of alerts now; returns what opened and resolved (told once, from the outbox). */
+  report(reports: readonly SourceReport[]): Promise<{ opened: string[]; resolved: string[] }>;
+  /** The open alerts and the channels' state (the API, the dashboard). */
+  view(): AlertsView;
+  /** Delivers every message waiting, backoffs included (tests, operators). */
+  drain(): Promise<void>;
+}
