@@ -11,6 +11,15 @@ import { readSecretFile } from "./secret-file.ts";
 
 const MIB = 1024 ** 2;
 
+/** A size in MiB, up to `maxMiB`, by default `defaultBytes`. */
+const mebibytes = (maxMiB: number, defaultBytes: number) =>
+  z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(maxMiB)
+    .default(defaultBytes / MIB);
+
 /** An on/off setting: `true`/`false` in the file, a bare flag, or `1`/`true`/`0`/`false` in the environment. */
 const switchSchema = z
   .union([z.boolean(), z.enum(["1", "true", "0", "false"]).transform((v) => v === "1" || v === "true")])
@@ -65,18 +74,8 @@ const configSchema = z
     /** No new job while the host is past these (runner/backpressure.ts); 0 turns a check off. */
     backpressure: z
       .strictObject({
-        minMemoryMiB: z.coerce
-          .number()
-          .int()
-          .min(0)
-          .max(1024 ** 2)
-          .default(DEFAULT_PRESSURE_LIMITS.minMemoryBytes / MIB),
-        minDiskMiB: z.coerce
-          .number()
-          .int()
-          .min(0)
-          .max(1024 ** 3)
-          .default(DEFAULT_PRESSURE_LIMITS.minDiskBytes / MIB),
+        minMemoryMiB: mebibytes(1024 ** 2, DEFAULT_PRESSURE_LIMITS.minMemoryBytes),
+        minDiskMiB: mebibytes(1024 ** 3, DEFAULT_PRESSURE_LIMITS.minDiskBytes),
         maxLoadPerCpu: z.coerce.number().min(0).max(1_000).default(DEFAULT_PRESSURE_LIMITS.maxLoadPerCpu),
       })
       .prefault({}),

@@ -8,7 +8,7 @@
  * in every project its runner serves, so one silent runner serving three projects is one alert, resolved when
  * the last of them no longer finds it.
  */
-import type { Check, Finding, Priority } from "./supervisor.ts";
+import { type Check, type Finding, type Priority, RUNNER_CHECKS } from "./supervisor.ts";
 
 export type Alert = {
   /** Names the cause: `runner_offline:<runner id>`, `<project>:issue_stuck:12:running`, `watchdog:<project>:alarm`. */
@@ -58,17 +58,10 @@ export function reportChanges(open: readonly OpenAlert[], report: SourceReport):
   return changes;
 }
 
-/** Checks about a runner rather than a project: the operator's business, one alert per runner. */
-const RUNNER_CHECKS: ReadonlySet<Check> = new Set([
-  "memory",
-  "runner_offline",
-  "token_rotated",
-  "disk",
-  "load",
-  "worktrees",
-]);
+const RUNNER: ReadonlySet<Check> = new Set(RUNNER_CHECKS);
 
-export const isRunnerFinding = (finding: Pick<Finding, "check">) => RUNNER_CHECKS.has(finding.check);
+/** A finding about a runner: one alert per runner, however many projects it serves. */
+export const isRunnerFinding = (finding: Pick<Finding, "check">) => RUNNER.has(finding.check);
 
 /**
  * Whether a finding gets a forge issue on the project's tracker (where `supervisor.forgeIssues` is on): a runner
