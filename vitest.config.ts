@@ -34,6 +34,18 @@ export default defineConfig(async () => {
                   CONVEYOR_SECRETS_KEY: "iTXhRXylyfEooJdlomoGr0kun+hzmNDYN/lst96dk+0=",
                   // The operator's alert channel: the control server keeps what it is sent.
                   ALERT_WEBHOOK_URL: `${inject("services").controlUrl}/alerts/hook`,
+                  ALERT_EMAIL_FROM: "conveyor@example.com",
+                  ALERT_EMAIL_TO: "ops@example.com",
+                },
+                // Email Routing's binding, as miniflare plays it: it refuses another sender or recipient.
+                email: {
+                  send_email: [
+                    {
+                      name: "ALERT_EMAIL",
+                      destination_address: "ops@example.com",
+                      allowed_sender_addresses: ["conveyor@example.com"],
+                    },
+                  ],
                 },
               },
             })),

@@ -62,7 +62,13 @@ describe("the operator's channel", () => {
     const view = await (
       await SELF.fetch("https://conveyor.test/api/v1/alerts", { headers: OPERATOR })
     ).json();
-    expect(view).toMatchObject({ channels: [{ channel: "webhook", waiting: 0, lastError: null }] });
+    // Both channels took it: the webhook, and Email Routing's binding (which refuses another sender or recipient).
+    expect(view).toMatchObject({
+      channels: [
+        { channel: "webhook", waiting: 0, lastError: null },
+        { channel: "email", waiting: 0, lastError: null },
+      ],
+    });
     expect((view as AlertsView).open.find((a) => a.alert.key === key)?.sources).toEqual([
       `watchdog:${loop.project}`,
     ]);
