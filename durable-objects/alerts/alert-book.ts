@@ -4,6 +4,7 @@
  * into the outbox, in the same transaction, so it is told once however often the report is sent again.
  */
 import type { AlertChannel } from "../../src/alert-stub.ts";
+import type { Retire } from "../../src/contracts/alert-object.ts";
 import {
   type AlertMessage,
   type OpenAlert,
@@ -61,6 +62,15 @@ export class AlertBook {
       }
     }
     return { opened, resolved };
+  }
+
+  /** Empty reports from the sources `retire` says are gone. */
+  retired({ prefix, keep }: Retire): SourceReport[] {
+    const kept = new Set(keep);
+    const gone = new Set(
+      this.open().flatMap((a) => a.sources.filter((s) => s.startsWith(prefix) && !kept.has(s))),
+    );
+    return [...gone].map((source) => ({ source, alerts: [] }));
   }
 
   /** The open alerts, most urgent first. */

@@ -6,7 +6,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { ALERT_CHANNELS, configuredChannels } from "../../src/alert-stub.ts";
-import type { AlertObject, AlertsView } from "../../src/contracts/alert-object.ts";
+import type { AlertObject, AlertsView, Retire } from "../../src/contracts/alert-object.ts";
 import type { AlertMessage, SourceReport } from "../../src/domain/alerts.ts";
 import type { Env } from "../../src/env.ts";
 import { armAlarm, deliverSoon, outboxAlarm } from "../shared/alarm.ts";
@@ -25,10 +25,12 @@ export class AlertDO extends DurableObject<Env> implements AlertObject {
     this.book = new AlertBook(ctx.storage.sql, this.outbox);
   }
 
-  async report(reports: readonly SourceReport[]) {
+  async report(reports: readonly SourceReport[], retire?: Retire) {
     const channels = configuredChannels(this.env);
     const now = Date.now();
-    const changes = this.ctx.storage.transactionSync(() => this.book.report(reports, channels, now));
+    const changes = this.ctx.storage.transactionSync(() =>
+      this.book.report([...reports, ...(retire ? this.book.retired(retire) : [])], channels, now),
+    );
     if (changes.opened.length + changes.resolved.length > 0) {
       await deliverSoon(
         this.ctx,

@@ -9,9 +9,18 @@ export type AlertChannelState = { channel: "webhook" | "email"; waiting: number;
 
 export type AlertsView = { open: OpenAlert[]; channels: AlertChannelState[] };
 
+export type Retire = { prefix: string; keep: readonly string[] };
+
 export interface AlertObject extends Rpc.DurableObjectBranded {
-  /** Each source's whole set of alerts now; returns what opened and resolved (told once, from the outbox). */
-  report(reports: readonly SourceReport[]): Promise<{ opened: string[]; resolved: string[] }>;
+  /**
+   * Each source's whole set of alerts now; returns what opened and resolved (told once, from the outbox).
+   * `retire`: the sources named with this prefix that are not among `keep` are gone (a deleted project's):
+   * their alerts resolve as if they had reported none.
+   */
+  report(
+    reports: readonly SourceReport[],
+    retire?: Retire,
+  ): Promise<{ opened: string[]; resolved: string[] }>;
   /** The open alerts and the channels' state (the API, the dashboard). */
   view(): AlertsView;
   /** Delivers every message waiting, backoffs included (tests, operators). */

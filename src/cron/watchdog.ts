@@ -2,7 +2,7 @@
  * The factory's watchdog, from the cron (docs/supervisor.md#the-watchdog): it reads each ProjectDO's pulse —
  * when its alarm last ran, when its reconciliation last completed — and reports to the AlertDO the projects
  * that stopped (src/domain/watchdog.ts decides), one source per project, so a project that recovers resolves
- * its alerts and one not looked at this turn keeps them. It runs every few minutes, over a window of the
+ * its alerts and one not looked at this turn keeps them; a deleted project's are resolved. It runs every few minutes, over a window of the
  * projects that leaves the cron's arming room within the platform's subrequest limit.
  */
 import { alertStub } from "../alert-stub.ts";
@@ -24,7 +24,8 @@ export const watchdogSource = (project: string) => `watchdog:${project}`;
 /** Looks at the projects of this turn and reports them; the alerts that opened and resolved. */
 export async function watchFactory(env: Env, now = Date.now()) {
   const turn = Math.floor(now / (WATCH_EVERY_MINUTES * 60_000));
-  const projects = armingTurn(await listProjects(env), turn, WATCH_WINDOW);
+  const registered = await listProjects(env);
+  const projects = armingTurn(registered, turn, WATCH_WINDOW);
   const reports = await Promise.all(
     projects.map(async (project): Promise<SourceReport> => {
       const watched: Omit<Watched, "pulse"> = {
@@ -39,7 +40,10 @@ export async function watchFactory(env: Env, now = Date.now()) {
       return { source: watchdogSource(project.id), alerts: watchdogAlerts({ ...watched, pulse }, now) };
     }),
   );
-  return alertStub(env).report(reports);
+  // A look at every project also retires the watchdog's alerts of projects deleted since.
+  const all = projects.length === registered.length;
+  const retire = all ? { prefix: watchdogSource(""), keep: reports.map((r) => r.source) } : undefined;
+  return alertStub(env).report(reports, retire);
 }
 
 /** Whether this minute's cron looks. */

@@ -80,6 +80,23 @@ describe("the operator's channel", () => {
     expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
   });
 
+  it("hears that a deleted project's watchdog alert resolved", async () => {
+    const loop = await loopProject("watched-deleted");
+    await runInDurableObject(projectStub(env, loop.project), async (_instance, state) => {
+      await state.storage.deleteAlarm();
+      state.storage.sql.exec("UPDATE pulse SET alarm_at = ?", Date.now() - 60 * MIN);
+    });
+    const key = `watchdog:${loop.project}:alarm`;
+    expect((await watchFactory(env)).opened).toContain(key);
+    const deleted = await SELF.fetch(`https://conveyor.test/api/v1/projects/${loop.project}`, {
+      method: "DELETE",
+      headers: OPERATOR,
+    });
+    expect(deleted.ok).toBe(true);
+    expect((await watchFactory(env)).resolved).toContain(key);
+    expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
+  });
+
   it("hears of one silent runner serving three projects once, and not on their forges", async () => {
     const settings = { supervisor: { runnerSilentMs: 5 * MIN } };
     const loops = [
