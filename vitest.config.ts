@@ -32,6 +32,20 @@ export default defineConfig(async () => {
                   WEBHOOK_FIXTURES: webhookFixtures,
                   CONVEYOR_ADMIN_TOKEN: "test-admin-token",
                   CONVEYOR_SECRETS_KEY: "iTXhRXylyfEooJdlomoGr0kun+hzmNDYN/lst96dk+0=",
+                  // The operator's alert channel: the control server keeps what it is sent.
+                  ALERT_WEBHOOK_URL: `${inject("services").controlUrl}/alerts/hook`,
+                  ALERT_EMAIL_FROM: "conveyor@example.com",
+                  ALERT_EMAIL_TO: "ops@example.com",
+                },
+                // Email Routing's binding, as miniflare plays it: it refuses another sender or recipient.
+                email: {
+                  send_email: [
+                    {
+                      name: "ALERT_EMAIL",
+                      destination_address: "ops@example.com",
+                      allowed_sender_addresses: ["conveyor@example.com"],
+                    },
+                  ],
                 },
               },
             })),
@@ -60,7 +74,12 @@ export default defineConfig(async () => {
             execArgv: ["--disable-warning=ExperimentalWarning"],
             // The one place the suite allows a root runner (this machine's tests run as root): the runners it
             // starts inherit it (runner/config.ts, `allowRoot`).
-            env: { CONVEYOR_ALLOW_ROOT: "1" },
+            env: {
+              CONVEYOR_ALLOW_ROOT: "1",
+              // This shared 2-core machine runs many test files at once: a load that would hold a build host's
+              // runner back (runner/backpressure.ts) is the suite's normal here. Memory and disk stay checked.
+              CONVEYOR_MAX_LOAD_PER_CPU: "0",
+            },
           },
         },
       ],

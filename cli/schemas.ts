@@ -1,5 +1,6 @@
 /** The operator API's answers, as far as the CLI reads them; unknown fields pass through to `--json`. */
 import { z } from "zod";
+import { pressureSchema } from "../src/runner-api/contract.ts";
 import { SANDBOX_KINDS } from "../src/runner-api/sandbox.ts";
 
 export const errorSchema = z.object({ error: z.string() });
@@ -38,6 +39,8 @@ const runnerSchema = z.looseObject({
   lastSeenAt: z.number(),
   /** Whether it is there (src/runner-api/presence.ts); absent from a Worker older than the field. */
   presence: z.looseObject({ status: z.string() }).optional(),
+  /** Why it claims nothing now (src/runner-api/contract.ts); absent from an older Worker, null while it claims. */
+  pressure: pressureSchema.nullish(),
   jobs: z.array(
     z.looseObject({ project: z.string(), number: z.number(), kind: z.string(), attempt: z.number() }),
   ),

@@ -40,6 +40,11 @@ export async function writeRunnerConfig(dir: string, settings: RunnerSettings): 
     // The demo's own runner, on the machine the demo runs on: as root (a container, CI) it starts anyway, and
     // the runner's log says so (runner/README.md, `allowRoot`); a build host's runner refuses root.
     ...(process.getuid?.() === 0 && { allowRoot: true }),
+    // The environment does not reach the runner (below): a load check turned off for this machine (the test
+    // suite's and the bench's, which share two cores with much else) is passed on in the file.
+    ...(process.env.CONVEYOR_MAX_LOAD_PER_CPU !== undefined && {
+      backpressure: { maxLoadPerCpu: Number(process.env.CONVEYOR_MAX_LOAD_PER_CPU) },
+    }),
   };
   await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
   return configFile;

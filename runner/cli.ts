@@ -7,7 +7,15 @@
  */
 import { errorMessage } from "../src/error-message.ts";
 import { RunnerApi } from "./api.ts";
-import { ConfigError, loadConfig, rootRefusal, SECRET_ENV, USAGE, wantsHelp } from "./config.ts";
+import {
+  ConfigError,
+  loadConfig,
+  pressureLimits,
+  rootRefusal,
+  SECRET_ENV,
+  USAGE,
+  wantsHelp,
+} from "./config.ts";
 import { createDriver } from "./drivers/create.ts";
 import { Workspace } from "./git/workspace.ts";
 import { Holdings } from "./holdings.ts";
@@ -112,6 +120,7 @@ async function main(argv: string[]): Promise<number> {
       ...(config.projects && { projects: config.projects }),
       claimWaitMs: config.claimWaitMs,
       shutdownGraceMs: config.shutdownGraceMs,
+      pressureLimits: pressureLimits(config),
     });
     for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => runner.stop());
     log.info("runner started", {

@@ -5,8 +5,20 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { projectIdSchema } from "../src/projects/config.ts";
 import { MAX_CLAIM_WAIT_MS } from "../src/runner-api/contract.ts";
+import { DEFAULT_PRESSURE_LIMITS, type PressureLimits } from "./backpressure.ts";
 import { LOG_LEVELS } from "./log.ts";
 import { readSecretFile } from "./secret-file.ts";
+
+const MIB = 1024 ** 2;
+
+/** A size in MiB, up to `maxMiB`, by default `defaultBytes`. */
+const mebibytes = (maxMiB: number, defaultBytes: number) =>
+  z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(maxMiB)
+    .default(defaultBytes / MIB);
 
 /** An on/off setting: `true`/`false` in the file, a bare flag, or `1`/`true`/`0`/`false` in the environment. */
 const switchSchema = z
@@ -59,6 +71,14 @@ const configSchema = z
       .min(0)
       .default(5 * 60_000),
     claimWaitMs: z.coerce.number().int().min(0).max(MAX_CLAIM_WAIT_MS).default(20_000),
+    /** No new job while the host is past these (runner/backpressure.ts); 0 turns a check off. */
+    backpressure: z
+      .strictObject({
+        minMemoryMiB: mebibytes(1024 ** 2, DEFAULT_PRESSURE_LIMITS.minMemoryBytes),
+        minDiskMiB: mebibytes(1024 ** 3, DEFAULT_PRESSURE_LIMITS.minDiskBytes),
+        maxLoadPerCpu: z.coerce.number().min(0).max(1_000).default(DEFAULT_PRESSURE_LIMITS.maxLoadPerCpu),
+      })
+      .prefault({}),
     /** Sessions without the bubblewrap sandbox: they see all the runner's user sees. Logged at every start. */
     unsafeNoSandbox: switchSchema,
     /** Start although this process is root (`rootRefusal`). Logged at every start. */
@@ -80,6 +100,13 @@ const configSchema = z
       ctx.addIssue({ code: "custom", path: ["script"], message: "required by the scripted driver" });
     }
   });
+
+/** The config's thresholds in the units the runner measures. */
+export const pressureLimits = ({ backpressure }: RunnerConfig): PressureLimits => ({
+  minMemoryBytes: backpressure.minMemoryMiB * MIB,
+  minDiskBytes: backpressure.minDiskMiB * MIB,
+  maxLoadPerCpu: backpressure.maxLoadPerCpu,
+});
 
 export type RunnerConfig = z.infer<typeof configSchema> & {
   /** The config file and the secret files it was read from: files a sandbox must not show. */
@@ -120,6 +147,9 @@ const SETTINGS = [
   { key: "logLevel", flag: "log-level", env: "CONVEYOR_LOG_LEVEL" },
   { key: "shutdownGraceMs", flag: "shutdown-grace-ms", env: "CONVEYOR_SHUTDOWN_GRACE_MS" },
   { key: "claimWaitMs", flag: "claim-wait-ms", env: "CONVEYOR_CLAIM_WAIT_MS" },
+  { key: "backpressure.minMemoryMiB", flag: "min-memory-mib", env: "CONVEYOR_MIN_MEMORY_MIB" },
+  { key: "backpressure.minDiskMiB", flag: "min-disk-mib", env: "CONVEYOR_MIN_DISK_MIB" },
+  { key: "backpressure.maxLoadPerCpu", flag: "max-load-per-cpu", env: "CONVEYOR_MAX_LOAD_PER_CPU" },
 ] as const;
 
 /** Environment variables that carry secrets: the CLI removes them from its own environment once read. */

@@ -16,6 +16,11 @@ export async function measureWorkDir(workDir: string): Promise<DiskReport> {
   return { ...report, ...(await fileSystem(workDir)) };
 }
 
+/** Free space an unprivileged user may use (one system call: cheap enough before every claim). */
+export async function freeSpace(path: string): Promise<number | undefined> {
+  return (await fileSystem(path)).freeBytes;
+}
+
 /** Free space an unprivileged user may use, and the size; nothing when the work dir does not exist yet. */
 async function fileSystem(path: string): Promise<Pick<DiskReport, "freeBytes" | "totalBytes">> {
   const fs = await statfs(path).catch(() => null);

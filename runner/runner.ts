@@ -1,6 +1,8 @@
 import { backoffDelay } from "../src/domain/backoff.ts";
+import type { HostReport } from "../src/runner-api/contract.ts";
 import { RETRY_BACKOFF, UnauthorizedError } from "./api.ts";
-import { DiskMeter } from "./disk.ts";
+import { Backpressure, DEFAULT_PRESSURE_LIMITS, type PressureLimits } from "./backpressure.ts";
+import { DiskMeter, freeSpace } from "./disk.ts";
 import { measureHost } from "./host.ts";
 import { type JobContext, runJob } from "./job.ts";
 import { sleep } from "./sleep.ts";
@@ -9,6 +11,11 @@ import { sleep } from "./sleep.ts";
 const MAX_HOLDING = 1_000;
 /** Saying it stops must not hold up a stop: an unreachable Worker notices the silence instead. */
 const OFFLINE_TIMEOUT_MS = 5_000;
+/**
+ * How often a runner that holds back looks at its host again, and tells the Worker why it claims nothing:
+ * well within the silence after which it would read offline (runner-api/presence.ts).
+ */
+export const PRESSURE_CHECK_MS = 10_000;
 
 export type RunnerOptions = JobContext & {
   concurrency: number;
@@ -18,6 +25,11 @@ export type RunnerOptions = JobContext & {
   shutdownGraceMs: number;
   /** Measures the work dir for the claims' and heartbeats' disk report; over the workspace's work dir by default. */
   disk?: DiskMeter;
+  /** Past these the runner claims nothing until the host recovers (./backpressure.ts). */
+  pressureLimits?: PressureLimits;
+  /** The host's memory and load (./host.ts by default), and how often a runner holding back looks again. */
+  measureHost?: () => HostReport;
+  pressureCheckMs?: number;
 };
 
 /**
@@ -28,6 +40,7 @@ export type RunnerOptions = JobContext & {
 export class Runner {
   readonly #options: RunnerOptions;
   readonly #disk: DiskMeter;
+  readonly #backpressure: Backpressure;
   readonly #claiming = new AbortController();
   readonly #jobs = new AbortController();
   #graceTimer: NodeJS.Timeout | undefined;
@@ -36,10 +49,17 @@ export class Runner {
   constructor(options: RunnerOptions) {
     this.#options = options;
     this.#disk = options.disk ?? new DiskMeter(options.workspace.workDir);
-    // Every claim and heartbeat says what this runner measures of its host.
+    const host = options.measureHost ?? (() => measureHost());
+    this.#backpressure = new Backpressure(
+      options.pressureLimits ?? DEFAULT_PRESSURE_LIMITS,
+      async () => ({ ...host(), diskFreeBytes: await freeSpace(options.workspace.workDir) }),
+      options.log,
+    );
+    // Every claim and heartbeat says what this runner measures of its host, and why it holds back if it does.
     options.api.health = async () => {
       const disk = await this.#disk.current();
-      return { host: measureHost(), ...(disk && { disk }) };
+      const pressure = this.#backpressure.current;
+      return { host: host(), ...(disk && { disk }), ...(pressure.length > 0 && { pressure }) };
     };
   }
 
@@ -74,12 +94,21 @@ export class Runner {
     while (!signal.aborted) {
       try {
         const holding = holdings.list().slice(0, MAX_HOLDING);
+        const held = (await this.#backpressure.check()).length > 0;
         // Disk use, memory and load ride along with every claim (and heartbeat), the runner's sign of life: the
-        // runners page shows them and the supervisor checks them.
-        const claim = await api.claim(
-          { waitMs: claimWaitMs, holding, ...(projects && { projects }) },
-          signal,
-        );
+        // runners page shows them and the supervisor checks them. Held back, one slot says why (its claim
+        // leases nothing) and every slot looks at the host again a while later.
+        const claim =
+          held && slot > 0
+            ? null
+            : await api.claim(
+                { waitMs: held ? 0 : claimWaitMs, holding, ...(projects && { projects }) },
+                signal,
+              );
+        if (held && !claim) {
+          await sleep(this.#options.pressureCheckMs ?? PRESSURE_CHECK_MS, signal);
+          continue;
+        }
         failures = 0;
         if (claim) {
           log.info("claimed", {

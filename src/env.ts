@@ -1,3 +1,4 @@
+import type { AlertObject } from "./contracts/alert-object.ts";
 import type { IssueObject } from "./contracts/issue-object.ts";
 import type { PacerObject } from "./contracts/pacer-object.ts";
 import type { ProjectObject } from "./contracts/project-object.ts";
@@ -8,6 +9,17 @@ export interface Env {
   PROJECTS: DurableObjectNamespace<ProjectObject>;
   /** One pacer per forge token: writes to the forge, paced within its limits (src/domain/forge-pacing.ts). */
   PACERS: DurableObjectNamespace<PacerObject>;
+  /** The factory's one AlertDO: alerts to the operator's channel, deduplicated (docs/supervisor.md). */
+  ALERTS: DurableObjectNamespace<AlertObject>;
+  /** The operator's channel: a webhook taking JSON (Slack's and Discord's incoming webhooks do) (Worker secret). */
+  ALERT_WEBHOOK_URL?: string;
+  /**
+   * Email through Cloudflare Email Routing, where configured: a `send_email` binding, the sender (an address
+   * of the zone's) and the recipient (a verified destination address).
+   */
+  ALERT_EMAIL?: SendEmail;
+  ALERT_EMAIL_FROM?: string;
+  ALERT_EMAIL_TO?: string;
   /** AES-256-GCM key for secrets at rest, base64 of 32 bytes (Worker secret). */
   CONVEYOR_SECRETS_KEY?: string;
   /** The critic's Messages API key (Worker secret) and, for a stand-in or gateway, its base URL. */

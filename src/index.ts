@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { agentRoutes } from "./api/agents.ts";
+import { alertRoutes } from "./api/alerts.ts";
 import { operatorAuth } from "./api/auth.ts";
 import { backfillRoutes } from "./api/backfill.ts";
 import { costRoutes } from "./api/costs.ts";
@@ -15,6 +16,7 @@ import { statusRoutes } from "./api/status.ts";
 import { vaultRoutes } from "./api/vault.ts";
 import { armReconciliation } from "./cron/reconcile.ts";
 import { pruneAll } from "./cron/retention.ts";
+import { watchesAt, watchFactory } from "./cron/watchdog.ts";
 import { dashboardRoutes } from "./dashboard/routes.tsx";
 import type { Env } from "./env.ts";
 import { errorMessage } from "./error-message.ts";
@@ -23,7 +25,7 @@ import { log } from "./log.ts";
 import { listProjects } from "./projects/store.ts";
 import { runnerRoutes } from "./runner-api/routes.ts";
 
-export { ForgePacerDO, IssueDO, ProjectDO } from "../durable-objects/index.ts";
+export { AlertDO, ForgePacerDO, IssueDO, ProjectDO } from "../durable-objects/index.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -44,6 +46,7 @@ app.route("/api/v1/runners", runnerAdminRoutes);
 app.route("/api/v1", statusRoutes);
 app.route("/api/v1", vaultRoutes);
 app.route("/api/v1", costRoutes);
+app.route("/api/v1", alertRoutes);
 app.route("/api/v1", outcomeRoutes);
 app.route("/dashboard", dashboardRoutes);
 
@@ -55,7 +58,7 @@ app.onError((error, c) => {
 
 export default {
   fetch: app.fetch,
-  async scheduled(_controller, env, ctx) {
+  async scheduled(controller, env, ctx) {
     ctx.waitUntil(
       armReconciliation(env).then((reports) => {
         for (const report of reports) {
@@ -68,5 +71,12 @@ export default {
         .then((projects) => pruneAll(env, projects))
         .catch((error) => log.error("retention failed", { error: errorMessage(error) })),
     );
+    if (watchesAt(controller.scheduledTime)) {
+      ctx.waitUntil(
+        watchFactory(env, controller.scheduledTime).catch((error) =>
+          log.error("watchdog failed", { error: errorMessage(error) }),
+        ),
+      );
+    }
   },
 } satisfies ExportedHandler<Env>;

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { formatTime, relativeTime } from "../../src/dashboard/format.ts";
 import { STATES } from "../../src/domain/lifecycle.ts";
 import { projectIdSchema } from "../../src/projects/config.ts";
+import { describePressure } from "../../src/runner-api/pressure.ts";
 import { command } from "../command.ts";
 import { table, usd } from "../output.ts";
 import { registrationTokenSchema, statusSchema } from "../schemas.ts";
@@ -36,6 +37,7 @@ export const status = command({
       relativeTime(r.lastSeenAt, now),
       [
         r.presence?.status === "offline" && "offline",
+        r.pressure && r.presence?.status !== "offline" && `holding back: ${describePressure(r.pressure)}`,
         r.jobs.map((j) => `${j.project}#${j.number} ${j.kind}`).join(", "),
       ]
         .filter(Boolean)

@@ -1,11 +1,10 @@
 /**
- * One Durable Object per project, a facade over its concerns, each a module of its own built here with what
- * it needs: the job queue (./jobs/queue.ts), its leases (./jobs/leases.ts) and what runners report under them
- * (./jobs/runner-reports.ts); agent runs (./agents/); the vault (./vault.ts); reconciliation and the mirror's
- * backfill (./reconciliation.ts, ./backfill.ts); the supervisor (./supervisor/); merge turns. Every state
- * change is written with the records it causes (./records.ts) in one synchronous transaction and sent from the
- * outbox (./delivery.ts); the object's one alarm is the safety net for that, expires leases and vault items,
- * and starts reconciliation, the backfill, the agents' schedules and the supervisor when they are due.
+ * One Durable Object per project, a facade over its concerns, each a module built here with what it needs: the
+ * job queue, its leases and what runners report under them (./jobs/); agent runs (./agents/); the vault; the
+ * reconciliation, the mirror's backfill; the supervisor (./supervisor/); merge turns; the watchdog's pulse.
+ * Every state change is written with the records it causes (./records.ts) in one synchronous transaction and
+ * sent from the outbox (./delivery.ts); the one alarm is the safety net for that, expires leases and vault
+ * items, and starts reconciliation, the backfill, the agents' schedules and the supervisor when due.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { AgentTrigger } from "../../src/agents/triggers.ts";
@@ -32,6 +31,7 @@ import { Leases } from "./jobs/leases.ts";
 import { JobQueue } from "./jobs/queue.ts";
 import { RunnerReports } from "./jobs/runner-reports.ts";
 import { MERGE_TURN_HOLD_MS, MERGE_TURN_WAIT_MS, MergeTurns } from "./merge-turns.ts";
+import { Pulse } from "./pulse.ts";
 import { Reconciliation } from "./reconciliation.ts";
 import { ProjectRecords } from "./records.ts";
 import { SERVING_WINDOW_MS } from "./supervisor/snapshot.ts";
@@ -55,6 +55,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   private readonly supervisor = new Supervisor(this.ctx.storage, this.outbox);
   private readonly delivery: ProjectDelivery;
   private readonly mergeTurns = new MergeTurns();
+  private readonly vitals = new Pulse(this.ctx.storage.sql);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -239,6 +240,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   async reconcileNow(project: string) {
     this.reconciliation.arm(project, Date.now());
     const outcome = await this.reconciliation.runIfDue(this.env, Date.now(), true);
+    this.vitals.reconciled(outcome, Date.now());
     await this.delivery.arm();
     return outcome;
   }
@@ -261,7 +263,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   }
 
   health() {
-    return this.supervisor.health();
+    return { ...this.supervisor.health(), pulse: this.vitals.read() };
   }
 
   drain() {
@@ -269,16 +271,15 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   }
 
   override async alarm(): Promise<void> {
+    this.vitals.alarmRan(Date.now());
     this.leases.expire(Date.now());
     this.vault.expireDue(this.projectName(), Date.now());
     // A grace period may have ended: waiting claims look again.
     this.queue.wakeForQueued();
     await this.delivery.flush();
-    // In the background, each on its own: a slow forge holds neither this alarm nor the outbox's next one.
-    // None throws: a failing forge reschedules its own cycle.
-    const now = Date.now();
+    const now = Date.now(); // Then in the background, each on its own (a slow forge holds up nothing); none throws.
     const cycles = [
-      this.reconciliation.runIfDue(this.env, now),
+      this.reconciliation.runIfDue(this.env, now).then((o) => this.vitals.reconciled(o, Date.now())),
       this.backfill.runIfDue(this.env, now),
       this.agentJobs.runSchedulesIfDue(now),
       this.supervisor.runIfDue(this.env, now, this.supervisorHooks),

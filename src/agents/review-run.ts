@@ -8,7 +8,7 @@
 import { criticLedger } from "../critic/ledger.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
-import type { ForgeClient } from "../forge/client/index.ts";
+import type { ForgeClient, PullRequest } from "../forge/client/index.ts";
 import { projectStub } from "../project-stub.ts";
 import { mirroredIssues } from "../projects/mirror.ts";
 import type { Project } from "../projects/store.ts";
@@ -77,13 +77,14 @@ export async function queueReviewRun(
   return undefined;
 }
 
-/** A person's pull request, reviewed at the head its event named, through the forge's own pull ref. */
+/** A person's pull request, reviewed at its head (as `pull` read it, else read now), through its pull ref. */
 export async function humanReview(
   forge: ForgeClient,
   runId: string,
   subject: { number: number; title: string; body: string; author: string },
+  read?: PullRequest,
 ): Promise<ReviewRun> {
-  const pull = await forge.getPullRequest(subject.number);
+  const pull = read ?? (await forge.getPullRequest(subject.number));
   const context = {
     pullRequest: { ...subject, head: pull.headSha, base: pull.baseRef },
   };

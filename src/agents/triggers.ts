@@ -20,7 +20,17 @@ export type EventSubject =
     }
   | { kind: "comment"; number: number; isPullRequest: boolean; body: string; author: string };
 
-export type AgentTrigger = { event: AgentEvent; number: number; sender: string; subject: EventSubject };
+export type AgentTrigger = {
+  event: AgentEvent;
+  number: number;
+  sender: string;
+  subject: EventSubject;
+  /**
+   * CI may have a verdict on this pull request's head (src/agents/people-reviews.ts): only the review of a
+   * person's pull request after CI runs on it, and only at this head.
+   */
+  afterCi?: { headSha: string };
+};
 
 /** The trigger a webhook event is, or null when no agent can run on it. */
 export function agentTriggerOf(event: ForgeEvent): AgentTrigger | null {

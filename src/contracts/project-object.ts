@@ -12,6 +12,7 @@ import type { BudgetLimits } from "../domain/budget.ts";
 import type { OpenJob, QueuePolicy } from "../domain/job-queue.ts";
 import type { Finding } from "../domain/supervisor.ts";
 import type { Requester, VaultItemHead, VaultKind } from "../domain/vault.ts";
+import type { ProjectPulse } from "../domain/watchdog.ts";
 import type { Project } from "../projects/store.ts";
 import type { CycleReport } from "../reconcile/cycle.ts";
 import type {
@@ -234,8 +235,8 @@ export interface ProjectObject extends Rpc.DurableObjectBranded {
   superviseNow(project: string, periodMs?: number): Promise<SupervisorRun | null>;
   /** The backfill of the project's mirror: `start` one unless one is under way; `step` one step now (tests). */
   backfillMirror(project: string, options?: { start?: boolean; step?: boolean }): Promise<BackfillStatus>;
-  /** The supervisor's findings that stand, and when it checked. */
-  health(): Health;
+  /** The supervisor's findings that stand, when it checked, and the object's pulse (the watchdog reads it). */
+  health(): Health & { pulse: ProjectPulse };
   /** Delivers everything waiting now, delays and backoffs included (tests, operators). */
   drain(): Promise<void>;
 }

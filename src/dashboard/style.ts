@@ -64,6 +64,7 @@ form.inline { display: inline; margin-left: 8px; }
 .presence { display: inline-block; padding: 0 6px; border-radius: 3px; font-size: 12px; }
 .presence-busy { background: #fdf0c6; }
 .presence-idle { background: #d6efd8; }
+.presence-held { background: #fde2c6; color: #7a3b00; font-weight: 600; }
 .presence-offline { background: #eadede; color: #8a1c1c; font-weight: 600; }
 .unsafe { display: inline-block; padding: 0 6px; border-radius: 3px; color: #fff; background: #b42318; }
 table { border-collapse: collapse; background: #fff; width: 100%; }

@@ -5,6 +5,7 @@
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { SuspectRotation } from "../domain/runner-tokens.ts";
 import { VAULT_STATES } from "../domain/vault.ts";
+import type { Pressure } from "../runner-api/contract.ts";
 import { SANDBOX_KINDS } from "../runner-api/sandbox.ts";
 
 export const projects = sqliteTable("projects", {
@@ -241,6 +242,12 @@ export const runners = sqliteTable("runners", {
   cpus: integer("cpus"),
   /** When memory and load were last recorded. */
   hostAt: integer("host_at", { mode: "number" }),
+  /**
+   * Why the runner claims no new job now (runner/backpressure.ts: memory, disk or load past its thresholds), as
+   * its last claim or heartbeat said, and since when; null while it claims.
+   */
+  pressure: text("pressure", { mode: "json" }).$type<Pressure>(),
+  pressureSince: integer("pressure_since", { mode: "number" }),
   /** The address (CF-Connecting-IP) the runner's last call came from: the operator's, never a forge's. */
   address: text("address"),
   /** The token a rotation replaced, and when: its holder's next call is told so, and when it came. */

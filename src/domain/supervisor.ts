@@ -24,13 +24,18 @@ import type { Timeouts } from "./timers.ts";
 export const PRIORITIES = ["P0", "P1", "P2", "P3", "P4"] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
-export const CHECKS = [
+/** Checks about a runner rather than a project: the operator's business (src/domain/alerts.ts). */
+export const RUNNER_CHECKS = [
   "memory",
   "runner_offline",
   "token_rotated",
   "disk",
   "load",
   "worktrees",
+] as const;
+
+export const CHECKS = [
+  ...RUNNER_CHECKS,
   "leftover_worktree",
   "issue_stuck",
   "escalation_silent",

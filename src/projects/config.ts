@@ -256,6 +256,13 @@ export const settingsSchema = z.object({
       reviewHumanPullRequests: z.boolean().default(false),
     })
     .prefault({}),
+  /** When the reviewer reviews people's pull requests (with `critic.reviewHumanPullRequests`). */
+  reviews: z
+    .object({
+      /** `after_ci`: once CI has a verdict on the head (the newest push's); `on_push`: at each push. */
+      people: z.enum(["after_ci", "on_push"]).default("after_ci"),
+    })
+    .prefault({}),
   ci: z
     .object({
       kind: z.enum(["woodpecker", "github-actions", "none"]).default("woodpecker"),

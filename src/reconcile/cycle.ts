@@ -9,14 +9,17 @@
  * refuses the late real webhook's copy of a transition it already took.
  */
 
+import { reviewPeoplesPulls } from "../agents/people-reviews.ts";
 import { readCi } from "../ci/gate.ts";
 import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
 import { type Cursor, changesSince } from "../domain/reconciliation.ts";
 import type { Env } from "../env.ts";
+import { errorMessage } from "../error-message.ts";
 import type { ForgeClient, Issue, UpdatedIssue } from "../forge/client/index.ts";
 import { canCommand } from "../hooks/route-comment.ts";
 import { pullRequestLifecycle } from "../hooks/route-event.ts";
 import { issueStub } from "../issue-stub.ts";
+import { log } from "../log.ts";
 import { regateDependents, triage, wantsWork } from "../projects/dispatch.ts";
 import { type Forges, gateFor, toMirrored } from "../projects/gate.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
@@ -35,6 +38,8 @@ export type CycleReport = {
   pulls: number;
   ci: number;
   comments: number;
+  /** People's pull requests' reviews queued once CI had a verdict (src/agents/people-reviews.ts). */
+  reviews: number;
 };
 
 /** The first cycle looks this far back (and at the whole open backlog); later ones start where it ended. */
@@ -73,6 +78,7 @@ export async function reconcileCycle(
     pulls: 0,
     ci: 0,
     comments: 0,
+    reviews: 0,
   };
   const live = await liveIssues(env, project.id);
   // Pull requests too: the mirror keeps their times and the issues they link (agents see them).
@@ -95,6 +101,15 @@ export async function reconcileCycle(
   for (const entry of live) {
     if (entry.state === "awaiting_ci") await reconcileCi(context, entry);
   }
+  // A lost push or CI webhook of a person's pull request: its review still comes after CI's verdict.
+  // Its failure (the catalog unreadable) is logged: it holds up none of the cycle's other recoveries.
+  report.reviews = await reviewPeoplesPulls(env, project, forge, null).then(
+    (runs) => runs.length,
+    (error: unknown) => {
+      log.warn("people's reviews not reconciled", { project: project.id, error: errorMessage(error) });
+      return 0;
+    },
+  );
   return { report, cursor: next };
 }
 

@@ -69,6 +69,25 @@ export const hostReportSchema = z.object({
 });
 export type HostReport = z.infer<typeof hostReportSchema>;
 
+export const PRESSURE_RESOURCES = ["memory", "disk", "load"] as const;
+
+/**
+ * Why a runner claims nothing for now (runner/backpressure.ts): each resource past the runner's threshold,
+ * with what it measured (available memory or free disk in bytes, one-minute load per CPU) and the threshold.
+ * Sent with its claims and heartbeats while it holds back; a claim carrying it leases nothing.
+ */
+export const pressureSchema = z
+  .array(
+    z.object({
+      resource: z.enum(PRESSURE_RESOURCES),
+      value: z.number().min(0).max(Number.MAX_SAFE_INTEGER),
+      limit: z.number().min(0).max(Number.MAX_SAFE_INTEGER),
+    }),
+  )
+  .min(1)
+  .max(PRESSURE_RESOURCES.length);
+export type Pressure = z.infer<typeof pressureSchema>;
+
 /**
  * The longest a claim may wait. A runner's heartbeats come at most `MAX_HEARTBEAT_INTERVAL_MS` apart, so this is
  * the longest a live runner is silent: one silent longer has stopped (runner-api/presence.ts).
@@ -91,6 +110,8 @@ export const claimRequest = z.object({
   disk: diskReportSchema.optional(),
   /** Memory and load, sent with every claim (the Worker records them at most once in a while). */
   host: hostReportSchema.optional(),
+  /** The runner holds back (memory, disk or load past its thresholds): answered 204 at once, nothing leased. */
+  pressure: pressureSchema.optional(),
 });
 
 /** How `holding` names an issue. */
@@ -223,6 +244,8 @@ export const heartbeatRequest = z.object({
   /** As with a claim: a runner whose slots are all busy claims nothing, but heartbeats. */
   disk: diskReportSchema.optional(),
   host: hostReportSchema.optional(),
+  /** Absent: the runner does not hold back (any more). */
+  pressure: pressureSchema.optional(),
 });
 export const heartbeatResponse = z.object({
   leaseExpiresAt: z.number().int(),

@@ -15,7 +15,7 @@ import {
 } from "../domain/runner-tokens.ts";
 import type { Env } from "../env.ts";
 import { zodMessage } from "../validation.ts";
-import type { DiskReport, HostReport, RegisterRequest, SandboxKind } from "./contract.ts";
+import type { DiskReport, HostReport, Pressure, RegisterRequest, SandboxKind } from "./contract.ts";
 import { runnerPresence, SEEN_RESOLUTION_MS } from "./presence.ts";
 
 /** Prefixes that secret scanners and log redaction recognise. */
@@ -95,6 +95,8 @@ export type AuthenticatedRunner = {
   disk: DiskReport | null;
   /** When its memory and load were last recorded (null: never). */
   hostAt: number | null;
+  /** Why it holds back, as last recorded (null: it claims). */
+  pressure: Pressure | null;
   /** Tell it to rotate its token (`TOKEN_ROTATE_HEADER`). */
   rotate: boolean;
   /** The address this call came from, and the one the runner was seen at before it (null: unknown). */
@@ -164,6 +166,7 @@ export async function authenticateRunner(
     sandbox: runner.sandbox,
     disk,
     hostAt: runner.hostAt,
+    pressure: runner.pressure,
     rotate: check.rotate,
     address,
     previousAddress: runner.address,
@@ -222,20 +225,22 @@ export async function recordSandbox(env: Env, runnerId: string, sandbox: Sandbox
 export const HOST_RESOLUTION_MS = 60_000;
 
 /**
- * Records what a runner reports about its host with a claim, in one write: its disk use when it changed (the
- * runner measures it about once a minute), its memory and load when the last record is older than
- * `HOST_RESOLUTION_MS`. Nothing when neither is due.
+ * Records what a runner reports about its host with a claim or heartbeat, in one write: its disk use when it
+ * changed (the runner measures it about once a minute), its memory and load when the last record is older than
+ * `HOST_RESOLUTION_MS`, and why it holds back (absent: it does not) when that changed. Nothing when none is due.
  */
 export async function recordHealth(
   env: Env,
   runner: AuthenticatedRunner,
-  reported: { disk?: DiskReport; host?: HostReport },
+  reported: { disk?: DiskReport; host?: HostReport; pressure?: Pressure },
   now = Date.now(),
 ) {
   const { disk, host } = reported;
+  const pressure = reported.pressure ?? null;
   const diskChanged = disk !== undefined && !sameDisk(disk, runner.disk);
   const hostDue = host !== undefined && (runner.hostAt === null || runner.hostAt <= now - HOST_RESOLUTION_MS);
-  if (!diskChanged && !hostDue) return;
+  const pressureChanged = JSON.stringify(pressure) !== JSON.stringify(runner.pressure);
+  if (!diskChanged && !hostDue && !pressureChanged) return;
   await drizzle(env.DB)
     .update(runners)
     .set({
@@ -246,6 +251,11 @@ export async function recordHealth(
         diskTotalBytes: disk.totalBytes ?? null,
       }),
       ...(hostDue && { ...host, hostAt: now }),
+      // Since it began holding back, not since its figures last moved.
+      ...(pressureChanged && {
+        pressure,
+        pressureSince: pressure === null ? null : runner.pressure === null ? now : undefined,
+      }),
     })
     .where(eq(runners.id, runner.id));
 }
@@ -291,6 +301,8 @@ export async function listRunners(env: Env, now = Date.now()) {
         load1: runners.load1,
         cpus: runners.cpus,
         hostAt: runners.hostAt,
+        pressure: runners.pressure,
+        pressureSince: runners.pressureSince,
         address: runners.address,
         suspectRotation: runners.suspectRotation,
         supersededSeenAt: runners.supersededSeenAt,

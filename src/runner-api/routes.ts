@@ -76,10 +76,16 @@ runnerRoutes.post("/offline", async (c) => {
 runnerRoutes.post("/claim", async (c) => {
   const body = await jsonBody(c, claimRequest);
   if (!body.ok) return body.response;
-  const { holding, projects, sandbox, waitMs, disk, host } = body.data;
+  const { holding, projects, sandbox, waitMs, disk, host, pressure } = body.data;
   const runner = c.var.runner;
   if (sandbox && sandbox !== runner.sandbox) await recordSandbox(c.env, runner.id, sandbox);
-  await recordHealth(c.env, runner, { ...(disk && { disk }), ...(host && { host }) });
+  await recordHealth(c.env, runner, {
+    ...(disk && { disk }),
+    ...(host && { host }),
+    ...(pressure && { pressure }),
+  });
+  // It holds back (runner/backpressure.ts): it said why, and is given nothing until it claims without.
+  if (pressure) return c.body(null, 204);
   const scope = claimScope(runner.projects, projects);
   // The request's signal aborts when the runner hangs up (`enable_request_signal`): no lease for it then.
   const claim = await claimAcross(c.env, runner.id, holding, scope, waitMs, c.req.raw.signal);
@@ -91,11 +97,15 @@ runnerRoutes.post("/jobs/:id/heartbeat", async (c) => {
   if (!body.ok) return body.response;
   const job = jobOf(c);
   if (job instanceof Response) return job;
-  const { leaseToken, disk, host } = body.data;
+  const { leaseToken, disk, host, pressure } = body.data;
   const result = await job.stub.heartbeat(job.id, c.var.runner.id, leaseToken);
   if (!result.ok) return jsonError(c, result.status, result.error);
   // Only under a current lease: a refused heartbeat records nothing.
-  await recordHealth(c.env, c.var.runner, { ...(disk && { disk }), ...(host && { host }) });
+  await recordHealth(c.env, c.var.runner, {
+    ...(disk && { disk }),
+    ...(host && { host }),
+    ...(pressure && { pressure }),
+  });
   const { leaseExpiresAt, leaseMs, cancelled } = result;
   return c.json({ leaseExpiresAt, leaseMs, cancelled });
 });

@@ -5,7 +5,7 @@ import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { claimResponse } from "../../src/runner-api/contract.ts";
 import { call, claim, newRunner, taken } from "./support/jobs.ts";
-import { control, type Loop, loopProject, services } from "./support/review.ts";
+import { control, loopProject, postStatus, services, statusPayload } from "./support/review.ts";
 import { deliver, fixtureBytes, freshProject, pretty, registerProject } from "./support/webhooks.ts";
 
 const SUITE_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
@@ -165,32 +165,6 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
 });
 
 describe("commit statuses pushed by Gitea", () => {
-  /** Gitea's `status` payload (modules/structs/hook.go CommitStatusPayload). */
-  const statusPayload = (loop: Loop, sha: string, context: string, state: string) =>
-    pretty({
-      commit: { id: sha, message: "change", url: "" },
-      context,
-      created_at: "2026-11-22T10:00:00Z",
-      description: state,
-      id: 17,
-      repository: {
-        ...JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request.synchronized.json"] ?? "{}").repository,
-        full_name: loop.repo,
-      },
-      sender: { id: 1, login: "woodpecker", username: "woodpecker" },
-      sha,
-      state,
-      target_url: `${services.forgeUrl}/ci/logs/1`,
-      updated_at: "2026-11-22T10:01:00Z",
-    });
-
-  const postStatus = (loop: Loop, sha: string, context: string, state: string) =>
-    fetch(`${services.forgeApiUrl}/repos/${loop.repo}/statuses/${sha}`, {
-      method: "POST",
-      headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ context, state, description: state, target_url: "http://ci.example/1" }),
-    });
-
   it("a red status from Woodpecker brings the failing step's log to the revise session", async () => {
     const loop = await loopProject(
       "woodpecker-ci",

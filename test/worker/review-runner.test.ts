@@ -19,13 +19,16 @@ import {
   GREEN_CI,
   type Loop,
   loopProject,
+  postStatus,
   push,
   services,
+  statusPayload,
   until,
 } from "./support/review.ts";
-import { pullRequestDelivery } from "./support/webhooks.ts";
+import { deliver, pullRequestDelivery } from "./support/webhooks.ts";
 
 const ON_RUNNER = { critic: { runsOn: "runner" } };
+const ON_PUSH = { critic: { reviewHumanPullRequests: true }, reviews: { people: "on_push" } };
 
 /** The issue waits for its review, and the reviewer's run waits for a runner. */
 const awaitingReview = (view: IssueView) =>
@@ -238,7 +241,7 @@ describe("the critic on a runner", () => {
 
 describe("the reviewer on people's pull requests", () => {
   it("reviews a person's pull request at its head, once, with a forge review only; Conveyor's are the critic's", async () => {
-    const loop = await loopProject("rr-human", { critic: { reviewHumanPullRequests: true } });
+    const loop = await loopProject("rr-human", ON_PUSH);
     const { forge, pr, head, alice } = await personsPullRequest(loop, "alice-rr");
 
     // Conveyor's own pull request, pushed to by its runner's account: not this reviewer's.
@@ -284,7 +287,7 @@ describe("the reviewer on people's pull requests", () => {
   });
 
   it("posts a person's pull request's APPROVE as a comment review: no approval a branch protection counts", async () => {
-    const loop = await loopProject("rr-advice", { critic: { reviewHumanPullRequests: true } });
+    const loop = await loopProject("rr-advice", ON_PUSH);
     const { pr, alice } = await personsPullRequest(loop, "alice-ra");
     const opened = { number: pr, author: alice.login, sender: alice.login };
     expect((await pullRequestDelivery(loop, "opened", opened)).status).toBe(202);
@@ -300,6 +303,68 @@ describe("the reviewer on people's pull requests", () => {
   });
 });
 
+describe("people's pull requests reviewed after CI (the default)", () => {
+  const AFTER_CI = { critic: { reviewHumanPullRequests: true } };
+  const status = (loop: Loop, sha: string, context: string, state: string) =>
+    deliver(
+      loop.project,
+      { forge: "gitea", event: { grouped: "", type: "status" } },
+      statusPayload(loop, sha, context, state),
+    );
+
+  it("reviews the newest push once CI has judged it, once, whatever else asks", async () => {
+    const loop = await loopProject("rr-after-ci", AFTER_CI, { kind: "gitea", forgeCi: false });
+    const { pr, head: first, alice } = await personsPullRequest(loop, "alice-ac");
+    const runner = await newRunner("rr-after-ci-0");
+    expect((await pullRequestDelivery(loop, "opened", { number: pr, author: alice.login })).ok).toBe(true);
+    await postStatus(loop, first, "ci/woodpecker/pr/test", "pending");
+    expect((await status(loop, first, "ci/woodpecker/pr/test", "pending")).ok).toBe(true);
+    // No verdict yet: nothing to review.
+    expect(await claim(runner, [loop.project])).toBeNull();
+
+    // A newer push before the verdict: CI's word on the older head starts nothing.
+    const second = await push(loop, 0, { "src/shout.js": "export const shout = (s) => s + '!';\n" }, SHOUT);
+    const sync = { number: pr, author: alice.login };
+    expect((await pullRequestDelivery(loop, "synchronized", sync)).ok).toBe(true);
+    await postStatus(loop, first, "ci/woodpecker/pr/test", "success");
+    expect(await (await status(loop, first, "ci/woodpecker/pr/test", "success")).json()).toMatchObject({
+      ignored: `no issue waits for CI on ${first}`,
+    });
+    expect(await claim(runner, [loop.project])).toBeNull();
+
+    // CI judges the newest head (red counts: the reviewer reads CI's findings too): reviewed there, once.
+    await postStatus(loop, second, "ci/woodpecker/pr/test", "failure");
+    expect(await (await status(loop, second, "ci/woodpecker/pr/test", "failure")).json()).toMatchObject({
+      accepted: true,
+    });
+    await postStatus(loop, second, "ci/woodpecker/pr/lint", "success");
+    expect((await status(loop, second, "ci/woodpecker/pr/lint", "success")).ok).toBe(true);
+    expect((await pullRequestDelivery(loop, "synchronized", sync)).ok).toBe(true);
+    await projectStub(env, loop.project).reconcileNow(loop.project);
+    const claimed = await claim(runner, [loop.project]);
+    expect(claimed?.job.agent).toMatchObject({ name: "reviewer" });
+    expect(claimed?.job.agent?.review).toMatchObject({ pr, headSha: second });
+    expect(await claim(await newRunner("rr-after-ci-1"), [loop.project])).toBeNull();
+  });
+
+  it("recovers a review whose CI webhook was lost, at the next reconciliation", async () => {
+    const loop = await loopProject("rr-after-ci-lost", AFTER_CI, { kind: "gitea", forgeCi: false });
+    const { pr, head } = await personsPullRequest(loop, "alice-lost");
+    // Neither the pull request's nor CI's webhook arrives.
+    await postStatus(loop, head, "ci/woodpecker/pr/test", "success");
+    const runner = await newRunner("rr-after-ci-lost-0");
+    expect(await claim(runner, [loop.project])).toBeNull();
+
+    const outcome = await projectStub(env, loop.project).reconcileNow(loop.project);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ reviews: 1 });
+    const claimed = await claim(runner, [loop.project]);
+    expect(claimed?.job.agent?.review).toMatchObject({ pr, headSha: head });
+    expect(await projectStub(env, loop.project).reconcileNow(loop.project)).toMatchObject({ reviews: 0 });
+  });
+});
+
+const SHOUT = { branch: "shout" };
+
 /** A person with write access opens a pull request changing one file, on a branch of their own. */
 async function personsPullRequest(loop: Loop, login: string) {
   const alice = await control<{ login: string; token: string }>("user", {
@@ -307,12 +372,7 @@ async function personsPullRequest(loop: Loop, login: string) {
     login,
     level: "write",
   });
-  const head = await push(
-    loop,
-    0,
-    { "src/shout.js": "export const shout = (s) => s + '!!';\n" },
-    { branch: "shout" },
-  );
+  const head = await push(loop, 0, { "src/shout.js": "export const shout = (s) => s + '!!';\n" }, SHOUT);
   const forge = createForgeClient({
     forge: "forgejo",
     apiUrl: services.forgeApiUrl,

@@ -255,6 +255,43 @@ describe("GET /api/v1/runners", () => {
     expect(await memoryOf()).toEqual({ mem: 512, free: 99 });
   });
 
+  it("a runner holding back says why with its claim, which leases nothing; its claim without it leases again", async () => {
+    const runner = await newRunner("held");
+    const project = freshProject("held");
+    await seedProject(project);
+    await enqueue(issueView(project, 4, { state: "queued", iteration: 0 }), "implement", `${project}#4:1:0`);
+    const pressure = [{ resource: "memory", value: 300 * 1024 ** 2, limit: 1024 ** 3 }];
+    const held = await call(runner, "claim", { waitMs: 0, projects: [project], pressure });
+    expect(held.status).toBe(204);
+    const row = async () =>
+      await env.DB.prepare("SELECT pressure, pressure_since AS since FROM runners WHERE id = ?")
+        .bind(runner.runnerId)
+        .first<{ pressure: string | null; since: number | null }>();
+    const first = await row();
+    expect(JSON.parse(first?.pressure ?? "null")).toEqual(pressure);
+    expect(first?.since).toBeGreaterThan(Date.now() - 60_000);
+    // The runners page says why it claims nothing.
+    const text = await (await page("/dashboard/runners", await sessionCookie())).text();
+    expect(text).toContain("holding back");
+    expect(text).toContain("memory 0.3 GiB available (needs 1.0 GiB)");
+    // Still holding back, on other figures: since stays when it began.
+    const worse = [
+      { ...pressure[0], value: 100 * 1024 ** 2 },
+      { resource: "load", value: 5, limit: 3 },
+    ];
+    expect((await call(runner, "claim", { waitMs: 0, projects: [project], pressure: worse })).status).toBe(
+      204,
+    );
+    expect(await row()).toEqual({ pressure: JSON.stringify(worse), since: first?.since });
+    // A malformed reason is refused at the boundary, and changes nothing.
+    const bad = [{ resource: "swap", value: 1, limit: 2 }];
+    expect((await call(runner, "claim", { waitMs: 0, projects: [project], pressure: bad })).status).toBe(400);
+    // Recovered: its claim carries no pressure, takes the job, and the record clears.
+    const claimed = await claim(runner, [project]);
+    expect(claimed?.job.issue.number).toBe(4);
+    expect(await row()).toEqual({ pressure: null, since: null });
+  });
+
   it("shows how each runner runs sessions, as it said at registration and says with every claim", async () => {
     const runner = await newRunner("unsafe");
     const sandboxOf = async () => {

@@ -7,12 +7,14 @@
 import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { deliverSupervisorEffect } from "../../durable-objects/project/supervisor/forge-issues.ts";
+import { alertStub } from "../../src/alert-stub.ts";
 import type { HealthFinding } from "../../src/contracts/project-object.ts";
+import type { AlertMessage } from "../../src/domain/alerts.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import { page, sessionCookie } from "./dashboard-support.ts";
 import { call, newRunner, type Runner } from "./support/jobs.ts";
-import { type Loop, loopProject, send, until } from "./support/review.ts";
+import { control, type Loop, loopProject, send, until } from "./support/review.ts";
 import { OPERATOR } from "./support/webhooks.ts";
 
 const BASE = "https://conveyor.test";
@@ -88,30 +90,28 @@ describe("the supervisor", () => {
     expect(first.findings.every((f) => f.priority === "P1")).toBe(true);
     expect(first.checkedAt).toEqual(expect.any(Number));
 
-    // One forge issue per finding, labelled supervisor and with its priority, each known to its finding.
+    // One forge issue per finding of the project, labelled supervisor and with its priority, each known to its
+    // finding. The runners' findings go to the operator's channel instead (test/worker/alerts.test.ts).
     const opened = await supervisorIssues(loop);
-    expect(opened).toHaveLength(4);
+    expect(opened).toHaveLength(2);
     for (const issue of opened) {
       expect(issue.state).toBe("open");
       expect(issue.labels.sort()).toEqual(["P1", "supervisor"]);
     }
     expect(opened.map((i) => i.title).sort()).toEqual(
-      [
-        `[P1] dead letter: #${refused.number}`,
-        "[P1] disk: runner full",
-        `[P1] issue stuck: #${stuck.number}`,
-        "[P1] runner offline: runner silent",
-      ].sort(),
+      [`[P1] dead letter: #${refused.number}`, `[P1] issue stuck: #${stuck.number}`].sort(),
     );
     const health = (await (
       await SELF.fetch(`${BASE}/api/v1/projects/${loop.project}/health`, { headers: OPERATOR })
     ).json()) as Health;
-    expect(health.findings.map((f) => f.forgeIssue).sort()).toEqual(opened.map((i) => i.number).sort());
+    const forgeIssues = health.findings.map((f) => f.forgeIssue);
+    expect(forgeIssues.filter((n) => n !== null).sort()).toEqual(opened.map((i) => i.number).sort());
+    expect(forgeIssues.filter((n) => n === null)).toHaveLength(2);
 
     // The next run finds the same causes: nothing more is opened.
     const second = await check(loop);
     expect(second.findings.map((f) => f.key).sort()).toEqual(expected);
-    expect(await supervisorIssues(loop)).toHaveLength(4);
+    expect(await supervisorIssues(loop)).toHaveLength(2);
 
     // The health page shows them.
     const html = await (
@@ -145,10 +145,10 @@ describe("the supervisor", () => {
     }
     // And a run after that changes nothing on the forge.
     await check(loop);
-    expect(await supervisorIssues(loop)).toHaveLength(4);
+    expect(await supervisorIssues(loop)).toHaveLength(2);
   });
 
-  it("a project's forge issues never name another project's runner, nor any runner's host figures", async () => {
+  it("a project's supervisor judges only its runners, whose figures go to the operator, never the forge", async () => {
     const ours = await loopProject("supervised-ours", { supervisor: { runnerSilentMs: 5 * MIN } });
     const theirs = await loopProject("supervised-theirs", { supervisor: { runnerSilentMs: 5 * MIN } });
     const lowMemory = { ...HEALTHY_HOST, memAvailableBytes: 10 * GIB, memTotalBytes: 100 * GIB };
@@ -172,9 +172,12 @@ describe("the supervisor", () => {
     expect(found.findings.map((f) => f.key)).toEqual([`memory_low:${own.runnerId}`]);
     // The figures are the operator's: in the API's finding (and on the dashboard), not on the forge.
     expect(found.findings[0]?.detail).toBe("10.0 GiB of 100.0 GiB (10 %) available");
-    const forgeText = (await supervisorIssues(ours)).map((i) => `${i.title}\n${i.body}`).join("\n");
-    expect(forgeText).toContain("runner ours-own is short of memory");
-    expect(forgeText).not.toMatch(/theirs-bound|theirs-roaming|GiB/);
+    expect(await supervisorIssues(ours)).toEqual([]);
+    await alertStub(env).drain();
+    const told = (await control<{ conveyor: AlertMessage }[]>("alerts-received")).filter(
+      (m) => m.conveyor.alert.key === `memory_low:${own.runnerId}`,
+    );
+    expect(told.map((m) => m.conveyor.alert.text)).toEqual(["10.0 GiB of 100.0 GiB (10 %) available"]);
     const html = await (
       await page(`/dashboard/projects/${ours.project}/health`, await sessionCookie())
     ).text();

@@ -14,9 +14,16 @@ import {
   type EventRunFacts,
   eventRunDecision,
 } from "../../../src/agents/event-runs.ts";
-import { humanReview, REVIEWER, type ReviewRun } from "../../../src/agents/review-run.ts";
+import {
+  ciDecided,
+  type PeopleReviews,
+  peopleReviewKey,
+  peopleReviews,
+} from "../../../src/agents/people-reviews.ts";
+import { humanReview, REVIEWER, type ReviewRun, reviewerOf } from "../../../src/agents/review-run.ts";
 import { agentRunRequest, eventRunId, loadCatalog } from "../../../src/agents/runs.ts";
 import {
+  type AgentEvent,
   type AgentTrigger,
   type EventSubject,
   triggeredAgents,
@@ -63,15 +70,20 @@ export class AgentTriggers {
   ): Promise<string[]> {
     return this.inTurn(async () => {
       const catalog = await this.catalog.get(() => readCatalog(env, project.id), Date.now());
-      const builtins = project.settings.critic.reviewHumanPullRequests ? [REVIEWER] : [];
-      const agents = triggeredAgents(catalog, trigger.event, builtins);
+      const mode = peopleReviews(project.settings);
+      const agents = agentsFor(catalog, trigger, mode);
       if (agents.length === 0) return [];
       const account = await conveyorAccount(env, project);
       if (sameLogin(trigger.sender, account)) return [];
       const writer = () => this.writer(env, project, trigger.sender);
       const queued: string[] = [];
       for (const agent of agents) {
-        const runId = await eventRunId(project.id, key, agent.name);
+        const afterCi =
+          mode === "after_ci" && agent.name === REVIEWER
+            ? await this.afterCiReview(env, project, account, trigger)
+            : undefined;
+        if (afterCi === null) continue;
+        const runId = afterCi?.runId ?? (await eventRunId(project.id, key, agent.name));
         // Known already: a redelivery. Two copies in flight at once still queue one: the job key is the run id.
         if (this.runs.view(runId)) continue;
         const refused = await this.refusal(project, agent, trigger.sender, writer);
@@ -79,7 +91,8 @@ export class AgentTriggers {
           console.info(JSON.stringify({ msg: "agent run not started", agent: agent.name, reason: refused }));
           continue;
         }
-        const review = await reviewOf(env, project, account, agent, trigger.subject, runId);
+        const review =
+          afterCi?.review ?? (await reviewOf(env, project, account, agent, trigger.subject, runId));
         if (review === "skip") continue;
         const event = { runId, subject: trigger.subject };
         const request = await agentRunRequest(env, project, agent, triggerText(trigger), event, review);
@@ -89,6 +102,31 @@ export class AgentTriggers {
       }
       return queued;
     });
+  }
+
+  /**
+   * The review of a person's pull request after CI (src/agents/people-reviews.ts), at its head: once per head
+   * (the run's id derives from it, whichever event asks), and only once CI has a verdict there; null: not now.
+   */
+  private async afterCiReview(
+    env: Env,
+    project: Project,
+    account: string,
+    trigger: AgentTrigger,
+  ): Promise<{ runId: string; review: ReviewRun } | null> {
+    const { subject, number } = trigger;
+    if (subject.kind !== "pull_request" || sameLogin(subject.author, account)) return null;
+    const runIdAt = (head: string) => eventRunId(project.id, peopleReviewKey(number, head), REVIEWER);
+    const asked = trigger.afterCi?.headSha;
+    // Reviewed already: reconciliation asks each cycle, and costs the forge nothing for it.
+    if (asked && this.runs.view(await runIdAt(asked))) return null;
+    const forge = await forgeOf(env, project.id);
+    const pull = await forge.getPullRequest(number);
+    // A newer push supersedes the head CI judged: its own verdict will ask.
+    if (pull.state !== "open" || (asked && pull.headSha !== asked)) return null;
+    const runId = await runIdAt(pull.headSha);
+    if (this.runs.view(runId) || !(await ciDecided(forge, project.settings, pull.headSha))) return null;
+    return { runId, review: await humanReview(forge, runId, subject, pull) };
   }
 
   /** Runs `work` after every decision before it. */
@@ -150,9 +188,31 @@ async function reviewOf(
 ): Promise<ReviewRun | undefined | "skip"> {
   if (!agent.outputs.submit_review || subject.kind !== "pull_request") return undefined;
   if (sameLogin(subject.author, account)) return "skip";
-  const registered = await loadRegistered(env, project.id);
-  if (!registered) throw new Error(`project ${project.id} is not registered`);
-  return humanReview(clientOf(env, registered.project, await registered.secrets()), runId, subject);
+  return humanReview(await forgeOf(env, project.id), runId, subject);
+}
+
+async function forgeOf(env: Env, projectId: string) {
+  const registered = await loadRegistered(env, projectId);
+  if (!registered) throw new Error(`project ${projectId} is not registered`);
+  return clientOf(env, registered.project, await registered.secrets());
+}
+
+/** Pushes to a pull request: with reviews after CI, a push whose head CI has judged already is reviewed. */
+const PUSHES: readonly AgentEvent[] = ["pull_request.opened", "pull_request.synchronize"];
+
+/**
+ * The agents a trigger starts: a push's and other events' agents (`triggeredAgents`), with the reviewer of
+ * people's pull requests as `mode` says — on each push, or after CI (never on a push itself then, unless CI
+ * judged its head already); a CI verdict's trigger starts that reviewer only.
+ */
+function agentsFor(catalog: Catalog, trigger: AgentTrigger, mode: PeopleReviews): AgentDefinition[] {
+  const reviewer = mode === "after_ci" ? reviewerOf(catalog) : undefined;
+  if (trigger.afterCi) return reviewer ? [reviewer] : [];
+  const agents = triggeredAgents(catalog, trigger.event, mode === "on_push" ? [REVIEWER] : []);
+  if (mode !== "after_ci") return agents;
+  const others = agents.filter((agent) => agent.name !== REVIEWER);
+  const push = trigger.subject.kind === "pull_request" && PUSHES.includes(trigger.event);
+  return reviewer && push ? [...others, reviewer] : others;
 }
 
 async function readCatalog(env: Env, projectId: string): Promise<Catalog> {

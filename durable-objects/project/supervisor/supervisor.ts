@@ -5,11 +5,16 @@
  * this run opens one forge issue, one that resolved closes it; both through the object's outbox, written in
  * the transaction that records the findings, so each is applied once however often delivery is retried.
  *
+ * The findings that alert (P0, P1, every runner finding) also go to the factory's AlertDO (./alerts.ts); with an
+ * operator channel configured, a runner finding goes there only, not to the project's tracker.
+ *
  * Lost leases need no remedy here: the ProjectDO's alarm expires them before the supervisor runs, and a job
  * still leased long past its lease is itself a finding (`lease_overdue`).
  */
 
+import { configuredChannels } from "../../../src/alert-stub.ts";
 import type { EnqueueRequest, Health, SupervisorRun } from "../../../src/contracts/project-object.ts";
+import { onTracker } from "../../../src/domain/alerts.ts";
 import {
   type Finding,
   findingIssue,
@@ -22,6 +27,7 @@ import { errorMessage } from "../../../src/error-message.ts";
 import { log } from "../../../src/log.ts";
 import { loadProject, type Project } from "../../../src/projects/store.ts";
 import { deliverInOrder, type Outbox } from "../../shared/outbox.ts";
+import { ALERTS_CHANNEL, deliverAlerts, queueAlerts, supervisorSource } from "./alerts.ts";
 import { deliverSupervisorEffect, type SupervisorEffect } from "./forge-issues.ts";
 import { applyRemedies } from "./remedies.ts";
 import { gatherSnapshot, type OwnState } from "./snapshot.ts";
@@ -48,6 +54,7 @@ CREATE TABLE IF NOT EXISTS supervisor_forge_issues (
 `;
 /** The outbox channel of the supervisor's forge effects. */
 export const SUPERVISOR_CHANNEL = "supervisor";
+const CHANNELS = [SUPERVISOR_CHANNEL, ALERTS_CHANNEL];
 /** A check that failed (D1 or the project unreadable) tries again after this. */
 const RETRY_MS = 60_000;
 
@@ -90,7 +97,7 @@ export class Supervisor {
 
   /** When the alarm must next wake for a check or for a forge effect still to deliver. */
   nextAt(): number | null {
-    const times = [this.state()?.next_at, this.outbox.nextAt([SUPERVISOR_CHANNEL])].filter(
+    const times = [this.state()?.next_at, this.outbox.nextAt(CHANNELS)].filter(
       (t): t is number => typeof t === "number",
     );
     return times.length === 0 ? null : Math.min(...times);
@@ -104,7 +111,7 @@ export class Supervisor {
     if (this.running) return this.running;
     const row = this.state();
     const due = row && (force || (row.next_at !== null && row.next_at <= now));
-    const effectsDue = (this.outbox.nextAt([SUPERVISOR_CHANNEL]) ?? Number.POSITIVE_INFINITY) <= now;
+    const effectsDue = (this.outbox.nextAt(CHANNELS) ?? Number.POSITIVE_INFINITY) <= now;
     if (!due && !effectsDue) return Promise.resolve(null);
     // Claimed before the check starts: an object evicted mid-check checks again later, not in a loop now.
     if (due) this.sql.exec("UPDATE supervisor_state SET next_at = ? WHERE id = 1", now + RETRY_MS);
@@ -157,14 +164,17 @@ export class Supervisor {
           this.sql.exec("DELETE FROM supervisor_forge_issues");
           const waiting = this.outbox.due([SUPERVISOR_CHANNEL], Number.POSITIVE_INFINITY, 10_000);
           this.outbox.ack(waiting.map((row) => row.id));
+          // Its alerts are resolved: nobody is left to resolve them later.
+          this.outbox.enqueue(ALERTS_CHANNEL, { source: supervisorSource(projectId), alerts: [] }, now);
         });
         return { error: `project ${projectId} is not registered` };
       }
       const found = runChecks(await gatherSnapshot(env, project, hooks.own(), now));
       const settled = await applyRemedies(env, project, found, hooks);
       const findings = found.filter((f) => !settled.has(f.key));
+      const operator = configuredChannels(env).length > 0;
       const { opened, resolved } = this.storage.transactionSync(() =>
-        this.record(project, findings, Date.now()),
+        this.record(project, findings, Date.now(), operator),
       );
       const periodMs = project.settings.supervisor.periodMs;
       this.sql.exec(
@@ -189,13 +199,18 @@ export class Supervisor {
     }
   }
 
-  /** Keeps the run's findings, and queues the forge issues of the new and the resolved ones. In a transaction. */
-  private record(project: Project, findings: Finding[], now: number) {
+  /**
+   * Keeps the run's findings, and queues the forge issues of the new and the resolved ones and the project's
+   * alerts. `operator`: an operator channel is configured, so runner findings open no forge issue. In a
+   * transaction.
+   */
+  private record(project: Project, findings: Finding[], now: number, operator: boolean) {
     const stood = this.sql
       .exec<{ finding: string; opened_at: number }>("SELECT finding, opened_at FROM supervisor_findings")
       .toArray()
       .map((r): OpenFinding => ({ ...(JSON.parse(r.finding) as Finding), openedAt: r.opened_at }));
     const changes = reconcileFindings(stood, findings);
+    queueAlerts(this.outbox, project.id, stood, findings, now);
     const { forgeIssues } = project.settings.supervisor;
     const label = project.settings.labels.supervisor;
     for (const finding of changes.opened) {
@@ -206,7 +221,7 @@ export class Supervisor {
         now,
         now,
       );
-      if (forgeIssues) {
+      if (forgeIssues && onTracker(finding, operator)) {
         const issue = findingIssue(finding, { supervisor: label });
         this.enqueue({ kind: "open", key: finding.key, openedAt: now, issue, label }, now);
       }
@@ -234,6 +249,7 @@ export class Supervisor {
 
   /** Delivers the due forge effects in order; a failure backs off (the alarm comes back for it). */
   private async deliver(env: Env, horizon?: number): Promise<void> {
+    await deliverAlerts(this.storage, this.outbox, env, horizon);
     const project = this.state()?.project;
     if (!project) return;
     await deliverInOrder(

@@ -1,5 +1,5 @@
 import { ROTATION_WINDOW_MS } from "../../domain/supervisor-checks.ts";
-import type { Presence } from "../../runner-api/presence.ts";
+import { describePressure } from "../../runner-api/pressure.ts";
 import type { listRunners } from "../../runner-api/registry.ts";
 import { formatBytes, formatTime } from "../format.ts";
 import { issuePath, When } from "../layout.tsx";
@@ -15,11 +15,33 @@ function Sandbox(props: { sandbox: Runner["sandbox"] }) {
   return <>{props.sandbox ?? <span class="quiet">unknown</span>}</>;
 }
 
-/** Busy, idle, or offline and since when: stopped (it said so) or silent (killed, its host down). */
-function Status(props: { presence: Presence; now: number }) {
-  const { presence } = props;
+/**
+ * Busy, idle, or offline and since when: stopped (it said so) or silent (killed, its host down). A runner
+ * holding back (runner/backpressure.ts) says why and since when: it claims nothing until its host recovers.
+ */
+function Status(props: { runner: Runner; now: number }) {
+  const { presence, pressure, pressureSince } = props.runner;
   if (presence.status !== "offline")
-    return <span class={`presence presence-${presence.status}`}>{presence.status}</span>;
+    return (
+      <>
+        <span class={`presence presence-${presence.status}`}>{presence.status}</span>
+        {pressure && (
+          <>
+            {" "}
+            <span class="presence presence-held">holding back</span>{" "}
+            <small>
+              {describePressure(pressure)}
+              {pressureSince !== null && (
+                <>
+                  {" "}
+                  since <When at={pressureSince} now={props.now} />
+                </>
+              )}
+            </small>
+          </>
+        )}
+      </>
+    );
   return (
     <>
       <span class="presence presence-offline">offline</span>{" "}
@@ -109,7 +131,7 @@ export function Runners(props: { runners: Runner[]; now: number; csrf: string })
               {runner.name} <small>{runner.id}</small>
             </td>
             <td>
-              <Status presence={runner.presence} now={props.now} />
+              <Status runner={runner} now={props.now} />
             </td>
             <td>{runner.version}</td>
             <td>

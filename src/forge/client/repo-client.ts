@@ -12,6 +12,7 @@ import {
   issue,
   listedPullRequest,
   login,
+  openPullRequest,
   type PullMergeState,
   permission,
   pullMergeState,
@@ -42,6 +43,7 @@ import type {
   NewReview,
   NewWebhook,
   OpenPage,
+  OpenPullRequest,
   Permission,
   Plain,
   PullRequest,
@@ -282,6 +284,10 @@ export abstract class RepoClient implements ForgeClient<Plain> {
     // The filter narrows where the forge has one; the match is always checked here. Same-repository heads
     // only: a fork's branch of the same name is not Conveyor's.
     return pulls.find((pull) => pull.headRef === branch && pull.baseRef === base) ?? null;
+  }
+
+  listOpenPullRequests(): Promise<OpenPullRequest[]> {
+    return this.listAll(`${this.repo}/pulls`, { state: "open" }, openPullRequest);
   }
 
   /** The list query that narrows open pull requests to one head and base, where the forge has one. */

@@ -14,6 +14,7 @@ import type {
   Issue,
   IssueComment,
   ListedPullRequest,
+  OpenPullRequest,
   PullRequest,
   PullReview,
   ReviewState,
@@ -158,6 +159,24 @@ export const listedPullRequest = z
     (raw): ListedPullRequest => ({
       number: raw.number,
       state: raw.state,
+      headRef: raw.head.ref,
+      headSha: raw.head.sha,
+      baseRef: raw.base.ref,
+    }),
+  );
+
+/** An open pull request in a listing, with its author's words. */
+export const openPullRequest = issueFields
+  .omit({ pull_request: true })
+  .extend({ head: z.object({ ref: z.string(), sha: z.string() }), base: z.object({ ref: z.string() }) })
+  .transform(
+    (raw): OpenPullRequest => ({
+      number: raw.number,
+      state: raw.state,
+      title: raw.title,
+      body: raw.body ?? "",
+      labels: toIssue({ ...raw, pull_request: {} }).labels,
+      author: raw.user?.login ?? "",
       headRef: raw.head.ref,
       headSha: raw.head.sha,
       baseRef: raw.base.ref,

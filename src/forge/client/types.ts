@@ -92,6 +92,9 @@ export interface PullRequest {
 /** A pull request as a list of them shows it: GitHub's list shape says nothing of merging. */
 export type ListedPullRequest = Pick<PullRequest, "number" | "state" | "headRef" | "headSha" | "baseRef">;
 
+/** An open pull request as a listing shows it, with what its author wrote. */
+export type OpenPullRequest = ListedPullRequest & Pick<Issue, "title" | "body" | "labels" | "author">;
+
 /**
  * One file of a pull request as the forge lists it. `status` is the forge's word, passed through: GitHub's
  * added, removed, modified, renamed, copied, changed, unchanged; Gitea's added, deleted, changed, renamed,
@@ -266,6 +269,8 @@ export interface ForgeClient<T extends Texts = Posted> {
   getPullRequest(number: number): Promise<PullRequest>;
   /** The open pull request from `branch` of this repository into `base`, if there is one. */
   findOpenPullRequest(branch: string, base: string): Promise<ListedPullRequest | null>;
+  /** Every open pull request, newest first. */
+  listOpenPullRequests(): Promise<OpenPullRequest[]>;
   getPullRequestDiff(number: number): Promise<string>;
   /** Every page of the pull request's changed files. */
   listPullRequestFiles(number: number): Promise<PullRequestFiles>;

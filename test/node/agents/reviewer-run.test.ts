@@ -42,7 +42,9 @@ beforeAll(async () => {
   demo = await startDemo({
     dataDir,
     model: { kind: "stand-in" },
-    settings: { critic: { runsOn: "runner", reviewHumanPullRequests: true } },
+    // At each push: the local forge sends no CI webhooks, so after CI would wait for a reconciliation cycle
+    // (test/worker/review-runner.test.ts covers reviews after CI).
+    settings: { critic: { runsOn: "runner", reviewHumanPullRequests: true }, reviews: { people: "on_push" } },
     // The Worker holds no model key: the critic runs on the runner, for Conveyor's pull requests too.
     workerModel: false,
     script: [

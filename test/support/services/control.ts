@@ -2,7 +2,9 @@
  * The Node-side services workerd tests need (a local forge, the Messages-API stand-in) and a small control
  * API over HTTP, since tests inside workerd can neither spawn git nor call into Node objects. Below `/down/`
  * the control server plays a forge that is down (502 from its proxy): a refused connection would do too, but
- * workerd reports every refused fetch as an uncaught exception, handled or not.
+ * workerd reports every refused fetch as an uncaught exception, handled or not. Below `/alerts/` it is the
+ * operator's alert webhook (the Worker's ALERT_WEBHOOK_URL in the tests): it keeps what it is sent, for
+ * `alerts-received`, and answers as Slack's and Discord's do (`ok`).
  */
 
 import { mkdtemp, rm } from "node:fs/promises";
@@ -95,7 +97,9 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
   const model: ModelStandIn = await startModelStandIn({ script: (req) => critic.turn(req) });
   const woodpecker = await startWoodpecker();
 
+  const alertsReceived: unknown[] = [];
   const actions: Record<string, (body: unknown) => Promise<unknown>> = {
+    "alerts-received": async () => alertsReceived,
     repo: async (body) => {
       const { name, files: seed } = schemas.repo.parse(body);
       const repo = await forge.createRepo({ owner: "acme", name, seed: { files: seed } });
@@ -183,6 +187,11 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
         res
           .writeHead(502, { "content-type": "text/html" })
           .end("<html><body>502 Bad Gateway</body></html>\n");
+        return;
+      }
+      if (req.method === "POST" && req.url?.startsWith("/alerts/")) {
+        alertsReceived.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+        res.writeHead(200, { "content-type": "text/plain" }).end("ok");
         return;
       }
       const action = actions[(req.url ?? "").replace(/^\//, "")];

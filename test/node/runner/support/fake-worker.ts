@@ -198,6 +198,8 @@ export class FakeWorker {
   async #claim(body: unknown, gone: () => boolean): Promise<[number, unknown?]> {
     const request = this.#parse(claimRequest, body, "claim");
     if (!request) return [400, { error: "bad claim request" }];
+    // The runner holds back: as the Worker does, it is given nothing (src/runner-api/routes.ts).
+    if (request.pressure) return [204];
     const deadline = workerNow() + request.waitMs;
     for (;;) {
       if (gone()) return [204];

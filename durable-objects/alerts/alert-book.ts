@@ -1,0 +1,96 @@
+/**
+ * The factory's open alerts and who stands behind each (src/domain/alerts.ts decides): a report from a source
+ * opens, refreshes and resolves, and each alert opened or resolved writes one message per configured channel
+ * into the outbox, in the same transaction, so it is told once however often the report is sent again.
+ */
+import type { AlertChannel } from "../../src/alert-stub.ts";
+import type { Retire } from "../../src/contracts/alert-object.ts";
+import {
+  type AlertMessage,
+  type OpenAlert,
+  reportChanges,
+  type SourceReport,
+} from "../../src/domain/alerts.ts";
+import type { Outbox } from "../shared/outbox.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS alerts (
+  key TEXT PRIMARY KEY,
+  alert TEXT NOT NULL,
+  sources TEXT NOT NULL,
+  opened_at INTEGER NOT NULL
+);
+`;
+
+export class AlertBook {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly outbox: Outbox,
+  ) {
+    sql.exec(SCHEMA);
+  }
+
+  /** Applies each report in turn; in the caller's transaction. */
+  report(reports: readonly SourceReport[], channels: readonly AlertChannel[], now: number) {
+    const opened: string[] = [];
+    const resolved: string[] = [];
+    for (const report of reports) {
+      const changes = reportChanges(this.open(), report);
+      for (const alert of changes.opened) {
+        this.sql.exec(
+          "INSERT INTO alerts (key, alert, sources, opened_at) VALUES (?, ?, ?, ?)",
+          alert.key,
+          JSON.stringify(alert),
+          JSON.stringify([report.source]),
+          now,
+        );
+        this.tell(channels, { kind: "opened", alert, openedAt: now, at: now });
+        opened.push(alert.key);
+      }
+      for (const { alert, sources } of changes.kept) {
+        this.sql.exec(
+          "UPDATE alerts SET alert = ?, sources = ? WHERE key = ?",
+          JSON.stringify(alert),
+          JSON.stringify(sources),
+          alert.key,
+        );
+      }
+      for (const { alert, openedAt } of changes.resolved) {
+        this.sql.exec("DELETE FROM alerts WHERE key = ?", alert.key);
+        this.tell(channels, { kind: "resolved", alert, openedAt, at: now });
+        resolved.push(alert.key);
+      }
+    }
+    return { opened, resolved };
+  }
+
+  /** Empty reports from the sources `retire` says are gone. */
+  retired({ prefix, keep }: Retire): SourceReport[] {
+    const kept = new Set(keep);
+    const gone = new Set(
+      this.open().flatMap((a) => a.sources.filter((s) => s.startsWith(prefix) && !kept.has(s))),
+    );
+    return [...gone].map((source) => ({ source, alerts: [] }));
+  }
+
+  /** The open alerts, most urgent first. */
+  open(): OpenAlert[] {
+    return this.sql
+      .exec<{ alert: string; sources: string; opened_at: number }>(
+        "SELECT alert, sources, opened_at FROM alerts",
+      )
+      .toArray()
+      .map((r) => ({
+        alert: JSON.parse(r.alert) as OpenAlert["alert"],
+        sources: JSON.parse(r.sources) as string[],
+        openedAt: r.opened_at,
+      }))
+      .sort(
+        (a, b) => a.alert.priority.localeCompare(b.alert.priority) || a.alert.key.localeCompare(b.alert.key),
+      );
+  }
+
+  private tell(channels: readonly AlertChannel[], message: AlertMessage): void {
+    for (const channel of channels) this.outbox.enqueue(channel, message, message.at);
+  }
+}

@@ -1,0 +1,2 @@
+ALTER TABLE `runners` ADD `pressure` text;--> statement-breakpoint
+ALTER TABLE `runners` ADD `pressure_since` integer;

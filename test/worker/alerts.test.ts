@@ -1,0 +1,137 @@
+/**
+ * Alerts that leave the building (issue 30): the watchdog and the supervisors report to the factory's AlertDO,
+ * which tells the operator's webhook — here the control server's receiver (test/support/services/control.ts),
+ * the Worker's ALERT_WEBHOOK_URL in the tests — once per alert when it opens and once when it resolves.
+ */
+
+import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { alertStub } from "../../src/alert-stub.ts";
+import type { AlertsView } from "../../src/contracts/alert-object.ts";
+import { watchFactory } from "../../src/cron/watchdog.ts";
+import type { AlertMessage } from "../../src/domain/alerts.ts";
+import { projectStub } from "../../src/project-stub.ts";
+import { call, newRunner } from "./support/jobs.ts";
+import { control, type Loop, loopProject } from "./support/review.ts";
+import { OPERATOR } from "./support/webhooks.ts";
+
+const MIN = 60_000;
+const GIB = 1024 ** 3;
+const HEALTHY_HOST = { memAvailableBytes: 8 * GIB, memTotalBytes: 16 * GIB, load1: 0.5, cpus: 4 };
+
+type Received = { text: string; content: string; conveyor: AlertMessage & { id: string } };
+
+/** What the operator's webhook was told about `key`, once the AlertDO's outbox is delivered. */
+async function told(key: string): Promise<Received[]> {
+  await alertStub(env).drain();
+  const all = await control<Received[]>("alerts-received");
+  return all.filter((m) => m.conveyor.alert.key === key);
+}
+
+async function check(loop: Loop): Promise<void> {
+  const res = await SELF.fetch(`https://conveyor.test/api/v1/projects/${loop.project}/health/check`, {
+    method: "POST",
+    headers: OPERATOR,
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+}
+
+describe("the operator's channel", () => {
+  it("hears from the watchdog of a project whose alarm stopped, once, and again when it runs", async () => {
+    const loop = await loopProject("watched");
+    const stub = projectStub(env, loop.project);
+    // The alarm stopped an hour ago: nothing armed since, its last run long past; reconciliation is recent.
+    await runInDurableObject(stub, async (_instance, state) => {
+      await state.storage.deleteAlarm();
+      state.storage.sql.exec(
+        "UPDATE pulse SET alarm_at = ?, reconciled_at = ?",
+        Date.now() - 60 * MIN,
+        Date.now(),
+      );
+    });
+    const key = `watchdog:${loop.project}:alarm`;
+
+    expect((await watchFactory(env)).opened).toContain(key);
+    expect((await watchFactory(env)).opened).not.toContain(key);
+    const opened = await told(key);
+    expect(opened.map((m) => m.conveyor.kind)).toEqual(["opened"]);
+    expect(opened[0]?.text).toMatch(/^\[P1\] .*the project's alarm stopped \(60 min since it last ran\)/);
+    // Slack reads `text`, Discord `content`: both carry it.
+    expect(opened[0]?.content).toContain("the project's alarm stopped");
+    expect((await projectStub(env, loop.project).health()).pulse.alarmAt).toBeLessThan(Date.now() - 59 * MIN);
+    const view = await (
+      await SELF.fetch("https://conveyor.test/api/v1/alerts", { headers: OPERATOR })
+    ).json();
+    // Both channels took it: the webhook, and Email Routing's binding (which refuses another sender or recipient).
+    expect(view).toMatchObject({
+      channels: [
+        { channel: "webhook", waiting: 0, lastError: null },
+        { channel: "email", waiting: 0, lastError: null },
+      ],
+    });
+    expect((view as AlertsView).open.find((a) => a.alert.key === key)?.sources).toEqual([
+      `watchdog:${loop.project}`,
+    ]);
+
+    // The alarm runs again: the next look resolves it, and says so once.
+    await runInDurableObject(stub, (_instance, state) => state.storage.setAlarm(Date.now()));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await watchFactory(env)).resolved).toContain(key);
+    expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
+  });
+
+  it("hears that a deleted project's watchdog alert resolved", async () => {
+    const loop = await loopProject("watched-deleted");
+    await runInDurableObject(projectStub(env, loop.project), async (_instance, state) => {
+      await state.storage.deleteAlarm();
+      state.storage.sql.exec("UPDATE pulse SET alarm_at = ?", Date.now() - 60 * MIN);
+    });
+    const key = `watchdog:${loop.project}:alarm`;
+    expect((await watchFactory(env)).opened).toContain(key);
+    const deleted = await SELF.fetch(`https://conveyor.test/api/v1/projects/${loop.project}`, {
+      method: "DELETE",
+      headers: OPERATOR,
+    });
+    expect(deleted.ok).toBe(true);
+    expect((await watchFactory(env)).resolved).toContain(key);
+    expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
+  });
+
+  it("hears of one silent runner serving three projects once, and not on their forges", async () => {
+    const settings = { supervisor: { runnerSilentMs: 5 * MIN } };
+    const loops = [
+      await loopProject("alert-a", settings),
+      await loopProject("alert-b", settings),
+      await loopProject("alert-c", settings),
+    ];
+    const runner = await newRunner("shared-silent", { projects: loops.map((l) => l.project) });
+    await env.DB.prepare("UPDATE runners SET last_seen_at = ? WHERE id = ?")
+      .bind(Date.now() - 20 * MIN, runner.runnerId)
+      .run();
+    const key = `runner_offline:${runner.runnerId}`;
+
+    for (const loop of loops) await check(loop);
+    const opened = await told(key);
+    expect(opened.map((m) => m.conveyor.kind)).toEqual(["opened"]);
+    expect(opened[0]?.text).toContain("runner shared-silent");
+    for (const loop of loops) {
+      const health = await projectStub(env, loop.project).health();
+      expect(health.findings.map((f) => f.key)).toContain(key);
+      // The operator's business: no project's tracker gets an issue for it.
+      expect(health.findings.find((f) => f.key === key)?.forgeIssue).toBeNull();
+      expect(await loop.forge.listIssuesByLabel("supervisor", "all")).toEqual([]);
+    }
+
+    // The runner is back: the alert stands until the last project that saw it no longer does.
+    expect([200, 204]).toContain(
+      (await call(runner, "claim", { waitMs: 0, projects: loops.map((l) => l.project), host: HEALTHY_HOST }))
+        .status,
+    );
+    const [first, second, third] = loops as [Loop, Loop, Loop];
+    await check(first);
+    await check(second);
+    expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened"]);
+    await check(third);
+    expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
+  });
+});
