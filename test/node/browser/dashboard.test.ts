@@ -184,10 +184,14 @@ async function seedSql(now: number): Promise<string> {
   ]);
 }
 
-/** Ten days of a project's history: three issues a day, two merged (one CI-green at once), one escalated. */
+/**
+ * Ten days of a project's history: three issues a day, two merged (one CI-green at once), one escalated. Each
+ * day's issues start at 01:00 UTC, so that its merges (hours later) fall on the same day whatever the time now.
+ */
 function historyRows(now: number): string[] {
+  const today = Math.floor(now / DAY) * DAY;
   const histories = Array.from({ length: 30 }, (_, i) => {
-    const start = now - (10 - Math.floor(i / 3)) * DAY;
+    const start = today - (10 - Math.floor(i / 3)) * DAY + DAY / 24;
     const path = [MERGED_FIRST_PASS, MERGED_AFTER_RED_CI, ESCALATED_THEN_ABANDONED][i % 3] ?? [];
     return issueHistory(HISTORY, i + 1, start, path);
   });
