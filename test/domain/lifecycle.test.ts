@@ -71,6 +71,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     budget_exceeded: "escalated",
   },
   awaiting_ci: {
+    pr_review: "revising",
+    merge_command: "awaiting_ci",
     pr_opened: "awaiting_ci",
     ci: "awaiting_review",
     head_mismatch: "escalated",
@@ -82,6 +84,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     budget_exceeded: "escalated",
   },
   awaiting_review: {
+    pr_review: "revising",
+    merge_command: "awaiting_review",
     pr_opened: "awaiting_review",
     review: "merging",
     branch_updated: "awaiting_ci",
@@ -96,6 +100,9 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     budget_exceeded: "escalated",
   },
   revising: {
+    // Waits for the session's next round.
+    pr_review: "revising",
+    merge_command: "revising",
     pr_opened: "revising",
     dispatched: "revising",
     lease_unconfirmed: "revising",
@@ -108,6 +115,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     budget_exceeded: "escalated",
   },
   awaiting_approval: {
+    pr_review: "revising",
+    merge_command: "awaiting_approval",
     pr_opened: "awaiting_approval",
     human_approval: "awaiting_approval",
     vault_requested: "awaiting_approval",
@@ -118,6 +127,9 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     issue_closed: "awaiting_approval",
   },
   merging: {
+    pr_review: "revising",
+    merge_command: "merging",
+    merge_held: "awaiting_approval",
     pr_opened: "merging",
     branch_updated: "awaiting_ci",
     conflict: "revising",
@@ -129,6 +141,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     timeout: "merging",
   },
   escalated: {
+    pr_review: "revising",
+    merge_command: "escalated",
     pr_opened: "escalated",
     human_reply: "revising",
     merge_confirmed: "merged",

@@ -88,6 +88,7 @@ export async function send(loop: Loop, number: number, event: LifecycleEvent) {
     limits: {
       maxCiFixes: loop.settings.maxCiFixes,
       maxCriticIterations: loop.settings.maxCriticIterations,
+      maxHumanRounds: loop.settings.maxHumanRounds,
       maxUpdates: loop.settings.maxUpdates,
     },
   });
