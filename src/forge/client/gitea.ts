@@ -5,7 +5,13 @@ import { ForgeHttp, type HttpRequest } from "./http.ts";
 import { ensureRepoLabels, findLabel, type NormalizedLabel } from "./labels.ts";
 import { type ForgeClientOptions, transportOptions } from "./options.ts";
 import { RepoClient } from "./repo-client.ts";
-import { comment, giteaBranch, giteaCombinedStatus, type PullMergeState } from "./schemas.ts";
+import {
+  comment,
+  giteaBranch,
+  giteaCombinedStatus,
+  giteaReviewComment,
+  type PullMergeState,
+} from "./schemas.ts";
 import type {
   CombinedStatus,
   IssueComment,
@@ -35,6 +41,7 @@ export class GiteaClient extends RepoClient {
   // Gitea's repository issue list has no sort; reconciliation orders the page itself.
   protected readonly byUpdate = {};
   protected readonly branchHead = giteaBranch;
+  protected readonly reviewComment = giteaReviewComment;
   protected mergeabilityOf(pull: PullMergeState): Mergeability {
     return giteaMergeability({
       // Gitea always sends a boolean; null would be another forge's answer.

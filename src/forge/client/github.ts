@@ -10,6 +10,7 @@ import {
   githubCheckRuns,
   githubCheckSuites,
   githubCombinedStatus,
+  githubReviewComment,
   type PullMergeState,
 } from "./schemas.ts";
 import type {
@@ -31,6 +32,7 @@ export class GitHubClient extends RepoClient {
   protected readonly issuesOnly = {};
   protected readonly byUpdate = { sort: "updated", direction: "asc" };
   protected readonly branchHead = githubBranch;
+  protected readonly reviewComment = githubReviewComment;
   protected mergeabilityOf(pull: PullMergeState): Mergeability {
     return githubMergeability(pull.mergeable, pull.mergeable_state ?? null);
   }

@@ -16,6 +16,7 @@ import type {
   ListedPullRequest,
   PullRequest,
   PullReview,
+  PullReviewComment,
   UpdatedIssue,
 } from "./types.ts";
 
@@ -79,9 +80,64 @@ export const comment = z
     }),
   );
 
+/** GitHub's review states and Gitea's (`REQUEST_CHANGES`, `COMMENT`, `REQUEST_REVIEW`), as one word each. */
+const REVIEW_STATES: Record<string, PullReview["state"]> = {
+  APPROVED: "approved",
+  CHANGES_REQUESTED: "changes_requested",
+  REQUEST_CHANGES: "changes_requested",
+  DISMISSED: "dismissed",
+  PENDING: "pending",
+  // Gitea's placeholder for a review asked of someone who has not reviewed yet.
+  REQUEST_REVIEW: "pending",
+};
+
 export const review = z
-  .object({ id: z.number(), body: z.string().nullish(), user: login.nullish() })
-  .transform((raw): PullReview => ({ id: raw.id, body: raw.body ?? "", author: raw.user?.login ?? "" }));
+  .object({
+    id: z.number(),
+    body: z.string().nullish(),
+    user: login.nullish(),
+    state: z.string(),
+    dismissed: z.boolean().nullish(),
+  })
+  .transform(
+    (raw): PullReview => ({
+      id: raw.id,
+      body: raw.body ?? "",
+      author: raw.user?.login ?? "",
+      state: REVIEW_STATES[raw.state.toUpperCase()] ?? "commented",
+      dismissed: raw.dismissed === true,
+    }),
+  );
+
+const reviewCommentFields = {
+  id: z.number(),
+  path: z.string(),
+  diff_hunk: z.string().nullish(),
+  body: z.string().nullish(),
+  user: login.nullish(),
+};
+
+const toReviewComment = (
+  raw: z.output<z.ZodObject<typeof reviewCommentFields>>,
+  line: number | null,
+): PullReviewComment => ({
+  id: raw.id,
+  path: raw.path,
+  line,
+  diffHunk: raw.diff_hunk ?? "",
+  body: raw.body ?? "",
+  author: raw.user?.login ?? "",
+});
+
+/** GitHub: `line` on the diff's side it comments, `original_line` once outdated, neither on a whole file. */
+export const githubReviewComment = z
+  .object({ ...reviewCommentFields, line: z.number().nullish(), original_line: z.number().nullish() })
+  .transform((raw) => toReviewComment(raw, raw.line ?? raw.original_line ?? null));
+
+/** Gitea: `position` is the new file's line and `original_position` the old one's; 0 is none. */
+export const giteaReviewComment = z
+  .object({ ...reviewCommentFields, position: z.number().nullish(), original_position: z.number().nullish() })
+  .transform((raw) => toReviewComment(raw, raw.position || raw.original_position || null));
 
 export const pullRequest = z
   .object({

@@ -13,10 +13,12 @@ import {
   comment,
   giteaBranch,
   giteaCombinedStatus,
+  giteaReviewComment,
   githubBranch,
   githubCheckRuns,
   githubCheckSuites,
   githubCombinedStatus,
+  githubReviewComment,
   issue,
   listedPullRequest,
   login,
@@ -52,6 +54,7 @@ const GITHUB_READS: Record<string, Read[]> = {
   "GET /repos/{owner}/{repo}/pulls/{pull_number}/files": [list(changedFile)],
   "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews": [list(review)],
   "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews": [{ schema: withId }],
+  "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments": [list(githubReviewComment)],
   "GET /repos/{owner}/{repo}/collaborators/{username}/permission": [{ schema: permission }],
   "GET /repos/{owner}/{repo}/branches/{branch}": [{ schema: githubBranch }],
   "GET /repos/{owner}/{repo}/commits/{ref}/status": [{ schema: githubCombinedStatus }],
@@ -74,6 +77,7 @@ const GITEA_READS: Record<string, Read[]> = {
   "GET /repos/{owner}/{repo}/pulls/{index}": [{ schema: pullRequest }, { schema: pullMergeState }],
   "GET /repos/{owner}/{repo}/pulls/{index}/reviews": [list(review)],
   "POST /repos/{owner}/{repo}/pulls/{index}/reviews": [{ schema: withId }],
+  "GET /repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments": [list(giteaReviewComment)],
   "GET /repos/{owner}/{repo}/collaborators/{collaborator}/permission": [{ schema: permission }],
   "GET /repos/{owner}/{repo}/branches/{branch}": [{ schema: giteaBranch }],
   "GET /repos/{owner}/{repo}/commits/{ref}/status": [{ schema: giteaCombinedStatus }],
@@ -105,7 +109,7 @@ const REPO = "acme/shapes";
 let forge: LocalForge;
 let cleanup: () => Promise<void>;
 let token: string;
-const ids = { issue: 0, pull: 0, sha: "" };
+const ids = { issue: 0, pull: 0, sha: "", review: 0 };
 
 beforeAll(async () => {
   const started = await startForge({ ci: { enabled: false } });
@@ -122,6 +126,15 @@ beforeAll(async () => {
   ids.pull = (
     await client.createPullRequest({ head: "conveyor/1", base: "main", title: "A change", body: "" })
   ).number;
+  const reviewer = forge.createUser("reviewer");
+  forge.addCollaborator(REPO, "reviewer", "write");
+  ids.review = (
+    await clientFor(forge, reviewer.token, REPO).createReview(ids.pull, {
+      event: "REQUEST_CHANGES",
+      body: "Not yet.",
+      comments: [{ path: "a.txt", line: 1, body: "Say more." }],
+    })
+  ).id;
 });
 
 afterAll(async () => {
@@ -192,6 +205,11 @@ describe("the local forge answers with the documented shapes", () => {
       ],
       ["GET /repos/{owner}/{repo}/branches/{branch}", `/repos/${REPO}/branches/main`],
       ["GET /user", "/user"],
+      ["GET /repos/{owner}/{repo}/pulls/{index}/reviews", `/repos/${REPO}/pulls/${ids.pull}/reviews`],
+      [
+        "GET /repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments",
+        `/repos/${REPO}/pulls/${ids.pull}/reviews/${ids.review}/comments`,
+      ],
     ];
     for (const [operation, path] of gitea) {
       const shape = doc.operations[operation]?.response;
