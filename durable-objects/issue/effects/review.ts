@@ -8,9 +8,14 @@ import { checkHead, readCi } from "../../../src/ci/gate.ts";
 import { applyCriticReport, WORKER_CRITIC } from "../../../src/critic/apply.ts";
 import { runCritic } from "../../../src/critic/critic.ts";
 import { criticLedger, savedReport } from "../../../src/critic/ledger.ts";
+import { standingChangeRequests } from "../../../src/domain/human-review.ts";
+import { judgedIssue } from "../../../src/domain/judged-brief.ts";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
+import { sameLogin } from "../../../src/domain/logins.ts";
 import type { ForgeClient } from "../../../src/forge/client/index.ts";
+import { canCommand } from "../../../src/hooks/route-comment.ts";
 import { projectStub } from "../../../src/project-stub.ts";
+import { conveyorAccount } from "../../../src/projects/account.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
 import type { Project } from "../../../src/projects/store.ts";
 import { type Deliverers, type EffectContext, EffectDropped } from "./deliverers.ts";
@@ -79,7 +84,7 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const { issue } = ctx;
     const prNumber = issue.prNumber;
     if (prNumber === null) throw new Error("the pull request's number is not known yet");
-    const { forge } = await forgeOf(ctx);
+    const { project: settings, forge } = await forgeOf(ctx);
     // From the check to the forge's answer, no other merge of the project lands on the base (../../project/merge-turns.ts).
     const project = projectStub(ctx.env, issue.project);
     if (!(await project.takeMergeTurn(ctx.key)))
@@ -94,6 +99,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
         const stale = await keepCurrent(forge, prNumber, issue.headSha);
         if (stale) return stale;
       }
+      const holds = await heldBy(ctx, settings, forge, prNumber);
+      if (holds.length > 0) return { type: "merge_held", holds };
       const result = await forge.mergePullRequest(prNumber, {
         method: "merge",
         ...(issue.headSha && { sha: issue.headSha }),
@@ -133,6 +140,7 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
   const apiKey = env.ANTHROPIC_API_KEY;
   if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
   const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
+  const { judged, current } = judgedIssue(issue.brief, mirrored ?? null);
   const diff = await forge.getPullRequestDiff(pr);
   return runCritic(
     {
@@ -142,12 +150,25 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
     },
     {
       repo: project.repo,
-      issue: { number: issue.number, title: mirrored?.title ?? "", body: mirrored?.body ?? "" },
+      issue: { number: issue.number, ...judged },
+      current,
       diff,
       ci: project.settings.ci.kind === "none" ? "no CI configured" : `green on ${issue.headSha}`,
       ledger: await criticLedger(env, project.id, issue.number),
     },
   );
+}
+
+/**
+ * Writers' change requests standing on the pull request: each holds the merge for its reviewer
+ * (src/domain/human-review.ts). Anyone else's is shown, not obeyed.
+ */
+async function heldBy(ctx: EffectContext, project: Project, forge: ForgeClient, pr: number) {
+  const own = await conveyorAccount(ctx.env, project);
+  const isOwn = (login: string) => sameLogin(login, own);
+  const standing = standingChangeRequests(await forge.listReviews(pr), isOwn, ctx.issue.overridden);
+  const writers = await Promise.all(standing.map((hold) => canCommand(forge, hold.by)));
+  return standing.filter((_, i) => writers[i]);
 }
 
 /** Whether the issue's pull request is merged, as the forge says: merge_confirmed, or `unmerged`. */
