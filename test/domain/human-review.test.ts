@@ -19,6 +19,7 @@ import {
   type State,
   transition,
 } from "../../src/domain/lifecycle.ts";
+import { sample } from "../support/lifecycle-samples.ts";
 
 const HEAD = "abc1234";
 
@@ -35,13 +36,7 @@ const at = (state: State, patch: Partial<IssueContext> = {}): IssueContext => ({
 });
 
 const review = (patch: Partial<Extract<LifecycleEvent, { type: "pr_review" }>> = {}): LifecycleEvent => ({
-  type: "pr_review",
-  by: "alice",
-  verdict: "changes_requested",
-  text: "alice requested changes on the pull request:\n\nHandle empty input.",
-  writer: true,
-  round: true,
-  lines: 0,
+  ...(sample("pr_review", "awaiting_review") as Extract<LifecycleEvent, { type: "pr_review" }>),
   ...patch,
 });
 
