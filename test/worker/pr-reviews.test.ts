@@ -11,6 +11,7 @@ import {
   control,
   critic,
   firstPush,
+  firstSession,
   type Loop,
   loopProject,
   push,
@@ -19,7 +20,13 @@ import {
   services,
   until,
 } from "./support/review.ts";
-import { commentDelivery, deliver, pretty, reviewDelivery } from "./support/webhooks.ts";
+import {
+  commentDelivery,
+  deliver,
+  githubReviewDelivery,
+  pretty,
+  reviewDelivery,
+} from "./support/webhooks.ts";
 
 type Person = { login: string; token: string };
 
@@ -78,6 +85,34 @@ describe("people's reviews on the pull request", () => {
         "maintainer requested changes on the pull request:\n\nb must stay private.",
         "On `src/a.ts` line 2:\n```diff\n@@ -0,0 +1,2 @@\n+export const a = 1;\n+export const b = 2;\n```\nDo not export b.",
       ].join("\n\n"),
+    );
+  });
+
+  it("on GitHub: the review's webhook names it, and its lines are read in GitHub's shape", async () => {
+    const loop = await loopProject("pr-review-gh", {}, { kind: "github", forgeCi: false });
+    const maintainer = await person(loop, "maintainer", "write");
+    const filed = await forgeAs(loop, maintainer).createIssue({ title: "Add a", body: "", labels: [] });
+    const { number } = filed;
+    await firstSession(loop, number, await push(loop, number, FILES));
+    // GitHub pushes CI results; none comes, so the issue waits for CI with its pull request open.
+    const pr = (await until(loop, number, (v) => v.prNumber !== null)).prNumber ?? 0;
+    const { id } = await forgeAs(loop, maintainer).createReview(pr, {
+      event: "COMMENT",
+      body: "",
+      comments: [{ path: "src/a.ts", line: 1, body: "Name it parse." }],
+    });
+    const heard = await githubReviewDelivery(loop, pr, {
+      id,
+      state: "commented",
+      by: "maintainer",
+      body: "",
+    });
+    expect(await heard.json()).toEqual({ accepted: true, events: 1 });
+    await until(loop, number, (v) => v.state === "revising");
+    const job = taken(await claim(await newRunner("pr-review-gh"), [loop.project]));
+    expect(job.job).toMatchObject({ kind: "revise", sessionId: `sess-${number}` });
+    expect(job.job.instructions).toBe(
+      "maintainer reviewed the pull request.\n\nOn `src/a.ts` line 1:\n```diff\n@@ -0,0 +1,1 @@\n+export const a = 1;\n```\nName it parse.",
     );
   });
 

@@ -184,6 +184,11 @@ describe("the local forge answers with the documented shapes", () => {
         `/repos/${REPO}/issues/${ids.issue}/comments`,
       ],
       ["GET /repos/{owner}/{repo}/pulls/{pull_number}", `/repos/${REPO}/pulls/${ids.pull}`],
+      ["GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", `/repos/${REPO}/pulls/${ids.pull}/reviews`],
+      [
+        "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments",
+        `/repos/${REPO}/pulls/${ids.pull}/reviews/${ids.review}/comments`,
+      ],
     ];
     for (const [operation, path] of github) {
       const shape = doc.operations[operation]?.response;

@@ -222,3 +222,24 @@ export function reviewDelivery(
     }),
   );
 }
+
+/** GitHub's `pull_request_review` webhook (`submitted`), from octokit's example: the review, by id and state. */
+export function githubReviewDelivery(
+  loop: { project: string; repo: string },
+  pull: number,
+  review: { id: number; state: "approved" | "changes_requested" | "commented"; by: string; body: string },
+) {
+  const fixture = JSON.parse(env.WEBHOOK_FIXTURES["github/pull_request_review.submitted.json"] ?? "{}");
+  const user = { ...fixture.review.user, login: review.by };
+  return deliver(
+    loop.project,
+    { forge: "github", event: "pull_request_review" },
+    pretty({
+      ...fixture,
+      review: { ...fixture.review, id: review.id, state: review.state, body: review.body, user },
+      pull_request: { ...fixture.pull_request, number: pull },
+      repository: { ...fixture.repository, full_name: loop.repo },
+      sender: user,
+    }),
+  );
+}

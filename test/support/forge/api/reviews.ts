@@ -7,6 +7,7 @@ import type { Issue, Pull, Review, ReviewState } from "../state.ts";
 import type { HookEventType } from "../webhooks/events.ts";
 import { pullPayload } from "../webhooks/payloads.ts";
 import { intParam, pullParam, type RepoContext } from "./context.ts";
+import { reviewCommentOf, reviewOf } from "./dialect.ts";
 
 const createReviewOption = z.object({
   event: z.string().optional(),
@@ -28,7 +29,7 @@ const EVENTS: Partial<Record<ReviewState, HookEventType>> = {
 
 export function listReviews(ctx: RepoContext): Reply {
   const issue = pullParam(ctx);
-  const reviews = issue.pull.reviews.map((review) => ctx.forge.render.review(ctx.repo, issue, review));
+  const reviews = issue.pull.reviews.map((review) => reviewOf(ctx, issue, review));
   return json(200, reviews, { "X-Total-Count": String(reviews.length) });
 }
 
@@ -98,7 +99,7 @@ function reviewParam(ctx: RepoContext): { issue: Issue & { pull: Pull }; review:
 /** `GET /pulls/{index}/reviews/{id}/comments`: the review's comments on lines, each with its hunk. */
 export function listReviewComments(ctx: RepoContext): Reply {
   const { issue, review } = reviewParam(ctx);
-  const comments = review.comments.map((c) => ctx.forge.render.reviewComment(ctx.repo, issue, review, c));
+  const comments = review.comments.map((c) => reviewCommentOf(ctx, issue, review, c));
   return json(200, comments);
 }
 
