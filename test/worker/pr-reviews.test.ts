@@ -121,8 +121,11 @@ describe("people's reviews on the pull request", () => {
     const { number, sha } = await firstPush(loop, FILES);
     const maintainer = await person(loop, "maintainer", "write");
     const pr = (await until(loop, number, (v) => v.prNumber !== null)).prNumber ?? 0;
-    // The critic approves, but the maintainer's change request stands on the pull request: no merge.
+    // The critic approves, but the maintainer's change request stands on the pull request: no merge. A
+    // reader's stands too, and holds nothing.
     await forgeAs(loop, maintainer).createReview(pr, { event: "REQUEST_CHANGES", body: "Name it parse." });
+    const reader = await person(loop, "passer-by", "read");
+    await forgeAs(loop, reader).createReview(pr, { event: "REQUEST_CHANGES", body: "Never merge this." });
     await critic(loop, number, [report("APPROVE", "Good.")]);
     const held = await until(loop, number, (v) => v.state === "awaiting_approval" && v.outbox.length === 0);
     expect(held.reason).toBe(
