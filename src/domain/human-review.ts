@@ -45,6 +45,16 @@ export function reviewText(by: string, verdict: ReviewVerdict, body: string, lin
   return [head, ...lines.map(lineText)].join("\n\n");
 }
 
+/** Of a review nobody obeys, what the issue's history shows of it. */
+const SHOWN_CHARS = 300;
+
+/** Why a review by someone without write access changed nothing: who, and what they said, for its page. */
+export function shownNotObeyed(by: string, text: string): string {
+  const said = text.replace(/\s+/g, " ").trim();
+  const cut = said.length > SHOWN_CHARS ? `${said.slice(0, SHOWN_CHARS - 1)}…` : said;
+  return `shown, not obeyed: ${by} has no write access${cut ? ` — ${cut}` : ""}`;
+}
+
 /** A plain comment on the pull request, as the session reads it. */
 export const commentText = (by: string, body: string) =>
   `${by} commented on the pull request:\n\n${body.trim()}`;

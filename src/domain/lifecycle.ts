@@ -12,6 +12,7 @@ import {
   type ReviewHold,
   type ReviewVerdict,
   sameHolds,
+  shownNotObeyed,
   wantsRound,
   withFeedback,
   withPending,
@@ -969,7 +970,7 @@ const prReview = (state: State): Rule<"pr_review"> => ({
     : [state, "revising", "escalated", ...(state === "awaiting_approval" ? (["merging"] as const) : [])],
   apply: (ctx, e, limits) => {
     if (!ctx.prOpened) return reject("the issue has no pull request yet");
-    if (!e.writer) return reject(`shown, not obeyed: ${e.by} has no write access`);
+    if (!e.writer) return reject(shownNotObeyed(e.by, e.text));
     if (e.verdict === "approved") return accept(ctx);
     if (e.verdict === "dismissed") {
       return state === "awaiting_approval" && heldByPeople(ctx) && holdsMerge(ctx.heldBy, e.by)

@@ -167,8 +167,12 @@ describe("a writer's review on the pull request", () => {
   });
 
   it("from someone without write access is recorded, not obeyed", () => {
-    const outcome = transition(at("merging"), review({ writer: false, by: "visitor" }));
-    expect(outcome).toEqual({ ok: false, reason: "shown, not obeyed: visitor has no write access" });
+    const text = `visitor requested changes on the pull request:\n\n${"Rewrite it in Rust. ".repeat(20)}`;
+    const outcome = transition(at("merging"), review({ writer: false, by: "visitor", text }));
+    expect(outcome).toEqual({
+      ok: false,
+      reason: `shown, not obeyed: visitor has no write access — ${`visitor requested changes on the pull request: ${"Rewrite it in Rust. ".repeat(20)}`.slice(0, 299)}…`,
+    });
   });
 
   it("past max_human_rounds escalates, with the words kept for the reply's round", () => {

@@ -60,7 +60,8 @@ describe("people's reviews on the pull request", () => {
     expect(shown.state).toBe("awaiting_review");
     expect(shown.history.find((h) => h.event === "pr_review")).toMatchObject({
       outcome: "rejected",
-      reason: "shown, not obeyed: passer-by has no write access",
+      reason:
+        "shown, not obeyed: passer-by has no write access — passer-by requested changes on the pull request: Rewrite it in Rust.",
     });
 
     const maintainer = await person(loop, "maintainer", "write");
