@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createForgeClient } from "../../src/forge/client/index.ts";
+import { page, sessionCookie } from "./dashboard-support.ts";
 import { claim, newRunner, taken } from "./support/jobs.ts";
 import {
   control,
@@ -58,11 +59,17 @@ describe("people's reviews on the pull request", () => {
     expect(await ignored.json()).toEqual({ accepted: true, events: 1 });
     const shown = await until(loop, number, (v) => v.history.some((h) => h.event === "pr_review"));
     expect(shown.state).toBe("awaiting_review");
-    expect(shown.history.find((h) => h.event === "pr_review")).toMatchObject({
-      outcome: "rejected",
-      reason:
-        "shown, not obeyed: passer-by has no write access — passer-by requested changes on the pull request: Rewrite it in Rust.",
-    });
+    const reason =
+      "shown, not obeyed: passer-by has no write access — passer-by requested changes on the pull request: Rewrite it in Rust.";
+    expect(shown.history.find((h) => h.event === "pr_review")).toMatchObject({ outcome: "rejected", reason });
+    // The issue's page shows it among the people on the pull request, without asking for refused events.
+    const issuePage = await page(
+      `/dashboard/projects/${loop.project}/issues/${number}`,
+      await sessionCookie(),
+    );
+    const text = await issuePage.text();
+    expect(text).toContain("People on the pull request");
+    expect(text).toContain(reason);
 
     const maintainer = await person(loop, "maintainer", "write");
     await forgeAs(loop, maintainer).createReview(pr, {
