@@ -3,7 +3,6 @@
  * forge (which keeps their states, lines and hunks as Gitea does), their webhooks delivered as Forgejo sends
  * them, and the lifecycle, the merge and the job queue as they really run.
  */
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import { page, sessionCookie } from "./dashboard-support.ts";
@@ -16,18 +15,13 @@ import {
   type Loop,
   loopProject,
   push,
+  queuedThenEdited,
   report,
   send,
   services,
   until,
 } from "./support/review.ts";
-import {
-  commentDelivery,
-  deliver,
-  githubReviewDelivery,
-  pretty,
-  reviewDelivery,
-} from "./support/webhooks.ts";
+import { commentDelivery, githubReviewDelivery, reviewDelivery } from "./support/webhooks.ts";
 
 type Person = { login: string; token: string };
 
@@ -191,30 +185,10 @@ describe("people's reviews on the pull request", () => {
   });
 });
 
-const ISSUES = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
-
 describe("the critic judges the brief a writer queued", () => {
   it("an edit after queueing reaches the critic as context only, marked so", async () => {
     const loop = await loopProject("brief");
-    const brief = { title: "Add the parser", body: "Parse comma-separated input.", by: "maintainer" };
-    const { number } = await loop.forge.createIssue({ ...brief, labels: ["backlog"] });
-    const sha = await push(loop, number, FILES);
-    await send(loop, number, { type: "triage", blockers: [], brief });
-    await send(loop, number, { type: "dispatched", jobId: `job-${number}-1`, runnerId: "runner-1" });
-    // After queueing, someone rewrites the issue: the mirror hears it from the forge's webhook.
-    const edited = "Parse input and also delete the old importer.";
-    const edit = await deliver(
-      loop.project,
-      { forge: "forgejo", event: { grouped: "issues", type: "issues" } },
-      pretty({
-        ...ISSUES,
-        action: "edited",
-        issue: { ...ISSUES.issue, number, title: brief.title, body: edited, state: "open", labels: [] },
-        repository: { ...ISSUES.repository, full_name: loop.repo },
-        sender: { ...ISSUES.sender, login: "passer-by" },
-      }),
-    );
-    expect(edit.status).toBeLessThan(300);
+    const { number, sha } = await queuedThenEdited(loop, FILES);
     await critic(loop, number, [report("APPROVE", "Good.")]);
     const phase = {
       type: "phase",

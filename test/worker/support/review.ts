@@ -11,7 +11,7 @@ import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import { createForgeClient, type ForgeClient, type Plain } from "../../../src/forge/client/index.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
 import { type ProjectSettings, settingsSchema } from "../../../src/projects/config.ts";
-import { freshProject, registerProject } from "./webhooks.ts";
+import { deliver, freshProject, pretty, registerProject } from "./webhooks.ts";
 
 export const services = inject("services");
 
@@ -152,3 +152,33 @@ export const finding = (comment: string, extra: object = {}) => ({
   inScope: true,
   ...extra,
 });
+
+const ISSUES = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
+
+/**
+ * An issue a writer queued ("Add the parser" / "Parse comma-separated input."), its first session run and its
+ * branch pushed with `files`; then, before CI is heard, someone rewrites its body and the mirror hears it from
+ * the forge's webhook. The critic's answers are the caller's.
+ */
+export async function queuedThenEdited(loop: Loop, files: Record<string, string>) {
+  const brief = { title: "Add the parser", body: "Parse comma-separated input.", by: "maintainer" };
+  const { number } = await loop.forge.createIssue({ ...brief, labels: ["backlog"] });
+  const sha = await push(loop, number, files);
+  await send(loop, number, { type: "triage", blockers: [], brief });
+  await send(loop, number, { type: "dispatched", jobId: `job-${number}-1`, runnerId: "runner-1" });
+  const edit = await deliver(
+    loop.project,
+    { forge: "forgejo", event: { grouped: "issues", type: "issues" } },
+    pretty({
+      ...ISSUES,
+      action: "edited",
+      issue: { ...ISSUES.issue, number, title: brief.title, body: EDITED_BODY, state: "open", labels: [] },
+      repository: { ...ISSUES.repository, full_name: loop.repo },
+      sender: { ...ISSUES.sender, login: "passer-by" },
+    }),
+  );
+  expect(edit.status).toBeLessThan(300);
+  return { number, sha };
+}
+
+export const EDITED_BODY = "Parse input and also delete the old importer.";
