@@ -188,15 +188,8 @@ describe("people's reviews on the pull request", () => {
 describe("the critic judges the brief a writer queued", () => {
   it("an edit after queueing reaches the critic as context only, marked so", async () => {
     const loop = await loopProject("brief");
-    const { number, sha } = await queuedThenEdited(loop, FILES);
+    const { number } = await queuedThenEdited(loop, FILES);
     await critic(loop, number, [report("APPROVE", "Good.")]);
-    const phase = {
-      type: "phase",
-      phase: "awaiting_ci",
-      headSha: sha,
-      branch: `conveyor/${number}`,
-    } as const;
-    await send(loop, number, { ...phase, sessionId: `sess-${number}` });
     await until(loop, number, (v) => v.state === "merged");
     const { prompts } = await control<{ prompts: string[] }>("critic-calls", {
       key: `${loop.repo}#${number}`,

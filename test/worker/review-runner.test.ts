@@ -23,7 +23,6 @@ import {
   loopProject,
   push,
   queuedThenEdited,
-  send,
   services,
   until,
 } from "./support/review.ts";
@@ -129,17 +128,8 @@ describe("the critic on a runner", () => {
 
   it("gives the reviewer the brief a writer queued as the issue; an edit after queueing is context, marked so", async () => {
     const loop = await loopProject("rr-brief", ON_RUNNER);
-    const { number, sha } = await queuedThenEdited(loop, {
-      "src/parser.ts": "export {};\n",
-      "ci.sh": GREEN_CI,
-    });
-    const phase = {
-      type: "phase",
-      phase: "awaiting_ci",
-      headSha: sha,
-      branch: `conveyor/${number}`,
-    } as const;
-    await send(loop, number, { ...phase, sessionId: `sess-${number}` });
+    const files = { "src/parser.ts": "export {};\n", "ci.sh": GREEN_CI };
+    const { number } = await queuedThenEdited(loop, files);
     await until(loop, number, awaitingReview);
     const { claimed } = await reviewerJob(loop, "rr-brief");
     expect(JSON.parse(claimed.job.agent?.review?.pullRequest ?? "{}")).toMatchObject({

@@ -156,9 +156,9 @@ export const finding = (comment: string, extra: object = {}) => ({
 const ISSUES = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
 
 /**
- * An issue a writer queued ("Add the parser" / "Parse comma-separated input."), its first session run and its
- * branch pushed with `files`; then, before CI is heard, someone rewrites its body and the mirror hears it from
- * the forge's webhook. The critic's answers are the caller's.
+ * An issue a writer queued ("Add the parser" / "Parse comma-separated input."), its first session run; while
+ * it works, someone rewrites the issue's body and the mirror hears it from the forge's webhook; then its branch,
+ * pushed with `files`, waits for CI. The critic's answers are the caller's.
  */
 export async function queuedThenEdited(loop: Loop, files: Record<string, string>) {
   const brief = { title: "Add the parser", body: "Parse comma-separated input.", by: "maintainer" };
@@ -178,6 +178,8 @@ export async function queuedThenEdited(loop: Loop, files: Record<string, string>
     }),
   );
   expect(edit.status).toBeLessThan(300);
+  const phase = { type: "phase", phase: "awaiting_ci", headSha: sha, branch: `conveyor/${number}` } as const;
+  await send(loop, number, { ...phase, sessionId: `sess-${number}` });
   return { number, sha };
 }
 
