@@ -36,6 +36,8 @@ export type ScenarioRun = {
   replies: Reply[];
   /** Pull requests a maintainer approved for a merge that waited for a human. */
   approvals: Reply[];
+  /** Pull requests a maintainer requested changes on (`review`). */
+  reviews: Reply[];
   /** The progress lines, in time order: `follow` goes on with them. */
   progress: Progress;
 };
@@ -71,6 +73,7 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
     transitions: [],
     replies: [],
     approvals: [],
+    reviews: [],
     progress,
   };
   const state = new Map<number, string>();
@@ -89,6 +92,9 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
   /** Issues the maintainer queues later (`queueWhen`), and held pull requests not yet approved (`approveAfter`). */
   const later = new Set(issues.filter((issue) => issue.queueWhen));
   const held = new Set<SampleIssue>();
+  const toReview = new Set(issues.filter((issue) => issue.review));
+  /** Issues whose pull request the maintainer reviewed, until their session revised after it. */
+  const unrevised = new Set<number>();
   await run.agents?.fileGroomable();
   await queue(issues.filter((issue) => !later.has(issue)));
 
@@ -111,6 +117,17 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
       }
       const sample = issues.find((issue) => issue.number === edge.number);
       if (sample && edge.to === "awaiting_approval" && edge.from !== "awaiting_approval") held.add(sample);
+      if (edge.to === "revising") unrevised.delete(edge.number);
+    }
+    // As its pull request opens, the maintainer reviews it, asking for changes on one line (`review`): the
+    // forge is watched, not Conveyor's record, which may reach D1 after CI and the critic were done.
+    for (const issue of toReview) {
+      const pull = await maintainer.findOpenPullRequest(`conveyor/${issue.number}`, "main");
+      if (!pull || !issue.review) continue;
+      toReview.delete(issue);
+      await requestChanges(pull.number, issue, maintainer, progress);
+      run.reviews.push({ number: issue.number, at: Date.now(), text: issue.review.body });
+      unrevised.add(issue.number);
     }
     const planned = await run.agents?.step();
     if (planned) issues.push(planned);
@@ -122,6 +139,8 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
     }
     for (const issue of held) {
       if (issue.approveAfter !== undefined && state.get(issue.approveAfter) !== "merged") continue;
+      // A merge held by the maintainer's own change request: approved once the session has revised.
+      if (unrevised.has(issue.number)) continue;
       const approval = approvalOf(issue.number, run.approvals);
       if (!approval) {
         held.delete(issue);
@@ -174,6 +193,24 @@ export async function follow(run: ScenarioRun, signal: AbortSignal) {
     await run.progress.next();
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+}
+
+async function requestChanges(
+  prNumber: number,
+  issue: SampleIssue,
+  maintainer: ReturnType<Demo["sample"]["client"]>,
+  progress: Progress,
+) {
+  if (!issue.review) return;
+  const { body, path, line, comment } = issue.review;
+  await maintainer.createReview(prNumber, {
+    event: "REQUEST_CHANGES",
+    body,
+    comments: [{ path, line, body: comment }],
+  });
+  progress.note(
+    `maintainer requests changes on pull request #${prNumber} of #${issue.number}: "${body}" and on ${path} line ${line}: "${comment}"`,
+  );
 }
 
 function replyTo(number: number, replies: Reply[], replyToAny: boolean): string | undefined {

@@ -75,6 +75,13 @@ test("leaves out parts that slugify to nothing", () => {
 });
 `;
 
+/** What the maintainer's review of #2 asks for. */
+const SLUG_PATH_TEST_ONE = `
+test("takes a single string as one part", () => {
+  assert.equal(slugPath("Blog"), "blog");
+});
+`;
+
 // --- #3 clamp: min and max swapped, pushed without running the tests --------------------------------------
 
 export const CLAMP_BUG = "  return Math.max(max, Math.min(min, n));";
@@ -246,6 +253,20 @@ export const DEMO_SCRIPT: Rule[] = [
       runTests,
       commitAndWait("Add slugPath (#2)"),
       text("slugPath is in src/slug-path.js, built on slugify; the tests pass."),
+    ],
+  },
+  {
+    // The maintainer's review: their words and the line they point at reach the same session.
+    when: new RegExp(
+      `${continues(2).source}[\\s\\S]*maintainer requested changes[\\s\\S]*On \`src/slug-path\\.js\` line 5`,
+      "m",
+    ),
+    steps: [
+      edit("src/slug-path.js", "  return parts.map(slugify)", "  return [].concat(parts).map(slugify)"),
+      edit("test/slug-path.test.js", SLUG_PATH_TEST, SLUG_PATH_TEST + SLUG_PATH_TEST_ONE),
+      runTests,
+      commitAndWait("slugPath: take a single string too (#2)"),
+      text("slugPath takes a single string now, as the maintainer asked, with a test."),
     ],
   },
   {

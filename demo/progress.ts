@@ -36,6 +36,8 @@ const MEANING: Record<string, string> = {
   "human_approval>awaiting_approval": "a maintainer approved the pull request; the vault decides",
   "vault_decision>merging": "the vault approved the merge; merging",
   "human_reply>revising": "a human replied; the session resumes with the reply",
+  "pr_review>revising": "a maintainer requested changes; the same session revises with their words",
+  "merge_held>awaiting_approval": "the merge waits for the maintainer who requested changes",
   "phase>awaiting_approval": "the session stopped at a dangerous step: the vault holds it",
   "vault_decision>running": "the vault approved the step; the same session resumes and runs it",
   "phase>done": "the action is done; the issue is closed with its summary",

@@ -31,6 +31,11 @@ export type SampleIssue = {
   reply?: string;
   /** What a maintainer says approving the pull request, when it waits for a human (a protected path). */
   approval?: string;
+  /**
+   * What the maintainer asks of the pull request as soon as it is opened: a review requesting changes, with a
+   * comment on a line. The same session revises; the merge waits until the maintainer approves (`approval`).
+   */
+  review?: { body: string; path: string; line: number; comment: string };
   /** The maintainer gets to the held pull request only once this issue merged. */
   approveAfter?: number;
   /**
@@ -62,8 +67,18 @@ export const ISSUES: readonly SampleIssue[] = [
       "",
       "Depends on #1",
     ].join("\n"),
-    story: "blocked until #1 merges, then straight through",
-    design: { state: "merged", iterations: 1, ciAttempts: 1, criticRounds: 1, escalations: 0 },
+    story:
+      "blocked until #1 merges; the maintainer requests changes on a line of its pull request, the same session revises, and the merge waits for the maintainer's approval",
+    // Timing decides whether CI's and the critic's first rounds came before the maintainer's review: each is
+    // held to at least one and at most these (summary.ts).
+    design: { state: "merged", iterations: 2, ciAttempts: 2, criticRounds: 2, escalations: 0 },
+    review: {
+      body: "One more case before this goes in.",
+      path: "src/slug-path.js",
+      line: 5,
+      comment: 'Take a single string too: `slugPath("Blog")` should be `"blog"`, not a TypeError.',
+    },
+    approval: "Takes a single string now. Approved.",
   },
   {
     number: 3,

@@ -1,6 +1,7 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
 import { MAX_CHECK_TEXT_CHARS, MAX_CI_EXCERPT_CHARS, MAX_FAILED_CHECKS } from "./domain/ci-verdict.ts";
+import { MAX_FEEDBACK_CHARS } from "./domain/human-review.ts";
 import { DEFAULT_LIMITS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
 import { VAULT_ID } from "./domain/vault.ts";
 import { projectIdSchema } from "./projects/config.ts";
@@ -9,6 +10,7 @@ const refs = z.array(z.string().min(1).max(200)).max(200);
 const text = (max: number) => z.string().max(max);
 const actor = z.string().min(1).max(100);
 const vaultItemId = z.string().regex(VAULT_ID);
+const reviewId = z.number().int().positive();
 const pullRef = { number: z.number().int().positive(), byConveyor: z.boolean() };
 const gateFindings = {
   blockers: refs,
@@ -100,10 +102,31 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("pr_opened"), ...pullRef }),
   z.object({ type: z.literal("merge_confirmed"), sha: z.string().min(1).optional(), ...pullRef }),
   z.object({ type: z.literal("merge_failed"), reason: text(2_000) }),
-  z.object({ type: z.literal("merge_held"), reason: text(2_000) }),
+  z.object({ type: z.literal("merge_needs_approval"), reason: text(2_000) }),
   z.object({ type: z.literal("pr_closed"), ...pullRef }),
   z.object({ type: z.literal("issue_closed"), unmerged: z.literal(true).optional() }),
   z.object({ type: z.literal("human_reply"), author: actor, text: text(20_000) }),
+  z.object({
+    type: z.literal("pr_review"),
+    by: actor,
+    verdict: z.enum(["approved", "changes_requested", "commented", "dismissed"]),
+    text: text(MAX_FEEDBACK_CHARS),
+    writer: z.boolean(),
+    round: z.boolean(),
+    lines: z.number().int().min(0).max(10_000),
+  }),
+  z.object({
+    type: z.literal("merge_command"),
+    by: actor,
+    overrides: z.array(reviewId).max(100),
+  }),
+  z.object({
+    type: z.literal("merge_held"),
+    holds: z
+      .array(z.object({ by: actor, reviewId }))
+      .min(1)
+      .max(100),
+  }),
   z.object({ type: z.literal("human_approval"), by: actor, headSha: z.string().min(1).max(64).optional() }),
   z.object({ type: z.literal("vault_requested"), itemId: vaultItemId }),
   z.object({
@@ -133,6 +156,7 @@ export type CauseKind = (typeof CAUSE_KINDS)[number];
 export const limitsSchema = z.object({
   maxCiFixes: z.number().int().min(0).max(20),
   maxCriticIterations: z.number().int().min(1).max(20),
+  maxHumanRounds: z.number().int().min(0).max(50).default(DEFAULT_LIMITS.maxHumanRounds),
   maxUpdates: z.number().int().min(0).max(20).default(DEFAULT_LIMITS.maxUpdates),
   maxEffectAttempts: z.number().int().min(1).max(100).optional(),
   retentionDays: z.number().int().min(1).max(3650).optional(),

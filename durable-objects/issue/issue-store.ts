@@ -123,6 +123,7 @@ export class IssueStore {
       formula: c.formula ?? null,
       vaultStep: c.vaultStep ?? null,
       vaultItem: c.vaultItem,
+      overridden: c.overridden ?? [],
     };
   }
 

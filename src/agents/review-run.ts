@@ -6,7 +6,8 @@
  * (durable-objects/project/agents/review-runs.ts), which trusts none of it but the report: the head is checked on the forge.
  */
 import { criticLedger } from "../critic/ledger.ts";
-import type { LifecycleEvent } from "../domain/lifecycle.ts";
+import { CURRENT_TEXT_NOTE, judgedIssue } from "../domain/judged-brief.ts";
+import type { Brief, LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient, PullRequest } from "../forge/client/index.ts";
 import { projectStub } from "../project-stub.ts";
@@ -42,7 +43,11 @@ export async function queueReviewRun(
   env: Env,
   project: Project,
   forge: ForgeClient,
-  request: { issue: { number: number; headSha: string | null }; prNumber: number; key: string },
+  request: {
+    issue: { number: number; headSha: string | null; brief: Brief | null };
+    prNumber: number;
+    key: string;
+  },
 ): Promise<LifecycleEvent | undefined> {
   const { issue, prNumber, key } = request;
   if (!issue.headSha) throw new Error("the head CI passed is not known yet");
@@ -54,7 +59,9 @@ export async function queueReviewRun(
   }
   // Conveyor's mirror of the forge, or the forge itself for an issue the mirror has not seen yet.
   const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
-  const { title, body } = mirrored ?? (await forge.getIssue(issue.number));
+  const now = mirrored ?? (await forge.getIssue(issue.number));
+  // The brief a writer queued is what the change is judged against; the text now, if edited, is context.
+  const { judged, queuedBy, current } = judgedIssue(issue.brief, now);
   const context = {
     pullRequest: {
       number: prNumber,
@@ -62,7 +69,8 @@ export async function queueReviewRun(
       base: project.settings.defaultBranch,
       author: "conveyor",
     },
-    issue: { number: issue.number, title, body },
+    issue: { number: issue.number, ...judged, ...(queuedBy && { queuedBy }) },
+    ...(current && { currentIssueText: { note: CURRENT_TEXT_NOTE, ...current } }),
     earlierRounds: await criticLedger(env, project.id, issue.number),
   };
   const runId = await eventRunId(project.id, `review\n${key}`, reviewer.name);

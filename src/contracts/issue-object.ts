@@ -81,6 +81,8 @@ export type IssueSummary = {
   vaultStep?: string | null;
   /** The vault item a held merge waits on. */
   vaultItem: string | null;
+  /** Reviews whose change requests a writer's `/conveyor merge` overrode: they hold the merge no more. */
+  overridden?: number[];
 };
 
 export type IssueView = IssueSummary & {

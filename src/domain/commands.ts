@@ -4,7 +4,8 @@
  */
 import { parseVaultId } from "./vault.ts";
 
-export const COMMANDS = ["retry", "abandon"] as const;
+/** `merge`: the change requests standing on the pull request hold its merge no more (a writer overrides them). */
+export const COMMANDS = ["retry", "abandon", "merge"] as const;
 export type Command = (typeof COMMANDS)[number];
 export const VAULT_COMMANDS = ["approve", "reject"] as const;
 export type VaultCommand = (typeof VAULT_COMMANDS)[number];

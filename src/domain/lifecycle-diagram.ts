@@ -41,6 +41,7 @@ export function lifecycleDoc(): string {
     lifecycleMermaid().trimEnd(),
     "```",
     "",
+    ...PEOPLE,
     ...ACTIONS,
     "```mermaid",
     lifecycleMermaid("action").trimEnd(),
@@ -51,6 +52,25 @@ export function lifecycleDoc(): string {
     ...GUARANTEES,
   ].join("\n");
 }
+
+/** People's reviews and commands on the pull request (src/domain/human-review.ts). */
+const PEOPLE = [
+  "## People on the pull request",
+  "",
+  "`pr_review` carries a person's review or plain comment on the issue's pull request (who, the verdict, the text",
+  "the session reads with the lines it points at, whether they have write access, whether it asks for a round;",
+  "[operating](operating.md#people-on-the-pull-request)). Anyone's is recorded; only a writer's is obeyed. While a",
+  "session works (`blocked`, `queued`, `running`, `revising`) the words wait in the issue (`feedback`) and go with",
+  "the next continuation, whatever queues it; one that asks for a round makes the session's push start it at once",
+  "(`phase` → `revising`, the issue staying there for the next session). Anywhere else a round stops what waited",
+  "— CI, the critic, a merge queued or held — and enters `revising` with a `revise` job (`resume` from",
+  "`escalated`), counted in `humanRounds` against `maxHumanRounds`, never against the critic's cap. The merge",
+  "effect lists the reviews before merging: writers' standing change requests answer `merge_held`",
+  "(`merging` → `awaiting_approval`, `heldBy`), which the holder's approval (`human_approval`), a dismissal",
+  "(`pr_review` `dismissed`) or a writer's `/conveyor merge` (`merge_command`, which records the reviews it",
+  "overrides) sends back to `merging`, where the forge's reviews are read again.",
+  "",
+];
 
 /** How an action issue's lifecycle differs; its own diagram follows. */
 const ACTIONS = [
@@ -104,7 +124,7 @@ const STAYING_CURRENT = [
   "",
   "**So is a human's approval of a held merge** (`awaiting_approval`: a change to a protected path, or branch",
   "protection asking for approvals Conveyor's own account cannot give, found when the critic approves or when",
-  "the forge refuses the merge for them, `merge_held`): the",
+  "the forge refuses the merge for them, `merge_needs_approval`): the",
   "approving review is for the commit it names, and an approval of another commit (a late or repeated webhook)",
   "is refused. Each held head is a `protected_merge` item of the vault (docs/vault.md): a review, the operator,",
   "`/conveyor approve <id>` all decide that item, and the vault's `vault_decision` moves the issue on.",

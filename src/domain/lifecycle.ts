@@ -4,6 +4,19 @@
  */
 import type { FailedCheck } from "./ci-verdict.ts";
 import { MAX_DEPENDENCIES } from "./dependencies.ts";
+import {
+  type Feedback,
+  feedbackInstructions,
+  holdReason,
+  holdsMerge,
+  type ReviewHold,
+  type ReviewVerdict,
+  sameHolds,
+  shownNotObeyed,
+  wantsRound,
+  withFeedback,
+  withPending,
+} from "./human-review.ts";
 import { PHASES as FILE_PHASES, underspecifiedReason } from "./phase.ts";
 
 export const STATES = [
@@ -135,7 +148,7 @@ export type LifecycleEvent =
    * The forge refused the merge for want of approvals Conveyor cannot give (branch protection): the merge
    * waits for a person, in the vault, instead of escalating. `reason`: what is missing.
    */
-  | { type: "merge_held"; reason: string }
+  | { type: "merge_needs_approval"; reason: string }
   /** A pull request was closed without merging by someone other than Conveyor. */
   | ({ type: "pr_closed" } & PullRef)
   /**
@@ -144,6 +157,26 @@ export type LifecycleEvent =
    */
   | { type: "issue_closed"; unmerged?: true }
   | { type: "human_reply"; author: string; text: string }
+  /**
+   * A person's review or comment on the issue's pull request (src/domain/human-review.ts): `text` is what the
+   * session reads (the lines it points at included). `writer`: they have write access and are obeyed; anyone
+   * else's is recorded for the issue's page, not obeyed. `round`: it asks for a round of its own (changes
+   * requested, comments on lines, or a comment where the project says so); otherwise it waits for the
+   * session's next round. A `dismissed` one names the reviewer whose review was dismissed.
+   */
+  | {
+      type: "pr_review";
+      by: string;
+      verdict: ReviewVerdict;
+      text: string;
+      writer: boolean;
+      round: boolean;
+      lines: number;
+    }
+  /** A writer's `/conveyor merge`: the change requests of these reviews no longer hold the merge. */
+  | { type: "merge_command"; by: string; overrides: number[] }
+  /** The merge found writers' change requests standing on the pull request: it waits for them. */
+  | { type: "merge_held"; holds: ReviewHold[] }
   /**
    * A writer approved the pull request held for a human. `headSha`: the commit the approval is for (the forge's
    * review says); absent from the operator's approval, which is for the head the issue is at.
@@ -209,10 +242,13 @@ export const EVENT_TYPES = [
   "pr_opened",
   "merge_confirmed",
   "merge_failed",
-  "merge_held",
+  "merge_needs_approval",
   "pr_closed",
   "issue_closed",
   "human_reply",
+  "pr_review",
+  "merge_command",
+  "merge_held",
   "human_approval",
   "vault_requested",
   "vault_decision",
@@ -282,6 +318,8 @@ export type Effect =
 export type Limits = {
   maxCiFixes: number;
   maxCriticIterations: number;
+  /** Rounds people's reviews on the pull request start, apart from the critic's, before escalating. */
+  maxHumanRounds: number;
   /** Attempts an effect gets before it goes to the dead letter (not read by the table; the IssueDO applies it). */
   maxEffectAttempts?: number;
   /** Days the issue's history is kept (not read by the table; the IssueDO prunes by it). */
@@ -294,7 +332,12 @@ export const DEFAULT_RETENTION_DAYS = 90;
 
 export const DEFAULT_MAX_EFFECT_ATTEMPTS = 25;
 
-export const DEFAULT_LIMITS: Limits = { maxCiFixes: 3, maxCriticIterations: 3, maxUpdates: 3 };
+export const DEFAULT_LIMITS: Limits = {
+  maxCiFixes: 3,
+  maxCriticIterations: 3,
+  maxHumanRounds: 5,
+  maxUpdates: 3,
+};
 
 /** What the lifecycle remembers of an issue besides its state. */
 export type IssueContext = {
@@ -340,6 +383,14 @@ export type IssueContext = {
   formula?: string;
   /** The dangerous step an action waits for the vault on (`awaiting_approval`). */
   vaultStep?: string | null;
+  /** Rounds people's reviews on the pull request started (see `maxHumanRounds`); absent: none. */
+  humanRounds?: number;
+  /** Writers' words on the pull request waiting for the session's next round. */
+  feedback?: Feedback[];
+  /** The change requests the merge last found standing (`awaiting_approval` while they hold it). */
+  heldBy?: ReviewHold[];
+  /** Reviews whose change requests a writer's `/conveyor merge` overrode. */
+  overridden?: number[];
 };
 
 export type JobRun = { id: string; attempt: number };
@@ -647,8 +698,8 @@ function stalePhase(ctx: IssueContext, e: EventOf<"phase">): string | null {
 const dispatchedRun = (e: EventOf<"dispatched">): JobRun => ({ id: e.jobId, attempt: e.attempt ?? 1 });
 
 const sessionPhase: Rule<"phase"> = {
-  to: ["awaiting_ci", "escalated"],
-  apply: (ctx, e) => {
+  to: ["awaiting_ci", "revising", "escalated"],
+  apply: (ctx, e, limits) => {
     const stale = stalePhase(ctx, e);
     if (stale) return reject(stale);
     const session = {
@@ -665,6 +716,11 @@ const sessionPhase: Rule<"phase"> = {
       case "awaiting_ci":
       case "awaiting_review":
         if (!session.headSha) return reject(`${e.phase} needs the pushed head sha`);
+        // People asked for changes while the session worked: their round follows at once, on the head pushed.
+        if (wantsRound(ctx.feedback)) {
+          const round = humanRound(enter(s, "awaiting_ci", { prOpened: true, reason: null }), limits);
+          return round.ok ? { ...round, effects: [...openPr, ...round.effects] } : round;
+        }
         return accept(enter(s, "awaiting_ci", { prOpened: true, reason: null }), [
           ...openPr,
           { kind: "watch_ci" },
@@ -752,7 +808,7 @@ const retry: Rule<"retry"> = {
     gate(
       // A retry starts a fresh implement session; the pushed branch and its pull request stay, and the
       // worktree is the session's again.
-      { ...ctx, ciFixes: 0, criticRounds: 0, sessionId: null, worktreeKept: false },
+      { ...ctx, ciFixes: 0, criticRounds: 0, humanRounds: 0, sessionId: null, worktreeKept: false },
       { blockers: ctx.blockers },
       [{ kind: "labels", add: [], remove: ["needs_human"] }, ...QUEUE],
       [{ kind: "labels", add: ["blocked"], remove: ["needs_human"] }],
@@ -761,6 +817,7 @@ const retry: Rule<"retry"> = {
 
 /** A session at work: the implement session (running) or a continuation (revising). */
 const sessionRules = (state: "running" | "revising"): StateRules => ({
+  ...peopleOnThePull(state),
   dispatched: redispatched(state),
   lease_unconfirmed: leaseUnconfirmed(state),
   phase: sessionPhase,
@@ -865,6 +922,108 @@ const conflict: Rule<"conflict"> = {
   },
 };
 
+// --- people on the pull request (src/domain/human-review.ts) -------------------------------------------------
+
+/** States where a session works or is about to: words for it wait for its next round. */
+const AT_WORK: readonly State[] = ["blocked", "queued", "running", "revising"];
+
+/**
+ * A round of people's feedback: the same session revises with their words (all that waited for it), counted
+ * apart from the critic's rounds. From an escalation it resumes the session, as a reply does.
+ */
+function humanRound(ctx: IssueContext, limits: Limits): Outcome {
+  const rounds = (ctx.humanRounds ?? 0) + 1;
+  if (rounds > limits.maxHumanRounds) {
+    return escalate(
+      ctx,
+      `people on the pull request asked for changes more than ${limits.maxHumanRounds} times (max_human_rounds ${limits.maxHumanRounds})`,
+    );
+  }
+  if (!ctx.sessionId && !ctx.branch) {
+    return escalate(ctx, "people on the pull request asked for changes, but no session is known to continue");
+  }
+  const job: JobKind = ctx.state === "escalated" ? "resume" : "revise";
+  return accept(
+    enter(ctx, "revising", {
+      humanRounds: rounds,
+      iteration: ctx.iteration + 1,
+      reason: null,
+      worktreeKept: false,
+      job: NOT_DISPATCHED,
+      feedback: [],
+      heldBy: [],
+    }),
+    [
+      { kind: "labels", add: ["in_progress"], remove: ["needs_human"] },
+      { kind: "enqueue_job", job, reason: "human", detail: feedbackInstructions(ctx.feedback ?? []) },
+    ],
+  );
+}
+
+/** The merge tried again: the forge says whether any change request still holds it. */
+const mergeAgain = (ctx: IssueContext): Outcome =>
+  accept(enter(ctx, "merging", { reason: null }), [
+    { kind: "labels", add: [], remove: ["needs_human"] },
+    { kind: "merge" },
+  ]);
+
+/** Whether the merge waits for change requests only (not for the vault). */
+const heldByPeople = (ctx: IssueContext) => (ctx.heldBy ?? []).length > 0 && !ctx.vaultItem;
+
+/**
+ * A person's review or comment on the issue's pull request. Anyone's is recorded (the issue's page shows it);
+ * only a writer's is obeyed. While a session works, a writer's words wait for its next round; one that asks
+ * for a round (and any in an escalation, which waits for a person's word) stops whatever waited — the critic,
+ * the merge, a held merge — and the same session revises with them. A dismissed review no longer holds the
+ * merge.
+ */
+const prReview = (state: State): Rule<"pr_review"> => ({
+  to: AT_WORK.includes(state)
+    ? [state]
+    : [state, "revising", "escalated", ...(state === "awaiting_approval" ? (["merging"] as const) : [])],
+  apply: (ctx, e, limits) => {
+    if (!ctx.prOpened) return reject("the issue has no pull request yet");
+    if (!e.writer) return reject(shownNotObeyed(e.by, e.text));
+    if (e.verdict === "approved") return accept(ctx);
+    if (e.verdict === "dismissed") {
+      return state === "awaiting_approval" && heldByPeople(ctx) && holdsMerge(ctx.heldBy, e.by)
+        ? mergeAgain(ctx)
+        : accept(ctx);
+    }
+    const next = { ...ctx, feedback: withFeedback(ctx.feedback, { by: e.by, text: e.text, round: e.round }) };
+    if (AT_WORK.includes(state) || (!e.round && state !== "escalated")) return accept(next);
+    return humanRound(next, limits);
+  },
+});
+
+/** A writer's `/conveyor merge`: the reviews it names hold the merge no more; a merge they held goes on. */
+const mergeCommand = (state: State): Rule<"merge_command"> => ({
+  to: state === "awaiting_approval" ? [state, "merging"] : [state],
+  apply: (ctx, e) => {
+    if (!ctx.prOpened) return reject("the issue has no pull request yet");
+    const next = { ...ctx, overridden: [...new Set([...(ctx.overridden ?? []), ...e.overrides])] };
+    return state === "awaiting_approval" && heldByPeople(ctx) ? mergeAgain(next) : accept(next);
+  },
+});
+
+const peopleOnThePull = (state: State): StateRules => ({
+  pr_review: prReview(state),
+  merge_command: mergeCommand(state),
+});
+
+/** The merge found writers' change requests standing: it waits for them, and says so once per set. */
+const mergeHeld: Rule<"merge_held"> = {
+  to: ["awaiting_approval"],
+  apply: (ctx, e) => {
+    if (e.holds.length === 0) return reject("no change request holds the merge");
+    const reason = holdReason(e.holds);
+    return accept(enter(ctx, "awaiting_approval", { reason, heldBy: e.holds, vaultItem: null }), [
+      { kind: "labels", add: ["needs_human"], remove: [] },
+      ...(sameHolds(ctx.heldBy, e.holds) ? [] : [{ kind: "notify_human" as const, reason }]),
+    ]);
+  },
+};
+
 // --- the table ----------------------------------------------------------------------------------------------
 
 const TABLE: { [S in State]: StateRules } = {
@@ -872,12 +1031,14 @@ const TABLE: { [S in State]: StateRules } = {
     triage: triageFromNew,
   },
   blocked: {
+    ...peopleOnThePull("blocked"),
     triage: regateBlocked,
     dependencies: regateBlocked,
     abandon: operatorAbandon,
     issue_closed: closedByHuman,
   },
   queued: {
+    ...peopleOnThePull("queued"),
     triage: regateQueued,
     dependencies: regateQueued,
     dispatched: {
@@ -895,6 +1056,7 @@ const TABLE: { [S in State]: StateRules } = {
   },
   running: sessionRules("running"),
   awaiting_ci: {
+    ...peopleOnThePull("awaiting_ci"),
     pr_opened: prOpened("awaiting_ci"),
     ci: {
       to: ["awaiting_review", "revising", "escalated"],
@@ -923,6 +1085,7 @@ const TABLE: { [S in State]: StateRules } = {
     budget_exceeded: budgetExceeded,
   },
   awaiting_review: {
+    ...peopleOnThePull("awaiting_review"),
     pr_opened: prOpened("awaiting_review"),
     review: {
       to: ["merging", "awaiting_approval", "revising", "abandoned"],
@@ -968,6 +1131,7 @@ const TABLE: { [S in State]: StateRules } = {
   },
   revising: { pr_opened: prOpened("revising"), ...sessionRules("revising") },
   awaiting_approval: {
+    ...peopleOnThePull("awaiting_approval"),
     pr_opened: prOpened("awaiting_approval"),
     human_approval: {
       to: ["awaiting_approval", "merging"],
@@ -1025,6 +1189,8 @@ const TABLE: { [S in State]: StateRules } = {
     // No timer of its own: the vault item's expiry (vault_decision `expired`) is the held merge's way out.
   },
   merging: {
+    ...peopleOnThePull("merging"),
+    merge_held: mergeHeld,
     pr_opened: prOpened("merging"),
     branch_updated: branchUpdated,
     conflict,
@@ -1033,7 +1199,7 @@ const TABLE: { [S in State]: StateRules } = {
       to: ["escalated"],
       apply: (ctx, e) => escalate(ctx, `merge failed: ${e.reason}`),
     },
-    merge_held: { to: ["awaiting_approval"], apply: (ctx, e) => holdForHuman(ctx, e.reason) },
+    merge_needs_approval: { to: ["awaiting_approval"], apply: (ctx, e) => holdForHuman(ctx, e.reason) },
     review: { to: [], apply: () => reject("already merging: the approval was acted on") },
     // The merge's answer is overdue: ask the forge (check_merge answers merge_confirmed or merge_failed).
     timeout: {
@@ -1049,6 +1215,7 @@ const TABLE: { [S in State]: StateRules } = {
     issue_closed: closedWithPull("merging"),
   },
   escalated: {
+    ...peopleOnThePull("escalated"),
     pr_opened: prOpened("escalated"),
     human_reply: {
       to: ["revising"],
@@ -1291,7 +1458,22 @@ export function transition(
     event,
     limits,
   );
-  return withdrawn(ctx, event, outcome);
+  return withdrawn(ctx, event, withWaitingFeedback(outcome));
+}
+
+/**
+ * A continuation queued with writers' words waiting for it (a CI fix, the critic's changes, a reply) carries
+ * them too: the next round is theirs as well.
+ */
+function withWaitingFeedback(outcome: Outcome): Outcome {
+  const waiting = outcome.ok ? (outcome.next.feedback ?? []) : [];
+  if (!outcome.ok || waiting.length === 0) return outcome;
+  const continues = (e: Effect) => e.kind === "enqueue_job" && (e.job === "revise" || e.job === "resume");
+  if (!outcome.effects.some(continues)) return outcome;
+  const effects = outcome.effects.map((e) =>
+    e.kind === "enqueue_job" && continues(e) ? { ...e, detail: withPending(e.detail, waiting) } : e,
+  );
+  return { ok: true, next: { ...outcome.next, feedback: [] }, effects };
 }
 
 /**

@@ -78,7 +78,9 @@ function stateTimers(edge: Edge, running: readonly Timer[], timeouts: Timeouts):
   const dispatched = event.type === "dispatched";
   // A session's clock runs once its job is dispatched; until then, the wait for a runner.
   const starts = (kind: TimerKind) => (kind === "session" ? dispatched : kind !== "dispatch" || !dispatched);
-  if (edge.from !== edge.to) return kinds.filter(starts).map(arm);
+  // A phase that stays in revising ended one session and queued the next (people's round): its own timers.
+  const next = edge.from !== edge.to || (event.type === "phase" && edge.to === "revising");
+  if (next) return kinds.filter(starts).map(arm);
   const fired = event.type === "timeout" && kinds.includes(event.timer) ? event.timer : null;
   const kept = running.filter((t) => t.kind !== fired && !(dispatched && t.kind === "dispatch"));
   if (fired) return [...kept, arm(fired)];

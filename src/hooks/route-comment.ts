@@ -1,16 +1,17 @@
 /**
- * Comments: `/conveyor retry|abandon` and the vault's `/conveyor approve|reject <id> [reason]` from users with
- * write access, and a reply to an escalated issue, which
- * resumes its session with the reply. Commands from anyone else are refused with a reply (posted by the issue's
- * outbox, like every effect). A writer's approving
- * review of a merge held for protected paths is the human approval it waits for; Conveyor's own is not.
+ * Comments: `/conveyor retry|abandon|merge` and the vault's `/conveyor approve|reject <id> [reason]` from users
+ * with write access, a reply to an escalated issue, which resumes its session with the reply, and a writer's
+ * words on the pull request while Conveyor works, which its session hears (route-review.ts has the reviews).
+ * Commands from anyone else are refused with a reply (posted by the issue's outbox, like every effect).
  */
 import { ABANDON_LABEL, type ParsedComment, parseComment } from "../domain/commands.ts";
-import type { LifecycleEvent } from "../domain/lifecycle.ts";
+import { commentText, MAX_FEEDBACK_CHARS, standingChangeRequests } from "../domain/human-review.ts";
+import { type LifecycleEvent, TERMINAL_STATES } from "../domain/lifecycle.ts";
 import { sameLogin } from "../domain/logins.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
-import type { CommentEvent, ReviewEvent } from "../forge/webhooks/events.ts";
+import type { CommentEvent } from "../forge/webhooks/events.ts";
+import { issueStub } from "../issue-stub.ts";
 import { projectStub } from "../project-stub.ts";
 import { conveyorAccount } from "../projects/account.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
@@ -45,7 +46,9 @@ export async function routeComment(
     return { kind: "ignored", reason: `#${issueNumber} has no lifecycle` };
   }
   const parsed = parseComment(body);
-  if (parsed.kind === "text" && state !== "escalated") {
+  // On the pull request, a writer's words reach a session at work, or one about to be (human-review.ts).
+  const heard = isPullRequest && !TERMINAL_STATES.some((s) => s === state);
+  if (parsed.kind === "text" && state !== "escalated" && !heard) {
     return { kind: "ignored", reason: `a comment on #${number} in state ${state} needs no action` };
   }
   // Conveyor's own comments (its escalation notices among them) are known by their author, never by a marker.
@@ -73,16 +76,18 @@ export async function routeComment(
   }
   if (parsed.kind === "unknown_command") {
     const usage =
-      "`/conveyor retry`, `/conveyor abandon`, `/conveyor approve <id>` or `/conveyor reject <id> [reason]`";
+      "`/conveyor retry`, `/conveyor abandon`, `/conveyor merge`, `/conveyor approve <id>` or `/conveyor reject <id> [reason]`";
     await answer("unknown", `@${author} unknown command \`${parsed.verb}\`: use ${usage}.`);
     return { kind: "routed", events: 1 };
   }
   const lifecycle: LifecycleEvent =
     parsed.kind === "text"
-      ? { type: "human_reply", author, text: body }
-      : parsed.command === "retry"
-        ? { type: "retry", by: author }
-        : { type: "abandon", by: author };
+      ? state === "escalated"
+        ? { type: "human_reply", author, text: body }
+        : prComment(author, body, project)
+      : parsed.command === "merge"
+        ? { type: "merge_command", by: author, overrides: await overrides(env, project, forge, number) }
+        : { type: parsed.command, by: author };
   await sendEvent(env, project, number, `${key}:comment`, cause, lifecycle);
   return { kind: "routed", events: 1 };
 }
@@ -106,32 +111,22 @@ async function decideVaultItem(
 /** Labelling an issue `loop:abandon` abandons it; the forge lets only writers label. */
 export const wantsAbandon = (labels: readonly string[]) => labels.includes(ABANDON_LABEL);
 
-export async function routeReview(
-  env: Env,
-  project: Project,
-  event: ReviewEvent,
-  key: string,
-  cause: Cause,
-): Promise<Routed> {
-  const { pullNumber, state: verdict, author, headSha } = event.review;
-  if (verdict !== "approved") return { kind: "ignored", reason: `a ${verdict} review needs no action` };
-  const number = await issueOfPull(env, project.id, pullNumber);
-  const state = number === null ? undefined : (await lifecycleStates(env, project.id, [number])).get(number);
-  if (number === null || state !== "awaiting_approval") {
-    return { kind: "ignored", reason: `pull request #${pullNumber} waits for no approval` };
-  }
-  // A human's approval is what the held merge waits for: Conveyor's account (a writer) is never one, whatever
-  // the forge lets it approve.
-  if (sameLogin(author, await conveyorAccount(env, project))) {
-    return { kind: "ignored", reason: "Conveyor's own review approves nothing" };
-  }
-  if (!(await canCommand(await forgeClientFor(env, project), author))) {
-    return { kind: "ignored", reason: `${author} has no write access` };
-  }
-  await sendEvent(env, project, number, `${key}:approval`, cause, {
-    type: "human_approval",
-    by: author,
-    headSha,
-  });
-  return { kind: "routed", events: 1 };
+/** A writer's plain comment on the pull request: for the session's next round, or one of its own. */
+const prComment = (author: string, body: string, project: Project): LifecycleEvent => ({
+  type: "pr_review",
+  by: author,
+  verdict: "commented",
+  text: commentText(author, body).slice(0, MAX_FEEDBACK_CHARS),
+  writer: true,
+  round: project.settings.humanComments === "new_round",
+  lines: 0,
+});
+
+/** What `/conveyor merge` overrides: the change requests standing on the issue's pull request now. */
+async function overrides(env: Env, project: Project, forge: ForgeClient, number: number) {
+  const pull = (await issueStub(env, project.id, number).summary())?.prNumber ?? null;
+  if (pull === null) return [];
+  const own = await conveyorAccount(env, project);
+  const holds = standingChangeRequests(await forge.listReviews(pull), (login) => sameLogin(login, own));
+  return holds.map((hold) => hold.reviewId);
 }

@@ -13,7 +13,8 @@ import { lifecycleStates, mirrorIssue } from "../projects/mirror.ts";
 import { lazyForges, type Project } from "../projects/store.ts";
 import { type DeliveryRecord, deliveryKeys, deliveryWrite, findFinished } from "./deliveries.ts";
 import { routeCi } from "./route-ci.ts";
-import { canCommand, routeComment, routeReview, wantsAbandon } from "./route-comment.ts";
+import { canCommand, routeComment, wantsAbandon } from "./route-comment.ts";
+import { routeReview } from "./route-review.ts";
 
 /** `recorded`: the delivery's own record was written with the route's writes. */
 export type Routed =

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { type BudgetLimits, DEFAULT_EVENT_DAILY_USD } from "../domain/budget.ts";
 import {
+  DEFAULT_LIMITS,
   DEFAULT_MAX_EFFECT_ATTEMPTS,
   DEFAULT_RETENTION_DAYS,
   DEFAULT_TIMEOUTS_MS,
@@ -97,6 +98,16 @@ export const settingsSchema = z.object({
   parallel: z.number().int().min(1).max(1_000).default(2),
   maxCiFixes: z.number().int().min(0).max(20).default(3),
   maxCriticIterations: z.number().int().min(1).max(20).default(3),
+  /**
+   * Rounds people's reviews on the pull request may start (docs/operating.md#people-on-the-pull-request),
+   * apart from the critic's; one more escalates the issue.
+   */
+  maxHumanRounds: z.number().int().min(0).max(50).default(DEFAULT_LIMITS.maxHumanRounds),
+  /**
+   * A writer's plain comment on the pull request while Conveyor works: `next_round` gives it to the session
+   * at its next round; `new_round` starts one, as a review asking for changes does.
+   */
+  humanComments: z.enum(["next_round", "new_round"]).default("next_round"),
   /** Updates from the base (the forge's, or a session resolving a conflict) before escalating. */
   maxUpdates: z.number().int().min(0).max(20).default(3),
   /** Per-issue budgets, carried across iterations, never reset. */

@@ -19,7 +19,8 @@ export async function sendEvent(
   event: LifecycleEvent,
   delivery?: EventEnvelope["delivery"],
 ) {
-  const { maxCiFixes, maxCriticIterations, maxUpdates, effects, timeouts, retentionDays } = project.settings;
+  const { maxCiFixes, maxCriticIterations, maxHumanRounds, maxUpdates, effects, timeouts, retentionDays } =
+    project.settings;
   const result = await issueStub(env, project.id, number).apply({
     id,
     project: project.id,
@@ -29,6 +30,7 @@ export async function sendEvent(
     limits: {
       maxCiFixes,
       maxCriticIterations,
+      maxHumanRounds,
       maxUpdates,
       maxEffectAttempts: effects.maxAttempts,
       retentionDays,

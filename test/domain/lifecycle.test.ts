@@ -71,6 +71,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     budget_exceeded: "escalated",
   },
   awaiting_ci: {
+    pr_review: "revising",
+    merge_command: "awaiting_ci",
     pr_opened: "awaiting_ci",
     ci: "awaiting_review",
     head_mismatch: "escalated",
@@ -82,6 +84,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     budget_exceeded: "escalated",
   },
   awaiting_review: {
+    pr_review: "revising",
+    merge_command: "awaiting_review",
     pr_opened: "awaiting_review",
     review: "merging",
     branch_updated: "awaiting_ci",
@@ -96,6 +100,9 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     budget_exceeded: "escalated",
   },
   revising: {
+    // Waits for the session's next round.
+    pr_review: "revising",
+    merge_command: "revising",
     pr_opened: "revising",
     dispatched: "revising",
     lease_unconfirmed: "revising",
@@ -108,6 +115,8 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     budget_exceeded: "escalated",
   },
   awaiting_approval: {
+    pr_review: "revising",
+    merge_command: "awaiting_approval",
     pr_opened: "awaiting_approval",
     human_approval: "awaiting_approval",
     vault_requested: "awaiting_approval",
@@ -118,18 +127,23 @@ const EXPECTED: { [S in State]: Partial<Record<EventType, State>> } = withReplie
     issue_closed: "awaiting_approval",
   },
   merging: {
+    pr_review: "revising",
+    merge_command: "merging",
+    merge_held: "awaiting_approval",
     pr_opened: "merging",
     branch_updated: "awaiting_ci",
     conflict: "revising",
     merge_confirmed: "merged",
     merge_failed: "escalated",
-    merge_held: "awaiting_approval",
+    merge_needs_approval: "awaiting_approval",
     pr_closed: "abandoned",
     abandon: "abandoned",
     issue_closed: "merging",
     timeout: "merging",
   },
   escalated: {
+    pr_review: "revising",
+    merge_command: "escalated",
     pr_opened: "escalated",
     human_reply: "revising",
     merge_confirmed: "merged",
@@ -959,7 +973,9 @@ describe("merge", () => {
 
   it("a merge the forge refused for want of approvals waits for a human in the vault, as a held merge does", () => {
     const reason = "branch protection on main requires 1 approving review (0 given)";
-    const { next, effects } = expectAccepted(transition(at("merging"), { type: "merge_held", reason }));
+    const { next, effects } = expectAccepted(
+      transition(at("merging"), { type: "merge_needs_approval", reason }),
+    );
     expect(next).toMatchObject({ state: "awaiting_approval", reason, vaultItem: null });
     expect(effects).toEqual([
       { kind: "labels", add: ["needs_human"], remove: [] },

@@ -39,6 +39,7 @@ const review = (author: string, state: PullReview["state"], commitId = "head"): 
   author,
   state,
   commitId,
+  dismissed: state === "dismissed",
 });
 
 describe("standingApprovals", () => {

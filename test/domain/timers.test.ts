@@ -106,7 +106,14 @@ describe("the session timer", () => {
     for (const state of ["running", "revising"] as const) {
       const e = sample(type, state);
       if (e.type === "timeout" && e.timer === "session") continue;
+      // A phase that stays in revising ended the session: the next one's timers start (below).
+      if (e.type === "phase" && state === "revising") continue;
       expect(armTimers(edge(state, state, e), running, timeouts)).toEqual(running);
     }
+  });
+
+  it("starts afresh for the next session when a phase keeps the issue revising (people's round waited)", () => {
+    const phase: LifecycleEvent = { type: "phase", phase: "awaiting_ci", headSha: "s2" };
+    expect(armTimers(edge("revising", "revising", phase), [session(60_000)], timeouts)).toEqual([waits]);
   });
 });

@@ -34,7 +34,7 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type, sha: "def4567", number: 42, byConveyor: true };
     case "merge_failed":
       return { type, reason: "conflict" };
-    case "merge_held":
+    case "merge_needs_approval":
       return { type, reason: "branch protection on main requires 1 approving review (0 given)" };
     case "pr_closed":
       return { type, number: 42, byConveyor: true };
@@ -42,6 +42,20 @@ export function sample(type: EventType, state: State): LifecycleEvent {
       return { type };
     case "human_reply":
       return { type, author: "alice", text: "use the v2 endpoint" };
+    case "pr_review":
+      return {
+        type,
+        by: "alice",
+        verdict: "changes_requested",
+        text: "alice requested changes on the pull request:\n\nHandle empty input.",
+        writer: true,
+        round: true,
+        lines: 0,
+      };
+    case "merge_command":
+      return { type, by: "alice", overrides: [11] };
+    case "merge_held":
+      return { type, holds: [{ by: "bob", reviewId: 11 }] };
     case "vault_requested":
       return { type, itemId: "v2" };
     case "vault_decision":

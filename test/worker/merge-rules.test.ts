@@ -88,7 +88,12 @@ describe("branch protection", () => {
     });
     expect(res.status).toBe(200);
     const pr = held.prNumber ?? 0;
-    await reviewDelivery(loop, { pr, headSha: held.headSha ?? "", login: "alice" });
+    await reviewDelivery(loop, pr, {
+      kind: "approved",
+      by: "alice",
+      body: "LGTM",
+      headSha: held.headSha ?? "",
+    });
     await until(loop, number, (v) => v.state === "merged");
     expect((await loop.forge.getPullRequest(pr)).merged).toBe(true);
   });
@@ -116,7 +121,7 @@ describe("branch protection", () => {
     expect(held.reason).toBe(
       "the forge refused the merge for want of approvals (At least 1 approving review is required by reviewers with write access.): a person with write access approves the pull request on the forge",
     );
-    expect(held.history.map((h) => `${h.event}→${h.to}`)).toContain("merge_held→awaiting_approval");
+    expect(held.history.map((h) => `${h.event}→${h.to}`)).toContain("merge_needs_approval→awaiting_approval");
     expect(held.history.map((h) => h.to)).not.toContain("escalated");
   });
 

@@ -158,7 +158,7 @@ describe("Conveyor's own account", () => {
     const pr = view.prNumber ?? 0;
     const { headSha } = await loop.forge.getPullRequest(pr);
     const own = await approval(loop, pr, headSha, await loop.forge.getAuthenticatedUser());
-    expect(await own.json()).toEqual({ ignored: "Conveyor's own review approves nothing" });
+    expect(await own.json()).toEqual({ ignored: "Conveyor's own review is no person's word" });
     const after = await until(loop, number, (v) => v.outbox.length === 0);
     expect(after.state).toBe("awaiting_approval");
     expect(await projectStub(env, loop.project).vaultItem(view.vaultItem ?? "")).toMatchObject({

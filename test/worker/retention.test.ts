@@ -19,7 +19,7 @@ describe("retention", () => {
         number: 1,
         cause: { kind: "system", id: "t" },
         event,
-        limits: { maxCiFixes: 3, maxCriticIterations: 3, maxUpdates: 3, retentionDays: 7 },
+        limits: { maxCiFixes: 3, maxCriticIterations: 3, maxHumanRounds: 5, maxUpdates: 3, retentionDays: 7 },
       });
     await send("triage", { type: "triage", blockers: [] });
     // Rejected events are history too: a queued issue re-gated without change.

@@ -9,18 +9,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Deliverer } from "../../durable-objects/issue/effects/deliverers.ts";
 import { REVIEW_DELIVERERS } from "../../durable-objects/issue/effects/review.ts";
 import type { IssueView } from "../../src/contracts/issue-object.ts";
+import { CURRENT_TEXT_NOTE } from "../../src/domain/judged-brief.ts";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";
 import { call, claim, complete, drain, jobsOf, newRunner, type Runner } from "./support/jobs.ts";
 import {
   control,
+  EDITED_BODY,
   firstPush,
   GREEN_CI,
   type Loop,
   loopProject,
   postStatus,
   push,
+  queuedThenEdited,
   services,
   statusPayload,
   until,
@@ -124,6 +127,23 @@ describe("the critic on a runner", () => {
     expect(ledger.results).toEqual([{ id: key, round: 1, headSha: sha, verdict: "APPROVE" }]);
     const run = await runOf(loop, agent?.runId ?? "");
     expect(run.decisions?.map((d) => [d.status, d.applied ?? false])).toEqual([["accepted", true]]);
+  });
+
+  it("gives the reviewer the brief a writer queued as the issue; an edit after queueing is context, marked so", async () => {
+    const loop = await loopProject("rr-brief", ON_RUNNER);
+    const files = { "src/parser.ts": "export {};\n", "ci.sh": GREEN_CI };
+    const { number } = await queuedThenEdited(loop, files);
+    await until(loop, number, awaitingReview);
+    const { claimed } = await reviewerJob(loop, "rr-brief");
+    expect(JSON.parse(claimed.job.agent?.review?.pullRequest ?? "{}")).toMatchObject({
+      issue: {
+        number,
+        title: "Add the parser",
+        body: "Parse comma-separated input.",
+        queuedBy: "maintainer",
+      },
+      currentIssueText: { note: CURRENT_TEXT_NOTE, title: "Add the parser", body: EDITED_BODY },
+    });
   });
 
   it("drops a review of a head that moved since: no review on the forge, the issue hears nothing", async () => {

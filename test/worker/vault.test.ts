@@ -185,7 +185,12 @@ describe("a merge held for protected paths", () => {
     await control("user", { repo: loop.repo, login: "visitor", level: "read" });
     await control("user", { repo: loop.repo, login: "maintainer", level: "write" });
     const approving = (login: string) =>
-      reviewDelivery(loop, { pr: held.prNumber ?? 0, headSha: held.headSha ?? "", login });
+      reviewDelivery(loop, held.prNumber ?? 0, {
+        kind: "approved",
+        by: login,
+        body: "LGTM",
+        headSha: held.headSha ?? "",
+      });
     expect(await (await approving("visitor")).json()).toEqual({ ignored: "visitor has no write access" });
     expect((await projectStub(env, loop.project).vaultItem(itemId))?.state).toBe("pending");
     expect(await (await approving("maintainer")).json()).toEqual({ accepted: true, events: 1 });

@@ -8,11 +8,15 @@ import { checkHead, readCi } from "../../../src/ci/gate.ts";
 import { applyCriticReport, WORKER_CRITIC } from "../../../src/critic/apply.ts";
 import { runCritic } from "../../../src/critic/critic.ts";
 import { criticLedger, savedReport } from "../../../src/critic/ledger.ts";
+import { standingChangeRequests } from "../../../src/domain/human-review.ts";
+import { judgedIssue } from "../../../src/domain/judged-brief.ts";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
+import { sameLogin } from "../../../src/domain/logins.ts";
 import { mergeMethod } from "../../../src/domain/merge-rules.ts";
 import { refusalHold } from "../../../src/forge/approval-hold.ts";
 import type { ForgeClient } from "../../../src/forge/client/index.ts";
 import { mergeCommitMessage } from "../../../src/forge/post/commit-message.ts";
+import { canCommand } from "../../../src/hooks/route-comment.ts";
 import { projectStub } from "../../../src/project-stub.ts";
 import { conveyorAccount } from "../../../src/projects/account.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
@@ -98,6 +102,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
         const stale = await keepCurrent(forge, prNumber, issue.headSha);
         if (stale) return stale;
       }
+      const holds = await heldBy(ctx, registered, forge, prNumber);
+      if (holds.length > 0) return { type: "merge_held", holds };
       return await mergeByRules(ctx, registered, forge, prNumber);
     } finally {
       await project.endMergeTurn(ctx.key);
@@ -128,6 +134,7 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
   const apiKey = env.ANTHROPIC_API_KEY;
   if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
   const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
+  const { judged, current } = judgedIssue(issue.brief, mirrored ?? null);
   const diff = await forge.getPullRequestDiff(pr);
   return runCritic(
     {
@@ -137,7 +144,8 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
     },
     {
       repo: project.repo,
-      issue: { number: issue.number, title: mirrored?.title ?? "", body: mirrored?.body ?? "" },
+      issue: { number: issue.number, ...judged },
+      current,
       diff,
       ci: project.settings.ci.kind === "none" ? "no CI configured" : `green on ${issue.headSha}`,
       ledger: await criticLedger(env, project.id, issue.number),
@@ -148,7 +156,7 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
 /**
  * The merge as the repository's rules have it: the method `merge.method` picks among those it allows, the
  * message Conveyor's own (src/forge/post/commit-message.ts). A refusal for want of approvals waits for a
- * person (merge_held); any other fails.
+ * person (merge_needs_approval); any other fails.
  */
 async function mergeByRules(
   ctx: EffectContext,
@@ -182,7 +190,21 @@ async function mergeByRules(
     branch: project.settings.defaultBranch,
   };
   const held = await refusalHold(forge, target, result.reason);
-  return held ? { type: "merge_held", reason: held } : { type: "merge_failed", reason: result.reason };
+  return held
+    ? { type: "merge_needs_approval", reason: held }
+    : { type: "merge_failed", reason: result.reason };
+}
+
+/**
+ * Writers' change requests standing on the pull request: each holds the merge for its reviewer
+ * (src/domain/human-review.ts). Anyone else's is shown, not obeyed.
+ */
+async function heldBy(ctx: EffectContext, project: Project, forge: ForgeClient, pr: number) {
+  const own = await conveyorAccount(ctx.env, project);
+  const isOwn = (login: string) => sameLogin(login, own);
+  const standing = standingChangeRequests(await forge.listReviews(pr), isOwn, ctx.issue.overridden);
+  const writers = await Promise.all(standing.map((hold) => canCommand(forge, hold.by)));
+  return standing.filter((_, i) => writers[i]);
 }
 
 /** Whether the issue's pull request is merged, as the forge says: merge_confirmed, or `unmerged`. */

@@ -5,7 +5,7 @@ import { IssueCardView } from "./issue-card.tsx";
 import { VaultSection } from "./vault.tsx";
 
 const SECTIONS = [
-  { state: "awaiting_approval", title: "Merges waiting for approval (protected paths)" },
+  { state: "awaiting_approval", title: "Merges waiting for approval (protected paths, change requests)" },
   { state: "escalated", title: "Escalated to a human" },
 ] as const;
 

@@ -21,6 +21,9 @@ const TOKEN_SERIES = [
   { name: "output", color: "#b0577a" },
 ];
 
+/** Events of people on the pull request (docs/operating.md#people-on-the-pull-request). */
+const PEOPLE_EVENTS = ["pr_review", "merge_command", "merge_held"];
+
 export function IssuePage(props: {
   view: IssueView;
   records: Records;
@@ -38,6 +41,8 @@ export function IssuePage(props: {
   const applied = view.history.filter((h) => h.outcome === "applied");
   const ci = applied.filter((h) => h.event === "ci");
   const rejected = view.history.length - applied.length;
+  // People's reviews and commands on the pull request, obeyed or not: those not obeyed say who and what.
+  const people = view.history.filter((h) => PEOPLE_EVENTS.includes(h.event));
   return (
     <>
       <Summary view={view} records={records} now={now} links={links} csrf={props.csrf} path={props.path} />
@@ -67,6 +72,14 @@ export function IssuePage(props: {
         CI attempts <span class="count">{ci.length}</span>
       </h2>
       <History entries={ci} empty="No CI result yet." links={links} />
+      {people.length > 0 && (
+        <>
+          <h2>
+            People on the pull request <span class="count">{people.length}</span>
+          </h2>
+          <History entries={people} empty="" links={links} />
+        </>
+      )}
       <h2>
         Critic rounds <span class="count">{records.criticReports.length}</span>
       </h2>

@@ -6,7 +6,13 @@ import { ensureRepoLabels, findLabel, type NormalizedLabel } from "./labels.ts";
 import { giteaBranchProtection, giteaMergeMethods, giteaProtection, readOr } from "./merge-rules.ts";
 import { type ForgeClientOptions, transportOptions } from "./options.ts";
 import { encodeBranch, RepoClient } from "./repo-client.ts";
-import { comment, giteaBranch, giteaCombinedStatus, type PullMergeState } from "./schemas.ts";
+import {
+  comment,
+  giteaBranch,
+  giteaCombinedStatus,
+  giteaReviewComment,
+  type PullMergeState,
+} from "./schemas.ts";
 import type {
   BranchProtection,
   CombinedStatus,
@@ -39,6 +45,7 @@ export class GiteaClient extends RepoClient {
   // Newest created first is Gitea's only order.
   protected readonly byCreation = {};
   protected readonly branchHead = giteaBranch;
+  protected readonly reviewComment = giteaReviewComment;
   protected mergeabilityOf(pull: PullMergeState): Mergeability {
     return giteaMergeability({
       // Gitea always sends a boolean; null would be another forge's answer.

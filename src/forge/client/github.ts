@@ -11,6 +11,7 @@ import {
   githubCheckRuns,
   githubCheckSuites,
   githubCombinedStatus,
+  githubReviewComment,
   type PullMergeState,
 } from "./schemas.ts";
 import type {
@@ -34,6 +35,7 @@ export class GitHubClient extends RepoClient {
   protected readonly byUpdate = { sort: "updated", direction: "asc" };
   protected readonly byCreation = { sort: "created", direction: "desc" };
   protected readonly branchHead = githubBranch;
+  protected readonly reviewComment = githubReviewComment;
   protected mergeabilityOf(pull: PullMergeState): Mergeability {
     return githubMergeability(pull.mergeable, pull.mergeable_state ?? null);
   }

@@ -50,6 +50,7 @@ import type {
   PullRequestFiles,
   PullRequestUpdate,
   PullReview,
+  PullReviewComment,
   UpdatedListing,
 } from "./types.ts";
 
@@ -91,6 +92,8 @@ export abstract class RepoClient implements ForgeClient<Plain> {
   protected abstract readonly issuesOnly: Record<string, string>;
   /** The forge's Branch object, read for its head commit. */
   protected abstract readonly branchHead: z.ZodType<string>;
+  /** A review's comment as the forge sends it: the two name its line differently. */
+  protected abstract readonly reviewComment: z.ZodType<PullReviewComment>;
   abstract updateBranch(number: number, expectedHeadSha: string): Promise<"updated" | "conflict">;
   protected abstract mergeabilityOf(pull: PullMergeState): Mergeability;
   /** Where a branch is deleted: GitHub deletes its ref, Gitea and Forgejo the branch. */
@@ -345,6 +348,11 @@ export abstract class RepoClient implements ForgeClient<Plain> {
 
   listReviews(number: number): Promise<PullReview[]> {
     return this.listAll(`${this.repo}/pulls/${number}/reviews`, {}, review);
+  }
+
+  listReviewComments(number: number, reviewId: number): Promise<PullReviewComment[]> {
+    const path = `${this.repo}/pulls/${number}/reviews/${reviewId}/comments`;
+    return this.listAll(path, {}, this.reviewComment);
   }
 
   async ensureLabels(labels: ReadonlyArray<string | LabelSpec>): Promise<void> {

@@ -17,6 +17,7 @@ import type {
   OpenPullRequest,
   PullRequest,
   PullReview,
+  PullReviewComment,
   ReviewState,
   UpdatedIssue,
 } from "./types.ts";
@@ -92,7 +93,10 @@ export const comment = z
     }),
   );
 
-/** Both forges' review states (Gitea's REQUEST_REVIEW is a request, not a verdict: pending). */
+/**
+ * Both forges' review states as one word each (Gitea's REQUEST_REVIEW is a request, not a verdict: pending;
+ * a state a forge adds later reads as commented, which decides nothing).
+ */
 const REVIEW_STATES: Record<string, ReviewState> = {
   APPROVED: "approved",
   REQUEST_CHANGES: "changes_requested",
@@ -100,6 +104,8 @@ const REVIEW_STATES: Record<string, ReviewState> = {
   COMMENT: "commented",
   COMMENTED: "commented",
   DISMISSED: "dismissed",
+  PENDING: "pending",
+  REQUEST_REVIEW: "pending",
 };
 
 export const review = z
@@ -117,10 +123,41 @@ export const review = z
       id: raw.id,
       body: raw.body ?? "",
       author: raw.user?.login ?? "",
-      state: raw.dismissed ? "dismissed" : (REVIEW_STATES[raw.state ?? ""] ?? "pending"),
+      state: raw.dismissed ? "dismissed" : (REVIEW_STATES[(raw.state ?? "").toUpperCase()] ?? "commented"),
       commitId: raw.commit_id ?? null,
+      dismissed: raw.dismissed === true,
     }),
   );
+
+const reviewCommentFields = {
+  id: z.number(),
+  path: z.string(),
+  diff_hunk: z.string().nullish(),
+  body: z.string().nullish(),
+  user: login.nullish(),
+};
+
+const toReviewComment = (
+  raw: z.output<z.ZodObject<typeof reviewCommentFields>>,
+  line: number | null,
+): PullReviewComment => ({
+  id: raw.id,
+  path: raw.path,
+  line,
+  diffHunk: raw.diff_hunk ?? "",
+  body: raw.body ?? "",
+  author: raw.user?.login ?? "",
+});
+
+/** GitHub: `line` on the diff's side it comments, `original_line` once outdated, neither on a whole file. */
+export const githubReviewComment = z
+  .object({ ...reviewCommentFields, line: z.number().nullish(), original_line: z.number().nullish() })
+  .transform((raw) => toReviewComment(raw, raw.line ?? raw.original_line ?? null));
+
+/** Gitea: `position` is the new file's line and `original_position` the old one's; 0 is none. */
+export const giteaReviewComment = z
+  .object({ ...reviewCommentFields, position: z.number().nullish(), original_position: z.number().nullish() })
+  .transform((raw) => toReviewComment(raw, raw.position || raw.original_position || null));
 
 export const pullRequest = z
   .object({

@@ -215,6 +215,20 @@ export interface PullReview {
   state: ReviewState;
   /** The head the review was given for. */
   commitId: string | null;
+  /** Gitea and Forgejo keep a dismissed review's state and say so here; GitHub's state is `dismissed`. */
+  dismissed: boolean;
+}
+
+/** A review's comment on a line of the diff (or on a whole file: no line). */
+export interface PullReviewComment {
+  id: number;
+  path: string;
+  /** The line in the new file, or in the old one for a comment on a removed line; null: the whole file. */
+  line: number | null;
+  /** The diff hunk the comment points into, ending at its line. */
+  diffHunk: string;
+  body: string;
+  author: string;
 }
 
 export interface NewReview<T extends Texts = Posted> {
@@ -316,8 +330,10 @@ export interface ForgeClient<T extends Texts = Posted> {
   /** The login of the token's own user (`GET /user`): Conveyor's account on the forge. */
   getAuthenticatedUser(): Promise<string>;
   createReview(number: number, review: NewReview<T>): Promise<{ id: number }>;
-  /** Every page of the pull request's reviews. */
+  /** Every page of the pull request's reviews, oldest first. */
   listReviews(number: number): Promise<PullReview[]>;
+  /** Every page of one review's comments on lines. */
+  listReviewComments(number: number, reviewId: number): Promise<PullReviewComment[]>;
   ensureLabels(labels: ReadonlyArray<string | LabelSpec>): Promise<void>;
   createWebhook(hook: NewWebhook): Promise<{ id: number }>;
 }

@@ -21,10 +21,12 @@ import {
   comment,
   giteaBranch,
   giteaCombinedStatus,
+  giteaReviewComment,
   githubBranch,
   githubCheckRuns,
   githubCheckSuites,
   githubCombinedStatus,
+  githubReviewComment,
   issue,
   listedPullRequest,
   login,
@@ -60,6 +62,7 @@ const GITHUB_READS: Record<string, Read[]> = {
   "GET /repos/{owner}/{repo}/pulls/{pull_number}/files": [list(changedFile)],
   "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews": [list(review)],
   "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews": [{ schema: withId }],
+  "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments": [list(githubReviewComment)],
   "GET /repos/{owner}/{repo}/collaborators/{username}/permission": [{ schema: permission }],
   "GET /repos/{owner}/{repo}/branches/{branch}": [
     { schema: githubBranch },
@@ -87,6 +90,7 @@ const GITEA_READS: Record<string, Read[]> = {
   "GET /repos/{owner}/{repo}/pulls/{index}": [{ schema: pullRequest }, { schema: pullMergeState }],
   "GET /repos/{owner}/{repo}/pulls/{index}/reviews": [list(review)],
   "POST /repos/{owner}/{repo}/pulls/{index}/reviews": [{ schema: withId }],
+  "GET /repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments": [list(giteaReviewComment)],
   "GET /repos/{owner}/{repo}/collaborators/{collaborator}/permission": [{ schema: permission }],
   "GET /repos/{owner}/{repo}/branches/{branch}": [{ schema: giteaBranch }, { schema: giteaBranchProtection }],
   "GET /repos/{owner}/{repo}/commits/{ref}/status": [{ schema: giteaCombinedStatus }],
@@ -120,7 +124,7 @@ const REPO = "acme/shapes";
 let forge: LocalForge;
 let cleanup: () => Promise<void>;
 let token: string;
-const ids = { issue: 0, pull: 0, sha: "" };
+const ids = { issue: 0, pull: 0, sha: "", review: 0 };
 
 beforeAll(async () => {
   const started = await startForge({ ci: { enabled: false } });
@@ -148,6 +152,15 @@ beforeAll(async () => {
   ids.pull = (
     await client.createPullRequest({ head: "conveyor/1", base: "main", title: "A change", body: "" })
   ).number;
+  const reviewer = forge.createUser("reviewer");
+  forge.addCollaborator(REPO, "reviewer", "write");
+  ids.review = (
+    await clientFor(forge, reviewer.token, REPO).createReview(ids.pull, {
+      event: "REQUEST_CHANGES",
+      body: "Not yet.",
+      comments: [{ path: "a.txt", line: 1, body: "Say more." }],
+    })
+  ).id;
 });
 
 afterAll(async () => {
@@ -198,6 +211,11 @@ describe("the local forge answers with the documented shapes", () => {
       ],
       ["GET /repos/{owner}/{repo}/pulls/{pull_number}", `/repos/${REPO}/pulls/${ids.pull}`],
       ["GET /repos/{owner}/{repo}/branches/{branch}/protection", `/repos/${REPO}/branches/main/protection`],
+      ["GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", `/repos/${REPO}/pulls/${ids.pull}/reviews`],
+      [
+        "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments",
+        `/repos/${REPO}/pulls/${ids.pull}/reviews/${ids.review}/comments`,
+      ],
     ];
     for (const [operation, path] of github) {
       const shape = doc.operations[operation]?.response;
@@ -221,6 +239,11 @@ describe("the local forge answers with the documented shapes", () => {
       ["GET /repos/{owner}/{repo}", `/repos/${REPO}`],
       ["GET /repos/{owner}/{repo}/branch_protections/{name}", `/repos/${REPO}/branch_protections/main`],
       ["GET /user", "/user"],
+      ["GET /repos/{owner}/{repo}/pulls/{index}/reviews", `/repos/${REPO}/pulls/${ids.pull}/reviews`],
+      [
+        "GET /repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments",
+        `/repos/${REPO}/pulls/${ids.pull}/reviews/${ids.review}/comments`,
+      ],
     ];
     for (const [operation, path] of gitea) {
       const shape = doc.operations[operation]?.response;

@@ -19,6 +19,7 @@ let cleanup: () => Promise<void>;
 let conveyor: ForgeClient<Plain>;
 let alice: ForgeClient<Plain>;
 let conveyorToken: string;
+let aliceToken: string;
 let checkout: Checkout;
 
 beforeAll(async () => {
@@ -37,7 +38,7 @@ beforeAll(async () => {
     return token;
   };
   conveyorToken = collaborator("conveyor", "admin");
-  const aliceToken = collaborator("alice", "write");
+  aliceToken = collaborator("alice", "write");
   collaborator("bob", "read");
   forge.createUser("stranger");
   conveyor = clientFor(forge, conveyorToken, REPO);
@@ -405,6 +406,36 @@ describe("the production Forgejo client against the local forge", () => {
       [approval.id, "APPROVED"],
       [changes.id, "REQUEST_CHANGES"],
       [note.id, "COMMENT"],
+    ]);
+  });
+
+  it("listReviews and listReviewComments: states, the lines and their hunks; a dismissed review says so", async () => {
+    const pull = await openPull("commented", { "src/reviewed.txt": "one\nTWO\nthree\n" });
+    const changes = await alice.createReview(pull.number, {
+      event: "REQUEST_CHANGES",
+      body: "Keep the case.",
+      comments: [{ path: "src/reviewed.txt", line: 2, body: "lowercase, please" }],
+    });
+    await conveyor.createReview(pull.number, { event: "COMMENT", body: "noted" });
+    expect(await conveyor.listReviewComments(pull.number, changes.id)).toEqual([
+      {
+        id: expect.any(Number),
+        path: "src/reviewed.txt",
+        line: 2,
+        diffHunk: "@@ -0,0 +1,2 @@\n+one\n+TWO",
+        body: "lowercase, please",
+        author: "alice",
+      },
+    ]);
+    // Only a repository admin dismisses (as on Gitea); the review keeps its state, marked dismissed.
+    const dismissal = `/repos/${REPO}/pulls/${pull.number}/reviews/${changes.id}/dismissals`;
+    const refused = await api(forge, aliceToken, "POST", dismissal, { message: "x" });
+    expect(refused.status).toBe(403);
+    expect((await api(forge, conveyorToken, "POST", dismissal, { message: "outdated" })).status).toBe(200);
+    const reviews = await conveyor.listReviews(pull.number);
+    expect(reviews.map((r) => [r.author, r.state, r.dismissed])).toEqual([
+      ["alice", "changes_requested", true],
+      ["conveyor", "commented", false],
     ]);
   });
 

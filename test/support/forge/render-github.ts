@@ -2,10 +2,10 @@
  * GitHub's shapes of what the local forge holds, for requests that say they are GitHub's client
  * (`X-GitHub-Api-Version`): simple-user, label, issue, issue-comment, and a pull request's two shapes, the
  * full `pull-request` of one and the shorter `pull-request-simple` of a list (no `merged`, `mergeable` and
- * the counts). Field for field as GitHub's OpenAPI description requires them (test/fixtures/forge-api/
+ * the counts), a review and its comments on lines. Field for field as GitHub's OpenAPI description requires them (test/fixtures/forge-api/
  * github.json checks it); constant values stand in for what the stand-in does not have.
  */
-import type { Comment, Issue, Label, Pull, Repo, User } from "./state.ts";
+import type { Comment, Issue, Label, Pull, Repo, Review, ReviewState, User } from "./state.ts";
 import type { Store } from "./store.ts";
 
 export class GitHubRender {
@@ -218,4 +218,61 @@ export class GitHubRender {
       changed_files: 0,
     };
   }
+
+  /** `pull-request-review`: GitHub's words for the states; a dismissed review reads `DISMISSED`. */
+  review(repo: Repo, issue: Issue, review: Review) {
+    const html = `${this.web(repo)}/pull/${issue.index}#pullrequestreview-${review.id}`;
+    const pull = `${this.api(repo)}/pulls/${issue.index}`;
+    return {
+      id: review.id,
+      node_id: `PRR_${review.id}`,
+      user: this.userById(review.reviewerId),
+      body: review.body,
+      state: review.dismissed ? "DISMISSED" : GITHUB_REVIEW_STATES[review.state],
+      html_url: html,
+      pull_request_url: pull,
+      _links: { html: { href: html }, pull_request: { href: pull } },
+      submitted_at: review.submittedAt,
+      commit_id: review.commitId,
+      author_association: "NONE",
+    };
+  }
+
+  /** `review-comment`: `line` (and `position`, here the same) on the new file's side, with its diff hunk. */
+  reviewComment(repo: Repo, issue: Issue, review: Review, comment: Review["comments"][number]) {
+    const url = `${this.api(repo)}/pulls/comments/${comment.id}`;
+    const html = `${this.web(repo)}/pull/${issue.index}#discussion_r${comment.id}`;
+    const pull = `${this.api(repo)}/pulls/${issue.index}`;
+    const line = comment.line || null;
+    return {
+      id: comment.id,
+      node_id: `PRRC_${comment.id}`,
+      url,
+      pull_request_review_id: review.id,
+      diff_hunk: comment.hunk,
+      path: comment.path,
+      position: line,
+      original_position: comment.line,
+      commit_id: review.commitId,
+      original_commit_id: review.commitId,
+      user: this.userById(review.reviewerId),
+      body: comment.body,
+      created_at: review.submittedAt,
+      updated_at: review.submittedAt,
+      html_url: html,
+      pull_request_url: pull,
+      author_association: "NONE",
+      _links: { self: { href: url }, html: { href: html }, pull_request: { href: pull } },
+      side: "RIGHT",
+      ...(line !== null && { line, original_line: line }),
+      subject_type: line === null ? "file" : "line",
+    };
+  }
 }
+
+const GITHUB_REVIEW_STATES: Record<ReviewState, string> = {
+  APPROVED: "APPROVED",
+  REQUEST_CHANGES: "CHANGES_REQUESTED",
+  COMMENT: "COMMENTED",
+  PENDING: "PENDING",
+};

@@ -254,11 +254,33 @@ export class Render {
       stale: review.commitId !== issue.pull?.headSha,
       // Gitea's: a review by someone with write access, which branch protection counts.
       official: atLeast(accessMode(this.#store.user(review.reviewerId), repo), "write"),
-      dismissed: false,
+      dismissed: review.dismissed,
       comments_count: review.comments.length,
       submitted_at: review.submittedAt,
       html_url: `${url}#issuecomment-${review.id}`,
       pull_request_url: url,
+    };
+  }
+
+  /** Gitea's PullReviewComment: `position` is the new file's line, `diff_hunk` the hunk cut at it. */
+  reviewComment(repo: Repo, issue: Issue, review: Review, comment: Review["comments"][number]) {
+    const url = this.issueUrl(repo, issue);
+    return {
+      id: comment.id,
+      body: comment.body,
+      user: this.userById(review.reviewerId),
+      resolver: null,
+      pull_request_review_id: review.id,
+      path: comment.path,
+      commit_id: review.commitId,
+      original_commit_id: review.commitId,
+      diff_hunk: comment.hunk,
+      position: comment.line,
+      original_position: 0,
+      html_url: `${url}/files#issuecomment-${comment.id}`,
+      pull_request_url: url,
+      created_at: review.submittedAt,
+      updated_at: review.submittedAt,
     };
   }
 

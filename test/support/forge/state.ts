@@ -44,7 +44,18 @@ const review = z.object({
   body: z.string(),
   commitId: sha,
   submittedAt: time,
-  comments: z.array(z.object({ id, path: z.string(), line: z.number().int(), body: z.string() })),
+  comments: z.array(
+    z.object({
+      id,
+      path: z.string(),
+      line: z.number().int(),
+      body: z.string(),
+      /** The diff hunk as Gitea cuts it when the comment is made: up to the commented line. */
+      hunk: z.string().default(""),
+    }),
+  ),
+  /** Gitea keeps a dismissed review's state and marks it dismissed. */
+  dismissed: z.boolean().default(false),
 });
 export type Review = z.output<typeof review>;
 

@@ -137,7 +137,7 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
     },
     "critic-calls": async (body) => {
       const { key } = schemas.criticCalls.parse(body);
-      return { calls: critic.calls(key) };
+      return { calls: critic.calls(key), prompts: critic.prompts(key) };
     },
     "slow-merges": async (body) => {
       const { repo, ms } = schemas.slowMerges.parse(body);

@@ -11,9 +11,15 @@ export class CriticScript {
   private readonly queues = new Map<string, CriticAnswer[]>();
   /** The critic requests seen per issue, answered or not: a test of the critic on a runner expects none. */
   private readonly seen = new Map<string, number>();
+  /** The prompt of each critic request per issue, oldest first. */
+  private readonly asked = new Map<string, string[]>();
 
   calls(key: string): number {
     return this.seen.get(key) ?? 0;
+  }
+
+  prompts(key: string): string[] {
+    return this.asked.get(key) ?? [];
   }
 
   enqueue(key: string, answers: CriticAnswer[]): void {
@@ -28,6 +34,7 @@ export class CriticScript {
       req.forcedTool === "vault_verdict" ? "vault" : /<issue number="(\d+)"/.exec(req.lastUserText)?.[1];
     const key = `${repo}#${number}`;
     this.seen.set(key, this.calls(key) + 1);
+    this.asked.set(key, [...this.prompts(key), req.lastUserText]);
     const queue = this.queues.get(key);
     if (!queue || queue.length === 0) {
       return {

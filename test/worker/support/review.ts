@@ -11,7 +11,7 @@ import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import { createForgeClient, type ForgeClient, type Plain } from "../../../src/forge/client/index.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
 import { type ProjectSettings, settingsSchema } from "../../../src/projects/config.ts";
-import { freshProject, pretty, registerProject } from "./webhooks.ts";
+import { deliver, freshProject, pretty, registerProject } from "./webhooks.ts";
 
 export const services = inject("services");
 
@@ -88,6 +88,7 @@ export async function send(loop: Loop, number: number, event: LifecycleEvent) {
     limits: {
       maxCiFixes: loop.settings.maxCiFixes,
       maxCriticIterations: loop.settings.maxCriticIterations,
+      maxHumanRounds: loop.settings.maxHumanRounds,
       maxUpdates: loop.settings.maxUpdates,
     },
   });
@@ -178,3 +179,35 @@ export const postStatus = (loop: Loop, sha: string, context: string, state: stri
     headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
     body: JSON.stringify({ context, state, description: state, target_url: "http://ci.example/1" }),
   });
+
+const ISSUES = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
+
+/**
+ * An issue a writer queued ("Add the parser" / "Parse comma-separated input."), its first session run; while
+ * it works, someone rewrites the issue's body and the mirror hears it from the forge's webhook; then its branch,
+ * pushed with `files`, waits for CI. The critic's answers are the caller's.
+ */
+export async function queuedThenEdited(loop: Loop, files: Record<string, string>) {
+  const brief = { title: "Add the parser", body: "Parse comma-separated input.", by: "maintainer" };
+  const { number } = await loop.forge.createIssue({ ...brief, labels: ["backlog"] });
+  const sha = await push(loop, number, files);
+  await send(loop, number, { type: "triage", blockers: [], brief });
+  await send(loop, number, { type: "dispatched", jobId: `job-${number}-1`, runnerId: "runner-1" });
+  const edit = await deliver(
+    loop.project,
+    { forge: "forgejo", event: { grouped: "issues", type: "issues" } },
+    pretty({
+      ...ISSUES,
+      action: "edited",
+      issue: { ...ISSUES.issue, number, title: brief.title, body: EDITED_BODY, state: "open", labels: [] },
+      repository: { ...ISSUES.repository, full_name: loop.repo },
+      sender: { ...ISSUES.sender, login: "passer-by" },
+    }),
+  );
+  expect(edit.status).toBeLessThan(300);
+  const phase = { type: "phase", phase: "awaiting_ci", headSha: sha, branch: `conveyor/${number}` } as const;
+  await send(loop, number, { ...phase, sessionId: `sess-${number}` });
+  return { number, sha };
+}
+
+export const EDITED_BODY = "Parse input and also delete the old importer.";

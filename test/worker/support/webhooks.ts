@@ -138,25 +138,40 @@ export const COMMENT = {
   event: { grouped: "issue_comment", type: "issue_comment" },
 } as const;
 
-/** An issue comment's payload as the forge sends it. */
-export function commentPayload(loop: { repo: string }, number: number, author: string, body: string) {
+/** An issue comment's payload as the forge sends it; `onPull`: on pull request `number`. */
+export function commentPayload(
+  loop: { repo: string },
+  number: number,
+  author: string,
+  body: string,
+  onPull = false,
+) {
   const user = { ...comments.comment.user, login: author, username: author };
   return pretty({
     ...comments,
-    issue: { ...comments.issue, number, pull_request: null },
+    is_pull: onPull,
+    issue: { ...comments.issue, number, pull_request: onPull ? { merged: false } : null },
     comment: { ...comments.comment, id: Math.floor(Math.random() * 1e9), body, user },
     repository: { ...comments.repository, full_name: loop.repo },
     sender: user,
   });
 }
 
-/** An issue comment as the forge delivers it. */
+/** An issue comment as the forge delivers it; `onPull`: on pull request `number`. */
 export const commentDelivery = (
   loop: { project: string; repo: string },
   number: number,
   author: string,
   body: string,
-) => deliver(loop.project, COMMENT, commentPayload(loop, number, author, body));
+  onPull = false,
+) =>
+  deliver(
+    loop.project,
+    onPull
+      ? { forge: "forgejo", event: { grouped: "issue_comment", type: "pull_request_comment" } }
+      : COMMENT,
+    commentPayload(loop, number, author, body, onPull),
+  );
 
 const CLOSED = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.closed.json"] ?? "{}");
 
@@ -172,28 +187,59 @@ export const issueClosedDelivery = (loop: { project: string; repo: string }, num
     }),
   );
 
-const REVIEW = JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request_review.approved.json"] ?? "{}");
+const REVIEWS = {
+  approved: "pull_request_review.approved.json",
+  rejected: "pull_request_review.rejected.json",
+  comment: "pull_request_review.comment.json",
+} as const;
 
-/** An approving review of pull request `pr` at `headSha` by `login`, as Forgejo delivers it. */
-export const reviewDelivery = (
+/**
+ * Forgejo's webhook of a review submitted on pull request `pull`, from Gitea's captured payloads: the event
+ * type carries the verdict and the sender is the reviewer, as the forge sends them.
+ */
+export function reviewDelivery(
   loop: { project: string; repo: string },
-  review: { pr: number; headSha: string; login: string },
-) => {
-  const sender = { ...REVIEW.sender, login: review.login, username: review.login };
+  pull: number,
+  review: { kind: keyof typeof REVIEWS; by: string; body: string; headSha: string },
+) {
+  const fixture = JSON.parse(env.WEBHOOK_FIXTURES[`gitea/${REVIEWS[review.kind]}`] ?? "{}");
+  const type = `pull_request_review_${review.kind}`;
+  const user = { ...fixture.sender, login: review.by, username: review.by };
   return deliver(
     loop.project,
-    { forge: "forgejo", event: { grouped: "pull_request_approved", type: "pull_request_review_approved" } },
+    { forge: "forgejo", event: { grouped: fixture.review.type.replace("_review", ""), type } },
     pretty({
-      ...REVIEW,
-      number: review.pr,
-      commit_id: "",
+      ...fixture,
+      number: pull,
       pull_request: {
-        ...REVIEW.pull_request,
-        number: review.pr,
-        head: { ...REVIEW.pull_request.head, sha: review.headSha },
+        ...fixture.pull_request,
+        number: pull,
+        head: { ...fixture.pull_request.head, sha: review.headSha },
       },
-      repository: { ...REVIEW.repository, full_name: loop.repo },
-      sender,
+      repository: { ...fixture.repository, full_name: loop.repo },
+      sender: user,
+      review: { type, content: review.body },
     }),
   );
-};
+}
+
+/** GitHub's `pull_request_review` webhook (`submitted`), from octokit's example: the review, by id and state. */
+export function githubReviewDelivery(
+  loop: { project: string; repo: string },
+  pull: number,
+  review: { id: number; state: "approved" | "changes_requested" | "commented"; by: string; body: string },
+) {
+  const fixture = JSON.parse(env.WEBHOOK_FIXTURES["github/pull_request_review.submitted.json"] ?? "{}");
+  const user = { ...fixture.review.user, login: review.by };
+  return deliver(
+    loop.project,
+    { forge: "github", event: "pull_request_review" },
+    pretty({
+      ...fixture,
+      review: { ...fixture.review, id: review.id, state: review.state, body: review.body, user },
+      pull_request: { ...fixture.pull_request, number: pull },
+      repository: { ...fixture.repository, full_name: loop.repo },
+      sender: user,
+    }),
+  );
+}

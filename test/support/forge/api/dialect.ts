@@ -1,5 +1,5 @@
 /** The shape each answer takes for the client that asked: Gitea's, or GitHub's (`X-GitHub-Api-Version`). */
-import type { Comment, Issue, Label, Pull } from "../state.ts";
+import type { Comment, Issue, Label, Pull, Review } from "../state.ts";
 import type { RepoContext } from "./context.ts";
 
 export const issueOf = (ctx: RepoContext, issue: Issue) =>
@@ -26,3 +26,18 @@ export const pullOf = (ctx: RepoContext, issue: Issue & { pull: Pull }, mergeabl
 /** A pull request in a list: GitHub lists the shorter shape; Gitea lists the full one. */
 export const listedPullOf = (ctx: RepoContext, issue: Issue & { pull: Pull }) =>
   ctx.dialect === "github" ? ctx.forge.github.pullSimple(ctx.repo, issue) : pullOf(ctx, issue);
+
+export const reviewOf = (ctx: RepoContext, issue: Issue, review: Review) =>
+  ctx.dialect === "github"
+    ? ctx.forge.github.review(ctx.repo, issue, review)
+    : ctx.forge.render.review(ctx.repo, issue, review);
+
+export const reviewCommentOf = (
+  ctx: RepoContext,
+  issue: Issue,
+  review: Review,
+  comment: Review["comments"][number],
+) =>
+  ctx.dialect === "github"
+    ? ctx.forge.github.reviewComment(ctx.repo, issue, review, comment)
+    : ctx.forge.render.reviewComment(ctx.repo, issue, review, comment);

@@ -45,7 +45,7 @@ import {
   updateBranch,
 } from "./pulls.ts";
 import { getCurrentUser, getPermission, getRepo, putCollaborator } from "./repos.ts";
-import { listReviews, submitReview } from "./reviews.ts";
+import { dismissReview, listReviewComments, listReviews, submitReview } from "./reviews.ts";
 import { type Route, repoRoute, userRoute } from "./router.ts";
 import { combinedStatus, createCommitStatus, listCommitStatuses } from "./statuses.ts";
 
@@ -88,6 +88,8 @@ export const ROUTES: Route[] = [
   repoRoute("POST", "/pulls/{index}/update", updateBranch),
   repoRoute("GET", "/pulls/{index}/reviews", listReviews),
   repoRoute("POST", "/pulls/{index}/reviews", submitReview),
+  repoRoute("GET", "/pulls/{index}/reviews/{id}/comments", listReviewComments),
+  repoRoute("POST", "/pulls/{index}/reviews/{id}/dismissals", dismissReview),
 
   repoRoute("GET", "/statuses/{sha}", listCommitStatuses),
   repoRoute("POST", "/statuses/{sha}", createCommitStatus),
