@@ -130,6 +130,7 @@ function usageRecord(
       usd: usage.usd,
       turns: usage.turns,
       at: now,
+      source: job.spec.agent ? "agent" : "session",
     },
   };
 }

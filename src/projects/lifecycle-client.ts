@@ -19,7 +19,8 @@ export async function sendEvent(
   event: LifecycleEvent,
   delivery?: EventEnvelope["delivery"],
 ) {
-  const { maxCiFixes, maxCriticIterations, maxUpdates, effects, timeouts, retentionDays } = project.settings;
+  const { maxCiFixes, maxCriticIterations, maxUpdates, effects, timeouts, retentionDays, ci } =
+    project.settings;
   const result = await issueStub(env, project.id, number).apply({
     id,
     project: project.id,
@@ -28,6 +29,7 @@ export async function sendEvent(
     event,
     limits: {
       maxCiFixes,
+      ciReruns: ci.reruns,
       maxCriticIterations,
       maxUpdates,
       maxEffectAttempts: effects.maxAttempts,

@@ -1,6 +1,11 @@
 /**
- * A Woodpecker API stand-in with one red pipeline (repo 7, pipeline 42) in Woodpecker's own JSON
- * (server/model: Pipeline.workflows[].children are Steps; LogEntry.data is []byte, so base64).
+ * A Woodpecker API stand-in for repo 7 in Woodpecker's own JSON (server/model: Pipeline.workflows[].children
+ * are Steps; LogEntry.data is []byte, so base64): one red pipeline (42) with a log, one its server cancelled
+ * (50, status `killed`, as Woodpecker reports a cancelled pipeline), the repository's pipelines newest first
+ * (`GET /api/repos/7/pipelines`), and a pipeline's restart (`POST /api/repos/7/pipelines/{number}`, which
+ * Woodpecker answers with the new pipeline: the next number, its `parent` the restarted one; 401 without a
+ * token, 404 for no such pipeline). A restarted pipeline reports nothing to the forge by itself: a test plays
+ * its status report.
  */
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -51,6 +56,36 @@ export const RED_LOG = [
   { id: 4, step_id: 502, time: 3, line: 3, data: b64("1\n"), type: 2 },
 ];
 
+/** A pipeline the server cancelled: its one step killed. */
+export const CANCELLED_PIPELINE = {
+  id: 350,
+  number: 50,
+  status: "killed",
+  workflows: [
+    {
+      id: 95,
+      pipeline_id: 350,
+      pid: 1,
+      name: "test",
+      state: "killed",
+      children: [
+        {
+          id: 551,
+          uuid: "c",
+          pipeline_id: 350,
+          pid: 2,
+          ppid: 1,
+          name: "unit",
+          state: "killed",
+          exit_code: 137,
+        },
+      ],
+    },
+  ],
+};
+
+type Pipeline = { id: number; number: number; status: string; parent?: number; workflows: unknown[] };
+
 export type WoodpeckerStandIn = {
   url: string;
   seen: { path: string; auth?: string }[];
@@ -61,21 +96,33 @@ export type WoodpeckerStandIn = {
 
 export async function startWoodpecker(): Promise<WoodpeckerStandIn> {
   const seen: { path: string; auth?: string }[] = [];
+  const pipelines: Pipeline[] = [CANCELLED_PIPELINE, RED_PIPELINE];
   const server: Server = createServer((req, res) => {
     seen.push({ path: req.url ?? "", ...(req.headers.authorization && { auth: req.headers.authorization }) });
+    const json = (status: number, body: unknown) =>
+      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    if (req.method === "POST") {
+      const restart = /^\/api\/repos\/7\/pipelines\/(\d+)$/.exec(req.url ?? "");
+      const parent = restart && pipelines.find((p) => p.number === Number(restart[1]));
+      if (!req.headers.authorization?.startsWith("Bearer ")) return json(401, { error: "Unauthorized" });
+      if (!parent) return json(404, { error: "not found" });
+      const number = Math.max(...pipelines.map((p) => p.number)) + 1;
+      const created = { id: 300 + number, number, status: "pending", parent: parent.number, workflows: [] };
+      pipelines.unshift(created);
+      return json(200, created);
+    }
+    if (req.url === "/api/repos/7/pipelines") return json(200, pipelines);
     if (req.url === "/api/repos/7/logs/42/502" && stand.logs !== "normal") {
       if (stand.logs === "endless") endless(res);
       return;
     }
-    const body =
-      req.url === "/api/repos/7/pipelines/42"
-        ? RED_PIPELINE
-        : req.url === "/api/repos/7/logs/42/502"
-          ? RED_LOG
-          : null;
-    res
-      .writeHead(body ? 200 : 404, { "content-type": "application/json" })
-      .end(JSON.stringify(body ?? { error: "not found" }));
+    const pipeline = /^\/api\/repos\/7\/pipelines\/(\d+)$/.exec(req.url ?? "");
+    const body = pipeline
+      ? pipelines.find((p) => p.number === Number(pipeline[1]))
+      : req.url === "/api/repos/7/logs/42/502"
+        ? RED_LOG
+        : null;
+    json(body ? 200 : 404, body ?? { error: "not found" });
   });
   await new Promise<void>((ready) => server.listen(0, "127.0.0.1", ready));
   const stand: WoodpeckerStandIn = {

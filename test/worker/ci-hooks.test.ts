@@ -1,37 +1,13 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_CI_EXCERPT_CHARS } from "../../src/domain/ci-verdict.ts";
-import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
-import { issueStub } from "../../src/issue-stub.ts";
 import { claimResponse } from "../../src/runner-api/contract.ts";
+import { awaitingCi, postStatus, STATUS_DELIVERY, statusPayload } from "./support/ci.ts";
 import { call, claim, newRunner, taken } from "./support/jobs.ts";
-import { control, type Loop, loopProject, services } from "./support/review.ts";
+import { control, loopProject, services } from "./support/review.ts";
 import { deliver, fixtureBytes, freshProject, pretty, registerProject } from "./support/webhooks.ts";
 
 const SUITE_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
-
-/** An issue the forge has (its labels and comments are real calls), taken to awaiting_ci at `sha`. */
-async function awaitingCi(project: string, number: number, sha: string, repo: string) {
-  for (let created = 0; created < number; ) {
-    const res = await fetch(`${services.forgeApiUrl}/repos/${repo}/issues`, {
-      method: "POST",
-      headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ title: "An issue" }),
-    });
-    created = ((await res.json()) as { number: number }).number;
-  }
-  const issue = issueStub(env, project, number);
-  const events: LifecycleEvent[] = [
-    { type: "triage", blockers: [] },
-    { type: "dispatched", jobId: "job-1", runnerId: "runner-1" },
-    { type: "phase", phase: "awaiting_ci", headSha: sha, branch: `conveyor/${number}`, sessionId: "sess-1" },
-  ];
-  for (const [i, event] of events.entries()) {
-    await issue.apply({ id: `setup-${i}`, project, number, cause: { kind: "system", id: "test" }, event });
-  }
-  await issue.drain();
-  return issue;
-}
 
 describe("CI results pushed by GitHub: the forge's checks of the exact head decide", () => {
   /** A repository on the local forge (which answers GitHub's checks API) and a GitHub project for it. */
@@ -165,32 +141,6 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
 });
 
 describe("commit statuses pushed by Gitea", () => {
-  /** Gitea's `status` payload (modules/structs/hook.go CommitStatusPayload). */
-  const statusPayload = (loop: Loop, sha: string, context: string, state: string) =>
-    pretty({
-      commit: { id: sha, message: "change", url: "" },
-      context,
-      created_at: "2026-11-22T10:00:00Z",
-      description: state,
-      id: 17,
-      repository: {
-        ...JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request.synchronized.json"] ?? "{}").repository,
-        full_name: loop.repo,
-      },
-      sender: { id: 1, login: "woodpecker", username: "woodpecker" },
-      sha,
-      state,
-      target_url: `${services.forgeUrl}/ci/logs/1`,
-      updated_at: "2026-11-22T10:01:00Z",
-    });
-
-  const postStatus = (loop: Loop, sha: string, context: string, state: string) =>
-    fetch(`${services.forgeApiUrl}/repos/${loop.repo}/statuses/${sha}`, {
-      method: "POST",
-      headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ context, state, description: state, target_url: "http://ci.example/1" }),
-    });
-
   it("a red status from Woodpecker brings the failing step's log to the revise session", async () => {
     const loop = await loopProject(
       "woodpecker-ci",
@@ -210,20 +160,15 @@ describe("commit statuses pushed by Gitea", () => {
     ).sha;
     const issue = await awaitingCi(loop.project, 2, sha, loop.repo);
     const target = `${services.woodpeckerUrl}/repos/7/pipeline/42/1`;
-    await fetch(`${services.forgeApiUrl}/repos/${loop.repo}/statuses/${sha}`, {
-      method: "POST",
-      headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        context: "ci/woodpecker/pr/test",
-        state: "failure",
-        description: "failed",
-        target_url: target,
-      }),
+    await postStatus(loop, sha, {
+      context: "ci/woodpecker/pr/test",
+      state: "failure",
+      description: "failed",
+      target_url: target,
     });
-    const delivery = { forge: "gitea", event: { grouped: "", type: "status" } } as const;
     const res = await deliver(
       loop.project,
-      delivery,
+      STATUS_DELIVERY,
       statusPayload(loop, sha, "ci/woodpecker/pr/test", "failure"),
     );
     expect(await res.json()).toEqual({ accepted: true, events: 1 });
@@ -263,22 +208,21 @@ describe("commit statuses pushed by Gitea", () => {
       })
     ).sha;
     const issue = await awaitingCi(loop.project, 1, sha, loop.repo);
-    const delivery = { forge: "gitea", event: { grouped: "", type: "status" } } as const;
 
-    await postStatus(loop, sha, "external/lint", "success");
-    await postStatus(loop, sha, "external/test", "pending");
+    await postStatus(loop, sha, { context: "external/lint", state: "success" });
+    await postStatus(loop, sha, { context: "external/test", state: "pending" });
     const partial = await deliver(
       loop.project,
-      delivery,
+      STATUS_DELIVERY,
       statusPayload(loop, sha, "external/lint", "success"),
     );
     expect(await partial.json()).toEqual({ accepted: true, events: 0 });
     expect((await issue.view())?.state).toBe("awaiting_ci");
 
-    await postStatus(loop, sha, "external/test", "failure");
+    await postStatus(loop, sha, { context: "external/test", state: "failure" });
     const failed = await deliver(
       loop.project,
-      delivery,
+      STATUS_DELIVERY,
       statusPayload(loop, sha, "external/test", "failure"),
     );
     expect(await failed.json()).toEqual({ accepted: true, events: 1 });

@@ -31,14 +31,17 @@ export class MergeTurnPending extends Error {
 }
 
 export const REVIEW_DELIVERERS: Deliverers = {
-  watch_ci: async (_effect, ctx) => {
+  watch_ci: async (effect, ctx) => {
     const { issue } = ctx;
     // Held to awaiting_ci at its head (effect-basis.ts): a webhook reporting first or a new push ends it.
     if (!issue.headSha) return undefined;
     const { project, forge } = await forgeOf(ctx);
     // Read once on every forge: CI may have settled before the issue waited for it, its webhook unheard.
     const result = await readCi(ctx.env, project, forge, issue.number, issue.headSha);
-    if (result) return result;
+    // The red result a re-run answers, read before the re-run shows: CI still runs.
+    const rerunning =
+      result?.type === "ci" && effect.after !== undefined && result.fingerprint === effect.after;
+    if (result && !rerunning) return result;
     // Gitea and GitHub push CI results as webhooks; only Forgejo has none to send, so only Forgejo is polled.
     if (project.forge !== "forgejo") return undefined;
     throw new CiPending(`CI pending for ${issue.headSha}`);

@@ -85,6 +85,7 @@ export abstract class RepoClient implements ForgeClient<Plain> {
   /** The forge's Branch object, read for its head commit. */
   protected abstract readonly branchHead: z.ZodType<string>;
   abstract updateBranch(number: number, expectedHeadSha: string): Promise<"updated" | "conflict">;
+  abstract rerunFailedJobs(suiteId: number): Promise<number>;
   protected abstract mergeabilityOf(pull: PullMergeState): Mergeability;
   /** Where a branch is deleted: GitHub deletes its ref, Gitea and Forgejo the branch. */
   protected abstract branchDeletePath(encodedBranch: string): string;

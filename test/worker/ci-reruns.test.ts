@@ -1,0 +1,78 @@
+/**
+ * Red CI the infrastructure caused is re-run through the CI's API before a fix session is spent: real
+ * webhooks, the local forge's commit statuses, the Woodpecker API stand-in's restart (test/support/woodpecker.ts).
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { awaitingCi, postStatus, STATUS_DELIVERY, statusPayload } from "./support/ci.ts";
+import { jobsOf } from "./support/jobs.ts";
+import { control, type Loop, loopProject, services } from "./support/review.ts";
+import { deliver } from "./support/webhooks.ts";
+
+const CONTEXT = "ci/woodpecker/pr/test";
+
+type Pipeline = { number: number; parent?: number };
+const pipelines = async () =>
+  (await (
+    await fetch(`${services.woodpeckerUrl}/api/repos/7/pipelines`, {
+      headers: { authorization: "Bearer wp-token" },
+    })
+  ).json()) as Pipeline[];
+
+/** Woodpecker's status for a pipeline it cancelled (server/forge/common/status.go), and its webhook. */
+async function cancelled(loop: Loop, sha: string, pipeline: number) {
+  const status = {
+    description: "Pipeline was canceled",
+    target_url: `${services.woodpeckerUrl}/repos/7/pipeline/${pipeline}`,
+  };
+  await postStatus(loop, sha, { context: CONTEXT, state: "failure", ...status });
+  const payload = statusPayload(loop, sha, CONTEXT, "failure", { id: pipeline, ...status });
+  const res = await deliver(loop.project, STATUS_DELIVERY, payload);
+  expect(await res.json()).toEqual({ accepted: true, events: 1 });
+}
+
+describe("CI re-runs", () => {
+  it("a cancelled pipeline is restarted once with no fix session spent; the re-run's red starts one", async () => {
+    const loop = await loopProject(
+      "ci-rerun",
+      {
+        forge: "gitea",
+        ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*", woodpeckerUrl: services.woodpeckerUrl },
+        woodpeckerToken: "wp-token",
+      },
+      { forgeCi: false },
+    );
+    const { sha } = await control<{ sha: string }>("push", {
+      repo: loop.repo,
+      branch: "conveyor/1",
+      files: { "a.txt": "a" },
+    });
+    const issue = await awaitingCi(loop.project, 1, sha, loop.repo);
+
+    await cancelled(loop, sha, 50);
+    await issue.drain();
+    const restart = (await pipelines()).find((p) => p.parent === 50);
+    expect(restart).toBeDefined();
+    const view = await issue.view();
+    expect(view).toMatchObject({ state: "awaiting_ci", ciFixes: 0 });
+    const rerun = view?.history.at(-1);
+    expect(rerun).toMatchObject({ event: "ci", from: "awaiting_ci", to: "awaiting_ci", outcome: "applied" });
+    expect(rerun?.reason).toBe(`CI re-run 1 of 1, no fix session spent: ${CONTEXT} cancelled`);
+    expect(rerun?.ci?.checks).toEqual([expect.objectContaining({ name: CONTEXT, cause: "cancelled" })]);
+    expect((await jobsOf(loop.project)).map((job) => job.kind)).not.toContain("revise");
+
+    // The restarted pipeline is cancelled too: the one re-run is spent, so this red goes to a fix session.
+    const number = restart?.number ?? 0;
+    await cancelled(loop, sha, number);
+    await issue.drain();
+    expect((await pipelines()).filter((p) => p.parent === number)).toEqual([]);
+    expect(await issue.view()).toMatchObject({ state: "revising", ciFixes: 1 });
+    expect((await jobsOf(loop.project)).filter((job) => job.kind === "revise")).toHaveLength(1);
+    const settled = await env.DB.prepare(
+      "SELECT check_name, cause, result FROM ci_reruns WHERE project_id = ? ORDER BY round",
+    )
+      .bind(loop.project)
+      .all();
+    expect(settled.results).toEqual([{ check_name: CONTEXT, cause: "cancelled", result: "failed" }]);
+  });
+});
