@@ -22,6 +22,7 @@ import type { Env } from "../../src/env.ts";
 import { supervisorSettingsSchema } from "../../src/projects/config.ts";
 import { loadProject, type Project } from "../../src/projects/store.ts";
 import type { CompleteRequest, FailRequest, RunnerEvent } from "../../src/runner-api/contract.ts";
+import type { ModelUsage } from "../../src/usage/sources.ts";
 import { Outbox } from "../shared/outbox.ts";
 import { Wakeups } from "../shared/wakeups.ts";
 import { AgentJobs } from "./agents/agent-jobs.ts";
@@ -143,6 +144,10 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     return this.queue.issueSpendUsd(number);
   }
 
+  recordModelUsage(call: ModelUsage) {
+    return this.reports.modelUsage(this.projectName(), call, Date.now());
+  }
+
   dispatchStatus() {
     return this.queue.dispatchStatus(Date.now());
   }
@@ -228,16 +233,12 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
    * The cron's and the registration's call: the project's reconciliation has a cycle scheduled (the first
    * after `delayMs` when none is); returns when it is due.
    */
-  async armReconciliation(
-    project: string,
-    delayMs = 0,
-    supervisorPeriodMs = DEFAULT_SUPERVISOR_PERIOD_MS,
-  ): Promise<number> {
+  async armReconciliation(project: string, delayMs = 0, periodMs = DEFAULT_SUPERVISOR_PERIOD_MS) {
     const now = Date.now();
     const nextAt = this.reconciliation.arm(project, now, now + delayMs);
     // The agents' schedules and the supervisor ride on the same arming: the cron's call reaches every project.
     this.agentJobs.armSchedules(project, now);
-    this.supervisor.arm(project, now, supervisorPeriodMs);
+    this.supervisor.arm(project, now, periodMs);
     await this.delivery.arm();
     return nextAt;
   }

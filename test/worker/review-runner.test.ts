@@ -99,7 +99,12 @@ describe("the critic on a runner", () => {
     });
     expect(agent?.prompt).toContain(`the working directory is pull request #${pr} at ${sha}`);
 
-    const done = { phase: "done", outputs: [review(pr, "APPROVE", "Splits the input as asked.")] };
+    const usage = { inputTokens: 900, outputTokens: 80, cacheReadTokens: 0, cacheWriteTokens: 0, turns: 3 };
+    const done = {
+      phase: "done",
+      outputs: [review(pr, "APPROVE", "Splits the input as asked.")],
+      usage: { ...usage, usd: 0.25 },
+    };
     expect((await complete(runner, claimed, done)).status).toBe(204);
     // Delivered twice (a lost answer): applied once.
     expect((await complete(runner, claimed, done)).status).toBe(204);
@@ -121,6 +126,13 @@ describe("the critic on a runner", () => {
     expect(ledger.results).toEqual([{ id: key, round: 1, headSha: sha, verdict: "APPROVE" }]);
     const run = await runOf(loop, agent?.runId ?? "");
     expect(run.decisions?.map((d) => [d.status, d.applied ?? false])).toEqual([["accepted", true]]);
+    // The reviewer's spend is the run's, and the issue's it reviewed.
+    expect(run.costUsd).toBe(0.25);
+    expect(await projectStub(env, loop.project).issueSpendUsd(number)).toBe(0.25);
+    const spent = await env.DB.prepare("SELECT number, source, usd FROM usage WHERE project_id = ?")
+      .bind(loop.project)
+      .all();
+    expect(spent.results).toEqual([{ number, source: "reviewer", usd: 0.25 }]);
   });
 
   it("drops a review of a head that moved since: no review on the forge, the issue hears nothing", async () => {

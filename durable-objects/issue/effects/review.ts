@@ -137,10 +137,11 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
   if (!apiKey) throw new Error("ANTHROPIC_API_KEY is not configured: the critic cannot run");
   const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
   const diff = await forge.getPullRequestDiff(pr);
-  return runCritic(
+  const model = env.CRITIC_MODEL ?? DEFAULT_CRITIC_MODEL;
+  const result = await runCritic(
     {
       apiKey,
-      model: env.CRITIC_MODEL ?? DEFAULT_CRITIC_MODEL,
+      model,
       ...(env.ANTHROPIC_BASE_URL && { baseURL: env.ANTHROPIC_BASE_URL }),
     },
     {
@@ -151,6 +152,11 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
       ledger: await criticLedger(env, project.id, issue.number),
     },
   );
+  // Paid whatever it answered: the issue's spend and the day's, like a session's (src/usage/sources.ts).
+  const { number, iteration } = issue;
+  const call = { id: `critic:${ctx.key}`, number, iteration, source: "critic", model } as const;
+  await projectStub(env, project.id).recordModelUsage({ ...call, tokens: result.usage });
+  return result;
 }
 
 /** Whether the issue's pull request is merged, as the forge says: merge_confirmed, or `unmerged`. */

@@ -97,13 +97,19 @@ export class AgentJobs {
     return true;
   }
 
+  /** The issue a job's spend is charged to: its own, or a review run's reviewed issue; null: the project's. */
+  chargedIssue(job: StoredJob): number | null {
+    return job.spec.agent ? (this.reviews.of(job.spec.agent.runId)?.number ?? null) : job.number;
+  }
+
   /** The runner completed the job: the run's usage and requested outputs are kept, or it ended as it says. */
   completed(project: string, job: StoredJob, request: CompleteRequest, now: number): void {
     if (!job.spec.agent) return;
     const { runId } = job.spec.agent;
     if (request.usage) {
       const sessionId = request.sessionId ?? job.sessionId ?? "agent";
-      this.host.records.usage(project, job, { kind: "usage", sessionId, usage: request.usage }, now);
+      const usage = { kind: "usage", sessionId, usage: request.usage } as const;
+      this.host.records.usage(project, job, usage, now, this.chargedIssue(job) ?? job.number);
       this.spent(job);
     }
     if (job.cancelled) this.endRun(project, runId, "cancelled", now);
