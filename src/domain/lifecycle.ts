@@ -933,7 +933,9 @@ const TABLE: { [S in State]: StateRules } = {
             `CI still red after ${ctx.ciFixes} fix attempts (max_ci_fixes ${limits.maxCiFixes})`,
           );
         }
-        return accept(enter(ctx, "revising", { ciFixes: ctx.ciFixes + 1, iteration: ctx.iteration + 1 }), [
+        const refused = e.rerunRefused && { reason: e.rerunRefused };
+        const fix = { ciFixes: ctx.ciFixes + 1, iteration: ctx.iteration + 1, ...refused };
+        return accept(enter(ctx, "revising", fix), [
           { kind: "enqueue_job", job: "revise", reason: "ci", ...(e.excerpt ? { detail: e.excerpt } : {}) },
         ]);
       },

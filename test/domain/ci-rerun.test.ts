@@ -300,6 +300,15 @@ describe("the lifecycle's awaiting_ci × ci with re-runs", () => {
     expect(transition(rerunning, red("f1"), DEFAULT_LIMITS)).toMatchObject({ ok: false });
   });
 
+  it("a red result whose re-run the CI refused goes to a fix session, saying why", () => {
+    const rerunning = waiting({ ciRerun: { headSha: "s1", count: 1, fingerprint: "f1", checks: ["test"] } });
+    const refused = red("f1", { rerunRefused: "the CI refused the re-run: 403" });
+    expect(transition(rerunning, refused, DEFAULT_LIMITS)).toMatchObject({
+      ok: true,
+      next: { state: "revising", ciFixes: 1, reason: "the CI refused the re-run: 403" },
+    });
+  });
+
   it("ci.reruns 0 never re-runs", () => {
     const outcome = transition(waiting(), red("f1"), { ...DEFAULT_LIMITS, ciReruns: 0 });
     expect(outcome).toMatchObject({ ok: true, next: { state: "revising" } });
