@@ -1,64 +1,24 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_CI_EXCERPT_CHARS } from "../../src/domain/ci-verdict.ts";
 import { claimResponse } from "../../src/runner-api/contract.ts";
-import { awaitingCi, postStatus, STATUS_DELIVERY, statusPayload } from "./support/ci.ts";
+import {
+  awaitingCi,
+  checkHook,
+  checkRun,
+  githubProject,
+  postStatus,
+  STATUS_DELIVERY,
+  statusPayload,
+} from "./support/ci.ts";
 import { call, claim, newRunner, taken } from "./support/jobs.ts";
 import { control, loopProject, services } from "./support/review.ts";
-import { deliver, fixtureBytes, freshProject, pretty, registerProject } from "./support/webhooks.ts";
+import { deliver, fixtureBytes, freshProject, registerProject } from "./support/webhooks.ts";
 
 const SUITE_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
 
 describe("CI results pushed by GitHub: the forge's checks of the exact head decide", () => {
-  /** A repository on the local forge (which answers GitHub's checks API) and a GitHub project for it. */
-  async function github(name: string) {
-    const project = freshProject(name);
-    const { fullName: repo } = await control<{ fullName: string }>("repo", {
-      name: project,
-      files: { "README.md": "# demo\n" },
-    });
-    await registerProject(project, "github", repo, {
-      forgeToken: services.conveyorToken,
-      ci: { kind: "github-actions" },
-    });
-    const app = async (login: string) =>
-      (await control<{ token: string }>("user", { repo, login, level: "write" })).token;
-    return { project, repo, actions: await app("actions-app"), circle: await app("circleci-app") };
-  }
-
-  type Run = {
-    name: string;
-    status?: string;
-    conclusion?: string;
-    output?: { title: string; summary: string };
-  };
-
-  /** Posts (or, with `id`, updates) a check run as the app whose token it is. */
-  async function checkRun(repo: string, token: string, sha: string, run: Run, id?: number) {
-    const res = await fetch(`${services.forgeApiUrl}/repos/${repo}/check-runs${id ? `/${id}` : ""}`, {
-      method: id ? "PATCH" : "POST",
-      headers: { authorization: `token ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ head_sha: sha, ...run }),
-    });
-    if (!res.ok) throw new Error(`check run: ${res.status} ${await res.text()}`);
-    return ((await res.json()) as { id: number }).id;
-  }
-
-  /** GitHub's delivery of `fixture`, about `sha`: a trigger, whatever it says. */
-  const hook = (
-    gh: { project: string; repo: string },
-    event: "check_suite" | "check_run",
-    fixture: string,
-    sha: string,
-  ) => {
-    const body = JSON.parse(env.WEBHOOK_FIXTURES[fixture] ?? "{}");
-    body[event].head_sha = sha;
-    body.repository.full_name = gh.repo;
-    return deliver(gh.project, { forge: "github", event }, pretty(body));
-  };
-
   it("one green suite of two moves nothing; the second one's red sends the issue to revise", async () => {
-    const gh = await github("gh-two-suites");
+    const gh = await githubProject("gh-two-suites");
     const { project, repo, actions, circle } = gh;
     const sha = (
       await control<{ sha: string }>("push", { repo, branch: "conveyor/3", files: { "a.txt": "a" } })
@@ -67,13 +27,13 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
     await checkRun(repo, actions, sha, { name: "build", conclusion: "success" });
     const test = await checkRun(repo, circle, sha, { name: "test", status: "in_progress" });
 
-    const first = await hook(gh, "check_suite", "github/check_suite.completed.json", sha);
+    const first = await checkHook(gh, "check_suite", "github/check_suite.completed.json", sha);
     expect(await first.json()).toEqual({ accepted: true, events: 0 });
     expect((await issue.view())?.state).toBe("awaiting_ci");
 
     const output = { title: "2 tests failed", summary: "parser.test.ts" };
     await checkRun(repo, circle, sha, { name: "test", conclusion: "failure", output }, test);
-    const red = await hook(gh, "check_run", "github/check_run.completed.failure.json", sha);
+    const red = await checkHook(gh, "check_run", "github/check_run.completed.failure.json", sha);
     expect(await red.json()).toEqual({ accepted: true, events: 1 });
     expect(await issue.view()).toMatchObject({ state: "revising", ciFixes: 1 });
     await issue.drain();
@@ -84,7 +44,7 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
   });
 
   it("a red result with 200 kB of check output: a bounded excerpt, a 2xx, and a revise job the runner parses", async () => {
-    const gh = await github("gh-long-output");
+    const gh = await githubProject("gh-long-output");
     const { project, repo, circle } = gh;
     const sha = (
       await control<{ sha: string }>("push", { repo, branch: "conveyor/5", files: { "c.txt": "c" } })
@@ -94,7 +54,7 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
       const output = { title: `suite ${i} failed`, summary: "z".repeat(20_000) };
       await checkRun(repo, circle, sha, { name: `test-${i}`, conclusion: "failure", output });
     }
-    const red = await hook(gh, "check_run", "github/check_run.completed.failure.json", sha);
+    const red = await checkHook(gh, "check_run", "github/check_run.completed.failure.json", sha);
     expect(red.ok).toBe(true);
     expect(await red.json()).toEqual({ accepted: true, events: 1 });
     expect(await issue.view()).toMatchObject({ state: "revising" });
@@ -107,7 +67,7 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
   });
 
   it("review waits until every suite is green", async () => {
-    const gh = await github("gh-all-green");
+    const gh = await githubProject("gh-all-green");
     const { project, repo, actions, circle } = gh;
     const sha = (
       await control<{ sha: string }>("push", { repo, branch: "conveyor/4", files: { "b.txt": "b" } })
@@ -115,11 +75,11 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
     const issue = await awaitingCi(project, 4, sha, repo);
     await checkRun(repo, actions, sha, { name: "build", conclusion: "success" });
     const lint = await checkRun(repo, circle, sha, { name: "lint", status: "queued" });
-    const early = await hook(gh, "check_suite", "github/check_suite.completed.json", sha);
+    const early = await checkHook(gh, "check_suite", "github/check_suite.completed.json", sha);
     expect(await early.json()).toEqual({ accepted: true, events: 0 });
 
     await checkRun(repo, circle, sha, { name: "lint", conclusion: "success" }, lint);
-    const res = await hook(gh, "check_run", "github/check_run.completed.success.json", sha);
+    const res = await checkHook(gh, "check_run", "github/check_run.completed.success.json", sha);
     expect(await res.json()).toEqual({ accepted: true, events: 1 });
     expect((await issue.view())?.history.at(-1)).toMatchObject({
       event: "ci",

@@ -4,7 +4,15 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { awaitingCi, postStatus, STATUS_DELIVERY, statusPayload } from "./support/ci.ts";
+import {
+  awaitingCi,
+  checkHook,
+  checkRun,
+  githubProject,
+  postStatus,
+  STATUS_DELIVERY,
+  statusPayload,
+} from "./support/ci.ts";
 import { jobsOf } from "./support/jobs.ts";
 import { control, type Loop, loopProject, services } from "./support/review.ts";
 import { deliver } from "./support/webhooks.ts";
@@ -74,5 +82,54 @@ describe("CI re-runs", () => {
       .bind(loop.project)
       .all();
     expect(settled.results).toEqual([{ check_name: CONTEXT, cause: "cancelled", result: "failed" }]);
+  });
+
+  it("GitHub Actions: a timed-out job's failed jobs are re-run; green on the re-run, it is a check that flipped", async () => {
+    const gh = await githubProject("gh-rerun");
+    const { sha } = await control<{ sha: string }>("push", {
+      repo: gh.repo,
+      branch: "conveyor/1",
+      files: { "a.txt": "a" },
+    });
+    const issue = await awaitingCi(gh.project, 1, sha, gh.repo);
+    await checkRun(gh.repo, gh.githubActions, sha, { name: "test", conclusion: "timed_out" });
+    await checkRun(gh.repo, gh.githubActions, sha, { name: "lint", conclusion: "success" });
+    await checkHook(gh, "check_suite", "github/check_suite.completed.json", sha);
+    await issue.drain();
+
+    expect(await issue.view()).toMatchObject({ state: "awaiting_ci", ciFixes: 0 });
+    const runs = async () => {
+      const res = await fetch(
+        `${services.forgeApiUrl}/repos/${gh.repo}/commits/${sha}/check-runs?filter=all`,
+        {
+          headers: { authorization: `token ${services.conveyorToken}` },
+        },
+      );
+      return ((await res.json()) as { check_runs: { id: number; name: string; status: string }[] })
+        .check_runs;
+    };
+    // Only the failed job runs again, as a new attempt's job.
+    const again = (await runs()).filter((run) => run.status === "queued");
+    expect(again.map((run) => run.name)).toEqual(["test"]);
+    expect((await jobsOf(gh.project)).map((job) => job.kind)).not.toContain("revise");
+
+    await checkRun(gh.repo, gh.githubActions, sha, { name: "test", conclusion: "success" }, again[0]?.id);
+    await checkHook(gh, "check_run", "github/check_run.completed.success.json", sha);
+    await issue.drain();
+    const view = await issue.view();
+    expect(view?.history.filter((h) => h.event === "ci").map((h) => h.to)).toEqual([
+      "awaiting_ci",
+      "awaiting_review",
+    ]);
+    const flipped = await env.DB.prepare(
+      "SELECT check_name, cause, result FROM ci_reruns WHERE project_id = ?",
+    )
+      .bind(gh.project)
+      .all();
+    // The job and its suite (the workflow run) both timed out, and both passed on the re-run.
+    expect(flipped.results).toEqual([
+      { check_name: "test", cause: "timed_out", result: "passed" },
+      { check_name: "github-actions", cause: "timed_out", result: "passed" },
+    ]);
   });
 });

@@ -2,8 +2,8 @@
 import { env } from "cloudflare:test";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
-import { type Loop, services } from "./review.ts";
-import { pretty } from "./webhooks.ts";
+import { control, type Loop, services } from "./review.ts";
+import { deliver, freshProject, pretty, registerProject } from "./webhooks.ts";
 
 /** An issue the forge has (its labels and comments are real calls), taken to awaiting_ci at `sha`. */
 export async function awaitingCi(project: string, number: number, sha: string, repo: string) {
@@ -73,3 +73,60 @@ export async function postStatus(
 
 /** A Gitea status delivery. */
 export const STATUS_DELIVERY = { forge: "gitea", event: { grouped: "", type: "status" } } as const;
+
+/**
+ * A repository on the local forge (which answers GitHub's checks and Actions APIs) and a GitHub project for
+ * it, with the tokens of three apps that post check runs (`github-actions` is GitHub Actions).
+ */
+export async function githubProject(name: string, settings: object = {}) {
+  const project = freshProject(name);
+  const { fullName: repo } = await control<{ fullName: string }>("repo", {
+    name: project,
+    files: { "README.md": "# demo\n" },
+  });
+  await registerProject(project, "github", repo, {
+    forgeToken: services.conveyorToken,
+    ci: { kind: "github-actions" },
+    ...settings,
+  });
+  const app = async (login: string) =>
+    (await control<{ token: string }>("user", { repo, login, level: "write" })).token;
+  return {
+    project,
+    repo,
+    actions: await app("actions-app"),
+    circle: await app("circleci-app"),
+    githubActions: await app("github-actions"),
+  };
+}
+
+type Run = {
+  name: string;
+  status?: string;
+  conclusion?: string;
+  output?: { title: string; summary: string };
+};
+
+/** Posts (or, with `id`, updates) a check run as the app whose token it is. */
+export async function checkRun(repo: string, token: string, sha: string, run: Run, id?: number) {
+  const res = await fetch(`${services.forgeApiUrl}/repos/${repo}/check-runs${id ? `/${id}` : ""}`, {
+    method: id ? "PATCH" : "POST",
+    headers: { authorization: `token ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ head_sha: sha, ...run }),
+  });
+  if (!res.ok) throw new Error(`check run: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: number }).id;
+}
+
+/** GitHub's delivery of `fixture`, about `sha`: a trigger, whatever it says. */
+export const checkHook = (
+  gh: { project: string; repo: string },
+  event: "check_suite" | "check_run",
+  fixture: string,
+  sha: string,
+) => {
+  const body = JSON.parse(env.WEBHOOK_FIXTURES[fixture] ?? "{}");
+  body[event].head_sha = sha;
+  body.repository.full_name = gh.repo;
+  return deliver(gh.project, { forge: "github", event }, pretty(body));
+};
