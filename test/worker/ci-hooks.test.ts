@@ -9,6 +9,7 @@ import {
   postStatus,
   STATUS_DELIVERY,
   statusPayload,
+  woodpeckerLoop,
 } from "./support/ci.ts";
 import { call, claim, newRunner, taken } from "./support/jobs.ts";
 import { control, loopProject, services } from "./support/review.ts";
@@ -102,15 +103,7 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
 
 describe("commit statuses pushed by Gitea", () => {
   it("a red status from Woodpecker brings the failing step's log to the revise session", async () => {
-    const loop = await loopProject(
-      "woodpecker-ci",
-      {
-        forge: "gitea",
-        ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*", woodpeckerUrl: services.woodpeckerUrl },
-        woodpeckerToken: "wp-read-token",
-      },
-      { forgeCi: false },
-    );
+    const loop = await woodpeckerLoop("woodpecker-ci");
     const sha = (
       await control<{ sha: string }>("push", {
         repo: loop.repo,

@@ -12,9 +12,10 @@ import {
   postStatus,
   STATUS_DELIVERY,
   statusPayload,
+  woodpeckerLoop,
 } from "./support/ci.ts";
 import { jobsOf } from "./support/jobs.ts";
-import { control, type Loop, loopProject, services } from "./support/review.ts";
+import { control, type Loop, services } from "./support/review.ts";
 import { deliver } from "./support/webhooks.ts";
 
 const CONTEXT = "ci/woodpecker/pr/test";
@@ -41,15 +42,7 @@ async function cancelled(loop: Loop, sha: string, pipeline: number) {
 
 describe("CI re-runs", () => {
   it("a cancelled pipeline is restarted once with no fix session spent; the re-run's red starts one", async () => {
-    const loop = await loopProject(
-      "ci-rerun",
-      {
-        forge: "gitea",
-        ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*", woodpeckerUrl: services.woodpeckerUrl },
-        woodpeckerToken: "wp-token",
-      },
-      { forgeCi: false },
-    );
+    const loop = await woodpeckerLoop("ci-rerun");
     const { sha } = await control<{ sha: string }>("push", {
       repo: loop.repo,
       branch: "conveyor/1",

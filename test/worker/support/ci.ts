@@ -2,7 +2,7 @@
 import { env } from "cloudflare:test";
 import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
-import { control, type Loop, services } from "./review.ts";
+import { control, type Loop, loopProject, services } from "./review.ts";
 import { deliver, freshProject, pretty, registerProject } from "./webhooks.ts";
 
 /** An issue the forge has (its labels and comments are real calls), taken to awaiting_ci at `sha`. */
@@ -130,3 +130,18 @@ export const checkHook = (
   body.repository.full_name = gh.repo;
   return deliver(gh.project, { forge: "github", event }, pretty(body));
 };
+
+/**
+ * A Gitea project whose CI is a Woodpecker with an API (the stand-in, test/support/woodpecker.ts) and a token
+ * for it; the forge's own CI does not run: the test posts every status.
+ */
+export const woodpeckerLoop = (name: string) =>
+  loopProject(
+    name,
+    {
+      forge: "gitea",
+      ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*", woodpeckerUrl: services.woodpeckerUrl },
+      woodpeckerToken: "wp-token",
+    },
+    { forgeCi: false },
+  );
