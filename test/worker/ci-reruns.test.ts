@@ -77,6 +77,27 @@ describe("CI re-runs", () => {
     expect(settled.results).toEqual([{ check_name: CONTEXT, cause: "cancelled", result: "failed" }]);
   });
 
+  it("a re-run the CI refuses (no such pipeline) sends the red result to a fix session, saying why", async () => {
+    const loop = await woodpeckerLoop("ci-rerun-refused");
+    const { sha } = await control<{ sha: string }>("push", {
+      repo: loop.repo,
+      branch: "conveyor/1",
+      files: { "a.txt": "a" },
+    });
+    const issue = await awaitingCi(loop.project, 1, sha, loop.repo);
+    await cancelled(loop, sha, 99);
+    // The re-run's refusal is an event of its own, whose revise job the next drain enqueues.
+    await issue.drain();
+    await issue.drain();
+    const view = await issue.view();
+    expect(view).toMatchObject({ state: "revising", ciFixes: 1 });
+    expect(view?.history.filter((h) => h.event === "ci").map((h) => [h.to, h.reason])).toEqual([
+      ["awaiting_ci", `CI re-run 1 of 1, no fix session spent: ${CONTEXT} cancelled`],
+      ["revising", "the CI refused the re-run: woodpecker POST /pipelines/99: 404"],
+    ]);
+    expect((await jobsOf(loop.project)).filter((job) => job.kind === "revise")).toHaveLength(1);
+  });
+
   it("GitHub Actions: a timed-out job's failed jobs are re-run; green on the re-run, it is a check that flipped", async () => {
     const gh = await githubProject("gh-rerun");
     const { sha } = await control<{ sha: string }>("push", {
