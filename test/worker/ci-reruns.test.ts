@@ -4,6 +4,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { page, sessionCookie } from "./dashboard-support.ts";
 import {
   awaitingCi,
   checkHook,
@@ -61,6 +62,11 @@ describe("CI re-runs", () => {
     expect(rerun?.reason).toBe(`CI re-run 1 of 1, no fix session spent: ${CONTEXT} cancelled`);
     expect(rerun?.ci?.checks).toEqual([expect.objectContaining({ name: CONTEXT, cause: "cancelled" })]);
     expect((await jobsOf(loop.project)).map((job) => job.kind)).not.toContain("revise");
+    // The issue page's CI table shows the re-run and why.
+    const cookie = await sessionCookie();
+    const html = await (await page(`/dashboard/projects/${loop.project}/issues/1`, cookie)).text();
+    expect(html).toContain("CI re-run 1 of 1, no fix session spent");
+    expect(html).toContain('<em class="cause"> (cancelled)</em>');
 
     // The restarted pipeline is cancelled too: the one re-run is spent, so this red goes to a fix session.
     const number = restart?.number ?? 0;
