@@ -41,7 +41,7 @@ export type AgentJobsHost = {
   /** The project the object is for. */
   project(): string;
   /** Usage reports (the project's spend and D1's usage) and events for issues. */
-  records: Pick<ProjectRecords, "usage" | "envelope">;
+  records: Pick<ProjectRecords, "usage" | "envelope" | "overBudget">;
   /** Queues a run: its job and its run record (the ProjectDO's startAgentRun). */
   start(request: AgentRunRequest): Promise<unknown>;
 };
@@ -109,8 +109,13 @@ export class AgentJobs {
     if (request.usage) {
       const sessionId = request.sessionId ?? job.sessionId ?? "agent";
       const usage = { kind: "usage", sessionId, usage: request.usage } as const;
-      this.host.records.usage(project, job, usage, now, this.chargedIssue(job) ?? job.number);
+      const issue = this.chargedIssue(job);
+      const id = this.host.records.usage(project, job, usage, now, issue ?? job.number);
       this.spent(job);
+      // A review run's final figures may take its issue over budget, as a session's report would.
+      const budget = this.host.store.meta()?.policy.budget;
+      const cause = { kind: "job", id: job.id } as const;
+      if (issue !== null && budget) this.host.records.overBudget(project, issue, id, budget, cause, now);
     }
     if (job.cancelled) this.endRun(project, runId, "cancelled", now);
     else if (request.phase === "done") this.runs.reported(runId, request.outputs ?? [], now);
