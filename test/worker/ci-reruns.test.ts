@@ -41,15 +41,17 @@ async function cancelled(loop: Loop, sha: string, pipeline: number) {
   expect(await res.json()).toEqual({ accepted: true, events: 1 });
 }
 
+/** Issue 1 of a Woodpecker project, waiting for CI on its pushed branch. */
+async function waitingOnWoodpecker(name: string) {
+  const loop = await woodpeckerLoop(name);
+  const push = { repo: loop.repo, branch: "conveyor/1", files: { "a.txt": "a" } };
+  const { sha } = await control<{ sha: string }>("push", push);
+  return { loop, sha, issue: await awaitingCi(loop.project, 1, sha, loop.repo) };
+}
+
 describe("CI re-runs", () => {
   it("a cancelled pipeline is restarted once with no fix session spent; the re-run's red starts one", async () => {
-    const loop = await woodpeckerLoop("ci-rerun");
-    const { sha } = await control<{ sha: string }>("push", {
-      repo: loop.repo,
-      branch: "conveyor/1",
-      files: { "a.txt": "a" },
-    });
-    const issue = await awaitingCi(loop.project, 1, sha, loop.repo);
+    const { loop, sha, issue } = await waitingOnWoodpecker("ci-rerun");
 
     await cancelled(loop, sha, 50);
     await issue.drain();
@@ -84,13 +86,7 @@ describe("CI re-runs", () => {
   });
 
   it("a re-run the CI refuses (no such pipeline) sends the red result to a fix session, saying why", async () => {
-    const loop = await woodpeckerLoop("ci-rerun-refused");
-    const { sha } = await control<{ sha: string }>("push", {
-      repo: loop.repo,
-      branch: "conveyor/1",
-      files: { "a.txt": "a" },
-    });
-    const issue = await awaitingCi(loop.project, 1, sha, loop.repo);
+    const { loop, sha, issue } = await waitingOnWoodpecker("ci-rerun-refused");
     await cancelled(loop, sha, 99);
     // The re-run's refusal is an event of its own, whose revise job the next drain enqueues.
     await issue.drain();
