@@ -53,6 +53,12 @@ export async function woodpeckerCall(
 }
 
 const restarted = z.looseObject({ number: z.number().int() });
+const ofCommit = z.looseObject({ commit: z.string() });
+
+/** The commit pipeline `number` ran on (a status may link any pipeline of the server: this says whose). */
+export async function pipelineCommit(api: WoodpeckerApi, repoId: number, number: number): Promise<string> {
+  return ofCommit.parse(await woodpeckerCall(api, "GET", repoId, `/pipelines/${number}`)).commit;
+}
 
 /** Restarts pipeline `number` (a new pipeline, its parent the old one); the new pipeline's number. */
 export async function restartPipeline(api: WoodpeckerApi, repoId: number, number: number): Promise<number> {

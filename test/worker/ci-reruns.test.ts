@@ -29,6 +29,15 @@ const pipelines = async () =>
     })
   ).json()) as Pipeline[];
 
+/** A pipeline the CI cancelled, on `commit`: its number. */
+const killedPipeline = async (commit: string) => {
+  const res = await fetch(`${services.woodpeckerUrl}/test/pipelines`, {
+    method: "POST",
+    body: JSON.stringify({ commit, status: "killed" }),
+  });
+  return ((await res.json()) as Pipeline).number;
+};
+
 /** Woodpecker's status for a pipeline it cancelled (server/forge/common/status.go), and its webhook. */
 async function cancelled(loop: Loop, sha: string, pipeline: number) {
   const status = {
@@ -53,9 +62,10 @@ describe("CI re-runs", () => {
   it("a cancelled pipeline is restarted once with no fix session spent; the re-run's red starts one", async () => {
     const { loop, sha, issue } = await waitingOnWoodpecker("ci-rerun");
 
-    await cancelled(loop, sha, 50);
+    const first = await killedPipeline(sha);
+    await cancelled(loop, sha, first);
     await issue.drain();
-    const restart = (await pipelines()).find((p) => p.parent === 50);
+    const restart = (await pipelines()).find((p) => p.parent === first);
     expect(restart).toBeDefined();
     const view = await issue.view();
     expect(view).toMatchObject({ state: "awaiting_ci", ciFixes: 0 });
@@ -85,9 +95,10 @@ describe("CI re-runs", () => {
     expect(settled.results).toEqual([{ check_name: CONTEXT, cause: "cancelled", result: "failed" }]);
   });
 
-  it("a re-run the CI refuses (no such pipeline) sends the red result to a fix session, saying why", async () => {
+  it("a status linking a pipeline of another commit restarts nothing: the red result goes to a fix session", async () => {
     const { loop, sha, issue } = await waitingOnWoodpecker("ci-rerun-refused");
-    await cancelled(loop, sha, 99);
+    const elsewhere = await killedPipeline("f".repeat(40));
+    await cancelled(loop, sha, elsewhere);
     // The re-run's refusal is an event of its own, whose revise job the next drain enqueues.
     await issue.drain();
     await issue.drain();
@@ -95,9 +106,13 @@ describe("CI re-runs", () => {
     expect(view).toMatchObject({ state: "revising", ciFixes: 1 });
     expect(view?.history.filter((h) => h.event === "ci").map((h) => [h.to, h.reason])).toEqual([
       ["awaiting_ci", `CI re-run 1 of 1, no fix session spent: ${CONTEXT} cancelled`],
-      ["revising", "the CI refused the re-run: woodpecker POST /pipelines/99: 404"],
+      [
+        "revising",
+        `the CI refused the re-run: Woodpecker pipeline ${elsewhere} ran on ffffffffffff, not the head`,
+      ],
     ]);
     expect((await jobsOf(loop.project)).filter((job) => job.kind === "revise")).toHaveLength(1);
+    expect((await pipelines()).filter((p) => p.parent === elsewhere)).toEqual([]);
   });
 
   it("GitHub Actions: a timed-out job's failed jobs are re-run; green on the re-run, it is a check that flipped", async () => {

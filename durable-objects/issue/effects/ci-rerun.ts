@@ -4,8 +4,10 @@
  * first looks whether the CI moved on from the red result already. A CI that refuses (no permission, nothing
  * it can re-run) sends that red result to a fix session after all.
  */
+
+import { z } from "zod";
 import { readCi } from "../../../src/ci/gate.ts";
-import { restartPipeline, WoodpeckerError } from "../../../src/ci/woodpecker-api.ts";
+import { pipelineCommit, restartPipeline, WoodpeckerError } from "../../../src/ci/woodpecker-api.ts";
 import { woodpeckerApiOf } from "../../../src/ci/woodpecker-project.ts";
 import { sha256Hex } from "../../../src/crypto/tokens.ts";
 import { type RerunTarget, reportIdentity } from "../../../src/domain/ci-rerun.ts";
@@ -41,6 +43,12 @@ async function rerun(ctx: EffectContext, project: Project, forge: ForgeClient, t
     case "woodpecker": {
       const api = await woodpeckerApiOf(ctx.env, project);
       if (!api) throw new RerunRefused("the project has no Woodpecker server and token any more");
+      // Only the head's own pipeline: a status linking another repository's would have Conveyor restart it.
+      const commit = await pipelineCommit(api, target.repoId, target.pipeline);
+      if (commit !== ctx.issue.headSha)
+        throw new RerunRefused(
+          `Woodpecker pipeline ${target.pipeline} ran on ${commit.slice(0, 12)}, not the head`,
+        );
       await restartPipeline(api, target.repoId, target.pipeline);
       return;
     }
@@ -54,6 +62,8 @@ async function rerun(ctx: EffectContext, project: Project, forge: ForgeClient, t
 /** A refusal trying again cannot change: no such pipeline or run, no permission, nothing to re-run. */
 const refusedForGood = (error: unknown) =>
   error instanceof RerunRefused ||
+  // A Woodpecker answer that does not parse will not parse the next time either.
+  error instanceof z.ZodError ||
   (error instanceof WoodpeckerError
     ? error.status >= 400 && error.status < 500 && error.status !== 429
     : hasStatus(error, 401, 403, 404, 409, 422));
