@@ -52,6 +52,8 @@ export async function readCi(
         woodpecker: woodpecker?.url ?? null,
       });
       const plan = planRerun(verdict.failed, apis, await flakyChecks(env, project.id, Date.now()));
+      // Re-run once the workflow run has ended (its suite's completion is another webhook, or poll).
+      if (plan.wait && ci.reruns > 0) return null;
       return {
         type: "ci",
         result: "red",

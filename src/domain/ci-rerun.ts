@@ -76,15 +76,22 @@ export type RerunTarget =
  * What can re-run a project's checks: its Woodpecker server (given with a token), and on GitHub the commit's
  * check suites of GitHub Actions (the app `github-actions`), whose workflow runs re-run their failed jobs.
  */
-export type RerunApis = { woodpecker: string | null; actionsSuites: ReadonlySet<number> };
+export type RerunApis = {
+  woodpecker: string | null;
+  actionsSuites: ReadonlySet<number>;
+  /** Those of `actionsSuites` whose workflow run still runs: GitHub re-runs only a finished run's jobs. */
+  running?: ReadonlySet<number>;
+};
 
 export const GITHUB_ACTIONS_APP = "github-actions";
 
 export function rerunApis(report: CiReport, on: { github: boolean; woodpecker: string | null }): RerunApis {
   const actions = (suite: CheckSuite) => on.github && suite.app === GITHUB_ACTIONS_APP;
+  const suites = report.checkSuites.filter(actions);
   return {
     woodpecker: on.woodpecker,
-    actionsSuites: new Set(report.checkSuites.filter(actions).map((suite) => suite.id)),
+    actionsSuites: new Set(suites.map((suite) => suite.id)),
+    running: new Set(suites.filter((suite) => suite.status !== "completed").map((suite) => suite.id)),
   };
 }
 
@@ -113,6 +120,8 @@ export type RerunPlan = {
   causes: (InfraCause | null)[];
   /** What to re-run; empty when any failing check is the change's, or cannot be re-run. */
   targets: RerunTarget[];
+  /** A re-run is due, but a workflow run it needs still runs: the result is not final until it ends. */
+  wait?: true;
 };
 
 export function planRerun(
@@ -124,8 +133,9 @@ export function planRerun(
   const targets = failed.map((f) => targetOf(f, apis));
   const every = failed.length > 0 && causes.every((c) => c !== null) && targets.every((t) => t !== null);
   if (!every) return { causes, targets: [] };
-  const unique = new Map(targets.map((t) => [JSON.stringify(t), t as RerunTarget]));
-  return { causes, targets: [...unique.values()] };
+  const unique = [...new Map(targets.map((t) => [JSON.stringify(t), t as RerunTarget])).values()];
+  const running = unique.some((t) => t.ci === "github-actions" && apis.running?.has(t.suiteId));
+  return running ? { causes, targets: [], wait: true } : { causes, targets: unique };
 }
 
 /**

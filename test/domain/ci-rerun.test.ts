@@ -19,7 +19,7 @@ import {
   type LifecycleEvent,
   transition,
 } from "../../src/domain/lifecycle.ts";
-import type { CiReport } from "../../src/forge/client/types.ts";
+import type { CheckSuite, CiReport } from "../../src/forge/client/types.ts";
 
 const WP = "https://ci.example.org";
 const status = (
@@ -127,6 +127,20 @@ describe("planRerun: re-run only when every failing check is the infrastructure'
     expect(planRerun([elsewhere], APIS, NONE).targets).toEqual([]);
   });
 
+  it("waits for a GitHub Actions run that still runs: GitHub re-runs a finished run's jobs only", () => {
+    const running = { ...APIS, running: new Set([5]) };
+    expect(planRerun([run("cancelled")], running, NONE)).toEqual({
+      causes: ["cancelled"],
+      targets: [],
+      wait: true,
+    });
+    // A red result the change caused does not wait.
+    expect(planRerun([run("cancelled"), run("failure", 5, "lint")], running, NONE)).toEqual({
+      causes: ["cancelled", null],
+      targets: [],
+    });
+  });
+
   it("re-runs nothing for no failing check", () => {
     expect(planRerun([], APIS, NONE)).toEqual({ causes: [], targets: [] });
   });
@@ -143,9 +157,15 @@ describe("rerunApis", () => {
   };
   it("knows GitHub Actions' suites on GitHub only", () => {
     expect(rerunApis(report, { github: true, woodpecker: null }).actionsSuites).toEqual(new Set([5]));
+    const running = {
+      ...report,
+      checkSuites: [{ ...report.checkSuites[0], status: "in_progress" } as CheckSuite],
+    };
+    expect(rerunApis(running, { github: true, woodpecker: null }).running).toEqual(new Set([5]));
     expect(rerunApis(report, { github: false, woodpecker: WP })).toEqual({
       woodpecker: WP,
       actionsSuites: new Set(),
+      running: new Set(),
     });
   });
 });

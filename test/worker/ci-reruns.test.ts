@@ -123,8 +123,13 @@ describe("CI re-runs", () => {
       files: { "a.txt": "a" },
     });
     const issue = await awaitingCi(gh.project, 1, sha, gh.repo);
+    const lint = await checkRun(gh.repo, gh.githubActions, sha, { name: "lint", status: "in_progress" });
     await checkRun(gh.repo, gh.githubActions, sha, { name: "test", conclusion: "timed_out" });
-    await checkRun(gh.repo, gh.githubActions, sha, { name: "lint", conclusion: "success" });
+    // Red, but GitHub re-runs only a finished run: nothing until the workflow run ends.
+    await checkHook(gh, "check_run", "github/check_run.completed.failure.json", sha);
+    await issue.drain();
+    expect((await issue.view())?.history.filter((h) => h.event === "ci")).toEqual([]);
+    await checkRun(gh.repo, gh.githubActions, sha, { name: "lint", conclusion: "success" }, lint);
     await checkHook(gh, "check_suite", "github/check_suite.completed.json", sha);
     await issue.drain();
 
