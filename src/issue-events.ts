@@ -1,5 +1,6 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
+import { INFRA_CAUSES, MAX_CI_RERUNS } from "./domain/ci-rerun.ts";
 import { MAX_CHECK_TEXT_CHARS, MAX_CI_EXCERPT_CHARS, MAX_FAILED_CHECKS } from "./domain/ci-verdict.ts";
 import { MAX_FEEDBACK_CHARS } from "./domain/human-review.ts";
 import { DEFAULT_LIMITS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
@@ -10,7 +11,7 @@ const refs = z.array(z.string().min(1).max(200)).max(200);
 const text = (max: number) => z.string().max(max);
 const actor = z.string().min(1).max(100);
 const vaultItemId = z.string().regex(VAULT_ID);
-const reviewId = z.number().int().positive();
+const id = z.number().int().positive();
 const pullRef = { number: z.number().int().positive(), byConveyor: z.boolean() };
 const gateFindings = {
   blockers: refs,
@@ -74,10 +75,23 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
             .url({ protocol: /^https?$/ })
             .max(2_000)
             .optional(),
+          cause: z.enum(INFRA_CAUSES).optional(),
         }),
       )
       .max(MAX_FAILED_CHECKS)
       .optional(),
+    fingerprint: z.string().min(1).max(128).optional(),
+    rerun: z
+      .array(
+        z.discriminatedUnion("ci", [
+          z.object({ ci: z.literal("woodpecker"), repoId: id, pipeline: id }),
+          z.object({ ci: z.literal("github-actions"), suiteId: id }),
+        ]),
+      )
+      .min(1)
+      .max(MAX_FAILED_CHECKS)
+      .optional(),
+    rerunRefused: text(2_000).optional(),
   }),
   z.object({
     type: z.literal("head_mismatch"),
@@ -118,12 +132,12 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("merge_command"),
     by: actor,
-    overrides: z.array(reviewId).max(100),
+    overrides: z.array(id).max(100),
   }),
   z.object({
     type: z.literal("merge_held"),
     holds: z
-      .array(z.object({ by: actor, reviewId }))
+      .array(z.object({ by: actor, reviewId: id }))
       .min(1)
       .max(100),
   }),
@@ -155,6 +169,7 @@ export type CauseKind = (typeof CAUSE_KINDS)[number];
 
 export const limitsSchema = z.object({
   maxCiFixes: z.number().int().min(0).max(20),
+  ciReruns: z.number().int().min(0).max(MAX_CI_RERUNS).optional(),
   maxCriticIterations: z.number().int().min(1).max(20),
   maxHumanRounds: z.number().int().min(0).max(50).default(DEFAULT_LIMITS.maxHumanRounds),
   maxUpdates: z.number().int().min(0).max(20).default(DEFAULT_LIMITS.maxUpdates),

@@ -5,6 +5,7 @@
  * timers fire through here too, as `timeout` events.
  */
 import type { ApplyResult, HistoryEntry } from "../../src/contracts/issue-object.ts";
+import { type RerunRecord, rerunRecords } from "../../src/domain/ci-rerun.ts";
 import { awaitsLaterState, PARKING } from "../../src/domain/early-events.ts";
 import { type Basis, basisOf } from "../../src/domain/effect-basis.ts";
 import { type Effect, type Outcome, retainsWorktree, transition } from "../../src/domain/lifecycle.ts";
@@ -137,6 +138,11 @@ export class EventLog {
   private commit(row: IssueRow, envelope: EventEnvelope, outcome: Outcome, now: number): Recorded {
     const from = row.context.state;
     const seq = row.seq + 1;
+    const { event } = envelope;
+    const reruns =
+      outcome.ok && event.type === "ci"
+        ? rerunRecords(row.context.ciRerun, outcome.next.ciRerun, event).map((r) => rerunRow(row, r, now))
+        : [];
     if (outcome.ok) {
       row.context = outcome.next;
       const edge = {
@@ -165,7 +171,7 @@ export class EventLog {
       at: now,
       ...ciDetail(envelope.event),
     };
-    return this.note(row, entry, from, envelope.delivery, outcome.ok);
+    return this.note(row, entry, from, envelope.delivery, outcome.ok, reruns);
   }
 
   /**
@@ -178,12 +184,14 @@ export class EventLog {
     from: string = row.context.state,
     delivery?: EventEnvelope["delivery"],
     applied = false,
+    ciReruns: D1Record["ciReruns"] = [],
   ): Recorded {
     const entry: HistoryEntry = { ...what, seq: row.seq + 1, from, to: row.context.state };
     this.store.appendHistory(entry);
     row.seq = entry.seq;
     this.store.saveIssue(row);
-    this.outbox.enqueue("d1", toD1Record(row, entry, applied, delivery), what.at);
+    const record = toD1Record(row, entry, applied, delivery);
+    this.outbox.enqueue("d1", ciReruns.length > 0 ? { ...record, ciReruns } : record, what.at);
     return {
       duplicate: false,
       seq: entry.seq,
@@ -267,3 +275,16 @@ function toD1Record(
     }),
   };
 }
+
+/** A re-run's check as D1 keeps it (`ci_reruns`). */
+const rerunRow = (row: IssueRow, r: RerunRecord, at: number): NonNullable<D1Record["ciReruns"]>[number] => ({
+  projectId: row.project,
+  number: row.number,
+  headSha: r.headSha,
+  round: r.round,
+  checkName: r.check,
+  cause: r.cause,
+  result: r.result,
+  requestedAt: at,
+  settledAt: r.result === null ? null : at,
+});

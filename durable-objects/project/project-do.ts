@@ -16,11 +16,10 @@ import type {
   VaultRequest,
   VaultSettle,
 } from "../../src/contracts/project-object.ts";
-import { itemHead } from "../../src/domain/vault.ts";
 import type { Env } from "../../src/env.ts";
-import { supervisorSettingsSchema } from "../../src/projects/config.ts";
 import { loadProject, type Project } from "../../src/projects/store.ts";
 import type { CompleteRequest, FailRequest, RunnerEvent } from "../../src/runner-api/contract.ts";
+import type { ModelUsage } from "../../src/usage/sources.ts";
 import { Outbox } from "../shared/outbox.ts";
 import { Wakeups } from "../shared/wakeups.ts";
 import { AgentJobs } from "./agents/agent-jobs.ts";
@@ -35,11 +34,8 @@ import { Pulse } from "./pulse.ts";
 import { Reconciliation } from "./reconciliation.ts";
 import { ProjectRecords } from "./records.ts";
 import { SERVING_WINDOW_MS } from "./supervisor/snapshot.ts";
-import { Supervisor, type SupervisorHooks } from "./supervisor/supervisor.ts";
+import { DEFAULT_SUPERVISOR_PERIOD_MS, Supervisor, type SupervisorHooks } from "./supervisor/supervisor.ts";
 import { Vault } from "./vault.ts";
-
-/** The supervisor's period until the project's settings say otherwise (its first check reads them). */
-const DEFAULT_SUPERVISOR_PERIOD_MS = supervisorSettingsSchema.parse({}).periodMs;
 
 export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   private readonly store = new JobStore(this.ctx.storage.sql);
@@ -144,6 +140,10 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     return this.queue.issueSpendUsd(number);
   }
 
+  recordModelUsage(call: ModelUsage) {
+    return this.reports.modelUsage(this.projectName(), call, Date.now());
+  }
+
   dispatchStatus() {
     return this.queue.dispatchStatus(Date.now());
   }
@@ -211,8 +211,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   }
 
   vaultItem(id: string) {
-    const item = this.vault.item(id);
-    return item && itemHead(item);
+    return this.vault.head(id);
   }
 
   approvedVaultPayload(id: string) {

@@ -4,10 +4,12 @@
  * Both are outbox rows that ./delivery.ts sends.
  */
 
-import { utcDay } from "../../src/domain/budget.ts";
+import { type BudgetLimits, issueBudgetExceeded, utcDay } from "../../src/domain/budget.ts";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import type { EventEnvelope } from "../../src/issue-events.ts";
 import type { RunnerEvent } from "../../src/runner-api/contract.ts";
+import { costUsd } from "../../src/usage/prices.ts";
+import type { ModelUsage } from "../../src/usage/sources.ts";
 import type { Outbox } from "../shared/outbox.ts";
 import type { JobRecord } from "./d1-sink.ts";
 import type { JobStore, StoredJob } from "./jobs/job-store.ts";
@@ -22,6 +24,7 @@ export const RECORD_CHANNELS = { d1: "d1", issue: "issue" } as const;
 export const RECORD_DELAY_MS = 1_000;
 
 type UsageEvent = Extract<RunnerEvent, { kind: "usage" }>;
+type Cause = EventEnvelope["cause"];
 type SessionEvent = Extract<RunnerEvent, { kind: "session" }>;
 
 /** Every write method runs inside the caller's `transactionSync`. */
@@ -47,13 +50,41 @@ export class ProjectRecords {
 
   /**
    * A usage report: in the project's daily spend and D1's usage (a re-sent figure replaces the earlier one,
-   * per session and job attempt); the record's id.
+   * per session and job attempt), charged to issue `number` (a review run's is the issue it reviews); the
+   * record's id.
    */
-  usage(project: string, job: StoredJob, event: UsageEvent, now: number): string {
-    const record = usageRecord(project, job, event, now);
+  usage(project: string, job: StoredJob, event: UsageEvent, now: number, number = job.number): string {
+    const record = usageRecord(project, job, event, now, number);
     this.d1(record, now);
-    this.store.recordSpend(record.row.id, job.number, utcDay(now), event.usage);
+    this.store.recordSpend(record.row.id, number, utcDay(now), event.usage);
     return record.row.id;
+  }
+
+  /** A model call Conveyor made itself, spent like a session's (src/usage/sources.ts); the record's id. */
+  modelUsage(project: string, call: ModelUsage, now: number): string {
+    const { id, source, tokens } = call;
+    // Number 0: the project's alone (an agent run's vault item).
+    const number = call.number ?? 0;
+    const usd = costUsd(call.model, tokens);
+    const row = { id, projectId: project, number, iteration: call.iteration, sessionId: source, ...tokens };
+    this.d1({ table: "usage", row: { ...row, usd, turns: 0, at: now, source } }, now);
+    this.store.recordSpend(id, number, utcDay(now), { usd, turns: 0 });
+    return id;
+  }
+
+  /** After spend `usageId` on issue `number`: the issue hears budget_exceeded once it is over its budget. */
+  overBudget(
+    project: string,
+    number: number,
+    usageId: string,
+    budget: BudgetLimits,
+    cause: Cause,
+    now: number,
+  ) {
+    const over = issueBudgetExceeded(this.store.issueSpend(number), budget);
+    if (!over) return;
+    const event = { type: "budget_exceeded", reason: over } as const;
+    this.envelope({ id: `budget:${usageId}`, project, number, cause, event }, now);
   }
 
   /** An event for an issue, sent in the order written. */
@@ -112,6 +143,7 @@ function usageRecord(
   job: StoredJob,
   event: UsageEvent,
   now: number,
+  number: number,
 ): Extract<JobRecord, { table: "usage" }> {
   const { usage } = event;
   return {
@@ -120,7 +152,7 @@ function usageRecord(
     row: {
       id: `${job.id}:${job.attempt}:${event.sessionId}`,
       projectId: project,
-      number: job.number,
+      number,
       iteration: job.spec.iteration,
       sessionId: event.sessionId,
       inputTokens: usage.inputTokens,
@@ -130,6 +162,7 @@ function usageRecord(
       usd: usage.usd,
       turns: usage.turns,
       at: now,
+      source: !job.spec.agent ? "session" : number !== job.number ? "reviewer" : "agent",
     },
   };
 }

@@ -20,7 +20,6 @@ import type {
 import type { StepItem } from "../../src/domain/action-claims.ts";
 import {
   type ClassifierVerdict,
-  DEFAULT_VAULT_POLICY,
   decide,
   decisionOf,
   itemHead,
@@ -33,12 +32,10 @@ import {
   vaultId,
 } from "../../src/domain/vault.ts";
 import type { Env } from "../../src/env.ts";
-import { fileReaderOf, loadRegistered, type Registered } from "../../src/projects/store.ts";
-import { classify } from "../../src/vault/classifier.ts";
-import { DEFAULT_VAULT_POLICY_TEXT, VAULT_POLICY_DIR, VAULT_POLICY_FILE } from "../../src/vault/policy.ts";
 import { deliverInOrder, type Outbox } from "../shared/outbox.ts";
 import type { JobRecord } from "./d1-sink.ts";
 import type { ProjectRecords } from "./records.ts";
+import { classifyItem } from "./vault-classify.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS vault_items (
@@ -54,14 +51,9 @@ CREATE INDEX IF NOT EXISTS vault_items_pending ON vault_items (state, expires_at
 
 export const VAULT_CHANNELS = { classify: "vault-classify" } as const;
 
-/** The model the classifier asks unless the Worker's `VAULT_MODEL` names another. */
-export const DEFAULT_VAULT_MODEL = "claude-sonnet-5-5";
-/** How many files of `.conveyor/` are read looking for the policy. */
-const POLICY_DIR_FILES = 20;
-
 /** Where the vault's writes go: the ProjectDO's D1 batch, its ordered issue-event channel, its agent runs. */
 export type VaultSinks = {
-  records: Pick<ProjectRecords, "d1" | "envelope">;
+  records: Pick<ProjectRecords, "d1" | "envelope" | "modelUsage" | "overBudget">;
   /**
    * An agent run's held output was decided (inside the vault's transaction); true when an approval was
    * carried out (the output queued for the forge), so the item fires.
@@ -238,6 +230,12 @@ export class Vault {
     return row ? (JSON.parse(row.item) as VaultItem) : null;
   }
 
+  /** Item `id` without its payload: what the Worker's pages and routes read. */
+  head(id: string) {
+    const item = this.item(id);
+    return item && itemHead(item);
+  }
+
   /** What item `id` approved (its payload) once a decision approved it; null otherwise. */
   approvedPayload(id: string): unknown {
     const item = this.item(id);
@@ -272,19 +270,15 @@ export class Vault {
           const { id } = JSON.parse(row.payload) as ClassifyRow;
           const item = this.item(id);
           if (item?.state !== "pending" || item.verdict) continue;
-          const registered = await loadRegistered(env, project);
-          const verdict = await classify(
-            {
-              ...(env.ANTHROPIC_API_KEY && { apiKey: env.ANTHROPIC_API_KEY }),
-              ...(env.ANTHROPIC_BASE_URL && { baseURL: env.ANTHROPIC_BASE_URL }),
-              model: env.VAULT_MODEL ?? DEFAULT_VAULT_MODEL,
-            },
-            { repo: registered?.project.repo ?? project, policy: await policyText(registered), item },
-          );
-          const policy: VaultPolicy = registered
-            ? { autoApprove: registered.project.settings.vault.autoApprove }
-            : DEFAULT_VAULT_POLICY;
-          this.storage.transactionSync(() => this.classified(project, id, verdict, policy, Date.now()));
+          const { verdict, policy, usage, budget } = await classifyItem(env, project, item);
+          this.storage.transactionSync(() => {
+            // The classifier's call is spent whatever it answered: against the item's issue, like a session's.
+            const spent = this.sinks.records.modelUsage(project, usage, Date.now());
+            const cause = { kind: "system", id: `vault:${id}` } as const;
+            if (usage.number !== null && budget)
+              this.sinks.records.overBudget(project, usage.number, spent, budget, cause, Date.now());
+            this.classified(project, id, verdict, policy, Date.now());
+          });
         }
       },
       horizon,
@@ -370,21 +364,6 @@ export class Vault {
 }
 
 /** The repository's own policy, or the default when it has none or cannot be read. */
-async function policyText(registered: Registered | null): Promise<string> {
-  if (!registered) return DEFAULT_VAULT_POLICY_TEXT;
-  try {
-    const forge = fileReaderOf(registered.project, await registered.secrets());
-    const files = await forge.readDirectory(
-      VAULT_POLICY_DIR,
-      registered.project.settings.defaultBranch,
-      POLICY_DIR_FILES,
-    );
-    return files.get(VAULT_POLICY_FILE)?.trim() || DEFAULT_VAULT_POLICY_TEXT;
-  } catch {
-    return DEFAULT_VAULT_POLICY_TEXT;
-  }
-}
-
 function itemRecord(project: string, item: VaultItem, now: number): JobRecord {
   return {
     table: "vault_items",

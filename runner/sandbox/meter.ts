@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { costUsd, type Tokens } from "./prices.ts";
+import { costUsd, type Tokens } from "../../src/usage/prices.ts";
 
 /**
  * What one Messages API response cost, read from the API's own answer: the JSON body's `usage`, or for a

@@ -7,7 +7,7 @@
  * Where the worst case does not fit but a useful answer does, `max_tokens` is lowered to what the budget
  * still pays for (the answer then stops at that length), so the end of a budget stays usable.
  */
-import { CACHE_WRITE, CACHE_WRITE_1H, type Price, priceOf } from "./prices.ts";
+import { CACHE_WRITE, CACHE_WRITE_1H, type Price, priceOf } from "../../src/usage/prices.ts";
 
 /** Request JSON bytes per input token, as the tokenizer averages on code and prose (an estimate). */
 const BYTES_PER_TOKEN = 4;

@@ -1,14 +1,21 @@
 /**
  * The CI gate, read from the forge: a webhook or a poll only says "look now". The forge's branch must be at
- * the head the runner reported, and that exact commit's statuses, check runs and check suites decide.
+ * the head the runner reported, and that exact commit's statuses, check runs and check suites decide. A red
+ * result says which failing checks the infrastructure failed, and whether their CI can run them again
+ * (src/domain/ci-rerun.ts): the lifecycle re-runs those before it spends a fix session.
  */
+
+import { sha256Hex } from "../crypto/tokens.ts";
 import { headCheck, issueBranch } from "../domain/branch.ts";
+import { planRerun, reportIdentity, rerunApis } from "../domain/ci-rerun.ts";
 import { ciVerdict } from "../domain/ci-verdict.ts";
 import type { LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
 import type { Project } from "../projects/store.ts";
 import { redExcerpt } from "./excerpt.ts";
+import { flakyChecks } from "./flaky.ts";
+import { woodpeckerApiOf } from "./woodpecker-project.ts";
 
 /** The branch check alone: null when the forge's `conveyor/<n>` is at `headSha`. */
 export async function checkHead(
@@ -35,7 +42,8 @@ export async function readCi(
   const protection = await forge.getBranchProtection(defaultBranch, { branchOnly: true });
   const required = protection?.requiredChecks ?? [];
   if (ci.kind === "none" && required.length === 0) return { type: "ci", result: "green", headSha };
-  const verdict = ciVerdict(await forge.getCiReport(headSha), {
+  const report = await forge.getCiReport(headSha);
+  const verdict = ciVerdict(report, {
     // Without CI of its own the project counts only what protection requires (a pattern nothing is named).
     pattern: ci.kind === "none" ? "" : ci.contextPattern,
     names: ci.kind === "none" ? [] : ci.requiredChecks,
@@ -46,13 +54,27 @@ export async function readCi(
       return null;
     case "green":
       return { type: "ci", result: "green", headSha };
-    case "red":
+    case "red": {
+      const woodpecker = await woodpeckerApiOf(env, project);
+      const apis = rerunApis(report, {
+        github: project.forge === "github",
+        woodpecker: woodpecker?.url ?? null,
+      });
+      const plan = planRerun(verdict.failed, apis, await flakyChecks(env, project.id, Date.now()));
+      // Re-run once the workflow run has ended (its suite's completion is another webhook, or poll).
+      if (plan.wait && ci.reruns > 0) return null;
       return {
         type: "ci",
         result: "red",
         headSha,
-        excerpt: await redExcerpt(env, project, verdict),
-        checks: verdict.failing,
+        excerpt: await redExcerpt(verdict, woodpecker),
+        checks: verdict.failing.map((check, i) => {
+          const cause = plan.causes[i];
+          return cause ? { ...check, cause } : check;
+        }),
+        fingerprint: await sha256Hex(reportIdentity(report)),
+        ...(ci.reruns > 0 && plan.targets.length > 0 && { rerun: plan.targets }),
       };
+    }
   }
 }

@@ -5,15 +5,12 @@
  * the excerpt then keeps the target URL.
  */
 import { z } from "zod";
-import { boundedText } from "../http/bounded.ts";
+import { woodpeckerPipeline } from "../domain/ci-rerun.ts";
+import { type WoodpeckerApi, woodpeckerCall } from "./woodpecker-api.ts";
 
 const FAILING = new Set(["failure", "error", "killed"]);
 const MAX_STEPS = 2;
 const TAIL_LINES = 60;
-/** Each API call's deadline, body included: the excerpt waits on it. */
-const TIMEOUT_MS = 15_000;
-/** A log's JSON (base64 lines) beyond this is not read: the excerpt then keeps the target URL. */
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 const pipelineSchema = z.object({
   workflows: z
@@ -37,38 +34,14 @@ const logSchema = z.array(
   }),
 );
 
-export type WoodpeckerApi = {
-  url: string;
-  token: string;
-  fetch?: typeof fetch;
-  timeoutMs?: number;
-  maxBodyBytes?: number;
-};
-
 export async function woodpeckerLogs(
   api: WoodpeckerApi,
   targetUrls: readonly (string | null)[],
 ): Promise<string | null> {
-  const base = api.url.replace(/\/+$/, "");
-  const pipeline = targetUrls
-    .map((url) =>
-      url?.startsWith(`${base}/`) ? /\/repos\/(\d+)\/pipeline\/(\d+)/.exec(url.slice(base.length)) : null,
-    )
-    .find((match) => match !== null);
+  const pipeline = targetUrls.map((url) => woodpeckerPipeline(api.url, url)).find((found) => found !== null);
   if (!pipeline) return null;
-  const [, repoId, number] = pipeline;
-  const get = async (path: string): Promise<unknown> => {
-    const res = await (api.fetch ?? fetch)(`${base}/api/repos/${repoId}${path}`, {
-      headers: { authorization: `Bearer ${api.token}`, accept: "application/json" },
-      // Covers the body's reading too: a server that stalls mid-body is cut off as well.
-      signal: AbortSignal.timeout(api.timeoutMs ?? TIMEOUT_MS),
-    });
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new Error(`woodpecker ${path}: ${res.status}`);
-    }
-    return JSON.parse(await boundedText(res, api.maxBodyBytes ?? MAX_BODY_BYTES));
-  };
+  const { repoId, number } = pipeline;
+  const get = (path: string) => woodpeckerCall(api, "GET", repoId, path);
   try {
     const { workflows } = pipelineSchema.parse(await get(`/pipelines/${number}`));
     const failed = workflows

@@ -23,6 +23,7 @@ import type {
   Job,
   RunnerEvent,
 } from "../runner-api/contract.ts";
+import type { ModelUsage } from "../usage/sources.ts";
 
 // --- jobs ---------------------------------------------------------------------------------------------------
 
@@ -199,6 +200,8 @@ export interface ProjectObject extends Rpc.DurableObjectBranded {
   dropRunner(runnerId: string): Promise<{ requeued: number }>;
   jobs(limit?: number): JobSummary[];
   issueSpendUsd(number: number): number;
+  /** A model call the Worker made itself (the critic): spent like a session's (src/usage/sources.ts). */
+  recordModelUsage(call: ModelUsage): Promise<void>;
   dispatchStatus(): DispatchStatus;
   // Merges take turns (durable-objects/project/merge-turns.ts).
   takeMergeTurn(key: string): Promise<boolean>;

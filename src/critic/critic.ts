@@ -4,6 +4,8 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
+import type { Tokens } from "../usage/prices.ts";
+import { addTokens, NO_TOKENS } from "../usage/sources.ts";
 import { zodMessage } from "../validation.ts";
 import { CRITIC_SYSTEM, type CriticInput, criticPrompt } from "./prompt.ts";
 import { type CriticReport, reportSchema } from "./report.ts";
@@ -23,9 +25,10 @@ export type CriticConfig = {
  */
 export const CRITIC_DEADLINE_MS = 8 * 60_000;
 
-export type CriticResult =
-  | { ok: true; report: CriticReport; usage: { inputTokens: number; outputTokens: number } }
-  | { ok: false; reason: string };
+/** `usage`: every answer's tokens, an invalid report's too (each is paid for). */
+export type CriticResult = ({ ok: true; report: CriticReport } | { ok: false; reason: string }) & {
+  usage: Tokens;
+};
 
 const REPORT_TOOL = {
   name: "report",
@@ -39,6 +42,7 @@ export async function runCritic(config: CriticConfig, input: CriticInput): Promi
   const deadlineMs = config.deadlineMs ?? CRITIC_DEADLINE_MS;
   const deadline = AbortSignal.timeout(deadlineMs);
   let reason = "no attempt made";
+  let usage = NO_TOKENS;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     let message: Anthropic.Message;
     try {
@@ -56,9 +60,10 @@ export async function runCritic(config: CriticConfig, input: CriticInput): Promi
     } catch (error) {
       // Past the deadline a person looks (review_failed), rather than the issue waiting on the model.
       if (deadline.aborted)
-        return { ok: false, reason: `the critic gave no report within ${deadlineMs / 1000} s` };
+        return { ok: false, reason: `the critic gave no report within ${deadlineMs / 1000} s`, usage };
       throw error;
     }
+    usage = addTokens(usage, message.usage);
     const call = message.content.find((b) => b.type === "tool_use" && b.name === REPORT_TOOL.name);
     if (call?.type !== "tool_use") {
       reason = "the critic gave no report";
@@ -69,11 +74,7 @@ export async function runCritic(config: CriticConfig, input: CriticInput): Promi
       reason = `the critic's report is invalid: ${zodMessage(parsed.error)}`;
       continue;
     }
-    return {
-      ok: true,
-      report: parsed.data,
-      usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens },
-    };
+    return { ok: true, report: parsed.data, usage };
   }
-  return { ok: false, reason };
+  return { ok: false, reason, usage };
 }

@@ -3,10 +3,12 @@
  * (idempotently, from its outbox), read by cron, the operator API and the dashboard.
  */
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { INFRA_CAUSES } from "../domain/ci-rerun.ts";
 import type { SuspectRotation } from "../domain/runner-tokens.ts";
 import { VAULT_STATES } from "../domain/vault.ts";
 import type { Pressure } from "../runner-api/contract.ts";
 import { SANDBOX_KINDS } from "../runner-api/sandbox.ts";
+import { USAGE_SOURCES } from "../usage/sources.ts";
 
 export const projects = sqliteTable("projects", {
   id: text("id").primaryKey(),
@@ -139,7 +141,10 @@ export const deliveries = sqliteTable(
   ],
 );
 
-/** Per session result: tokens and cost, for budgets and the prompt-cache hit ratio. */
+/**
+ * Per session result, and per model call Conveyor makes itself (the critic, the vault's classifier): tokens
+ * and cost, for budgets and the prompt-cache hit ratio.
+ */
 export const usage = sqliteTable(
   "usage",
   {
@@ -155,6 +160,8 @@ export const usage = sqliteTable(
     usd: real("usd").notNull(),
     turns: integer("turns").notNull().default(0),
     at: integer("at", { mode: "number" }).notNull(),
+    /** What spent it: a session, the Worker's critic, the vault's classifier, an agent run (a reviewer's). */
+    source: text("source", { enum: USAGE_SOURCES }).notNull().default("session"),
   },
   (t) => [
     index("usage_by_issue").on(t.projectId, t.number, t.iteration),
@@ -287,6 +294,30 @@ export const criticReports = sqliteTable(
     at: integer("at", { mode: "number" }).notNull(),
   },
   (t) => [index("critic_reports_by_issue").on(t.projectId, t.number, t.round)],
+);
+
+/**
+ * Each check a CI re-run asked for (src/domain/ci-rerun.ts), by head and round, and how it did on the re-run
+ * (`passed`: it flipped, as a flaky check does; null until the re-run's result): written by the issue's DO with
+ * the edges, read by the supervisor (flaky checks) and the CI gate (checks known to pass on re-run).
+ */
+export const ciReruns = sqliteTable(
+  "ci_reruns",
+  {
+    projectId: text("project_id").notNull(),
+    number: integer("number").notNull(),
+    headSha: text("head_sha").notNull(),
+    round: integer("round").notNull(),
+    checkName: text("check_name").notNull(),
+    cause: text("cause", { enum: INFRA_CAUSES }),
+    result: text("result", { enum: ["passed", "failed"] }),
+    requestedAt: integer("requested_at", { mode: "number" }).notNull(),
+    settledAt: integer("settled_at", { mode: "number" }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.number, t.headSha, t.round, t.checkName] }),
+    index("ci_reruns_by_time").on(t.projectId, t.requestedAt),
+  ],
 );
 
 /**

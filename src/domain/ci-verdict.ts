@@ -4,21 +4,39 @@
  * check has completed green. Pure.
  */
 import type { CheckRun, CheckSuite, CiReport, CommitStatus } from "../forge/client/types.ts";
+import type { InfraCause } from "./ci-rerun.ts";
 
 /**
  * A failing check as a human sees it on the issue's page: its name, what it reported, its own short text, and
- * where it points (a CI's pipeline page, where its logs can be found).
+ * where it points (a CI's pipeline page, where its logs can be found); `cause`, where it failed for the
+ * infrastructure's sake rather than the change's (src/domain/ci-rerun.ts).
  */
-export type FailedCheck = { name: string; outcome: string; description?: string; url?: string };
+export type FailedCheck = {
+  name: string;
+  outcome: string;
+  description?: string;
+  url?: string;
+  cause?: InfraCause;
+};
 
 /** What a `ci` event carries of its failing checks: the first few, each text cut short (the excerpt has it all). */
 export const MAX_FAILED_CHECKS = 20;
 export const MAX_CHECK_TEXT_CHARS = 300;
 
+/** Where a failing check came from: what re-running it needs (src/domain/ci-rerun.ts). */
+export type CheckOrigin =
+  | { kind: "status" }
+  | { kind: "run"; suiteId: number | null }
+  | { kind: "suite"; id: number };
+
+/** A failing check as shown, and where it came from. */
+export type FailingCheck = { check: FailedCheck; origin: CheckOrigin };
+
+/** `failing`: the first few, as a `ci` event carries them; `failed`: every one, with its origin. */
 export type CiVerdict =
   | { kind: "pending" }
   | { kind: "green" }
-  | { kind: "red"; excerpt: string; failing: FailedCheck[] };
+  | { kind: "red"; excerpt: string; failing: FailedCheck[]; failed: FailingCheck[] };
 
 /**
  * The checks that must pass. `names` non-empty: exactly these check names (a status context, a check run's
@@ -45,6 +63,7 @@ type Check = {
   outcome: string;
   description: string | null;
   targetUrl: string | null;
+  origin: CheckOrigin;
 };
 
 /** Conclusions that pass a check; any other, including one GitHub adds later, fails it (fail closed). */
@@ -63,10 +82,12 @@ export function ciVerdict(report: CiReport, required: RequiredChecks): CiVerdict
   const counted = checks.filter((check) => counts(check.name));
   const failing = counted.filter((check) => check.state === "failure");
   if (failing.length > 0) {
+    const failed = failing.map((check) => ({ check: failedCheck(check), origin: check.origin }));
     return {
       kind: "red",
       excerpt: clip(failing.map(describe).join("\n"), MAX_VERDICT_EXCERPT_CHARS),
-      failing: failing.slice(0, MAX_FAILED_CHECKS).map(failedCheck),
+      failing: failed.slice(0, MAX_FAILED_CHECKS).map((f) => f.check),
+      failed,
     };
   }
   const reported = new Set(counted.map((check) => check.name));
@@ -97,7 +118,7 @@ function latestRuns(runs: readonly CheckRun[]): CheckRun[] {
 
 function fromStatus(status: CommitStatus): Check {
   const state = status.state === "success" ? "success" : status.state === "pending" ? "pending" : "failure";
-  return { name: status.context, state, outcome: status.state, ...pick(status) };
+  return { name: status.context, state, outcome: status.state, ...pick(status), origin: { kind: "status" } };
 }
 
 /** Anything short of `completed` (queued, in_progress, waiting, requested, pending) still runs. */
@@ -113,6 +134,7 @@ function fromRun(run: CheckRun): Check {
     outcome: run.conclusion ?? run.status,
     description: run.summary,
     targetUrl: run.detailsUrl,
+    origin: { kind: "run", suiteId: run.suiteId },
   };
 }
 
@@ -123,6 +145,7 @@ function fromSuite(suite: CheckSuite): Check {
     outcome: suite.conclusion ?? suite.status,
     description: "check suite",
     targetUrl: null,
+    origin: { kind: "suite", id: suite.id },
   };
 }
 

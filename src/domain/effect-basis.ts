@@ -35,6 +35,7 @@ const BOUND: { [K in Effect["kind"]]?: { state: State; head?: true } } = {
   check_merge: { state: "merging", head: true },
   request_review: { state: "awaiting_review", head: true },
   watch_ci: { state: "awaiting_ci", head: true },
+  rerun_ci: { state: "awaiting_ci", head: true },
   vault_request: { state: "awaiting_approval", head: true },
   vault_approve: { state: "awaiting_approval" },
   vault_step: { state: "awaiting_approval" },

@@ -2,6 +2,7 @@
  * The issue lifecycle as a pure table: (state, event) → next state and effects, or a rejection with a reason.
  * The IssueDO applies it; nothing here does I/O.
  */
+import { type CiRerun, DEFAULT_CI_RERUNS, type RerunTarget, rerunDecision } from "./ci-rerun.ts";
 import type { FailedCheck } from "./ci-verdict.ts";
 import { MAX_DEPENDENCIES } from "./dependencies.ts";
 import {
@@ -121,8 +122,22 @@ export type LifecycleEvent =
        */
       refused?: string;
     }
-  /** `checks`: the failing checks of a red result, for a human (the excerpt is what a revise session reads). */
-  | { type: "ci"; result: "green" | "red"; headSha: string; excerpt?: string; checks?: FailedCheck[] }
+  /**
+   * `checks`: the failing checks of a red result, for a human (the excerpt is what a revise session reads).
+   * `fingerprint`: what identifies the commit's CI as read; `rerun`: the CI can run every failing check again,
+   * none having failed for the change's sake (src/domain/ci-rerun.ts); `rerunRefused`: a re-run was asked
+   * for and the CI refused it, so this red goes to a fix session.
+   */
+  | {
+      type: "ci";
+      result: "green" | "red";
+      headSha: string;
+      excerpt?: string;
+      checks?: FailedCheck[];
+      fingerprint?: string;
+      rerun?: RerunTarget[];
+      rerunRefused?: string;
+    }
   /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
   | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
   /**
@@ -290,8 +305,16 @@ export type Effect =
   /** Rewrites the open pull request's description: what the latest session did, and how CI and the critic went. */
   | { kind: "describe_pull_request" }
   | { kind: "request_review" }
-  /** Watch the head's CI until it settles: poll where the forge sends no CI webhooks. */
-  | { kind: "watch_ci" }
+  /**
+   * Watch the head's CI until it settles: poll where the forge sends no CI webhooks. `after`: the red result
+   * (its fingerprint) a re-run answers, read as still running.
+   */
+  | { kind: "watch_ci"; after?: string }
+  /**
+   * Runs the head's failed checks again through their CI's API (src/domain/ci-rerun.ts), while its CI is still
+   * the red result `of` (its fingerprint).
+   */
+  | { kind: "rerun_ci"; targets: RerunTarget[]; of: string }
   | { kind: "merge" }
   /** Puts the held merge of the current head in the vault (`protected_merge`); answered by `vault_requested`. */
   | { kind: "vault_request"; reason: string }
@@ -317,6 +340,8 @@ export type Effect =
 
 export type Limits = {
   maxCiFixes: number;
+  /** Re-runs of red CI that infrastructure caused, per head (`ci.reruns`); absent: `DEFAULT_CI_RERUNS`. */
+  ciReruns?: number;
   maxCriticIterations: number;
   /** Rounds people's reviews on the pull request start, apart from the critic's, before escalating. */
   maxHumanRounds: number;
@@ -391,6 +416,8 @@ export type IssueContext = {
   heldBy?: ReviewHold[];
   /** Reviews whose change requests a writer's `/conveyor merge` overrode. */
   overridden?: number[];
+  /** The head's CI re-runs while it waits for CI (src/domain/ci-rerun.ts); cleared on entering `awaiting_ci`. */
+  ciRerun?: CiRerun | null;
 };
 
 export type JobRun = { id: string; attempt: number };
@@ -443,6 +470,8 @@ const enter = (ctx: IssueContext, state: State, patch: Partial<IssueContext> = {
   ...ctx,
   // A new continuation: the job that ran the last session is not this one's.
   ...(state === "revising" && ctx.state !== "revising" && { job: NOT_DISPATCHED }),
+  // A new wait for CI: no re-run of it yet.
+  ...(state === "awaiting_ci" && ctx.state !== "awaiting_ci" && { ciRerun: null }),
   ...patch,
   state,
 });
@@ -1059,10 +1088,18 @@ const TABLE: { [S in State]: StateRules } = {
     ...peopleOnThePull("awaiting_ci"),
     pr_opened: prOpened("awaiting_ci"),
     ci: {
-      to: ["awaiting_review", "revising", "escalated"],
+      to: ["awaiting_review", "revising", "escalated", "awaiting_ci"],
       apply: (ctx, e, limits) => {
         if (ctx.headSha && e.headSha !== ctx.headSha) {
           return reject(`CI result for ${e.headSha} is not for the current head ${ctx.headSha}`);
+        }
+        const rerun = rerunDecision(ctx.ciRerun, e, limits.ciReruns ?? DEFAULT_CI_RERUNS);
+        if (rerun.kind === "stale") return reject(rerun.reason);
+        if (rerun.kind === "rerun") {
+          return accept(enter(ctx, "awaiting_ci", { ciRerun: rerun.next, reason: rerun.reason }), [
+            { kind: "rerun_ci", targets: rerun.targets, of: rerun.next.fingerprint },
+            { kind: "watch_ci", after: rerun.next.fingerprint },
+          ]);
         }
         if (e.result === "green") return accept(enter(ctx, "awaiting_review"), [{ kind: "request_review" }]);
         if (ctx.ciFixes >= limits.maxCiFixes) {
@@ -1071,7 +1108,9 @@ const TABLE: { [S in State]: StateRules } = {
             `CI still red after ${ctx.ciFixes} fix attempts (max_ci_fixes ${limits.maxCiFixes})`,
           );
         }
-        return accept(enter(ctx, "revising", { ciFixes: ctx.ciFixes + 1, iteration: ctx.iteration + 1 }), [
+        const refused = e.rerunRefused && { reason: e.rerunRefused };
+        const fix = { ciFixes: ctx.ciFixes + 1, iteration: ctx.iteration + 1, ...refused };
+        return accept(enter(ctx, "revising", fix), [
           { kind: "enqueue_job", job: "revise", reason: "ci", ...(e.excerpt ? { detail: e.excerpt } : {}) },
         ]);
       },

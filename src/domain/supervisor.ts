@@ -8,6 +8,7 @@
  * A finding's key names its cause, not the moment it was seen: the same cause found on the next run has the
  * same key, so it is reported once, and it resolves when a run no longer finds it (`reconcileFindings`).
  */
+import { type FlakyCheck, flakyFindings } from "./flaky-checks.ts";
 import type { State } from "./lifecycle.ts";
 import type { SuspectRotation } from "./runner-tokens.ts";
 import {
@@ -46,6 +47,7 @@ export const CHECKS = [
   "dead_letter",
   "budget",
   "dependency",
+  "flaky_check",
 ] as const;
 export type Check = (typeof CHECKS)[number];
 
@@ -165,6 +167,8 @@ export type Snapshot = {
   deadLetters: readonly DeadLetterEntry[];
   dependencies: readonly DependencyEdge[];
   finished: readonly FinishedWorktree[];
+  /** CI checks that passed on a re-run lately (src/domain/flaky-checks.ts). */
+  flakyChecks: readonly FlakyCheck[];
   spentTodayUsd: number;
   dailyCapUsd: number;
   /** The UTC day the spend is of: the budget's findings are per day. */
@@ -183,6 +187,7 @@ export function runChecks(snapshot: Snapshot): Finding[] {
     ...budgetFindings(snapshot),
     ...dependencyFindings(snapshot),
     ...leftoverFindings(snapshot),
+    ...flakyFindings(snapshot.flakyChecks),
   ];
   const byKey = new Map<string, Finding>();
   for (const finding of found) if (!byKey.has(finding.key)) byKey.set(finding.key, finding);

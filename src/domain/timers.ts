@@ -2,10 +2,11 @@
  * Which timers an edge of the lifecycle arms. Every waiting state has a way out in bounded time: entering a
  * state arms its timers afresh; an edge that stays in the state keeps the running ones (a redispatch or a
  * linked pull request does not extend a deadline), and a timer that fired without moving the state (the
- * escalation's reminder) is armed again for its next round. The session's wall-clock limit counts from when
- * its job is dispatched: a continuation waiting for its job (a paused daily budget) has not started, and a
- * redispatch (a lost lease, another runner) does not restart it. Until then the `dispatch` timer runs: an
- * issue whose job no runner starts says so, every period, instead of waiting unseen.
+ * escalation's reminder) is armed again for its next round, as is the CI timer for a re-run of CI. The
+ * session's wall-clock limit counts from when its job is dispatched: a continuation waiting for its job (a
+ * paused daily budget) has not started, and a redispatch (a lost lease, another runner) does not restart it.
+ * Until then the `dispatch` timer runs: an issue whose job no runner starts says so, every period, instead of
+ * waiting unseen.
  */
 import type { IssueKind, LifecycleEvent, State, TimerKind } from "./lifecycle.ts";
 
@@ -82,8 +83,10 @@ function stateTimers(edge: Edge, running: readonly Timer[], timeouts: Timeouts):
   const next = edge.from !== edge.to || (event.type === "phase" && edge.to === "revising");
   if (next) return kinds.filter(starts).map(arm);
   const fired = event.type === "timeout" && kinds.includes(event.timer) ? event.timer : null;
-  const kept = running.filter((t) => t.kind !== fired && !(dispatched && t.kind === "dispatch"));
-  if (fired) return [...kept, arm(fired)];
+  // A CI result that stays in awaiting_ci re-ran CI: the re-run waits for its result as long as a first run.
+  const again = fired ?? (event.type === "ci" && kinds.includes("ci") ? "ci" : null);
+  const kept = running.filter((t) => t.kind !== again && !(dispatched && t.kind === "dispatch"));
+  if (again) return [...kept, arm(again)];
   const sessionStarts =
     event.type === "dispatched" && kinds.includes("session") && !kept.some((t) => t.kind === "session");
   return sessionStarts ? [...kept, arm("session")] : kept;

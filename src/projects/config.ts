@@ -1,6 +1,7 @@
 /** A project's registration: what the operator sends (`PUT /api/v1/projects/:project`) and its defaults. */
 import { z } from "zod";
 import { type BudgetLimits, DEFAULT_EVENT_DAILY_USD } from "../domain/budget.ts";
+import { DEFAULT_CI_RERUNS, MAX_CI_RERUNS } from "../domain/ci-rerun.ts";
 import {
   DEFAULT_LIMITS,
   DEFAULT_MAX_EFFECT_ATTEMPTS,
@@ -284,8 +285,17 @@ export const settingsSchema = z.object({
       contextPattern: z.string().min(1).max(200).default("*"),
       /** Named checks that must all be reported and pass; when given, `contextPattern` is not used. */
       requiredChecks: z.array(z.string().min(1).max(200)).max(50).default([]),
-      /** A Woodpecker server whose API gives red CI's step logs (with `woodpeckerToken`). */
+      /**
+       * A Woodpecker server whose API gives red CI's step logs and restarts pipelines the infrastructure
+       * failed (with `woodpeckerToken`).
+       */
       woodpeckerUrl: z.url({ protocol: /^https?$/ }).optional(),
+      /**
+       * Times a head's red CI is re-run before a fix session is spent, when every failing check failed for
+       * the infrastructure's sake (cancelled, timed out, the CI's own error, known to pass on re-run) and its
+       * CI can re-run it (src/domain/ci-rerun.ts). 0: never.
+       */
+      reruns: z.number().int().min(0).max(MAX_CI_RERUNS).default(DEFAULT_CI_RERUNS),
     })
     .prefault({}),
   /** The supervisor's period and thresholds (docs/supervisor.md). */

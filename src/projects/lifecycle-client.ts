@@ -19,8 +19,16 @@ export async function sendEvent(
   event: LifecycleEvent,
   delivery?: EventEnvelope["delivery"],
 ) {
-  const { maxCiFixes, maxCriticIterations, maxHumanRounds, maxUpdates, effects, timeouts, retentionDays } =
-    project.settings;
+  const {
+    maxCiFixes,
+    maxCriticIterations,
+    maxHumanRounds,
+    maxUpdates,
+    effects,
+    timeouts,
+    retentionDays,
+    ci,
+  } = project.settings;
   const result = await issueStub(env, project.id, number).apply({
     id,
     project: project.id,
@@ -29,6 +37,7 @@ export async function sendEvent(
     event,
     limits: {
       maxCiFixes,
+      ciReruns: ci.reruns,
       maxCriticIterations,
       maxHumanRounds,
       maxUpdates,

@@ -8,6 +8,8 @@ import { z } from "zod";
 import { asData } from "../domain/untrusted-text.ts";
 import type { ClassifierVerdict, VaultItem } from "../domain/vault.ts";
 import { errorMessage } from "../error-message.ts";
+import type { Tokens } from "../usage/prices.ts";
+import { addTokens, NO_TOKENS } from "../usage/sources.ts";
 import { zodMessage } from "../validation.ts";
 
 export type ClassifierConfig = { apiKey?: string; baseURL?: string; model: string; deadlineMs?: number };
@@ -52,9 +54,15 @@ export function classifierPrompt({ repo, item }: ClassifierInput): string {
   ].join("\n");
 }
 
-const ask = (reason: string): ClassifierVerdict => ({ verdict: "ask", reason: `classifier: ${reason}` });
+/** The verdict, and what the model's answer cost in tokens (none when no answer came). */
+export type Classified = { verdict: ClassifierVerdict; usage: Tokens };
 
-export async function classify(config: ClassifierConfig, input: ClassifierInput): Promise<ClassifierVerdict> {
+const ask = (reason: string, usage = NO_TOKENS): Classified => ({
+  verdict: { verdict: "ask", reason: `classifier: ${reason}` },
+  usage,
+});
+
+export async function classify(config: ClassifierConfig, input: ClassifierInput): Promise<Classified> {
   if (!config.apiKey) return ask("no model key is configured");
   const deadlineMs = config.deadlineMs ?? CLASSIFIER_DEADLINE_MS;
   try {
@@ -70,11 +78,12 @@ export async function classify(config: ClassifierConfig, input: ClassifierInput)
       },
       { signal: AbortSignal.timeout(deadlineMs), timeout: deadlineMs },
     );
+    const usage = addTokens(NO_TOKENS, message.usage);
     const call = message.content.find((b) => b.type === "tool_use" && b.name === VERDICT_TOOL.name);
-    if (call?.type !== "tool_use") return ask("the model gave no verdict");
+    if (call?.type !== "tool_use") return ask("the model gave no verdict", usage);
     const parsed = verdictSchema.safeParse(call.input);
-    if (!parsed.success) return ask(`the model's verdict is invalid: ${zodMessage(parsed.error)}`);
-    return parsed.data;
+    if (!parsed.success) return ask(`the model's verdict is invalid: ${zodMessage(parsed.error)}`, usage);
+    return { verdict: parsed.data, usage };
   } catch (error) {
     return ask(`the model could not be asked: ${errorMessage(error).split("\n")[0]?.slice(0, 300)}`);
   }

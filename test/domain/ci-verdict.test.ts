@@ -97,6 +97,10 @@ describe("ciVerdict over commit statuses", () => {
         },
         { name: "ci/woodpecker/pr/build", outcome: "error" },
       ],
+      failed: [
+        { check: expect.objectContaining({ name: "ci/woodpecker/pr/test" }), origin: { kind: "status" } },
+        { check: { name: "ci/woodpecker/pr/build", outcome: "error" }, origin: { kind: "status" } },
+      ],
     });
   });
 
@@ -198,6 +202,12 @@ describe("ciVerdict over check runs and suites", () => {
       kind: "red",
       excerpt: "test: failure — 3 failed (https://ci/run/9)",
       failing: [{ name: "test", outcome: "failure", description: "3 failed", url: "https://ci/run/9" }],
+      failed: [
+        {
+          check: { name: "test", outcome: "failure", description: "3 failed", url: "https://ci/run/9" },
+          origin: { kind: "run", suiteId: 1 },
+        },
+      ],
     });
   });
 

@@ -47,6 +47,7 @@ function snapshot(patch: Partial<Snapshot> = {}): Snapshot {
     finished: [],
     spentTodayUsd: 1,
     dailyCapUsd: 100,
+    flakyChecks: [],
     day: "2026-11-26",
     timeouts: DEFAULT_TIMEOUTS_MS,
     limits,
@@ -375,6 +376,34 @@ describe("budget", () => {
 
   it("a cap of zero is spent at once", () => {
     expect(keys({ spentTodayUsd: 0, dailyCapUsd: 0 })).toEqual(["budget_cap:2026-11-26"]);
+  });
+});
+
+describe("flaky CI checks", () => {
+  const flaky = (name: string, flips: number) => ({ name, flips, lastAt: NOW - MIN });
+
+  it("a check that passed on re-run twice is a P3 finding; once is the infrastructure's", () => {
+    const found = runChecks(snapshot({ flakyChecks: [flaky("test (ubuntu)", 2), flaky("lint", 1)] }));
+    expect(found).toEqual([
+      expect.objectContaining({
+        key: "flaky_check:test (ubuntu)",
+        priority: "P3",
+        check: "flaky_check",
+        subject: "check test (ubuntu)",
+        summary: expect.stringMatching(
+          /^CI check `test \(ubuntu\)` failed and then passed on re-run 2 times/,
+        ),
+      }),
+    ]);
+  });
+
+  it("keeps one key per check however often it flips, and resolves when it stops", () => {
+    const open = [
+      { ...runChecks(snapshot({ flakyChecks: [flaky("t", 2)] }))[0], openedAt: NOW },
+    ] as OpenFinding[];
+    const again = runChecks(snapshot({ flakyChecks: [flaky("t", 5)] }));
+    expect(reconcileFindings(open, again)).toMatchObject({ opened: [], kept: [{ key: "flaky_check:t" }] });
+    expect(reconcileFindings(open, runChecks(snapshot())).resolved).toHaveLength(1);
   });
 });
 

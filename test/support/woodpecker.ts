@@ -1,6 +1,12 @@
 /**
- * A Woodpecker API stand-in with one red pipeline (repo 7, pipeline 42) in Woodpecker's own JSON
- * (server/model: Pipeline.workflows[].children are Steps; LogEntry.data is []byte, so base64).
+ * A Woodpecker API stand-in for repo 7 in Woodpecker's own JSON (server/model: Pipeline.workflows[].children
+ * are Steps; LogEntry.data is []byte, so base64): one red pipeline (42) with a log, those a test adds
+ * (`POST /test/pipelines` with their commit and status: `killed` is how Woodpecker reports a cancelled
+ * one), the repository's pipelines newest first
+ * (`GET /api/repos/7/pipelines`), and a pipeline's restart (`POST /api/repos/7/pipelines/{number}`, which
+ * Woodpecker answers with the new pipeline: the next number, its `parent` the restarted one; 401 without a
+ * token, 404 for no such pipeline). A restarted pipeline reports nothing to the forge by itself: a test plays
+ * its status report.
  */
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -51,6 +57,16 @@ export const RED_LOG = [
   { id: 4, step_id: 502, time: 3, line: 3, data: b64("1\n"), type: 2 },
 ];
 
+/** A pipeline the server cancelled: its one step killed. */
+type Pipeline = {
+  id: number;
+  number: number;
+  status: string;
+  commit?: string;
+  parent?: number;
+  workflows: unknown[];
+};
+
 export type WoodpeckerStandIn = {
   url: string;
   seen: { path: string; auth?: string }[];
@@ -61,21 +77,43 @@ export type WoodpeckerStandIn = {
 
 export async function startWoodpecker(): Promise<WoodpeckerStandIn> {
   const seen: { path: string; auth?: string }[] = [];
-  const server: Server = createServer((req, res) => {
+  const pipelines: Pipeline[] = [RED_PIPELINE];
+  const add = (pipeline: Omit<Pipeline, "id" | "number" | "workflows">) => {
+    const number = Math.max(...pipelines.map((p) => p.number)) + 1;
+    const created = { id: 300 + number, number, workflows: [], ...pipeline };
+    pipelines.unshift(created);
+    return created;
+  };
+  const server: Server = createServer(async (req, res) => {
     seen.push({ path: req.url ?? "", ...(req.headers.authorization && { auth: req.headers.authorization }) });
+    const json = (status: number, body: unknown) =>
+      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    // The tests' own door: a pipeline of `commit` as the CI ran it (`killed`: cancelled), for its status to link.
+    if (req.method === "POST" && req.url === "/test/pipelines") {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const { commit, status } = JSON.parse(Buffer.concat(chunks).toString()) as Pipeline;
+      return json(201, add({ commit, status }));
+    }
+    if (req.method === "POST") {
+      const restart = /^\/api\/repos\/7\/pipelines\/(\d+)$/.exec(req.url ?? "");
+      const parent = restart && pipelines.find((p) => p.number === Number(restart[1]));
+      if (!req.headers.authorization?.startsWith("Bearer ")) return json(401, { error: "Unauthorized" });
+      if (!parent) return json(404, { error: "not found" });
+      return json(200, add({ status: "pending", commit: parent.commit, parent: parent.number }));
+    }
+    if (req.url === "/api/repos/7/pipelines") return json(200, pipelines);
     if (req.url === "/api/repos/7/logs/42/502" && stand.logs !== "normal") {
       if (stand.logs === "endless") endless(res);
       return;
     }
-    const body =
-      req.url === "/api/repos/7/pipelines/42"
-        ? RED_PIPELINE
-        : req.url === "/api/repos/7/logs/42/502"
-          ? RED_LOG
-          : null;
-    res
-      .writeHead(body ? 200 : 404, { "content-type": "application/json" })
-      .end(JSON.stringify(body ?? { error: "not found" }));
+    const pipeline = /^\/api\/repos\/7\/pipelines\/(\d+)$/.exec(req.url ?? "");
+    const body = pipeline
+      ? pipelines.find((p) => p.number === Number(pipeline[1]))
+      : req.url === "/api/repos/7/logs/42/502"
+        ? RED_LOG
+        : null;
+    json(body ? 200 : 404, body ?? { error: "not found" });
   });
   await new Promise<void>((ready) => server.listen(0, "127.0.0.1", ready));
   const stand: WoodpeckerStandIn = {

@@ -1,88 +1,25 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_CI_EXCERPT_CHARS } from "../../src/domain/ci-verdict.ts";
-import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
-import { issueStub } from "../../src/issue-stub.ts";
 import { claimResponse } from "../../src/runner-api/contract.ts";
+import {
+  awaitingCi,
+  checkHook,
+  checkRun,
+  githubProject,
+  postStatus,
+  STATUS_DELIVERY,
+  statusPayload,
+  woodpeckerLoop,
+} from "./support/ci.ts";
 import { call, claim, newRunner, taken } from "./support/jobs.ts";
-import { control, loopProject, postStatus, services, statusPayload } from "./support/review.ts";
-import { deliver, fixtureBytes, freshProject, pretty, registerProject } from "./support/webhooks.ts";
+import { control, loopProject, services } from "./support/review.ts";
+import { deliver, fixtureBytes, freshProject, registerProject } from "./support/webhooks.ts";
 
 const SUITE_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
 
-/** An issue the forge has (its labels and comments are real calls), taken to awaiting_ci at `sha`. */
-async function awaitingCi(project: string, number: number, sha: string, repo: string) {
-  for (let created = 0; created < number; ) {
-    const res = await fetch(`${services.forgeApiUrl}/repos/${repo}/issues`, {
-      method: "POST",
-      headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ title: "An issue" }),
-    });
-    created = ((await res.json()) as { number: number }).number;
-  }
-  const issue = issueStub(env, project, number);
-  const events: LifecycleEvent[] = [
-    { type: "triage", blockers: [] },
-    { type: "dispatched", jobId: "job-1", runnerId: "runner-1" },
-    { type: "phase", phase: "awaiting_ci", headSha: sha, branch: `conveyor/${number}`, sessionId: "sess-1" },
-  ];
-  for (const [i, event] of events.entries()) {
-    await issue.apply({ id: `setup-${i}`, project, number, cause: { kind: "system", id: "test" }, event });
-  }
-  await issue.drain();
-  return issue;
-}
-
 describe("CI results pushed by GitHub: the forge's checks of the exact head decide", () => {
-  /** A repository on the local forge (which answers GitHub's checks API) and a GitHub project for it. */
-  async function github(name: string) {
-    const project = freshProject(name);
-    const { fullName: repo } = await control<{ fullName: string }>("repo", {
-      name: project,
-      files: { "README.md": "# demo\n" },
-    });
-    await registerProject(project, "github", repo, {
-      forgeToken: services.conveyorToken,
-      ci: { kind: "github-actions" },
-    });
-    const app = async (login: string) =>
-      (await control<{ token: string }>("user", { repo, login, level: "write" })).token;
-    return { project, repo, actions: await app("actions-app"), circle: await app("circleci-app") };
-  }
-
-  type Run = {
-    name: string;
-    status?: string;
-    conclusion?: string;
-    output?: { title: string; summary: string };
-  };
-
-  /** Posts (or, with `id`, updates) a check run as the app whose token it is. */
-  async function checkRun(repo: string, token: string, sha: string, run: Run, id?: number) {
-    const res = await fetch(`${services.forgeApiUrl}/repos/${repo}/check-runs${id ? `/${id}` : ""}`, {
-      method: id ? "PATCH" : "POST",
-      headers: { authorization: `token ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ head_sha: sha, ...run }),
-    });
-    if (!res.ok) throw new Error(`check run: ${res.status} ${await res.text()}`);
-    return ((await res.json()) as { id: number }).id;
-  }
-
-  /** GitHub's delivery of `fixture`, about `sha`: a trigger, whatever it says. */
-  const hook = (
-    gh: { project: string; repo: string },
-    event: "check_suite" | "check_run",
-    fixture: string,
-    sha: string,
-  ) => {
-    const body = JSON.parse(env.WEBHOOK_FIXTURES[fixture] ?? "{}");
-    body[event].head_sha = sha;
-    body.repository.full_name = gh.repo;
-    return deliver(gh.project, { forge: "github", event }, pretty(body));
-  };
-
   it("one green suite of two moves nothing; the second one's red sends the issue to revise", async () => {
-    const gh = await github("gh-two-suites");
+    const gh = await githubProject("gh-two-suites");
     const { project, repo, actions, circle } = gh;
     const sha = (
       await control<{ sha: string }>("push", { repo, branch: "conveyor/3", files: { "a.txt": "a" } })
@@ -91,13 +28,13 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
     await checkRun(repo, actions, sha, { name: "build", conclusion: "success" });
     const test = await checkRun(repo, circle, sha, { name: "test", status: "in_progress" });
 
-    const first = await hook(gh, "check_suite", "github/check_suite.completed.json", sha);
+    const first = await checkHook(gh, "check_suite", "github/check_suite.completed.json", sha);
     expect(await first.json()).toEqual({ accepted: true, events: 0 });
     expect((await issue.view())?.state).toBe("awaiting_ci");
 
     const output = { title: "2 tests failed", summary: "parser.test.ts" };
     await checkRun(repo, circle, sha, { name: "test", conclusion: "failure", output }, test);
-    const red = await hook(gh, "check_run", "github/check_run.completed.failure.json", sha);
+    const red = await checkHook(gh, "check_run", "github/check_run.completed.failure.json", sha);
     expect(await red.json()).toEqual({ accepted: true, events: 1 });
     expect(await issue.view()).toMatchObject({ state: "revising", ciFixes: 1 });
     await issue.drain();
@@ -108,7 +45,7 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
   });
 
   it("a red result with 200 kB of check output: a bounded excerpt, a 2xx, and a revise job the runner parses", async () => {
-    const gh = await github("gh-long-output");
+    const gh = await githubProject("gh-long-output");
     const { project, repo, circle } = gh;
     const sha = (
       await control<{ sha: string }>("push", { repo, branch: "conveyor/5", files: { "c.txt": "c" } })
@@ -118,7 +55,7 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
       const output = { title: `suite ${i} failed`, summary: "z".repeat(20_000) };
       await checkRun(repo, circle, sha, { name: `test-${i}`, conclusion: "failure", output });
     }
-    const red = await hook(gh, "check_run", "github/check_run.completed.failure.json", sha);
+    const red = await checkHook(gh, "check_run", "github/check_run.completed.failure.json", sha);
     expect(red.ok).toBe(true);
     expect(await red.json()).toEqual({ accepted: true, events: 1 });
     expect(await issue.view()).toMatchObject({ state: "revising" });
@@ -131,7 +68,7 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
   });
 
   it("review waits until every suite is green", async () => {
-    const gh = await github("gh-all-green");
+    const gh = await githubProject("gh-all-green");
     const { project, repo, actions, circle } = gh;
     const sha = (
       await control<{ sha: string }>("push", { repo, branch: "conveyor/4", files: { "b.txt": "b" } })
@@ -139,11 +76,11 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
     const issue = await awaitingCi(project, 4, sha, repo);
     await checkRun(repo, actions, sha, { name: "build", conclusion: "success" });
     const lint = await checkRun(repo, circle, sha, { name: "lint", status: "queued" });
-    const early = await hook(gh, "check_suite", "github/check_suite.completed.json", sha);
+    const early = await checkHook(gh, "check_suite", "github/check_suite.completed.json", sha);
     expect(await early.json()).toEqual({ accepted: true, events: 0 });
 
     await checkRun(repo, circle, sha, { name: "lint", conclusion: "success" }, lint);
-    const res = await hook(gh, "check_run", "github/check_run.completed.success.json", sha);
+    const res = await checkHook(gh, "check_run", "github/check_run.completed.success.json", sha);
     expect(await res.json()).toEqual({ accepted: true, events: 1 });
     expect((await issue.view())?.history.at(-1)).toMatchObject({
       event: "ci",
@@ -166,15 +103,7 @@ describe("CI results pushed by GitHub: the forge's checks of the exact head deci
 
 describe("commit statuses pushed by Gitea", () => {
   it("a red status from Woodpecker brings the failing step's log to the revise session", async () => {
-    const loop = await loopProject(
-      "woodpecker-ci",
-      {
-        forge: "gitea",
-        ci: { kind: "woodpecker", contextPattern: "ci/woodpecker/*", woodpeckerUrl: services.woodpeckerUrl },
-        woodpeckerToken: "wp-read-token",
-      },
-      { forgeCi: false },
-    );
+    const loop = await woodpeckerLoop("woodpecker-ci");
     const sha = (
       await control<{ sha: string }>("push", {
         repo: loop.repo,
@@ -184,20 +113,15 @@ describe("commit statuses pushed by Gitea", () => {
     ).sha;
     const issue = await awaitingCi(loop.project, 2, sha, loop.repo);
     const target = `${services.woodpeckerUrl}/repos/7/pipeline/42/1`;
-    await fetch(`${services.forgeApiUrl}/repos/${loop.repo}/statuses/${sha}`, {
-      method: "POST",
-      headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        context: "ci/woodpecker/pr/test",
-        state: "failure",
-        description: "failed",
-        target_url: target,
-      }),
+    await postStatus(loop, sha, {
+      context: "ci/woodpecker/pr/test",
+      state: "failure",
+      description: "failed",
+      target_url: target,
     });
-    const delivery = { forge: "gitea", event: { grouped: "", type: "status" } } as const;
     const res = await deliver(
       loop.project,
-      delivery,
+      STATUS_DELIVERY,
       statusPayload(loop, sha, "ci/woodpecker/pr/test", "failure"),
     );
     expect(await res.json()).toEqual({ accepted: true, events: 1 });
@@ -237,22 +161,21 @@ describe("commit statuses pushed by Gitea", () => {
       })
     ).sha;
     const issue = await awaitingCi(loop.project, 1, sha, loop.repo);
-    const delivery = { forge: "gitea", event: { grouped: "", type: "status" } } as const;
 
-    await postStatus(loop, sha, "external/lint", "success");
-    await postStatus(loop, sha, "external/test", "pending");
+    await postStatus(loop, sha, { context: "external/lint", state: "success" });
+    await postStatus(loop, sha, { context: "external/test", state: "pending" });
     const partial = await deliver(
       loop.project,
-      delivery,
+      STATUS_DELIVERY,
       statusPayload(loop, sha, "external/lint", "success"),
     );
     expect(await partial.json()).toEqual({ accepted: true, events: 0 });
     expect((await issue.view())?.state).toBe("awaiting_ci");
 
-    await postStatus(loop, sha, "external/test", "failure");
+    await postStatus(loop, sha, { context: "external/test", state: "failure" });
     const failed = await deliver(
       loop.project,
-      delivery,
+      STATUS_DELIVERY,
       statusPayload(loop, sha, "external/test", "failure"),
     );
     expect(await failed.json()).toEqual({ accepted: true, events: 1 });

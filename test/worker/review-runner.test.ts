@@ -13,6 +13,7 @@ import { CURRENT_TEXT_NOTE } from "../../src/domain/judged-brief.ts";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";
+import { postStatus, statusPayload } from "./support/ci.ts";
 import { call, claim, complete, drain, jobsOf, newRunner, type Runner } from "./support/jobs.ts";
 import {
   control,
@@ -21,11 +22,9 @@ import {
   GREEN_CI,
   type Loop,
   loopProject,
-  postStatus,
   push,
   queuedThenEdited,
   services,
-  statusPayload,
   until,
 } from "./support/review.ts";
 import { deliver, pullRequestDelivery } from "./support/webhooks.ts";
@@ -105,7 +104,12 @@ describe("the critic on a runner", () => {
     });
     expect(agent?.prompt).toContain(`the working directory is pull request #${pr} at ${sha}`);
 
-    const done = { phase: "done", outputs: [review(pr, "APPROVE", "Splits the input as asked.")] };
+    const usage = { inputTokens: 900, outputTokens: 80, cacheReadTokens: 0, cacheWriteTokens: 0, turns: 3 };
+    const done = {
+      phase: "done",
+      outputs: [review(pr, "APPROVE", "Splits the input as asked.")],
+      usage: { ...usage, usd: 0.25 },
+    };
     expect((await complete(runner, claimed, done)).status).toBe(204);
     // Delivered twice (a lost answer): applied once.
     expect((await complete(runner, claimed, done)).status).toBe(204);
@@ -127,6 +131,13 @@ describe("the critic on a runner", () => {
     expect(ledger.results).toEqual([{ id: key, round: 1, headSha: sha, verdict: "APPROVE" }]);
     const run = await runOf(loop, agent?.runId ?? "");
     expect(run.decisions?.map((d) => [d.status, d.applied ?? false])).toEqual([["accepted", true]]);
+    // The reviewer's spend is the run's, and the issue's it reviewed.
+    expect(run.costUsd).toBe(0.25);
+    expect(await projectStub(env, loop.project).issueSpendUsd(number)).toBe(0.25);
+    const spent = await env.DB.prepare("SELECT number, source, usd FROM usage WHERE project_id = ?")
+      .bind(loop.project)
+      .all();
+    expect(spent.results).toEqual([{ number, source: "reviewer", usd: 0.25 }]);
   });
 
   it("gives the reviewer the brief a writer queued as the issue; an edit after queueing is context, marked so", async () => {
@@ -337,7 +348,7 @@ describe("people's pull requests reviewed after CI (the default)", () => {
     const { pr, head: first, alice } = await personsPullRequest(loop, "alice-ac");
     const runner = await newRunner("rr-after-ci-0");
     expect((await pullRequestDelivery(loop, "opened", { number: pr, author: alice.login })).ok).toBe(true);
-    await postStatus(loop, first, "ci/woodpecker/pr/test", "pending");
+    await postStatus(loop, first, { context: "ci/woodpecker/pr/test", state: "pending" });
     expect((await status(loop, first, "ci/woodpecker/pr/test", "pending")).ok).toBe(true);
     // No verdict yet: nothing to review.
     expect(await claim(runner, [loop.project])).toBeNull();
@@ -346,18 +357,18 @@ describe("people's pull requests reviewed after CI (the default)", () => {
     const second = await push(loop, 0, { "src/shout.js": "export const shout = (s) => s + '!';\n" }, SHOUT);
     const sync = { number: pr, author: alice.login };
     expect((await pullRequestDelivery(loop, "synchronized", sync)).ok).toBe(true);
-    await postStatus(loop, first, "ci/woodpecker/pr/test", "success");
+    await postStatus(loop, first, { context: "ci/woodpecker/pr/test", state: "success" });
     expect(await (await status(loop, first, "ci/woodpecker/pr/test", "success")).json()).toMatchObject({
       ignored: `no issue waits for CI on ${first}`,
     });
     expect(await claim(runner, [loop.project])).toBeNull();
 
     // CI judges the newest head (red counts: the reviewer reads CI's findings too): reviewed there, once.
-    await postStatus(loop, second, "ci/woodpecker/pr/test", "failure");
+    await postStatus(loop, second, { context: "ci/woodpecker/pr/test", state: "failure" });
     expect(await (await status(loop, second, "ci/woodpecker/pr/test", "failure")).json()).toMatchObject({
       accepted: true,
     });
-    await postStatus(loop, second, "ci/woodpecker/pr/lint", "success");
+    await postStatus(loop, second, { context: "ci/woodpecker/pr/lint", state: "success" });
     expect((await status(loop, second, "ci/woodpecker/pr/lint", "success")).ok).toBe(true);
     expect((await pullRequestDelivery(loop, "synchronized", sync)).ok).toBe(true);
     await projectStub(env, loop.project).reconcileNow(loop.project);
@@ -371,7 +382,7 @@ describe("people's pull requests reviewed after CI (the default)", () => {
     const loop = await loopProject("rr-after-ci-lost", AFTER_CI, { kind: "gitea", forgeCi: false });
     const { pr, head } = await personsPullRequest(loop, "alice-lost");
     // Neither the pull request's nor CI's webhook arrives.
-    await postStatus(loop, head, "ci/woodpecker/pr/test", "success");
+    await postStatus(loop, head, { context: "ci/woodpecker/pr/test", state: "success" });
     const runner = await newRunner("rr-after-ci-lost-0");
     expect(await claim(runner, [loop.project])).toBeNull();
 

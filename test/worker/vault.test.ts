@@ -68,6 +68,15 @@ describe("classifying a request", () => {
       ["requested", "agent run run_1 (output 0)"],
       ["classified", "policy"],
     ]);
+    // The classifier's call is spent like a session's: an agent run's item is the project's alone (issue 0).
+    const stub = projectStub(env, loop.project);
+    await stub.drain();
+    const spent = await env.DB.prepare("SELECT id, number, source, usd FROM usage WHERE project_id = ?")
+      .bind(loop.project)
+      .first<{ usd: number }>();
+    expect(spent).toMatchObject({ id: `classifier:${loop.project}:v1`, number: 0, source: "classifier" });
+    expect(spent?.usd).toBeGreaterThan(0);
+    expect((await stub.dispatchStatus()).spentTodayUsd).toBeCloseTo(spent?.usd ?? 0, 10);
   });
 
   it("reject is decided by the policy at once", async () => {

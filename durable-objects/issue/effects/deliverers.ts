@@ -7,6 +7,7 @@
 import type { IssueSummary } from "../../../src/contracts/issue-object.ts";
 import type { Effect, LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import type { Env } from "../../../src/env.ts";
+import { CI_RERUN_DELIVERERS } from "./ci-rerun.ts";
 import { FORGE_DELIVERERS } from "./forge.ts";
 import { JOB_DELIVERERS } from "./jobs.ts";
 import { REVIEW_DELIVERERS } from "./review.ts";
@@ -44,6 +45,7 @@ export const DELIVERERS: Deliverers = {
   ...FORGE_DELIVERERS,
   ...JOB_DELIVERERS,
   ...REVIEW_DELIVERERS,
+  ...CI_RERUN_DELIVERERS,
   ...VAULT_DELIVERERS,
   ...VAULT_STEP_DELIVERERS,
 };
@@ -73,7 +75,8 @@ export const LANES = {
   dependents: ["notify_dependents"],
   // The merge timer's check must not wait behind a merge the forge lane is stuck on.
   merge_check: ["check_merge"],
-  ci: ["watch_ci"],
+  // A re-run is asked for before the watch that reads its result.
+  ci: ["rerun_ci", "watch_ci"],
   // An action's dangerous step for the vault, and an item fired or withdrawn: never behind a slow forge.
   vault: ["vault_step", "vault_fired", "vault_withdraw"],
 } as const satisfies Record<string, readonly Effect["kind"][]>;

@@ -39,14 +39,17 @@ export class MergeTurnPending extends Error {
 }
 
 export const REVIEW_DELIVERERS: Deliverers = {
-  watch_ci: async (_effect, ctx) => {
+  watch_ci: async (effect, ctx) => {
     const { issue } = ctx;
     // Held to awaiting_ci at its head (effect-basis.ts): a webhook reporting first or a new push ends it.
     if (!issue.headSha) return undefined;
     const { project, forge } = await forgeOf(ctx);
     // Read once on every forge: CI may have settled before the issue waited for it, its webhook unheard.
     const result = await readCi(ctx.env, project, forge, issue.number, issue.headSha);
-    if (result) return result;
+    // The red result a re-run answers, read before the re-run shows: CI still runs.
+    const rerunning =
+      result?.type === "ci" && effect.after !== undefined && result.fingerprint === effect.after;
+    if (result && !rerunning) return result;
     // Gitea and GitHub push CI results as webhooks; only Forgejo has none to send, so only Forgejo is polled.
     if (project.forge !== "forgejo") return undefined;
     throw new CiPending(`CI pending for ${issue.headSha}`);
@@ -136,10 +139,11 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
   const [mirrored] = await mirroredIssues(env, project.id, [issue.number]);
   const { judged, current } = judgedIssue(issue.brief, mirrored ?? null);
   const diff = await forge.getPullRequestDiff(pr);
-  return runCritic(
+  const model = env.CRITIC_MODEL ?? DEFAULT_CRITIC_MODEL;
+  const result = await runCritic(
     {
       apiKey,
-      model: env.CRITIC_MODEL ?? DEFAULT_CRITIC_MODEL,
+      model,
       ...(env.ANTHROPIC_BASE_URL && { baseURL: env.ANTHROPIC_BASE_URL }),
     },
     {
@@ -151,6 +155,11 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
       ledger: await criticLedger(env, project.id, issue.number),
     },
   );
+  // Paid whatever it answered: the issue's spend and the day's, like a session's (src/usage/sources.ts).
+  const { number, iteration } = issue;
+  const call = { id: `critic:${ctx.key}`, number, iteration, source: "critic", model } as const;
+  await projectStub(env, project.id).recordModelUsage({ ...call, tokens: result.usage });
+  return result;
 }
 
 /**

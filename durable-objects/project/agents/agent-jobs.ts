@@ -41,7 +41,7 @@ export type AgentJobsHost = {
   /** The project the object is for. */
   project(): string;
   /** Usage reports (the project's spend and D1's usage) and events for issues. */
-  records: Pick<ProjectRecords, "usage" | "envelope">;
+  records: Pick<ProjectRecords, "usage" | "envelope" | "overBudget">;
   /** Queues a run: its job and its run record (the ProjectDO's startAgentRun). */
   start(request: AgentRunRequest): Promise<unknown>;
 };
@@ -97,14 +97,25 @@ export class AgentJobs {
     return true;
   }
 
+  /** The issue a job's spend is charged to: its own, or a review run's reviewed issue; null: the project's. */
+  chargedIssue(job: StoredJob): number | null {
+    return job.spec.agent ? (this.reviews.of(job.spec.agent.runId)?.number ?? null) : job.number;
+  }
+
   /** The runner completed the job: the run's usage and requested outputs are kept, or it ended as it says. */
   completed(project: string, job: StoredJob, request: CompleteRequest, now: number): void {
     if (!job.spec.agent) return;
     const { runId } = job.spec.agent;
     if (request.usage) {
       const sessionId = request.sessionId ?? job.sessionId ?? "agent";
-      this.host.records.usage(project, job, { kind: "usage", sessionId, usage: request.usage }, now);
+      const usage = { kind: "usage", sessionId, usage: request.usage } as const;
+      const issue = this.chargedIssue(job);
+      const id = this.host.records.usage(project, job, usage, now, issue ?? job.number);
       this.spent(job);
+      // A review run's final figures may take its issue over budget, as a session's report would.
+      const budget = this.host.store.meta()?.policy.budget;
+      const cause = { kind: "job", id: job.id } as const;
+      if (issue !== null && budget) this.host.records.overBudget(project, issue, id, budget, cause, now);
     }
     if (job.cancelled) this.endRun(project, runId, "cancelled", now);
     else if (request.phase === "done") this.runs.reported(runId, request.outputs ?? [], now);

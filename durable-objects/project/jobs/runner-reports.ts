@@ -6,7 +6,6 @@
  */
 import type { Heartbeat, LeaseRefusal, ProjectPolicy } from "../../../src/contracts/project-object.ts";
 import { checkActionClaim } from "../../../src/domain/action-claims.ts";
-import { issueBudgetExceeded } from "../../../src/domain/budget.ts";
 import { isSession, leaseTerm } from "../../../src/domain/job-queue.ts";
 import type { Env } from "../../../src/env.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
@@ -18,6 +17,7 @@ import type {
   FireResponse,
   RunnerEvent,
 } from "../../../src/runner-api/contract.ts";
+import type { ModelUsage } from "../../../src/usage/sources.ts";
 import type { Wakeups } from "../../shared/wakeups.ts";
 import type { AgentJobs } from "../agents/agent-jobs.ts";
 import type { ProjectDelivery } from "../delivery.ts";
@@ -206,6 +206,17 @@ export class RunnerReports {
     return { ok: true };
   }
 
+  /** A model call outside a runner (the Worker's critic): in its issue's spend and the day's, like a session's. */
+  async modelUsage(project: string, call: ModelUsage, now: number): Promise<void> {
+    const budget = this.t.store.meta()?.policy.budget;
+    this.storage.transactionSync(() => {
+      const id = this.t.records.modelUsage(project, call, now);
+      const cause = { kind: "system", id: call.source } as const;
+      if (call.number !== null && budget)
+        this.t.records.overBudget(project, call.number, id, budget, cause, now);
+    });
+  }
+
   /** One report, inside the transaction: the job as it now stands. */
   private apply(
     project: string,
@@ -220,16 +231,12 @@ export class RunnerReports {
         if (isSession(job.kind)) this.t.records.session(project, job, runnerId, event, now);
         return { ...job, sessionId: event.sessionId };
       case "usage": {
-        const id = this.t.records.usage(project, job, event, now);
-        // An agent run's spend is the project's and its run's, never an issue's.
-        if (this.t.agentJobs.spent(job)) return job;
-        const over = issueBudgetExceeded(this.t.store.issueSpend(job.number), budget);
-        if (over) {
-          this.t.records.issueEvent(project, job, `budget:${id}`, now, {
-            type: "budget_exceeded",
-            reason: over,
-          });
-        }
+        // An agent run's spend is the project's and its run's; a review run's also its reviewed issue's.
+        const issue = this.t.agentJobs.chargedIssue(job);
+        const id = this.t.records.usage(project, job, event, now, issue ?? job.number);
+        this.t.agentJobs.spent(job);
+        const cause = { kind: "job", id: job.id } as const;
+        if (issue !== null) this.t.records.overBudget(project, issue, id, budget, cause, now);
         return job;
       }
       case "pushed":

@@ -4,6 +4,8 @@
  * blocked issues' dependencies. The job queue and today's spend are the ProjectDO's own, passed in.
  */
 import { utcDay } from "../../../src/domain/budget.ts";
+import { FLAKY_WINDOW_MS } from "../../../src/domain/ci-rerun.ts";
+import type { FlakyCheck } from "../../../src/domain/flaky-checks.ts";
 import type { State } from "../../../src/domain/lifecycle.ts";
 import type { SuspectRotation } from "../../../src/domain/runner-tokens.ts";
 import type {
@@ -91,6 +93,12 @@ WHERE i.project_id = ? AND i.state IN ('merged', 'abandoned') AND i.updated_at >
 GROUP BY i.number, i.state, i.updated_at
 ORDER BY i.updated_at DESC
 LIMIT 500`;
+/** Each CI check that passed on a re-run within the window: how often, and when last (src/domain/flaky-checks.ts). */
+const FLAKY = `
+SELECT check_name AS name, COUNT(*) AS flips, MAX(settled_at) AS lastAt FROM ci_reruns
+WHERE project_id = ? AND requested_at >= ? AND result = 'passed'
+GROUP BY check_name ORDER BY flips DESC, name LIMIT 50`;
+
 /** A worktree left over longer than this after its retention is no longer looked for. */
 const FINISHED_WINDOW = 30 * DAY;
 
@@ -111,13 +119,15 @@ export async function gatherSnapshot(
 ): Promise<Snapshot> {
   const { settings } = project;
   const finishedSince = now - settings.timeouts.retention - FINISHED_WINDOW;
-  const [runners, issues, deadLetters, dependencies, finished] = await env.DB.batch<Record<string, unknown>>([
+  const batch = await env.DB.batch<Record<string, unknown>>([
     env.DB.prepare(RUNNERS),
     env.DB.prepare(ISSUES).bind(project.id),
     env.DB.prepare(DEAD_LETTERS).bind(project.id, now - settings.supervisor.deadLetterWindowMs, project.id),
     env.DB.prepare(DEPENDENCIES).bind(project.id),
     env.DB.prepare(FINISHED).bind(project.id, finishedSince),
+    env.DB.prepare(FLAKY).bind(project.id, now - FLAKY_WINDOW_MS),
   ]);
+  const [runners, issues, deadLetters, dependencies, finished, flaky] = batch;
   return {
     now,
     runners: rows<RunnerRow>(runners)
@@ -149,6 +159,7 @@ export async function gatherSnapshot(
     ),
     dependencies: rows<DependencyEdge>(dependencies),
     finished: rows<FinishedWorktree>(finished),
+    flakyChecks: rows<FlakyCheck>(flaky),
     spentTodayUsd: own.spentTodayUsd,
     dailyCapUsd: settings.dailyBudgetUsd,
     day: utcDay(now),

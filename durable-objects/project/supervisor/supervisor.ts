@@ -25,6 +25,7 @@ import {
 import type { Env } from "../../../src/env.ts";
 import { errorMessage } from "../../../src/error-message.ts";
 import { log } from "../../../src/log.ts";
+import { supervisorSettingsSchema } from "../../../src/projects/config.ts";
 import { loadProject, type Project } from "../../../src/projects/store.ts";
 import { deliverInOrder, type Outbox } from "../../shared/outbox.ts";
 import { ALERTS_CHANNEL, deliverAlerts, queueAlerts, supervisorSource } from "./alerts.ts";
@@ -54,6 +55,9 @@ CREATE TABLE IF NOT EXISTS supervisor_forge_issues (
 `;
 /** The outbox channel of the supervisor's forge effects. */
 export const SUPERVISOR_CHANNEL = "supervisor";
+
+/** The supervisor's period until the project's settings say otherwise (its first check reads them). */
+export const DEFAULT_SUPERVISOR_PERIOD_MS = supervisorSettingsSchema.parse({}).periodMs;
 const CHANNELS = [SUPERVISOR_CHANNEL, ALERTS_CHANNEL];
 /** A check that failed (D1 or the project unreadable) tries again after this. */
 const RETRY_MS = 60_000;

@@ -1,5 +1,6 @@
 /** The issue's timeline: every event recorded, and a red CI result's failing checks with their links. */
 import type { HistoryEntry } from "../../contracts/issue-object.ts";
+import { CAUSE_TEXT } from "../../domain/ci-rerun.ts";
 import type { FailedCheck } from "../../domain/ci-verdict.ts";
 import type { ForgeLinks } from "../../forge/web-links.ts";
 import { formatDuration, formatTime } from "../format.ts";
@@ -55,7 +56,10 @@ export function History(props: { entries: HistoryEntry[]; empty: string; links: 
   );
 }
 
-/** Each failing check: its name, what it reported and why, and its page (where its log is). */
+/**
+ * Each failing check: its name, what it reported and why, whether the infrastructure failed it (what a CI
+ * re-run is for), and its page (where its log is).
+ */
 function FailedChecks(props: { checks: FailedCheck[] }) {
   return (
     <ul class="checks">
@@ -63,6 +67,7 @@ function FailedChecks(props: { checks: FailedCheck[] }) {
         <li>
           <strong class="check">{check.name}</strong>: {check.outcome}
           {check.description && <> — {check.description}</>}
+          {check.cause && <em class="cause"> ({CAUSE_TEXT[check.cause]})</em>}
           {check.url && (
             <>
               {" "}

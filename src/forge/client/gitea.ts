@@ -67,6 +67,11 @@ export class GiteaClient extends RepoClient {
     }
   }
 
+  /** Gitea's and Forgejo's APIs have no re-run of Actions jobs: nothing asks this of them (src/domain/ci-rerun.ts). */
+  rerunFailedJobs(_suiteId: number): Promise<number> {
+    return Promise.reject(new RangeError(`${this.forge} has no API to re-run Actions jobs`));
+  }
+
   protected branchDeletePath(encodedBranch: string): string {
     return `${this.repo}/branches/${encodedBranch}`;
   }

@@ -12,6 +12,7 @@ import {
   githubCheckSuites,
   githubCombinedStatus,
   githubReviewComment,
+  githubWorkflowRuns,
   type PullMergeState,
 } from "./schemas.ts";
 import type {
@@ -26,6 +27,8 @@ import type {
 } from "./types.ts";
 
 const PAGE_SIZE = 100;
+/** Workflow run conclusions with nothing to run again. */
+const PASSED = new Set(["success", "neutral", "skipped"]);
 
 /** GitHub and GitHub Enterprise Server (`https://api.github.com`, `https://host/api/v3`). */
 export class GitHubClient extends RepoClient {
@@ -129,6 +132,22 @@ export class GitHubClient extends RepoClient {
       this.counted(`${commit}/check-suites`, githubCheckSuites),
     ]);
     return { statuses: combined.statuses, checkRuns, checkSuites };
+  }
+
+  /**
+   * The workflow runs of check suite `suiteId` (`GET /actions/runs?check_suite_id=`), each finished one that
+   * did not pass running its failed and cancelled jobs again (`POST /actions/runs/{id}/rerun-failed-jobs`,
+   * the token's `actions: write`); how many runs re-ran.
+   */
+  async rerunFailedJobs(suiteId: number): Promise<number> {
+    const path = `${this.repo}/actions/runs`;
+    const query = { check_suite_id: suiteId, per_page: PAGE_SIZE };
+    const { workflow_runs: runs } = await this.http.json({ method: "GET", path, query }, githubWorkflowRuns);
+    const failed = runs.filter((run) => run.status === "completed" && !PASSED.has(run.conclusion ?? ""));
+    for (const run of failed) {
+      await this.http.send({ method: "POST", path: `${path}/${run.id}/rerun-failed-jobs` });
+    }
+    return failed.length;
   }
 
   createIssue(issue: NewIssue<Plain>): Promise<{ number: number }> {

@@ -95,6 +95,7 @@ export abstract class RepoClient implements ForgeClient<Plain> {
   /** A review's comment as the forge sends it: the two name its line differently. */
   protected abstract readonly reviewComment: z.ZodType<PullReviewComment>;
   abstract updateBranch(number: number, expectedHeadSha: string): Promise<"updated" | "conflict">;
+  abstract rerunFailedJobs(suiteId: number): Promise<number>;
   protected abstract mergeabilityOf(pull: PullMergeState): Mergeability;
   /** Where a branch is deleted: GitHub deletes its ref, Gitea and Forgejo the branch. */
   protected abstract branchDeletePath(encodedBranch: string): string;

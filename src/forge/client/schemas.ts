@@ -367,3 +367,11 @@ export const githubCheckSuites = z
       }),
     ),
   }));
+
+/** GitHub's `GET /actions/runs` (a repository's workflow runs, here those of one check suite). */
+export const githubWorkflowRuns = z.object({
+  total_count: z.number().int().min(0),
+  workflow_runs: z.array(
+    z.object({ id: z.number(), status: z.string().nullable(), conclusion: z.string().nullable() }),
+  ),
+});

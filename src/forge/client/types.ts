@@ -291,6 +291,8 @@ export interface ForgeClient<T extends Texts = Posted> {
   getCombinedStatus(ref: string): Promise<CombinedStatus>;
   /** Statuses, check runs and check suites of exactly this commit. */
   getCiReport(sha: string): Promise<CiReport>;
+  /** GitHub Actions: the failed jobs of check suite `suiteId`'s workflow runs run again; how many runs. */
+  rerunFailedJobs(suiteId: number): Promise<number>;
   /** The commit a branch points at; null when the branch does not exist. */
   getBranchHead(branch: string): Promise<string | null>;
   /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { meterBody, StreamMeter } from "../../../runner/sandbox/meter.ts";
-import { costUsd, priceOf } from "../../../runner/sandbox/prices.ts";
+import { costUsd, priceOf } from "../../../src/usage/prices.ts";
 
 const sse = (events: Record<string, unknown>[]) =>
   events.map((data) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`).join("");

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { costUsd } from "../../../runner/sandbox/prices.ts";
+import { costUsd } from "../../../src/usage/prices.ts";
 import { type CacheUsage, estimateTokens, PromptCache } from "./prompt-cache.ts";
 import { type Block, nextTurn, type Script, toScriptRequest } from "./script.ts";
 

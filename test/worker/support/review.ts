@@ -153,33 +153,6 @@ export const finding = (comment: string, extra: object = {}) => ({
   ...extra,
 });
 
-/** Gitea's `status` payload (modules/structs/hook.go CommitStatusPayload). */
-export const statusPayload = (loop: Loop, sha: string, context: string, state: string) =>
-  pretty({
-    commit: { id: sha, message: "change", url: "" },
-    context,
-    created_at: "2026-11-22T10:00:00Z",
-    description: state,
-    id: 17,
-    repository: {
-      ...JSON.parse(env.WEBHOOK_FIXTURES["gitea/pull_request.synchronized.json"] ?? "{}").repository,
-      full_name: loop.repo,
-    },
-    sender: { id: 1, login: "woodpecker", username: "woodpecker" },
-    sha,
-    state,
-    target_url: `${services.forgeUrl}/ci/logs/1`,
-    updated_at: "2026-11-22T10:01:00Z",
-  });
-
-/** A commit status posted on the local forge, as an external CI posts it. */
-export const postStatus = (loop: Loop, sha: string, context: string, state: string) =>
-  fetch(`${services.forgeApiUrl}/repos/${loop.repo}/statuses/${sha}`, {
-    method: "POST",
-    headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ context, state, description: state, target_url: "http://ci.example/1" }),
-  });
-
 const ISSUES = JSON.parse(env.WEBHOOK_FIXTURES["gitea/issues.opened.json"] ?? "{}");
 
 /**

@@ -1,3 +1,4 @@
+import { listWorkflowRuns, rerunFailedJobs } from "./actions.ts";
 import { deleteBranch, getBranch } from "./branches.ts";
 import {
   createCheckRun,
@@ -110,6 +111,8 @@ export const ROUTES: Route[] = [
   repoRoute("POST", "/check-suites", createCheckSuite),
   repoRoute("GET", "/commits/{ref}/check-runs", listCheckRuns),
   repoRoute("GET", "/commits/{ref}/check-suites", listCheckSuites),
+  repoRoute("GET", "/actions/runs", listWorkflowRuns),
+  repoRoute("POST", "/actions/runs/{run_id}/rerun-failed-jobs", rerunFailedJobs),
 
   repoRoute("GET", "/branch_protections", listProtections),
   repoRoute("POST", "/branch_protections", createProtection),
