@@ -123,6 +123,9 @@ export class IssueStore {
       formula: c.formula ?? null,
       vaultStep: c.vaultStep ?? null,
       vaultItem: c.vaultItem,
+      escalation: c.escalation ?? null,
+      recovering: Boolean(c.recovery),
+      proposal: c.proposal ?? null,
     };
   }
 

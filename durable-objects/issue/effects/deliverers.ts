@@ -9,7 +9,9 @@ import type { Effect, LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import type { Env } from "../../../src/env.ts";
 import { FORGE_DELIVERERS } from "./forge.ts";
 import { JOB_DELIVERERS } from "./jobs.ts";
+import { RECOVERY_DELIVERERS } from "./recovery.ts";
 import { REVIEW_DELIVERERS } from "./review.ts";
+import { SPLIT_DELIVERERS } from "./split.ts";
 import { VAULT_DELIVERERS } from "./vault.ts";
 import { VAULT_STEP_DELIVERERS } from "./vault-step.ts";
 
@@ -24,6 +26,10 @@ export type EffectContext = {
    * on: why it must not act any more, or null.
    */
   recheck(): string | null;
+  /** When the effect was decided (its outbox row was written); absent for an effect delivered outside the outbox. */
+  decidedAt?: number;
+  /** Puts the issue's dead letters `ids` back in the outbox, each in its lane where it was (the IssueDO's). */
+  resend?(ids: readonly number[]): void;
 };
 
 /**
@@ -44,6 +50,8 @@ export const DELIVERERS: Deliverers = {
   ...FORGE_DELIVERERS,
   ...JOB_DELIVERERS,
   ...REVIEW_DELIVERERS,
+  ...RECOVERY_DELIVERERS,
+  ...SPLIT_DELIVERERS,
   ...VAULT_DELIVERERS,
   ...VAULT_STEP_DELIVERERS,
 };
@@ -67,6 +75,8 @@ export const LANES = {
     "request_review",
     "merge",
     "check_merged",
+    // The parts are filed, and named on the issue, before it is closed.
+    "split_issue",
     "close_issue",
     "delete_branch",
   ],
@@ -76,6 +86,8 @@ export const LANES = {
   ci: ["watch_ci"],
   // An action's dangerous step for the vault, and an item fired or withdrawn: never behind a slow forge.
   vault: ["vault_step", "vault_fired", "vault_withdraw"],
+  // Waiting for a forge that does not answer: never behind the effects that wait for it.
+  recovery: ["probe_forge", "resend_dead_letters"],
 } as const satisfies Record<string, readonly Effect["kind"][]>;
 
 // Every effect kind sits in a lane: this line stops compiling when a new kind has none.
