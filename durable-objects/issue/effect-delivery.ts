@@ -157,6 +157,10 @@ export class EffectDelivery {
           recheck,
           decidedAt: at ?? Date.now(),
           resend: (ids) => this.resend(ids),
+          record: (history, letters) => ({
+            history: store.history(history),
+            deadLetters: this.parts.deadLetters.list(letters),
+          }),
         });
       } catch (error) {
         if (error instanceof EffectDropped) {

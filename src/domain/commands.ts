@@ -4,7 +4,8 @@
  */
 import { parseVaultId } from "./vault.ts";
 
-export const COMMANDS = ["retry", "abandon"] as const;
+/** `accept`: carry out the step the triage proposed for the issue's escalation (src/domain/escalation.ts). */
+export const COMMANDS = ["retry", "abandon", "accept"] as const;
 export type Command = (typeof COMMANDS)[number];
 export const VAULT_COMMANDS = ["approve", "reject"] as const;
 export type VaultCommand = (typeof VAULT_COMMANDS)[number];

@@ -318,7 +318,9 @@ export type Effect =
   /** Send these dead letters again, each back in its lane where it was. */
   | { kind: "resend_dead_letters"; ids: number[] }
   /** File the parts a writer accepted as new issues, queued in `by`'s name, and say so on this one. */
-  | { kind: "split_issue"; parts: IssuePart[]; by: string };
+  | { kind: "split_issue"; parts: IssuePart[]; by: string }
+  /** Start the triage of escalation `escalation` (src/agents/triage-run.ts): it answers with `triage_proposal`. */
+  | { kind: "request_triage"; escalation: number };
 
 export type Limits = {
   maxCiFixes: number;
@@ -1351,7 +1353,7 @@ export function transition(
 
 /**
  * An outcome that escalates the issue (its humans are notified, in escalated or abandoned) records the
- * escalation and its cause. A runner lost or CI's infrastructure, causes known to be transient, is retried at
+ * escalation and its cause, and asks for its triage. A runner lost or CI's infrastructure, causes known to be transient, is retried at
  * once instead, if the issue was not retried for it before (src/domain/escalation.ts); an unreachable forge's
  * retry waits for it to answer (`effect_failed`).
  */
@@ -1376,7 +1378,11 @@ function escalations(ctx: IssueContext, event: LifecycleEvent, outcome: Outcome)
     }
   }
   const escalation = { n: (ctx.escalation?.n ?? 0) + 1, cause, from: ctx.state };
-  return { ...outcome, next: { ...next, escalation, proposal: null } };
+  return {
+    ...outcome,
+    next: { ...next, escalation, proposal: null },
+    effects: [...effects, { kind: "request_triage", escalation: escalation.n }],
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Comments: `/conveyor retry|abandon` and the vault's `/conveyor approve|reject <id> [reason]` from users with
+ * Comments: `/conveyor retry|abandon|accept` (`accept`: the triage's proposed step) and the vault's `/conveyor approve|reject <id> [reason]` from users with
  * write access, and a reply to an escalated issue, which
  * resumes its session with the reply. Commands from anyone else are refused with a reply (posted by the issue's
  * outbox, like every effect). A writer's approving
@@ -73,17 +73,20 @@ export async function routeComment(
   }
   if (parsed.kind === "unknown_command") {
     const usage =
-      "`/conveyor retry`, `/conveyor abandon`, `/conveyor approve <id>` or `/conveyor reject <id> [reason]`";
+      "`/conveyor retry`, `/conveyor abandon`, `/conveyor accept`, `/conveyor approve <id>` or `/conveyor reject <id> [reason]`";
     await answer("unknown", `@${author} unknown command \`${parsed.verb}\`: use ${usage}.`);
     return { kind: "routed", events: 1 };
   }
   const lifecycle: LifecycleEvent =
     parsed.kind === "text"
       ? { type: "human_reply", author, text: body }
-      : parsed.command === "retry"
-        ? { type: "retry", by: author }
-        : { type: "abandon", by: author };
-  await sendEvent(env, project, number, `${key}:comment`, cause, lifecycle);
+      : { type: parsed.command, by: author };
+  const result = await sendEvent(env, project, number, `${key}:comment`, cause, lifecycle);
+  // Nothing to accept (no proposal, or one for an escalation the issue has left): the writer is told why.
+  if (lifecycle.type === "accept" && result.outcome === "rejected" && !result.duplicate) {
+    await answer("accept", `@${author} nothing to accept: ${result.reason ?? "the lifecycle refused it"}.`);
+    return { kind: "routed", events: 2 };
+  }
   return { kind: "routed", events: 1 };
 }
 

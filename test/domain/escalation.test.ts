@@ -394,3 +394,22 @@ describe("a forge that did not answer", () => {
     expect(forgeUnreachable({ message: "CI still runs", waiting: true })).toBe(false);
   });
 });
+
+describe("every escalation asks for its triage", () => {
+  it("numbered as the escalation it answers; an automatic retry asks for none", () => {
+    const failed: LifecycleEvent = { type: "phase", phase: "failed", reason: "x", sessionId: "sess-1" };
+    const first = accepted(transition(at("running"), failed));
+    expect(first.effects.at(-1)).toEqual({ kind: "request_triage", escalation: 1 });
+    const resumed = accepted(transition(first.next, { type: "retry", by: "alice" })).next;
+    const again = through([{ type: "dispatched", jobId: "job-2", runnerId: "runner-1" }], resumed);
+    expect(accepted(transition(again, failed)).effects.at(-1)).toEqual({
+      kind: "request_triage",
+      escalation: 2,
+    });
+    const retried = accepted(transition(at("running"), LOST));
+    expect(retried.effects.some((e) => e.kind === "request_triage")).toBe(false);
+    // A reminder is no new escalation.
+    const reminded = accepted(transition(at("escalated"), { type: "timeout", timer: "renotify" }));
+    expect(reminded.effects.some((e) => e.kind === "request_triage")).toBe(false);
+  });
+});

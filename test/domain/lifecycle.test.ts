@@ -342,6 +342,7 @@ describe("sessions", () => {
     expect(effects).toEqual([
       { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
       { kind: "notify_human", reason: expected },
+      { kind: "request_triage", escalation: 1 },
     ]);
   });
 
@@ -360,6 +361,7 @@ describe("sessions", () => {
       expect(effects).toEqual([
         { kind: "labels", add: ["needs_human", "underspecified"], remove: ["in_progress"] },
         { kind: "notify_human", reason },
+        { kind: "request_triage", escalation: 1 },
       ]);
     },
   );
@@ -622,6 +624,7 @@ describe("critic", () => {
         expect(effects).toEqual([
           { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
           { kind: "notify_human", reason: next.reason },
+          { kind: "request_triage", escalation: 1 },
         ]);
         // The worktree is kept for the human: no reap.
         expect(effects.some((e) => e.kind === "enqueue_job")).toBe(false);
