@@ -9,10 +9,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { escalatedIssue } from "../../../demo/agents-script.ts";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
 import { PROJECT } from "../../../demo/scenario.ts";
 import { SAFE_OUTPUTS_SERVER } from "../../../runner/agents/safe-outputs.ts";
-import { bash, type ScriptRequest, text, use, write } from "../../support/model/script.ts";
+import { bash, text, use, write } from "../../support/model/script.ts";
 import { until } from "../../support/until.ts";
 
 const tool = (name: string) => `mcp__${SAFE_OUTPUTS_SERVER}__${name}`;
@@ -22,13 +23,6 @@ const FAILED = "cannot tell where the string helpers live";
 const DIAGNOSIS = "The session looked for a helpers directory that this repository does not have.";
 const HINT = "Helpers live in src/, one file per function, tested by test/*.test.js with node --test.";
 const REVERSE = 'export function reverse(text) {\n  return [...text].reverse().join("");\n}\n';
-
-/** The escalated issue's number, as the triage's prompt gives it (in its `<escalation>` block). */
-function escalated(req: ScriptRequest): number {
-  const found = /"issue":\{"number":(\d+)/.exec(`${req.system}\n${req.lastUserText}`);
-  if (!found) throw new Error("no escalated issue in the triage's prompt");
-  return Number(found[1]);
-}
 
 /** Whether the triage's prompt carried the escalation's cause and the session's failure. */
 let triageSaw = "";
@@ -66,7 +60,7 @@ beforeAll(async () => {
           (req) => {
             triageSaw = `${req.system}\n${req.lastUserText}`;
             return use(tool("propose_step"), {
-              issue: escalated(req),
+              issue: escalatedIssue(req),
               diagnosis: DIAGNOSIS,
               step: { kind: "retry", hint: HINT },
             });
