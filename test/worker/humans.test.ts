@@ -87,6 +87,35 @@ describe("humans on the forge", () => {
     expect((await issueStub(env, loop.project, number).view())?.state).toBe("queued");
   });
 
+  it("/conveyor accept finds nothing to accept until the triage proposed a step, which it then carries out", async () => {
+    const { loop, number } = await escalated("accept");
+    const early = await commentDelivery(loop, number, "maintainer", "/conveyor accept");
+    expect(await early.json()).toEqual({ accepted: true, events: 2 });
+    await until(loop, number, (v) => v.outbox.length === 0);
+    const notes = (await loop.forge.listComments(number)).map((c) => c.body);
+    expect(notes).toContainEqual(
+      expect.stringMatching(/^@maintainer nothing to accept: no triage proposal waits to be accepted\./),
+    );
+    // The triage's answer, as the project's object hands it on once the run's output passed its check.
+    const { escalation } = (await issueStub(env, loop.project, number).view()) ?? {};
+    expect(escalation).toMatchObject({ cause: "critic_failed", from: "awaiting_review" });
+    const step = { kind: "abandon" as const };
+    const proposal = {
+      escalation: escalation?.n ?? 0,
+      runId: "run_t",
+      agent: "triage",
+      diagnosis: "Stale.",
+      step,
+    };
+    await send(loop, number, { type: "triage_proposal", proposal });
+    await commentDelivery(loop, number, "maintainer", "/conveyor accept");
+    expect(await issueStub(env, loop.project, number).view()).toMatchObject({
+      state: "abandoned",
+      reason: "abandoned by maintainer, as the triage proposed",
+      proposal: null,
+    });
+  });
+
   it("two copies of one delivery in flight together post the refusal once", async () => {
     const { loop, number } = await escalated("twice");
     const payload = commentPayload(loop, number, "visitor", "/conveyor retry");
