@@ -143,6 +143,17 @@ describe("claim order", () => {
     ["implement FIFO", () => [job("a"), job("b")], claimant(), "a"],
     ["reap before implement", () => [job("impl"), job("reap", { kind: "reap" })], claimant(), "reap"],
     [
+      "an urgent agent run (an escalation's triage) before every other kind",
+      () => [
+        job("rev", { kind: "revise" }),
+        job("reap", { kind: "reap", number: 2 }),
+        job("gardener", { kind: "agent", number: 0 }),
+        job("triage", { kind: "agent", number: 0, urgent: true }),
+      ],
+      claimant(),
+      "triage",
+    ],
+    [
       "revise before reap",
       () => [job("reap", { kind: "reap" }), job("rev", { kind: "revise" })],
       claimant(),

@@ -121,6 +121,11 @@ export class AgentJobs {
     return job.spec.agent !== undefined && this.events.isEventRun(job.spec.agent.runId);
   }
 
+  /** The job is a triage run: it goes ahead of queued work (src/domain/job-queue.ts). */
+  isUrgent(job: StoredJob): boolean {
+    return job.spec.agent !== undefined && this.triages.of(job.spec.agent.runId) !== null;
+  }
+
   eventSpendUsd(day: string): number {
     return this.events.daySpendUsd(day);
   }

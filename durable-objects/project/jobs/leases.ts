@@ -37,6 +37,8 @@ export type LeaseHooks = {
   isEventRun(job: StoredJob): boolean;
   /** What event runs spent on UTC day `day`. */
   eventSpendUsd(day: string): number;
+  /** The job is an escalation's triage: a human waits for its answer, so it goes ahead of queued work. */
+  isUrgent(job: StoredJob): boolean;
 };
 
 export type Fenced = { ok: true; job: StoredJob; project: string; policy: ProjectPolicy } | LeaseRefusal;
@@ -63,7 +65,10 @@ export class Leases {
     const pauses = this.pauses(utcDay(now), meta.policy.budget);
     const paused = (job: StoredJob) =>
       spendsBudget(job.kind) && (this.hooks.isEventRun(job) ? pauses.events : pauses.work) !== null;
-    const open = this.store.open().filter((job) => job.status === "leased" || !paused(job));
+    const open = this.store
+      .open()
+      .filter((job) => job.status === "leased" || !paused(job))
+      .map((job) => (this.hooks.isUrgent(job) ? { ...job, urgent: true } : job));
     return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
   }
 
