@@ -5,8 +5,6 @@
  * failing CI checks, the session's own summary — and proposes one next step through `propose_step`, which the
  * Worker checks like any output and hands to the issue as a `triage_proposal` (durable-objects/project/agents/).
  */
-import type { DeadLetter, HistoryEntry, IssueSummary } from "../contracts/issue-object.ts";
-import type { Escalation } from "../domain/escalation.ts";
 import type { Env } from "../env.ts";
 import { projectStub } from "../project-stub.ts";
 import type { FileReader, Project } from "../projects/store.ts";
@@ -20,47 +18,6 @@ export const TRIAGE = "triage";
 export type TriageBinding = { number: number; escalation: number };
 
 export type TriageRun = { binding: TriageBinding; escalation: EscalationContext };
-
-/** At most this many history entries, each reason cut at this length: the prompt stays bounded. */
-export const TRIAGE_HISTORY = 40;
-const MAX_TEXT = 1_000;
-const cut = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text);
-
-/** The escalation as a triage run reads it, from the issue's own record. Pure. */
-export function escalationContext(
-  issue: IssueSummary,
-  escalation: Escalation,
-  text: { title: string; body: string },
-  history: readonly HistoryEntry[],
-  deadLetters: readonly DeadLetter[],
-): EscalationContext {
-  const red = [...history].reverse().find((entry) => entry.ci?.result === "red");
-  return {
-    issue: { number: issue.number, title: text.title, body: cut(text.body) },
-    escalation,
-    state: issue.state,
-    reason: issue.reason === null ? null : cut(issue.reason),
-    sessionSummary: issue.summary ? cut(issue.summary) : null,
-    history: history.slice(-TRIAGE_HISTORY).map((entry) => ({
-      at: new Date(entry.at).toISOString(),
-      event: entry.event,
-      from: entry.from,
-      to: entry.to,
-      outcome: entry.outcome,
-      ...(entry.reason && { reason: cut(entry.reason) }),
-    })),
-    deadLetters: deadLetters.map((letter) => ({
-      effect: letter.kind,
-      attempts: letter.attempts,
-      error: cut(letter.error),
-    })),
-    failingChecks: (red?.ci?.checks ?? []).map(({ name, outcome, description }) => ({
-      name,
-      outcome,
-      ...(description && { description: cut(description) }),
-    })),
-  };
-}
 
 /**
  * Queues the triage runs of one escalation, once each (a run's id derives from `key`, the effect's); the

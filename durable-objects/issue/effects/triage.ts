@@ -3,7 +3,8 @@
  * effect's key), with what went wrong as the issue's object records it. An issue that has left the escalation
  * by the time this is delivered needs no triage.
  */
-import { escalationContext, queueTriageRuns } from "../../../src/agents/triage-run.ts";
+import { escalationContext } from "../../../src/agents/escalation-context.ts";
+import { queueTriageRuns } from "../../../src/agents/triage-run.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
 import { type Deliverers, EffectDropped } from "./deliverers.ts";
 import { forgeOf } from "./forge.ts";
