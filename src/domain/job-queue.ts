@@ -51,7 +51,7 @@ export type OpenJob = {
   unconfirmed: number;
   /** Not offered before this (the backoff after leases nobody confirmed); 0: at once. */
   notBefore: number;
-  /** Goes ahead of every other queued job: a short run a human waits for (an escalation's triage). */
+  /** Goes ahead of new work, behind continuations and reaps: a short run a human waits for (an escalation's triage). */
   urgent?: boolean;
 };
 
@@ -84,7 +84,8 @@ const mayTake = (job: OpenJob, claimant: Claimant, now: number) =>
  * The queued job `claimant` gets now, or null. A session job needs a free slot; no job starts while another
  * job of the same issue is leased (they would share a worktree), nor before a reap of its issue queued
  * ahead of it (the reap is about the sessions before: run after a new one, it would delete that one's
- * worktree and transcript). Order: urgent, then rank, then jobs whose worktree the claimant holds, then FIFO.
+ * worktree and transcript). Order: rank (an urgent job just ahead of implement), then jobs whose worktree the
+ * claimant holds, then FIFO.
  */
 export function selectJob<J extends OpenJob>(
   open: readonly J[],
@@ -113,7 +114,8 @@ export function selectJob<J extends OpenJob>(
       (!isSession(job.kind) || sessions < parallel) &&
       mayTake(job, claimant, now),
   );
-  const rank = (job: J) => (job.urgent ? -1 : RANK[job.kind]);
+  // Urgent: ahead of new work (implement sessions, other agent runs), behind work in flight and reaps.
+  const rank = (job: J) => (job.urgent ? RANK.implement - 0.5 : RANK[job.kind]);
   candidates.sort(
     (a, b) =>
       rank(a) - rank(b) || Number(prefers(b, claimant)) - Number(prefers(a, claimant)) || a.seq - b.seq,
