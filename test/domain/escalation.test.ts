@@ -323,6 +323,8 @@ describe("a writer accepts the proposal", () => {
     const { next, effects } = accepted(transition(proposed({ kind: "abandon" }), accept));
     expect(next).toMatchObject({ state: "abandoned", reason: "abandoned by alice, as the triage proposed" });
     expect(effects).toContainEqual({ kind: "cancel_jobs" });
+    // Accepting is a writer's decision, no new escalation: nothing asks for another triage.
+    expect(effects.some((e) => e.kind === "request_triage" || e.kind === "notify_human")).toBe(false);
   });
 
   it("clarify: the question is asked and the issue labelled; it still waits for a reply", () => {
