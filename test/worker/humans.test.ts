@@ -116,6 +116,40 @@ describe("humans on the forge", () => {
     });
   });
 
+  it("an accepted split files each part once, queued in the writer's name, and closes the issue", async () => {
+    const { loop, number } = await escalated("split");
+    const { escalation } = (await issueStub(env, loop.project, number).view()) ?? {};
+    const parts = [
+      { title: "Parse the header", body: "Parse the header line. With tests." },
+      { title: "Parse the rows", body: "Parse each row after the header. With tests." },
+    ];
+    const step = { kind: "split" as const, parts };
+    const proposal = {
+      escalation: escalation?.n ?? 0,
+      runId: "run_s",
+      agent: "triage",
+      diagnosis: "Too big.",
+      step,
+    };
+    await send(loop, number, { type: "triage_proposal", proposal });
+    await commentDelivery(loop, number, "maintainer", "/conveyor accept");
+    const view = await until(loop, number, (v) => v.state === "abandoned" && v.outbox.length === 0);
+    expect(view.reason).toBe("split into 2 issues, as the triage proposed (accepted by maintainer)");
+    expect((await loop.forge.getIssue(number)).state).toBe("closed");
+    const filed = (await loop.forge.listIssuesByLabel(loop.settings.labels.backlog, "all")).filter((i) =>
+      parts.some((p) => p.title === i.title),
+    );
+    expect(filed.map((i) => i.title).sort()).toEqual(parts.map((p) => p.title).sort());
+    for (const part of filed) {
+      expect(part.body).toContain(`Split from #${number}`);
+      // Queued in the writer's name: each part's issue is in the backlog's lifecycle.
+      const queued = await until(loop, part.number, (v) => v.state === "queued");
+      expect(queued.brief).toMatchObject({ title: part.title, by: "maintainer" });
+    }
+    const named = (await loop.forge.listComments(number)).filter((c) => c.body.includes("Split into #"));
+    expect(named).toHaveLength(1);
+  });
+
   it("two copies of one delivery in flight together post the refusal once", async () => {
     const { loop, number } = await escalated("twice");
     const payload = commentPayload(loop, number, "visitor", "/conveyor retry");
