@@ -90,6 +90,12 @@ export const issueViewSchema = z.looseObject({
   deadLetters: z
     .array(z.looseObject({ id: z.number(), kind: z.string(), error: z.string(), at: z.number() }))
     .optional(),
+  /** The latest escalation, its cause and the triage's proposal for it; absent from older Workers. */
+  escalation: z.looseObject({ n: z.number(), cause: z.string(), from: z.string() }).nullish(),
+  recovering: z.boolean().optional(),
+  proposal: z
+    .looseObject({ diagnosis: z.string(), agent: z.string(), step: z.looseObject({ kind: z.string() }) })
+    .nullish(),
   /** Effects dropped because the issue had moved on; absent from a Worker older than the field. */
   droppedEffects: z.array(z.looseObject({ kind: z.string(), reason: z.string(), at: z.number() })).optional(),
   history: z.array(

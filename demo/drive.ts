@@ -1,7 +1,7 @@
 /**
  * Plays the humans' part of the scenario and shows what Conveyor does: the maintainer labels the sample
  * issues `backlog`, every edge the Worker records (D1) becomes one line (progress.ts), and an escalation gets
- * the maintainer's reply as a forge comment. Ends once no issue can move on without someone else.
+ * the maintainer's reply as a forge comment once its triage answered. Ends once no issue can move on without someone else.
  */
 
 import { z } from "zod";
@@ -21,6 +21,8 @@ const MAX_REPLIES = 2;
  * forge's update of the branch asks for another (bounded by Conveyor's `maxUpdates`, 3 by default).
  */
 const MAX_APPROVALS = 4;
+/** How long the maintainer waits for an escalation's triage before replying anyway. */
+const TRIAGE_WAIT_MS = 120_000;
 const TERMINAL = new Set(["merged", "done", "abandoned"]);
 /** States in which only a human moves the issue on. */
 const WAITING_FOR_HUMAN = new Set(["escalated", "awaiting_approval"]);
@@ -79,6 +81,8 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
   const state = new Map<number, string>();
   /** Issues whose reply was posted and has not moved them yet. */
   const answered = new Set<number>();
+  /** Escalated issues whose reply waits for the triage's answer (or its wait to end): the reply, and since when. */
+  const toAnswer = new Map<number, { text: string; since: number }>();
   const deadline = run.startedAt + options.timeoutMs;
 
   const queue = async (batch: readonly SampleIssue[]) => {
@@ -106,15 +110,10 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
       // to decide) is no new question: the human's answer still stands.
       if (edge.from !== edge.to) answered.delete(edge.number);
       const text =
-        edge.to === "escalated" ? replyTo(edge.number, run.replies, options.replyToAny) : undefined;
-      if (text) {
-        await aroundReply(edge.number, async () => {
-          await maintainer.comment(edge.number, text);
-        });
-        run.replies.push({ number: edge.number, at: Date.now(), text });
-        answered.add(edge.number);
-        progress.note(`maintainer replies on #${edge.number}: "${text}"`);
-      }
+        edge.to === "escalated" && edge.from !== "escalated"
+          ? replyTo(edge.number, run.replies, options.replyToAny)
+          : undefined;
+      if (text) toAnswer.set(edge.number, { text, since: Date.now() });
       const sample = issues.find((issue) => issue.number === edge.number);
       if (sample && edge.to === "awaiting_approval" && edge.from !== "awaiting_approval") held.add(sample);
       if (edge.to === "revising") unrevised.delete(edge.number);
@@ -128,6 +127,20 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
       await requestChanges(pull.number, issue, maintainer, progress);
       run.reviews.push({ number: issue.number, at: Date.now(), text: issue.review.body });
       unrevised.add(issue.number);
+    }
+    // The maintainer reads the escalation's triage first: its diagnosis and proposed step, posted on the issue.
+    for (const [number, { text, since }] of toAnswer) {
+      const { proposal } = await issueOf(demo, number);
+      if (!proposal && Date.now() - since < TRIAGE_WAIT_MS) continue;
+      toAnswer.delete(number);
+      if (proposal)
+        progress.note(`triage of #${number} proposes: ${proposal.step.kind} (${proposal.diagnosis})`);
+      await aroundReply(number, async () => {
+        await maintainer.comment(number, text);
+      });
+      run.replies.push({ number, at: Date.now(), text });
+      answered.add(number);
+      progress.note(`maintainer replies on #${number}: "${text}"`);
     }
     const planned = await run.agents?.step();
     if (planned) issues.push(planned);
@@ -166,7 +179,11 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
     }
     const open = issues.filter((issue) => {
       const now = state.get(issue.number) ?? "new";
-      const waits = WAITING_FOR_HUMAN.has(now) && !answered.has(issue.number) && !held.has(issue);
+      const waits =
+        WAITING_FOR_HUMAN.has(now) &&
+        !answered.has(issue.number) &&
+        !held.has(issue) &&
+        !toAnswer.has(issue.number);
       return !TERMINAL.has(now) && !waits;
     });
     if (open.length === 0 && !run.agents?.busy) {
@@ -228,9 +245,13 @@ function approvalOf(number: number, approvals: Reply[]): string | undefined {
 const issueSchema = z.object({
   prNumber: z.number().int().positive().nullable(),
   vaultItem: z.string().nullish(),
+  proposal: z.object({ diagnosis: z.string(), step: z.object({ kind: z.string() }) }).nullish(),
 });
 
-/** The issue's pull request and the vault item it waits on, as its Durable Object knows them (the operator API). */
+/**
+ * The issue's pull request, the vault item it waits on and its triage's proposal, as its Durable Object knows
+ * them (the operator API).
+ */
 async function issueOf(demo: Demo, number: number): Promise<z.infer<typeof issueSchema>> {
   const res = await fetch(`${demo.worker.url}/api/v1/projects/${PROJECT}/issues/${number}`, {
     headers: { authorization: `Bearer ${demo.adminToken}` },

@@ -35,6 +35,7 @@ const MEANING: Record<string, string> = {
   "vault_requested>awaiting_approval": "held in the vault until a maintainer decides",
   "human_approval>awaiting_approval": "a maintainer approved the pull request; the vault decides",
   "vault_decision>merging": "the vault approved the merge; merging",
+  "triage_proposal>escalated": "the triage agent answered: what went wrong, and a step to accept",
   "human_reply>revising": "a human replied; the session resumes with the reply",
   "pr_review>revising": "a maintainer requested changes; the same session revises with their words",
   "merge_held>awaiting_approval": "the merge waits for the maintainer who requested changes",

@@ -84,7 +84,8 @@ export async function outcomes(demo: Demo, run: ScenarioRun): Promise<IssueOutco
       criticRounds:
         count((t) => t.event === "review") -
         count((t) => t.event === "branch_updated" && t.from === "merging"),
-      escalations: count((t) => t.to === "escalated"),
+      // An escalated issue's own edges (its triage's proposal) are no new escalation.
+      escalations: count((t) => t.to === "escalated" && t.from !== "escalated"),
       updates: count((t) => t.event === "branch_updated" || t.event === "conflict"),
       usd: costs.get(issue.number) ?? 0,
       pr: row?.prNumber ?? null,

@@ -1,5 +1,6 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
+import { proposalSchema } from "./agents/proposal-schema.ts";
 import { INFRA_CAUSES, MAX_CI_RERUNS } from "./domain/ci-rerun.ts";
 import { MAX_CHECK_TEXT_CHARS, MAX_CI_EXCERPT_CHARS, MAX_FAILED_CHECKS } from "./domain/ci-verdict.ts";
 import { MAX_FEEDBACK_CHARS } from "./domain/human-review.ts";
@@ -59,6 +60,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
       .string()
       .regex(/^[a-z][a-z0-9_-]{0,39}$/)
       .optional(),
+    lost: z.literal(true).optional(),
   }),
   z.object({
     type: z.literal("ci"),
@@ -92,6 +94,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
       .max(MAX_FAILED_CHECKS)
       .optional(),
     rerunRefused: text(2_000).optional(),
+    infrastructure: z.literal(true).optional(),
   }),
   z.object({
     type: z.literal("head_mismatch"),
@@ -161,7 +164,16 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     to: actor.optional(),
     quote: z.object({ by: text(200), text: text(2_000) }).optional(),
   }),
-  z.object({ type: z.literal("effect_failed"), effect: text(100), error: text(2_000) }),
+  z.object({
+    type: z.literal("effect_failed"),
+    effect: text(100),
+    error: text(2_000),
+    transient: z.literal(true).optional(),
+    deadLetter: z.number().int().positive().optional(),
+  }),
+  z.object({ type: z.literal("forge_recovered"), answered: z.boolean() }),
+  z.object({ type: z.literal("triage_proposal"), proposal: proposalSchema }),
+  z.object({ type: z.literal("accept"), by: actor }),
 ]) satisfies z.ZodType<LifecycleEvent>;
 
 export const CAUSE_KINDS = ["delivery", "job", "cron", "operator", "timer", "system"] as const;

@@ -76,6 +76,12 @@ export const issueShow = command({
         .filter(Boolean)
         .join(" · "),
       view.blockers.length > 0 && `blocked by ${view.blockers.join(", ")}`,
+      view.escalation &&
+        `escalation ${view.escalation.n}: ${view.escalation.cause.replaceAll("_", " ")} (from ${view.escalation.from})`,
+      view.proposal &&
+        `the ${view.proposal.agent} proposes: ${view.proposal.step.kind} — ${view.proposal.diagnosis} (a writer accepts with /conveyor accept)`,
+      view.recovering &&
+        "waits for the forge to answer again: what it gave up on meanwhile is then sent again",
       ...view.timers.map((t) => `${t.kind} timer due ${formatTime(t.dueAt)}`),
       ...(view.deadLetters ?? []).map(
         (d) => `gave up on ${d.kind} (dead letter ${d.id}, ${formatTime(d.at)}): ${d.error}`,

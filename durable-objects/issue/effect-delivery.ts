@@ -6,6 +6,7 @@
  * with the acknowledgement.
  */
 import { staleEffect } from "../../src/domain/effect-basis.ts";
+import { forgeUnreachable } from "../../src/domain/escalation.ts";
 import { classifyFailure, deadLetters, failureOf, waitUntil } from "../../src/domain/failure.ts";
 import { DEFAULT_MAX_EFFECT_ATTEMPTS, type LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import type { Env } from "../../src/env.ts";
@@ -83,6 +84,21 @@ export class EffectDelivery {
     ]);
   }
 
+  /** Dead letters `ids` back in the outbox where they were; delivered from the next flush on. */
+  private resend(ids: readonly number[]): void {
+    const { deadLetters, outbox } = this.parts;
+    this.storage.transactionSync(() => {
+      const now = Date.now();
+      for (const id of ids) {
+        const letter = deadLetters.take(id);
+        if (letter) outbox.restore({ id, channel: letter.channel, payload: letter.payload }, now);
+      }
+    });
+    this.parts.notify({ outbox: "retrying" });
+    // Lanes not running now pick them up; the alarm armed after this run is the safety net.
+    void this.flush();
+  }
+
   private async flushD1(): Promise<void> {
     const { outbox } = this.parts;
     for (;;) {
@@ -110,7 +126,7 @@ export class EffectDelivery {
     for (;;) {
       const head = outbox.head(channels);
       if (!head || head.nextAt > Date.now()) return;
-      const { effect, key, basis } = JSON.parse(head.payload) as EffectRow;
+      const { effect, key, basis, at } = JSON.parse(head.payload) as EffectRow;
       const issue = store.summary();
       const deliver = DELIVERERS[effect.kind] as Deliverer<typeof effect.kind> | undefined;
       if (!issue || !deliver) return;
@@ -134,7 +150,18 @@ export class EffectDelivery {
       }
       let followUp: LifecycleEvent | undefined;
       try {
-        followUp = await deliver(effect as never, { env: this.env, key, issue, recheck });
+        followUp = await deliver(effect as never, {
+          env: this.env,
+          key,
+          issue,
+          recheck,
+          decidedAt: at ?? Date.now(),
+          resend: (ids) => this.resend(ids),
+          record: (history, letters) => ({
+            history: store.history(history),
+            deadLetters: this.parts.deadLetters.list(letters),
+          }),
+        });
       } catch (error) {
         if (error instanceof EffectDropped) {
           drop(error.message);
@@ -159,10 +186,13 @@ export class EffectDelivery {
           const now = Date.now();
           outbox.ack([head.id]);
           this.parts.deadLetters.add({ ...head, attempts }, failure.message, now);
+          // A forge that did not answer may be waited for, to send it again (src/domain/escalation.ts).
           const event = {
             type: "effect_failed" as const,
             effect: effect.kind,
             error: failure.message.slice(0, 2_000),
+            deadLetter: head.id,
+            ...(forgeUnreachable(failure) && { transient: true as const }),
           };
           // The row's own id: a redelivered effect that fails again is heard of again.
           return events.record({ id: `${key}:dead:${head.id}`, project, number, cause, event }, now);

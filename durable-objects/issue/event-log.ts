@@ -19,8 +19,8 @@ import { ParkedEvents } from "./parked.ts";
 
 export type Recorded = Extract<ApplyResult, { seq: number }>;
 
-/** An effect as the outbox holds it: its key (stable over retries) and what it was decided on. */
-export type EffectRow = { key: string; effect: Effect; basis?: Basis };
+/** An effect as the outbox holds it: its key (stable over retries), what it was decided on, and when. */
+export type EffectRow = { key: string; effect: Effect; basis?: Basis; at?: number };
 
 export class EventLog {
   private readonly parked: ParkedEvents;
@@ -159,7 +159,11 @@ export class EventLog {
       const basis = basisOf(outcome.next);
       for (const [index, effect] of outcome.effects.entries()) {
         const key = `${row.project}#${row.number}:${seq}:${index}`;
-        this.outbox.enqueue(effectChannel(effect.kind), { key, effect, basis } satisfies EffectRow, now);
+        this.outbox.enqueue(
+          effectChannel(effect.kind),
+          { key, effect, basis, at: now } satisfies EffectRow,
+          now,
+        );
       }
     }
     const entry = {

@@ -124,6 +124,9 @@ export class IssueStore {
       vaultStep: c.vaultStep ?? null,
       vaultItem: c.vaultItem,
       overridden: c.overridden ?? [],
+      escalation: c.escalation ?? null,
+      recovering: Boolean(c.recovery),
+      proposal: c.proposal ?? null,
     };
   }
 

@@ -39,6 +39,20 @@ export class Outbox {
     );
   }
 
+  /**
+   * Puts a row taken out before (a dead letter) back under its own id, so it is where it was among its
+   * channel's rows, due now and with no attempts counted.
+   */
+  restore(row: { id: number; channel: string; payload: string }, now: number): void {
+    this.sql.exec(
+      "INSERT OR IGNORE INTO outbox (id, channel, payload, next_at) VALUES (?, ?, ?, ?)",
+      row.id,
+      row.channel,
+      row.payload,
+      now,
+    );
+  }
+
   /** Due rows of the given channels, oldest first. */
   due(channels: readonly string[], now: number, limit: number): OutboxRow[] {
     if (channels.length === 0) return [];

@@ -31,6 +31,8 @@ const DESCRIPTIONS: Record<OutputType, string> = {
   close_issue: "Ask for an issue to be closed, with the reason.",
   link_dependency: "Ask for `issue` to be marked as depending on `dependsOn`.",
   submit_review: "Submit your verdict on the pull request under review.",
+  propose_step:
+    "Propose the next step for the escalated issue: what went wrong (diagnosis), and one step: retry with a hint, split into parts, clarify with a question, or abandon.",
   noop: "Say that nothing needs doing, and why.",
 };
 

@@ -18,6 +18,8 @@ export const AGENT_EVENTS = [
   "pull_request.opened",
   "pull_request.synchronize",
   "issue_comment.created",
+  /** Not a forge event: an issue Conveyor works on escalated to a human (the triage's, docs/agents.md). */
+  "issues.escalated",
 ] as const;
 
 /** Claude Code tools an agent may be given. Bash runs in the sandbox, with the worktree and no push rights. */
@@ -52,6 +54,8 @@ export const outputConfigSchemas = {
   close_issue: outputConfig({ requiredLabels: labels.default([]) }),
   link_dependency: outputConfig({}),
   submit_review: outputConfig({}),
+  /** The next step for an escalated issue, which a writer accepts with `/conveyor accept`. */
+  propose_step: outputConfig({}),
 } as const;
 
 export type OutputType = keyof typeof outputConfigSchemas | "noop";

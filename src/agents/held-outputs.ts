@@ -70,6 +70,8 @@ export function describeOutput(output: RequestedOutput): string {
       return `#${output.issue} depends on #${output.dependsOn}`;
     case "submit_review":
       return `review #${output.pr}: ${output.verdict}`;
+    case "propose_step":
+      return `propose to ${output.step.kind} #${output.issue}`;
     case "noop":
       return `nothing to do: ${output.reason}`;
   }

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { reportSchema } from "../critic/report.ts";
 import type { AgentDefinition, OutputType } from "./definition.ts";
+import { diagnosisSchema, proposedStepSchema } from "./proposal-schema.ts";
 
 const issueNumber = z.number().int().positive();
 const labelList = z.array(z.string().min(1).max(50)).min(1).max(10);
@@ -26,6 +27,13 @@ export const requestedOutputSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("link_dependency"), issue: issueNumber, dependsOn: issueNumber }),
   // The Worker critic's report, as the same schema: both reviews are applied by one piece (src/critic/apply.ts).
   reportSchema.extend({ type: z.literal("submit_review"), pr: issueNumber }),
+  // A triage's answer to the escalation its run is about (src/domain/escalation.ts).
+  z.object({
+    type: z.literal("propose_step"),
+    issue: issueNumber,
+    diagnosis: diagnosisSchema,
+    step: proposedStepSchema,
+  }),
   z.object({ type: z.literal("noop"), reason: z.string().min(1).max(2_000) }),
 ]);
 export type RequestedOutput = z.output<typeof requestedOutputSchema>;
@@ -36,8 +44,8 @@ export const MAX_REQUESTS_PER_RUN = 200;
 /** What the check knows of the forge: the labels of the issues a run targets (absent: not an open issue). */
 export type Targets = ReadonlyMap<number, { labels: readonly string[] }>;
 
-/** The run's context: the pull request a review run is about. */
-export type RunContext = { pullRequest?: number };
+/** The run's context: the pull request a review run is about, the escalated issue a triage run is about. */
+export type RunContext = { pullRequest?: number; escalated?: number };
 
 export type OutputDecision =
   | { status: "accepted"; output: RequestedOutput }
@@ -100,6 +108,10 @@ function refusal(
       return output.pr === context.pullRequest
         ? undefined
         : `a review only of the pull request the run is about (#${context.pullRequest ?? "none"})`;
+    case "propose_step":
+      return output.issue === context.escalated
+        ? undefined
+        : `a proposal only for the escalated issue the run is about (#${context.escalated ?? "none"})`;
   }
 }
 

@@ -18,6 +18,7 @@ import { agentPrompt } from "./context.ts";
 import type { AgentDefinition, OutputType } from "./definition.ts";
 import { lifecycleLabels } from "./lifecycle-labels.ts";
 import type { ReviewRun } from "./review-run.ts";
+import type { TriageRun } from "./triage-run.ts";
 import type { EventSubject } from "./triggers.ts";
 
 /** `files`: the repository's `.conveyor/agents/` files at the default branch (path → text). */
@@ -55,7 +56,10 @@ export async function eventRunId(project: string, contentKey: string, agent: str
 /** A run triggered by a forge event (or a review request): its id, and what the event is about. */
 export type EventRun = { runId: string; subject?: EventSubject };
 
-/** What queues one run of `definition` for `project`: its job, with the prompt composed now. */
+/**
+ * What queues one run of `definition` for `project`: its job, with the prompt composed now. `review`: the pull
+ * request a review run is about; `triage`: the escalation a triage run answers.
+ */
 export async function agentRunRequest(
   env: Env,
   project: Project,
@@ -63,6 +67,7 @@ export async function agentRunRequest(
   trigger: string,
   event?: EventRun,
   review?: ReviewRun,
+  triage?: TriageRun,
 ): Promise<AgentRunRequest> {
   const { settings } = project;
   // A review is of one pull request: the open issues and the project's activity are not its business.
@@ -82,6 +87,7 @@ export async function agentRunRequest(
     ...(activity && { activity }),
     ...(event?.subject && { subject: event.subject }),
     ...(review && { checkout: `pull request #${review.checkout.pr} at ${review.checkout.headSha}` }),
+    ...(triage && { escalation: triage.escalation }),
   };
   const prompt = agentPrompt(definition, context);
   const runId = event?.runId ?? newRunId();
@@ -114,6 +120,7 @@ export async function agentRunRequest(
       },
     },
     ...(review && { review: review.binding }),
+    ...(triage && { triage: triage.binding }),
     policy: { parallel: settings.parallel, ...settings.jobs, budget: budgetLimits(settings) },
   };
 }

@@ -73,6 +73,9 @@ export async function readCi(
           return cause ? { ...check, cause } : check;
         }),
         fingerprint: await sha256Hex(reportIdentity(report)),
+        // Every failing check failed for CI's sake: an escalation for it is retried once (src/domain/escalation.ts).
+        ...(plan.causes.length > 0 &&
+          plan.causes.every((cause) => cause !== null) && { infrastructure: true }),
         ...(ci.reruns > 0 && plan.targets.length > 0 && { rerun: plan.targets }),
       };
     }

@@ -4,6 +4,7 @@
  * by this interface, never the class.
  */
 import type { FailedCheck } from "../domain/ci-verdict.ts";
+import type { Escalation, Proposal } from "../domain/escalation.ts";
 import type { Brief } from "../domain/lifecycle.ts";
 import type { Timer } from "../domain/timers.ts";
 import type { CauseKind, EventEnvelope } from "../issue-events.ts";
@@ -83,6 +84,12 @@ export type IssueSummary = {
   vaultItem: string | null;
   /** Reviews whose change requests a writer's `/conveyor merge` overrode: they hold the merge no more. */
   overridden?: number[];
+  /** The issue's latest escalation and its cause; null before any (src/domain/escalation.ts). */
+  escalation?: Escalation | null;
+  /** Effects given up on while the forge did not answer wait for it to answer again. */
+  recovering?: boolean;
+  /** The triage's proposed next step for the latest escalation, until a writer accepts it. */
+  proposal?: Proposal | null;
 };
 
 export type IssueView = IssueSummary & {

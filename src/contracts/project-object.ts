@@ -7,6 +7,7 @@ import type { AgentDefinition } from "../agents/definition.ts";
 import type { EventOrigin } from "../agents/event-runs.ts";
 import type { KeptDecision } from "../agents/held-outputs.ts";
 import type { ReviewBinding } from "../agents/review-run.ts";
+import type { TriageBinding } from "../agents/triage-run.ts";
 import type { AgentTrigger } from "../agents/triggers.ts";
 import type { BudgetLimits } from "../domain/budget.ts";
 import type { OpenJob, QueuePolicy } from "../domain/job-queue.ts";
@@ -80,6 +81,8 @@ export type AgentRunRequest = {
   policy: ProjectPolicy;
   /** A review run's pull request and the issue its review decides (src/agents/review-run.ts). */
   review?: ReviewBinding;
+  /** A triage run's escalated issue and the escalation it answers (src/agents/triage-run.ts). */
+  triage?: TriageBinding;
   /** A run a forge event started: it supersedes the agent's queued run on the same subject. */
   origin?: EventOrigin;
 };

@@ -4,8 +4,11 @@
  */
 import { parseVaultId } from "./vault.ts";
 
-/** `merge`: the change requests standing on the pull request hold its merge no more (a writer overrides them). */
-export const COMMANDS = ["retry", "abandon", "merge"] as const;
+/**
+ * `merge`: the change requests standing on the pull request hold its merge no more (a writer overrides them).
+ * `accept`: carry out the step the triage proposed for the issue's escalation (src/domain/escalation.ts).
+ */
+export const COMMANDS = ["retry", "abandon", "merge", "accept"] as const;
 export type Command = (typeof COMMANDS)[number];
 export const VAULT_COMMANDS = ["approve", "reject"] as const;
 export type VaultCommand = (typeof VAULT_COMMANDS)[number];

@@ -51,6 +51,8 @@ export type OpenJob = {
   unconfirmed: number;
   /** Not offered before this (the backoff after leases nobody confirmed); 0: at once. */
   notBefore: number;
+  /** Goes ahead of new work, behind continuations and reaps: a short run a human waits for (an escalation's triage). */
+  urgent?: boolean;
 };
 
 /** What the choice reads of a leased job: the slot it holds, the issue it keeps busy. */
@@ -85,7 +87,8 @@ const mayTake = (job: OpenJob, claimant: Claimant, now: number) =>
  * The queued job `claimant` gets now, or null. A session job needs a free slot; no job starts while another
  * job of the same issue is leased (they would share a worktree), nor before a reap of its issue queued
  * ahead of it (the reap is about the sessions before: run after a new one, it would delete that one's
- * worktree and transcript). Order: rank, then jobs whose worktree the claimant holds, then FIFO.
+ * worktree and transcript). Order: rank (an urgent job just ahead of implement), then jobs whose worktree the
+ * claimant holds, then FIFO.
  */
 export function selectJob<J extends OpenJob>(
   open: readonly (J | LeasedSlot)[],
@@ -114,11 +117,11 @@ export function selectJob<J extends OpenJob>(
       (!isSession(job.kind) || sessions < parallel) &&
       mayTake(job, claimant, now),
   );
+  // Urgent: ahead of new work (implement sessions, other agent runs), behind work in flight and reaps.
+  const rank = (job: J) => (job.urgent ? RANK.implement - 0.5 : RANK[job.kind]);
   candidates.sort(
     (a, b) =>
-      RANK[a.kind] - RANK[b.kind] ||
-      Number(prefers(b, claimant)) - Number(prefers(a, claimant)) ||
-      a.seq - b.seq,
+      rank(a) - rank(b) || Number(prefers(b, claimant)) - Number(prefers(a, claimant)) || a.seq - b.seq,
   );
   return candidates[0] ?? null;
 }

@@ -6,6 +6,22 @@ import { type CiRerun, DEFAULT_CI_RERUNS, type RerunTarget, rerunDecision } from
 import type { FailedCheck } from "./ci-verdict.ts";
 import { MAX_DEPENDENCIES } from "./dependencies.ts";
 import {
+  acceptRefusal,
+  automaticRetryNotice,
+  type Escalation,
+  type EscalationCause,
+  escalationCause,
+  FORGE_RECOVERY_WAIT_MS,
+  type IssuePart,
+  MAX_RECOVERED_EFFECTS,
+  type Proposal,
+  proposalComment,
+  type Recovery,
+  recoveryNotice,
+  retriesAutomatically,
+  staleProposal,
+} from "./escalation.ts";
+import {
   type Feedback,
   feedbackInstructions,
   holdReason,
@@ -121,12 +137,15 @@ export type LifecycleEvent =
        * (src/domain/action-claims.ts): the issue escalates with this reason instead of taking the phase.
        */
       refused?: string;
+      /** `failed`: the job ran out of attempts because its runner was lost on each (lease expired, revoked). */
+      lost?: true;
     }
   /**
    * `checks`: the failing checks of a red result, for a human (the excerpt is what a revise session reads).
    * `fingerprint`: what identifies the commit's CI as read; `rerun`: the CI can run every failing check again,
    * none having failed for the change's sake (src/domain/ci-rerun.ts); `rerunRefused`: a re-run was asked
-   * for and the CI refused it, so this red goes to a fix session.
+   * for and the CI refused it, so this red goes to a fix session; `infrastructure`: every failing check failed
+   * for CI's infrastructure, not the change (src/domain/escalation.ts retries it once automatically).
    */
   | {
       type: "ci";
@@ -137,6 +156,7 @@ export type LifecycleEvent =
       fingerprint?: string;
       rerun?: RerunTarget[];
       rerunRefused?: string;
+      infrastructure?: true;
     }
   /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
   | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
@@ -222,9 +242,19 @@ export type LifecycleEvent =
   | { type: "reply"; thread: number; text: string; to?: string; quote?: Quote }
   /**
    * An effect was given up on (refused for good, or failing after the project's `effects.maxAttempts`): it
-   * sits in the dead letter with its last error, and a human must look.
+   * sits in the dead letter `deadLetter` with its last error, and a human must look — unless the failure was
+   * `transient` (the forge did not answer) and the issue may still be retried for that automatically.
    */
-  | { type: "effect_failed"; effect: string; error: string };
+  | { type: "effect_failed"; effect: string; error: string; transient?: true; deadLetter?: number }
+  /**
+   * The forge answered again (`answered`), or did not within the wait (src/domain/escalation.ts), while effects
+   * given up on wait for it to be sent again.
+   */
+  | { type: "forge_recovered"; answered: boolean }
+  /** A triage agent's answer to an escalation: what went wrong, and the next step it proposes. */
+  | { type: "triage_proposal"; proposal: Proposal }
+  /** A writer accepted the triage's proposed step (`/conveyor accept`). */
+  | { type: "accept"; by: string };
 export type EventType = LifecycleEvent["type"];
 
 /**
@@ -273,6 +303,9 @@ export const EVENT_TYPES = [
   "budget_exceeded",
   "reply",
   "effect_failed",
+  "forge_recovered",
+  "triage_proposal",
+  "accept",
 ] as const satisfies readonly EventType[];
 
 /** Text someone other than Conveyor wrote, and who: posted quoted apart under that name. */
@@ -336,7 +369,15 @@ export type Effect =
   | { kind: "delete_branch" }
   | { kind: "notify_dependents" }
   /** An action's dangerous step asks the vault for a decision (it answers with `vault_decision`). */
-  | { kind: "vault_step"; step: string };
+  | { kind: "vault_step"; step: string }
+  /** Ask the forge whether it answers again, with backoff: `forge_recovered` says when it does (or not in time). */
+  | { kind: "probe_forge" }
+  /** Send these dead letters again, each back in its lane where it was. */
+  | { kind: "resend_dead_letters"; ids: number[] }
+  /** File the parts a writer accepted as new issues, queued in `by`'s name, and say so on this one. */
+  | { kind: "split_issue"; parts: IssuePart[]; by: string }
+  /** Start the triage of escalation `escalation` (src/agents/triage-run.ts): it answers with `triage_proposal`. */
+  | { kind: "request_triage"; escalation: number };
 
 export type Limits = {
   maxCiFixes: number;
@@ -418,6 +459,14 @@ export type IssueContext = {
   overridden?: number[];
   /** The head's CI re-runs while it waits for CI (src/domain/ci-rerun.ts); cleared on entering `awaiting_ci`. */
   ciRerun?: CiRerun | null;
+  /** The issue's latest escalation, and its cause (src/domain/escalation.ts). */
+  escalation?: Escalation | null;
+  /** The transient causes the issue was already retried for automatically, once each. */
+  autoRetried?: EscalationCause[];
+  /** Effects given up on while the forge did not answer, waiting for it to answer again. */
+  recovery?: Recovery | null;
+  /** The triage's proposed next step for the latest escalation, until a writer accepts it. */
+  proposal?: Proposal | null;
 };
 
 export type JobRun = { id: string; attempt: number };
@@ -831,18 +880,23 @@ const waitingTimeout = (state: Waiting, own?: Rule<"timeout">): Rule<"timeout"> 
   },
 });
 
-const retry: Rule<"retry"> = {
-  to: GATE_TARGETS,
-  apply: (ctx) =>
-    gate(
-      // A retry starts a fresh implement session; the pushed branch and its pull request stay, and the
-      // worktree is the session's again.
-      { ...ctx, ciFixes: 0, criticRounds: 0, humanRounds: 0, sessionId: null, worktreeKept: false },
-      { blockers: ctx.blockers },
-      [{ kind: "labels", add: [], remove: ["needs_human"] }, ...QUEUE],
-      [{ kind: "labels", add: ["blocked"], remove: ["needs_human"] }],
-    ),
-};
+/** `hint`: what the fresh session is told besides the issue (a triage's hint a writer accepted). */
+const retried = (ctx: IssueContext, hint?: string): Outcome =>
+  gate(
+    // A retry starts a fresh implement session; the pushed branch and its pull request stay, and the
+    // worktree is the session's again.
+    { ...ctx, ciFixes: 0, criticRounds: 0, humanRounds: 0, sessionId: null, worktreeKept: false },
+    { blockers: ctx.blockers },
+    [
+      { kind: "labels", add: [], remove: ["needs_human"] },
+      ...(hint
+        ? [{ kind: "enqueue_job" as const, job: "implement" as const, reason: "triage", detail: hint }]
+        : QUEUE),
+    ],
+    [{ kind: "labels", add: ["blocked"], remove: ["needs_human"] }],
+  );
+
+const retry: Rule<"retry"> = { to: GATE_TARGETS, apply: (ctx) => retried(ctx) };
 
 /** A session at work: the implement session (running) or a continuation (revising). */
 const sessionRules = (state: "running" | "revising"): StateRules => ({
@@ -1497,7 +1551,7 @@ export function transition(
     event,
     limits,
   );
-  return withdrawn(ctx, event, withWaitingFeedback(outcome));
+  return escalations(ctx, event, withdrawn(ctx, event, withWaitingFeedback(outcome)));
 }
 
 /**
@@ -1513,6 +1567,40 @@ function withWaitingFeedback(outcome: Outcome): Outcome {
     e.kind === "enqueue_job" && continues(e) ? { ...e, detail: withPending(e.detail, waiting) } : e,
   );
   return { ok: true, next: { ...outcome.next, feedback: [] }, effects };
+}
+
+/**
+ * An outcome that escalates the issue (its humans are notified, in escalated or abandoned) records the
+ * escalation and its cause, and asks for its triage. A runner lost or CI's infrastructure, causes known to be transient, is retried at
+ * once instead, if the issue was not retried for it before (src/domain/escalation.ts); an unreachable forge's
+ * retry waits for it to answer (`effect_failed`).
+ */
+function escalations(ctx: IssueContext, event: LifecycleEvent, outcome: Outcome): Outcome {
+  if (!outcome.ok) return outcome;
+  const { next, effects } = outcome;
+  const notified = effects.some((e) => e.kind === "notify_human" && !e.reminder);
+  if (!notified || (next.state !== "escalated" && next.state !== "abandoned")) return outcome;
+  const cause = escalationCause(event);
+  const done = ctx.autoRetried ?? [];
+  const now = cause === "runner_lost" || cause === "ci_infrastructure";
+  if (now && next.state === "escalated" && retriesAutomatically(cause, done)) {
+    const reason = next.reason ?? cause;
+    const again = retried({ ...next, autoRetried: [...done, cause] });
+    if (again.ok) {
+      return accept({ ...again.next, reason: `retried automatically after: ${reason}` }, [
+        ...effects.filter((e) => e.kind === "cancel_jobs"),
+        { kind: "labels", add: [], remove: ["in_progress"] },
+        { kind: "comment", body: automaticRetryNotice(cause, reason) },
+        ...again.effects,
+      ]);
+    }
+  }
+  const escalation = { n: (ctx.escalation?.n ?? 0) + 1, cause, from: ctx.state };
+  return {
+    ...outcome,
+    next: { ...next, escalation, proposal: null },
+    effects: [...effects, { kind: "request_triage", escalation: escalation.n }],
+  };
 }
 
 /**
@@ -1559,26 +1647,137 @@ export function edges(kind: IssueKind = "code"): { from: State; event: EventType
   );
 }
 
+/** An issue already waiting for a human, or finished: a dead letter escalates it no further. */
+const stopped = (state: State) => state === "escalated" || TERMINAL_STATES.includes(state);
+
+/** The dead letter escalates the issue where it is at work: a human must look. */
+const gaveUp = (ctx: IssueContext, reason: string): Outcome =>
+  escalate(ctx, reason, holdsSlot(ctx.state) ? [{ kind: "cancel_jobs" }] : []);
+
 /**
  * A dead-lettered effect: a human must look. An issue already waiting for one (or finished) records it with
- * the refusal as its reason; the failed effect may be the very comment that would have told them.
+ * the refusal as its reason; the failed effect may be the very comment that would have told them. One given
+ * up on while the forge did not answer waits for it to answer again instead, where the issue may still be
+ * retried for that automatically (once; later ones of the same outage join it), and the issue goes on meanwhile.
  */
-const effectFailed = (state: State): Rule<"effect_failed"> =>
-  state === "escalated" || TERMINAL_STATES.includes(state)
-    ? { to: [], apply: (_ctx, e) => reject(`${e.effect} failed for good: ${e.error}`) }
-    : {
-        to: ["escalated"],
-        apply: (ctx, e) =>
-          escalate(
-            ctx,
-            `Conveyor gave up on an action (${e.effect}): ${e.error}`,
-            holdsSlot(state) ? [{ kind: "cancel_jobs" }] : [],
-          ),
-      };
+const effectFailed = (state: State): Rule<"effect_failed"> => ({
+  to: stopped(state) ? [state] : [state, "escalated"],
+  apply: (ctx, e) => {
+    const waiting = e.transient && e.deadLetter !== undefined ? awaitForge(ctx, e, e.deadLetter) : null;
+    if (waiting) return waiting;
+    if (stopped(state)) return reject(`${e.effect} failed for good: ${e.error}`);
+    return gaveUp(ctx, `Conveyor gave up on an action (${e.effect}): ${e.error}`);
+  },
+});
+
+function awaitForge(ctx: IssueContext, e: EventOf<"effect_failed">, deadLetter: number): Outcome | null {
+  const { recovery } = ctx;
+  if (recovery) {
+    const deadLetters = [...recovery.deadLetters, deadLetter].slice(0, MAX_RECOVERED_EFFECTS);
+    return accept({ ...ctx, recovery: { ...recovery, deadLetters } });
+  }
+  if (!retriesAutomatically("forge_unreachable", ctx.autoRetried ?? [])) return null;
+  const error = e.error.slice(0, 300);
+  return accept({ ...ctx, recovery: { deadLetters: [deadLetter], effect: e.effect, error } }, [
+    { kind: "probe_forge" },
+  ]);
+}
+
+/**
+ * The forge answers again: the effects given up on are sent again, once, and the issue goes on. It did not
+ * within the wait: they stay dead letters, and the issue escalates as they would have had it at once.
+ */
+const forgeRecovered = (state: State): Rule<"forge_recovered"> => ({
+  to: stopped(state) ? [state] : [state, "escalated"],
+  apply: (ctx, e) => {
+    const { recovery } = ctx;
+    if (!recovery) return reject("no effect waits for the forge to answer again");
+    const settled: IssueContext = {
+      ...ctx,
+      recovery: null,
+      autoRetried: [...(ctx.autoRetried ?? []), "forge_unreachable"],
+    };
+    if (e.answered) {
+      return accept(settled, [
+        { kind: "resend_dead_letters", ids: recovery.deadLetters },
+        { kind: "comment", body: recoveryNotice(recovery) },
+      ]);
+    }
+    if (stopped(state)) return accept(settled);
+    const hours = Math.round(FORGE_RECOVERY_WAIT_MS / 3_600_000);
+    return gaveUp(
+      settled,
+      `Conveyor gave up on an action (${recovery.effect}): ${recovery.error}; the forge did not answer again within ${hours} h`,
+    );
+  },
+});
+
+const waitsOnTriage = (state: State) => state === "escalated" || state === "abandoned";
+
+/** The triage's answer to the escalation the issue is in: kept for a writer to accept, and posted. */
+const triageProposal = (state: State): Rule<"triage_proposal"> => ({
+  to: waitsOnTriage(state) ? [state] : [],
+  apply: (ctx, e) => {
+    const stale = staleProposal(ctx, e.proposal.escalation);
+    if (stale) return reject(stale);
+    const { body, quote } = proposalComment(e.proposal);
+    return accept({ ...ctx, proposal: e.proposal }, [{ kind: "comment", body, quote }]);
+  },
+});
+
+/** A writer's `/conveyor accept`: the proposed step is carried out, once. */
+const acceptProposal = (state: State): Rule<"accept"> => ({
+  to:
+    state === "escalated"
+      ? [...GATE_TARGETS, "abandoned", "escalated"]
+      : waitsOnTriage(state)
+        ? [...GATE_TARGETS, "abandoned"]
+        : [],
+  apply: (ctx, e) => {
+    const refusal = acceptRefusal(ctx);
+    if (refusal || !ctx.proposal) return reject(refusal ?? "no triage proposal waits to be accepted");
+    const { step, agent, runId } = ctx.proposal;
+    const taken: IssueContext = { ...ctx, proposal: null };
+    switch (step.kind) {
+      case "retry":
+        return retried(taken, step.hint);
+      case "abandon":
+        if (state === "abandoned") return reject("the issue is abandoned already");
+        return abandon(taken, `abandoned by ${e.by}, as the triage proposed`, [{ kind: "cancel_jobs" }]);
+      case "clarify": {
+        const then =
+          state === "escalated"
+            ? "a writer's reply resumes the session"
+            : "once it is answered, comment `/conveyor retry`";
+        return accept(taken, [
+          { kind: "labels", add: ["underspecified"], remove: [] },
+          {
+            kind: "comment",
+            body: `${e.by} accepted the triage's proposal: this issue needs an answer from its author to the question below; ${then}.`,
+            quote: { by: `The agent \`${agent}\` (run \`${runId}\`)`, text: step.question },
+          },
+        ]);
+      }
+      case "split":
+        return abandon(
+          taken,
+          `split into ${step.parts.length} issues, as the triage proposed (accepted by ${e.by})`,
+          [
+            { kind: "cancel_jobs" },
+            { kind: "split_issue", parts: step.parts, by: e.by },
+            { kind: "close_issue" },
+          ],
+        );
+    }
+  },
+});
 
 const ruleFor = (state: State, event: EventType, kind: IssueKind = "code") => {
   if (event === "reply") return reply(state);
   if (event === "effect_failed") return effectFailed(state);
+  if (event === "forge_recovered") return forgeRecovered(state);
+  if (event === "triage_proposal") return triageProposal(state);
+  if (event === "accept") return acceptProposal(state);
   if (event === "vault_requested" && state !== "awaiting_approval") return lateVaultItem(state);
   const action = kind === "action" ? ACTION_RULES[state]?.[event] : undefined;
   return action ?? TABLE[state][event];

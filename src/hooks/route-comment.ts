@@ -1,8 +1,9 @@
 /**
- * Comments: `/conveyor retry|abandon|merge` and the vault's `/conveyor approve|reject <id> [reason]` from users
- * with write access, a reply to an escalated issue, which resumes its session with the reply, and a writer's
- * words on the pull request while Conveyor works, which its session hears (route-review.ts has the reviews).
- * Commands from anyone else are refused with a reply (posted by the issue's outbox, like every effect).
+ * Comments: `/conveyor retry|abandon|merge|accept` (`accept`: the triage's proposed step) and the vault's
+ * `/conveyor approve|reject <id> [reason]` from users with write access, a reply to an escalated issue, which
+ * resumes its session with the reply, and a writer's words on the pull request while Conveyor works, which its
+ * session hears (route-review.ts has the reviews). Commands from anyone else are refused with a reply (posted
+ * by the issue's outbox, like every effect).
  */
 import { ABANDON_LABEL, type ParsedComment, parseComment } from "../domain/commands.ts";
 import { commentText, MAX_FEEDBACK_CHARS, standingChangeRequests } from "../domain/human-review.ts";
@@ -76,7 +77,7 @@ export async function routeComment(
   }
   if (parsed.kind === "unknown_command") {
     const usage =
-      "`/conveyor retry`, `/conveyor abandon`, `/conveyor merge`, `/conveyor approve <id>` or `/conveyor reject <id> [reason]`";
+      "`/conveyor retry`, `/conveyor abandon`, `/conveyor merge`, `/conveyor accept`, `/conveyor approve <id>` or `/conveyor reject <id> [reason]`";
     await answer("unknown", `@${author} unknown command \`${parsed.verb}\`: use ${usage}.`);
     return { kind: "routed", events: 1 };
   }
@@ -88,7 +89,12 @@ export async function routeComment(
       : parsed.command === "merge"
         ? { type: "merge_command", by: author, overrides: await overrides(env, project, forge, number) }
         : { type: parsed.command, by: author };
-  await sendEvent(env, project, number, `${key}:comment`, cause, lifecycle);
+  const result = await sendEvent(env, project, number, `${key}:comment`, cause, lifecycle);
+  // Nothing to accept (no proposal, or one for an escalation the issue has left): the writer is told why.
+  if (lifecycle.type === "accept" && result.outcome === "rejected" && !result.duplicate) {
+    await answer("accept", `@${author} nothing to accept: ${result.reason ?? "the lifecycle refused it"}.`);
+    return { kind: "routed", events: 2 };
+  }
   return { kind: "routed", events: 1 };
 }
 

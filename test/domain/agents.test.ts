@@ -158,6 +158,7 @@ describe("the built-in agents", () => {
       ["planner", ["add_labels", "close_issue", "comment", "create_issue", "remove_labels"]],
       ["predictor", ["create_issue"]],
       ["reviewer", ["submit_review"]],
+      ["triage", ["propose_step"]],
     ]);
     // Only the reviewer runs commands (the project's tests); none names a lifecycle label (the catalog
     // would have refused it).
@@ -308,6 +309,34 @@ describe("safe outputs", () => {
     ],
   ])("rejects %s", (_name, request, reason) => {
     expect(decide([request])[0]).toContain(reason);
+  });
+
+  it("takes a proposal only for the escalated issue a triage run is about, once", () => {
+    const triage = parsed("description: t\non: [issues.escalated]\noutputs:\n  propose_step: { max: 1 }");
+    const propose = (issue: number): Extract<RequestedOutput, { type: "propose_step" }> => ({
+      type: "propose_step",
+      issue,
+      diagnosis: "The tests need a database.",
+      step: { kind: "retry", hint: "Start it with docker compose up db." },
+    });
+    const decide = (requests: RequestedOutput[], escalated?: number) =>
+      checkOutputs(triage, requests, targets, escalated ? { escalated } : {}).map((d) =>
+        d.status === "accepted" ? "accepted" : d.reason,
+      );
+    expect(decide([propose(2), propose(7)], 7)).toEqual([
+      "a proposal only for the escalated issue the run is about (#7)",
+      "accepted",
+    ]);
+    expect(decide([propose(7)])).toEqual([
+      "a proposal only for the escalated issue the run is about (#none)",
+    ]);
+    expect(decide([propose(7), { ...propose(7), step: { kind: "abandon" } }], 7)).toEqual([
+      "accepted",
+      "over the cap: at most 1 propose_step per run",
+    ]);
+    // A split is into 2 to 5 parts: a proposal beyond them is no output at all.
+    const split = { ...propose(7), step: { kind: "split", parts: [{ title: "a", body: "b" }] } };
+    expect(requestedOutputSchema.safeParse(split).success).toBe(false);
   });
 
   it("accepts what its definition allows, a review of its own pull request, and noop always", () => {

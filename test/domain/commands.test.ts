@@ -5,6 +5,8 @@ describe("parseComment", () => {
   it.each([
     ["/conveyor retry", { kind: "command", command: "retry" }],
     ["/conveyor abandon", { kind: "command", command: "abandon" }],
+    ["/conveyor accept", { kind: "command", command: "accept" }],
+    ["/Conveyor Accept\nthe hint is right", { kind: "command", command: "accept" }],
     ["\n\n  /Conveyor RETRY  \nbecause the flake is fixed", { kind: "command", command: "retry" }],
     ["/conveyor abandon\r\nno longer needed", { kind: "command", command: "abandon" }],
     ["/conveyor merge", { kind: "command", command: "merge" }],

@@ -143,6 +143,22 @@ describe("claim order", () => {
     ["implement FIFO", () => [job("a"), job("b")], claimant(), "a"],
     ["reap before implement", () => [job("impl"), job("reap", { kind: "reap" })], claimant(), "reap"],
     [
+      "an urgent agent run (an escalation's triage) before new work",
+      () => [
+        job("impl"),
+        job("gardener", { kind: "agent", number: 0 }),
+        job("triage", { kind: "agent", number: 0, urgent: true }),
+      ],
+      claimant(),
+      "triage",
+    ],
+    [
+      "an urgent agent run after work in flight",
+      () => [job("triage", { kind: "agent", number: 0, urgent: true }), job("rev", { kind: "revise" })],
+      claimant(),
+      "rev",
+    ],
+    [
       "revise before reap",
       () => [job("reap", { kind: "reap" }), job("rev", { kind: "revise" })],
       claimant(),

@@ -357,6 +357,7 @@ describe("sessions", () => {
     expect(effects).toEqual([
       { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
       { kind: "notify_human", reason: expected },
+      { kind: "request_triage", escalation: 1 },
     ]);
   });
 
@@ -375,6 +376,7 @@ describe("sessions", () => {
       expect(effects).toEqual([
         { kind: "labels", add: ["needs_human", "underspecified"], remove: ["in_progress"] },
         { kind: "notify_human", reason },
+        { kind: "request_triage", escalation: 1 },
       ]);
     },
   );
@@ -637,6 +639,7 @@ describe("critic", () => {
         expect(effects).toEqual([
           { kind: "labels", add: ["needs_human"], remove: ["in_progress"] },
           { kind: "notify_human", reason: next.reason },
+          { kind: "request_triage", escalation: 1 },
         ]);
         // The worktree is kept for the human: no reap.
         expect(effects.some((e) => e.kind === "enqueue_job")).toBe(false);

@@ -1,4 +1,5 @@
 /** Representative lifecycle events and the event paths that lead to each state, shared by the table tests. */
+import type { Proposal } from "../../src/domain/escalation.ts";
 import type { EventType, LifecycleEvent, State } from "../../src/domain/lifecycle.ts";
 import { timersFor } from "../../src/domain/timers.ts";
 
@@ -76,8 +77,23 @@ export function sample(type: EventType, state: State): LifecycleEvent {
         effect: "labels",
         error: "forgejo: POST /repos/o/r/issues/7/labels returned 403: forbidden",
       };
+    case "forge_recovered":
+      return { type, answered: true };
+    case "triage_proposal":
+      return { type, proposal: PROPOSAL };
+    case "accept":
+      return { type, by: "alice" };
   }
 }
+
+/** A triage agent's answer to an issue's first escalation. */
+export const PROPOSAL: Proposal = {
+  escalation: 1,
+  runId: "run_t1",
+  agent: "triage",
+  diagnosis: "The session could not find the parser's entry point.",
+  step: { kind: "retry", hint: "The parser lives in src/parse.ts; start there." },
+};
 
 const started: LifecycleEvent[] = [
   { type: "triage", blockers: [] },

@@ -87,6 +87,69 @@ describe("humans on the forge", () => {
     expect((await issueStub(env, loop.project, number).view())?.state).toBe("queued");
   });
 
+  it("/conveyor accept finds nothing to accept until the triage proposed a step, which it then carries out", async () => {
+    const { loop, number } = await escalated("accept");
+    const early = await commentDelivery(loop, number, "maintainer", "/conveyor accept");
+    expect(await early.json()).toEqual({ accepted: true, events: 2 });
+    await until(loop, number, (v) => v.outbox.length === 0);
+    const notes = (await loop.forge.listComments(number)).map((c) => c.body);
+    expect(notes).toContainEqual(
+      expect.stringMatching(/^@maintainer nothing to accept: no triage proposal waits to be accepted\./),
+    );
+    // The triage's answer, as the project's object hands it on once the run's output passed its check.
+    const { escalation } = (await issueStub(env, loop.project, number).view()) ?? {};
+    expect(escalation).toMatchObject({ cause: "critic_failed", from: "awaiting_review" });
+    const step = { kind: "abandon" as const };
+    const proposal = {
+      escalation: escalation?.n ?? 0,
+      runId: "run_t",
+      agent: "triage",
+      diagnosis: "Stale.",
+      step,
+    };
+    await send(loop, number, { type: "triage_proposal", proposal });
+    await commentDelivery(loop, number, "maintainer", "/conveyor accept");
+    expect(await issueStub(env, loop.project, number).view()).toMatchObject({
+      state: "abandoned",
+      reason: "abandoned by maintainer, as the triage proposed",
+      proposal: null,
+    });
+  });
+
+  it("an accepted split files each part once, queued in the writer's name, and closes the issue", async () => {
+    const { loop, number } = await escalated("split");
+    const { escalation } = (await issueStub(env, loop.project, number).view()) ?? {};
+    const parts = [
+      { title: "Parse the header", body: "Parse the header line. With tests." },
+      { title: "Parse the rows", body: "Parse each row after the header. With tests." },
+    ];
+    const step = { kind: "split" as const, parts };
+    const proposal = {
+      escalation: escalation?.n ?? 0,
+      runId: "run_s",
+      agent: "triage",
+      diagnosis: "Too big.",
+      step,
+    };
+    await send(loop, number, { type: "triage_proposal", proposal });
+    await commentDelivery(loop, number, "maintainer", "/conveyor accept");
+    const view = await until(loop, number, (v) => v.state === "abandoned" && v.outbox.length === 0);
+    expect(view.reason).toBe("split into 2 issues, as the triage proposed (accepted by maintainer)");
+    expect((await loop.forge.getIssue(number)).state).toBe("closed");
+    const filed = (await loop.forge.listIssuesByLabel(loop.settings.labels.backlog, "all")).filter((i) =>
+      parts.some((p) => p.title === i.title),
+    );
+    expect(filed.map((i) => i.title).sort()).toEqual(parts.map((p) => p.title).sort());
+    for (const part of filed) {
+      expect(part.body).toContain(`Split from #${number}`);
+      // Queued in the writer's name: each part's issue is in the backlog's lifecycle.
+      const queued = await until(loop, part.number, (v) => v.state === "queued");
+      expect(queued.brief).toMatchObject({ title: part.title, by: "maintainer" });
+    }
+    const named = (await loop.forge.listComments(number)).filter((c) => c.body.includes("Split into #"));
+    expect(named).toHaveLength(1);
+  });
+
   it("two copies of one delivery in flight together post the refusal once", async () => {
     const { loop, number } = await escalated("twice");
     const payload = commentPayload(loop, number, "visitor", "/conveyor retry");

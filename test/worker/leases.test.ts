@@ -57,6 +57,7 @@ async function withLeases<R>(body: (h: Harness) => R | Promise<R>): Promise<R> {
       ended: (_project, job, reason) => hooks.push(`ended ${job.id}: ${reason}`),
       isEventRun: () => false,
       eventSpendUsd: () => 0,
+      isUrgent: () => false,
     };
     store.saveMeta(project, POLICY);
     const leases = new Leases(state.storage, store, records, waiters, recorder);

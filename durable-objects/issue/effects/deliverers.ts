@@ -4,13 +4,16 @@
  * `key` (the same key is sent on every attempt of the same effect). What a deliverer learns that the lifecycle
  * must know (a pull request's number) it returns as an event, recorded together with the acknowledgement.
  */
-import type { IssueSummary } from "../../../src/contracts/issue-object.ts";
+import type { DeadLetter, HistoryEntry, IssueSummary } from "../../../src/contracts/issue-object.ts";
 import type { Effect, LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import type { Env } from "../../../src/env.ts";
 import { CI_RERUN_DELIVERERS } from "./ci-rerun.ts";
 import { FORGE_DELIVERERS } from "./forge.ts";
 import { JOB_DELIVERERS } from "./jobs.ts";
+import { RECOVERY_DELIVERERS } from "./recovery.ts";
 import { REVIEW_DELIVERERS } from "./review.ts";
+import { SPLIT_DELIVERERS } from "./split.ts";
+import { TRIAGE_DELIVERERS } from "./triage.ts";
 import { VAULT_DELIVERERS } from "./vault.ts";
 import { VAULT_STEP_DELIVERERS } from "./vault-step.ts";
 
@@ -25,6 +28,12 @@ export type EffectContext = {
    * on: why it must not act any more, or null.
    */
   recheck(): string | null;
+  /** When the effect was decided (its outbox row was written); absent for an effect delivered outside the outbox. */
+  decidedAt?: number;
+  /** Puts the issue's dead letters `ids` back in the outbox, each in its lane where it was (the IssueDO's). */
+  resend?(ids: readonly number[]): void;
+  /** The issue's recent history and dead letters, as its object holds them (the IssueDO's). */
+  record?(history: number, deadLetters: number): { history: HistoryEntry[]; deadLetters: DeadLetter[] };
 };
 
 /**
@@ -46,6 +55,9 @@ export const DELIVERERS: Deliverers = {
   ...JOB_DELIVERERS,
   ...REVIEW_DELIVERERS,
   ...CI_RERUN_DELIVERERS,
+  ...RECOVERY_DELIVERERS,
+  ...SPLIT_DELIVERERS,
+  ...TRIAGE_DELIVERERS,
   ...VAULT_DELIVERERS,
   ...VAULT_STEP_DELIVERERS,
 };
@@ -69,6 +81,8 @@ export const LANES = {
     "request_review",
     "merge",
     "check_merged",
+    // The parts are filed, and named on the issue, before it is closed.
+    "split_issue",
     "close_issue",
     "delete_branch",
   ],
@@ -79,6 +93,10 @@ export const LANES = {
   ci: ["rerun_ci", "watch_ci"],
   // An action's dangerous step for the vault, and an item fired or withdrawn: never behind a slow forge.
   vault: ["vault_step", "vault_fired", "vault_withdraw"],
+  // The triage of an escalation reads the repository's agents: never behind a slow forge lane.
+  triage: ["request_triage"],
+  // Waiting for a forge that does not answer: never behind the effects that wait for it.
+  recovery: ["probe_forge", "resend_dead_letters"],
 } as const satisfies Record<string, readonly Effect["kind"][]>;
 
 // Every effect kind sits in a lane: this line stops compiling when a new kind has none.

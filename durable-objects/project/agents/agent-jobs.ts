@@ -29,6 +29,7 @@ import { agentTargets, applyAgentOutput } from "./forge-outputs.ts";
 import { ReviewRuns } from "./review-runs.ts";
 import { AGENT_CHANNELS, AgentRuns, type ApplyRow, type CheckRow, type HoldOutput } from "./runs.ts";
 import { AgentSchedules, type ScheduleHooks } from "./schedules.ts";
+import { TriageRuns } from "./triage-runs.ts";
 import { AgentTriggers } from "./triggers.ts";
 
 /** What the agent runs need of their ProjectDO. */
@@ -52,6 +53,7 @@ export class AgentJobs {
   private readonly triggers: AgentTriggers;
   private readonly reviews: ReviewRuns;
   private readonly events: EventRuns;
+  private readonly triages: TriageRuns;
 
   constructor(private readonly host: AgentJobsHost) {
     const { sql } = host.storage;
@@ -60,6 +62,7 @@ export class AgentJobs {
     this.events = new EventRuns(sql);
     this.triggers = new AgentTriggers(sql, this.runs, this.events);
     this.reviews = new ReviewRuns(sql);
+    this.triages = new TriageRuns(sql);
   }
 
   // --- the job's lifecycle points ----------------------------------------------------------------------------
@@ -74,9 +77,11 @@ export class AgentJobs {
     // Kept as long as finished jobs are; each agent's latest run is kept whatever its age.
     this.runs.prune(pruneBefore);
     this.events.prune(pruneBefore);
+    this.triages.prune();
     const run = { id: runId, agent: spec.agent.name, jobId, trigger: request.trigger };
     this.runs.queue({ ...run, outputs: request.outputs }, now);
     if (request.review) this.reviews.bind(runId, request.review);
+    if (request.triage) this.triages.bind(runId, request.triage);
     if (!origin) return [];
     this.events.record(runId, jobId, origin, now);
     return this.events.jobsAbout(origin.agent, origin.number, runId);
@@ -127,6 +132,11 @@ export class AgentJobs {
     return job.spec.agent !== undefined && this.events.isEventRun(job.spec.agent.runId);
   }
 
+  /** The job is a triage run: it goes ahead of queued work (src/domain/job-queue.ts). */
+  isUrgent(job: StoredJob): boolean {
+    return job.spec.agent !== undefined && this.triages.of(job.spec.agent.runId) !== null;
+  }
+
   eventSpendUsd(day: string): number {
     return this.events.daySpendUsd(day);
   }
@@ -163,7 +173,8 @@ export class AgentJobs {
           const { runId } = JSON.parse(row.payload) as CheckRow;
           const targets = await agentTargets(env, project, this.runs.targetsOf(runId));
           const review = this.reviews.of(runId);
-          const context = review ? { pullRequest: review.pr } : {};
+          const escalated = this.triages.of(runId)?.number;
+          const context = { ...(review && { pullRequest: review.pr }), ...(escalated && { escalated }) };
           const settings = (await loadProject(env, project))?.settings;
           if (!settings) throw new Error(`project ${project} is not registered`);
           storage.transactionSync(() => {
@@ -192,7 +203,13 @@ export class AgentJobs {
             continue;
           const { output } = decision;
           const agent = this.runs.agentOf(runId) ?? "unknown";
-          const ref = { key: `agent:${runId}:${index}`, runId, agent, review: this.reviews.of(runId) };
+          const ref = {
+            key: `agent:${runId}:${index}`,
+            runId,
+            agent,
+            review: this.reviews.of(runId),
+            triage: this.triages.of(runId),
+          };
           const refusal = await applyAgentOutput(env, project, ref, output);
           storage.transactionSync(() => this.runs.markApplied(runId, index, Date.now(), refusal));
         }

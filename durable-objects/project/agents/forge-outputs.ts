@@ -7,12 +7,14 @@
 import { withDependency } from "../../../src/agents/link-dependency.ts";
 import type { RequestedOutput, Targets } from "../../../src/agents/outputs.ts";
 import type { ReviewBinding } from "../../../src/agents/review-run.ts";
+import type { TriageBinding } from "../../../src/agents/triage-run.ts";
 import type { Env } from "../../../src/env.ts";
 import { errorMessage } from "../../../src/error-message.ts";
 import { hasStatus } from "../../../src/forge/client/index.ts";
 import { commentOnce, type Poster, policyOn } from "../../../src/forge/comment-once.ts";
 import { appended, composePost, postTitle, quotedPost } from "../../../src/forge/post/post.ts";
 import { conveyorPoster } from "../../../src/projects/account.ts";
+import { sendEvent } from "../../../src/projects/lifecycle-client.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
 import { clientOf, loadRegistered, type Project } from "../../../src/projects/store.ts";
 import { applyReviewRun } from "./review-run-apply.ts";
@@ -40,9 +42,15 @@ async function projectPoster(env: Env, projectId: string): Promise<{ poster: Pos
 
 /**
  * Which output of which run is applied, and the agent whose run it is (named on what it posts); `review`:
- * the pull request a review run is about.
+ * the pull request a review run is about; `triage`: the escalation a triage run answers.
  */
-export type OutputRef = { key: string; runId: string; agent: string; review: ReviewBinding | null };
+export type OutputRef = {
+  key: string;
+  runId: string;
+  agent: string;
+  review: ReviewBinding | null;
+  triage?: TriageBinding | null;
+};
 
 /** Conveyor's line over an agent's words: which agent, which run. */
 export const agentWrote = (agent: string, runId: string) =>
@@ -71,7 +79,7 @@ export async function applyAgentOutput(
 async function apply(
   env: Env,
   projectId: string,
-  { key, runId, agent, review }: OutputRef,
+  { key, runId, agent, review, triage }: OutputRef,
   output: RequestedOutput,
 ): Promise<string | null> {
   const { poster, project } = await projectPoster(env, projectId);
@@ -122,6 +130,24 @@ async function apply(
       // Accepted only for the pull request a review run is about (src/agents/outputs.ts).
       if (!review) return "not a review run: there is no pull request to review";
       return applyReviewRun(env, poster, project, runId, review, output);
+    case "propose_step": {
+      // Accepted only for the issue a triage run is about (src/agents/outputs.ts); the issue posts it, once.
+      if (!triage) return "not a triage run: there is no escalation to answer";
+      const { issue: _issue, type: _type, ...proposed } = output;
+      const proposal = { ...proposed, escalation: triage.escalation, runId, agent };
+      const result = await sendEvent(
+        env,
+        project,
+        triage.number,
+        `triage-run:${runId}`,
+        { kind: "job", id: runId },
+        {
+          type: "triage_proposal",
+          proposal,
+        },
+      );
+      return result.outcome === "rejected" ? `the issue refused it: ${result.reason ?? "no reason"}` : null;
+    }
     case "noop":
       // Never queued: a noop asks for nothing.
       return null;

@@ -25,6 +25,9 @@ import type { JobStore, OpenStoredJob, StoredJob } from "./job-store.ts";
 /** The envelope schema's limit for a phase reason. */
 export const MAX_REASON = 2_000;
 
+/** Why a lease is lost when its runner stopped speaking under it. */
+const LEASE_EXPIRED = "lease expired";
+
 /** What a job's lease means beyond the queue (an agent run's record): told at each point, inside the transaction. */
 export type LeaseHooks = {
   leased(job: StoredJob, now: number): void;
@@ -34,6 +37,8 @@ export type LeaseHooks = {
   isEventRun(job: StoredJob): boolean;
   /** What event runs spent on UTC day `day`. */
   eventSpendUsd(day: string): number;
+  /** The job is an escalation's triage: a human waits for its answer, so it goes ahead of queued work. */
+  isUrgent(job: StoredJob): boolean;
 };
 
 export type Fenced = { ok: true; job: StoredJob; project: string; policy: ProjectPolicy } | LeaseRefusal;
@@ -61,7 +66,10 @@ export class Leases {
     const paused = (job: StoredJob) =>
       spendsBudget(job.kind) && (this.hooks.isEventRun(job) ? pauses.events : pauses.work) !== null;
     // Leased jobs only count (slots, issues at work): their specs are not read.
-    const queued = this.store.queued().filter((job) => !paused(job));
+    const queued = this.store
+      .queued()
+      .filter((job) => !paused(job))
+      .map((job) => (this.hooks.isUrgent(job) ? { ...job, urgent: true } : job));
     const open = [...this.store.leasedSlots(), ...queued];
     return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
   }
@@ -153,7 +161,7 @@ export class Leases {
     this.storage.transactionSync(() => {
       // An expired lease's token is void at once: its runner's late calls are fenced off.
       for (const job of expired) {
-        this.lose(meta.project, { ...job, leaseToken: null }, "lease expired", now, meta.policy);
+        this.lose(meta.project, { ...job, leaseToken: null }, LEASE_EXPIRED, now, meta.policy);
       }
     });
     this.waiters.wake();
@@ -175,7 +183,8 @@ export class Leases {
 
   /**
    * The lease is lost: the job requeues (with affinity; after leases nobody confirmed, with backoff) or, out
-   * of attempts or past `maxUnconfirmed`, fails. Its issue hears when the backoff begins and when it gives up.
+   * of attempts or past `maxUnconfirmed`, fails. Its issue hears when the backoff begins and when it gives up;
+   * a session whose runner was lost on its last attempt (expired, revoked) fails as `lost`, which is transient.
    */
   lose(
     project: string,
@@ -199,7 +208,8 @@ export class Leases {
       return;
     }
     if (next.action !== "requeue") {
-      this.end(project, job, next.action === "fail" ? next.reason : null, now);
+      const lost = runnerGone || cause === LEASE_EXPIRED;
+      this.end(project, job, next.action === "fail" ? next.reason : null, now, { lost });
       return;
     }
     if (next.unconfirmed === BACKOFF_AFTER_UNCONFIRMED && !runnerGone && isSession(job.kind)) {
@@ -221,15 +231,19 @@ export class Leases {
 
   /**
    * Ends a job that will not run again: failed with a reason (its issue's session fails too, unless the
-   * caller tells the issue itself: `sessionFails` false), else cancelled (`why`: what its run record says,
-   * "cancelled" unless told).
+   * caller tells the issue itself: `sessionFails` false; `lost`: because its runner was lost), else cancelled
+   * (`why`: what its run record says, "cancelled" unless told).
    */
   end(
     project: string,
     job: StoredJob,
     reason: string | null,
     now: number,
-    { why = "cancelled", sessionFails = true }: { why?: string; sessionFails?: boolean } = {},
+    {
+      why = "cancelled",
+      sessionFails = true,
+      lost = false,
+    }: { why?: string; sessionFails?: boolean; lost?: boolean } = {},
   ): void {
     const ended: StoredJob = { ...job, status: reason === null ? "cancelled" : "failed", updatedAt: now };
     this.store.save(ended);
@@ -242,6 +256,7 @@ export class Leases {
         jobId: job.id,
         attempt: job.attempt,
         reason: reason.slice(0, MAX_REASON),
+        ...(lost && { lost: true as const }),
       });
     }
   }

@@ -5,13 +5,12 @@
  * comment markers, src/crypto/markers.ts), by which a retry finds the issue it already opened instead of
  * opening a second one. A cause that resolves and comes back later is a new occurrence, with a new issue.
  */
-import { commentMarker } from "../../../src/crypto/markers.ts";
-import { sameLogin } from "../../../src/domain/logins.ts";
 import type { Env } from "../../../src/env.ts";
 import { errorMessage } from "../../../src/error-message.ts";
-import { hasStatus, type Issue } from "../../../src/forge/client/index.ts";
-import { commentOnce, type Poster } from "../../../src/forge/comment-once.ts";
-import { composePost, postTitle, withMarker } from "../../../src/forge/post/post.ts";
+import { hasStatus } from "../../../src/forge/client/index.ts";
+import { commentOnce } from "../../../src/forge/comment-once.ts";
+import { issueOpenedUnder, openIssueOnce } from "../../../src/forge/issue-once.ts";
+import { composePost, postTitle } from "../../../src/forge/post/post.ts";
 import { log } from "../../../src/log.ts";
 import { posterFor } from "../agents/forge-outputs.ts";
 
@@ -57,21 +56,18 @@ async function apply(
   known: number | null,
 ): Promise<number | null> {
   const poster = await posterFor(env, projectId);
-  const marker = await commentMarker(poster.secretsKey, occurrence(effect));
+  const key = occurrence(effect);
   switch (effect.kind) {
-    case "open": {
-      const found = known ?? (await findOpened(poster, effect.label, marker))?.number;
-      if (found !== undefined) return found;
+    case "open":
+      if (known !== null) return known;
       // The supervisor's words may carry a runner's or the forge's (an error, a host name): defused whole.
-      const { number } = await poster.forge.createIssue({
+      return openIssueOnce(poster, key, effect.label, {
         title: postTitle(poster.policy, effect.issue.title),
-        body: withMarker(composePost(poster.policy, [{ mixed: effect.issue.body }]), marker),
+        body: composePost(poster.policy, [{ mixed: effect.issue.body }]),
         labels: effect.issue.labels,
       });
-      return number;
-    }
     case "close": {
-      const number = known ?? (await findOpened(poster, effect.label, marker))?.number ?? null;
+      const number = known ?? (await issueOpenedUnder(poster, effect.label, key))?.number ?? null;
       if (number === null) return null;
       const comment = composePost(poster.policy, [{ mixed: effect.comment }]);
       await commentOnce(poster, number, `${occurrence(effect)}:resolved`, comment);
@@ -79,10 +75,4 @@ async function apply(
       return number;
     }
   }
-}
-
-/** The issue Conveyor opened for this occurrence, if it did: only its own account's issues count. */
-async function findOpened(poster: Poster, label: string, marker: string): Promise<Issue | undefined> {
-  const issues = await poster.forge.listIssuesByLabel(label, "all");
-  return issues.find((issue) => sameLogin(issue.author, poster.account) && issue.body.includes(marker));
 }

@@ -4,18 +4,21 @@
  * (wrangler dev) queues it as an agent job, the real runner runs the real Agent SDK binary in its sandbox
  * against the scripted model stand-in, and the outputs each agent asks for land on the local forge, checked
  * and applied once by the Worker. The sample repository has a history older than Conveyor: 500 issues, some
- * stale for months, which the registration's backfill mirrors and the gardener grooms.
+ * stale for months, which the registration's backfill mirrors and the gardener grooms. An escalation's triage runs the
+ * same way: it proposes a retry with a hint, and the maintainer's `/conveyor accept` starts a fresh session
+ * given the hint, which finishes the work.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { escalatedIssue } from "../../../demo/agents-script.ts";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
 import { PROJECT, REPO as PROJECT_REPO } from "../../../demo/scenario.ts";
 import { SAFE_OUTPUTS_SERVER } from "../../../runner/agents/safe-outputs.ts";
 import { violations } from "../../domain/post/oracle.ts";
-import { type ScriptRequest, text, use } from "../../support/model/script.ts";
+import { bash, type ScriptRequest, text, use, write } from "../../support/model/script.ts";
 import { until } from "../../support/until.ts";
 
 const CLI = new URL("../../../cli/conveyor.ts", import.meta.url).pathname;
@@ -69,6 +72,16 @@ function stalest(req: ScriptRequest): number {
   return first;
 }
 
+const phase = (lines: string) => bash(`printf '${lines}' > "$CONVEYOR_PHASE_FILE"`, "Write the phase");
+const TITLE = "Add reverse(text)";
+const FAILED = "cannot tell where the string helpers live";
+const DIAGNOSIS = "The session looked for a helpers directory that this repository does not have.";
+const HINT = "Helpers live in src/, one file per function, tested by test/*.test.js with node --test.";
+const REVERSE = 'export function reverse(text) {\n  return [...text].reverse().join("");\n}\n';
+
+/** What the triage's prompt said: the escalation's cause and the session's failure among it. */
+let triageSaw = "";
+
 const PREDICTIONS = [1, 2, 3, 4, 5, 6].map((n) => `Holdout regression ${n}`);
 const AGENTS_FIX = "AGENTS.md: the test command is sh ./ci.sh";
 const ACCEPTED = "Accepted as development work: the holdout regressed.";
@@ -94,6 +107,38 @@ beforeAll(async () => {
       imported = sample.forge.importIssues(PROJECT_REPO, HISTORY);
     },
     script: [
+      {
+        // The fresh session the accepted proposal starts: given the hint, it does the work.
+        when: new RegExp(HINT.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")),
+        steps: [
+          write("src/reverse.js", REVERSE),
+          bash("git add -A && git commit -qm 'Add reverse (#reverse)'", "Commit"),
+          phase("PHASE:awaiting_ci\\n"),
+          text("reverse is in src/reverse.js."),
+        ],
+      },
+      {
+        when: /Implement issue #\d+ /,
+        steps: [
+          bash("ls lib/helpers", "Look for the helpers"),
+          phase(`PHASE:failed\\nReason: ${FAILED}\\n`),
+          text(`I ${FAILED}.`),
+        ],
+      },
+      {
+        when: /You triage one escalation/,
+        steps: [
+          (req) => {
+            triageSaw = `${req.system}\n${req.lastUserText}`;
+            return use(tool("propose_step"), {
+              issue: escalatedIssue(req),
+              diagnosis: DIAGNOSIS,
+              step: { kind: "retry", hint: HINT },
+            });
+          },
+          text("Proposed a retry with a hint."),
+        ],
+      },
       {
         // More predictions than the predictor's cap of five: the sixth is refused.
         when: /You are the predictor/,
@@ -143,6 +188,8 @@ beforeAll(async () => {
           text("Groomed."),
         ],
       },
+      // The critic of the triage's retried issue.
+      { forced: "report", steps: [use("report", { verdict: "APPROVE", summary: "ok", findings: [] })] },
     ],
   });
 }, 120_000);
@@ -324,5 +371,65 @@ describe("built-in agents' runs", { timeout: 150_000 }, () => {
     // The documentation fix goes the normal way: an issue labelled for a maintainer to promote.
     const filed = await maintainer.listIssuesByLabel("vision");
     expect(filed.map((i) => i.title)).toContain(AGENTS_FIX);
+  });
+});
+
+type IssueView = {
+  state: string;
+  prNumber: number | null;
+  proposal: { step: { kind: string } } | null;
+};
+
+async function issueView(number: number): Promise<IssueView | null> {
+  if (!demo) throw new Error("no demo");
+  const res = await fetch(`${demo.worker.url}/api/v1/projects/${PROJECT}/issues/${number}`, {
+    headers: { authorization: `Bearer ${demo.adminToken}` },
+  });
+  return res.ok ? ((await res.json()) as IssueView) : null;
+}
+
+describe("an escalation's triage", { timeout: 240_000 }, () => {
+  it("answers with a proposed step, which the maintainer's /conveyor accept carries out", async () => {
+    if (!demo) throw new Error("no demo");
+    const maintainer = demo.sample.client(demo.sample.accounts.maintainer);
+    const { number } = await maintainer.createIssue({
+      title: TITLE,
+      body: "Add `reverse(text)`: the text's characters in reverse order. With tests.",
+      labels: [],
+    });
+    await until(`#${number} mirrored`, () => (demo?.d1.openMirrored(PROJECT).includes(number) ? true : null));
+    await maintainer.addLabels(number, ["backlog"]);
+
+    const proposed = await until(`#${number}'s triage`, async () => {
+      const view = await issueView(number);
+      return view?.state === "escalated" && view.proposal ? view : null;
+    });
+    expect(proposed.proposal?.step.kind).toBe("retry");
+    // The triage read the escalation: its cause and the session's own reason.
+    expect(triageSaw).toContain('"cause":"session_failed"');
+    expect(triageSaw).toContain(FAILED);
+
+    const triage = await until(
+      `#${number}'s triage comment`,
+      async () =>
+        (await maintainer.listComments(number)).find((c) =>
+          c.body.startsWith("**Triage of this escalation.**"),
+        ) ?? null,
+    );
+    expect(triage.body).toContain("Proposed next step: **retry with a hint**");
+    expect(triage.body).toContain("`/conveyor accept`");
+    expect(triage.body).toMatch(/The agent `triage` \(run `run_[0-9a-f]+`\)/);
+    expect(triage.body).toContain(`> **What went wrong:** ${DIAGNOSIS}`);
+    expect(triage.body).toContain(`> **Hint for the next session:** ${HINT}`);
+
+    await maintainer.comment(number, "/conveyor accept");
+    // The fresh session, given the hint, pushed its work: its pull request is open, the issue past the retry.
+    const moved = await until(`#${number}'s pull request after the retry`, async () => {
+      const view = await issueView(number);
+      return view?.prNumber && view.state !== "escalated" ? view : null;
+    });
+    expect(moved.proposal).toBeNull();
+    const pull = await maintainer.getPullRequest(moved.prNumber ?? 0);
+    expect(pull.headRef).toBe(`conveyor/${number}`);
   });
 });

@@ -403,6 +403,8 @@ describe("issues", () => {
   });
 
   it("retry and abandon; an event the table refuses exits 1 with its reason", async () => {
+    const show = await ok(["issue", "show", "41", "--project", project]);
+    expect(show).toMatch(/^escalation 1: session escalated \(from running\)$/m);
     expect(await ok(["retry", "41", "--project", project])).toBe("retry: ops#41 is now queued\n");
     expect((await json(["abandon", "41", "--project", project])).state).toBe("abandoned");
     await fails(

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { z } from "zod";
 import { agentDeviations, type FactoryAgents } from "../../../demo/agents.ts";
+import { TRIAGE_OF_4 } from "../../../demo/agents-script.ts";
 import { runScenario, type ScenarioRun } from "../../../demo/drive.ts";
 import { type FactoryHealth, factoryHealth } from "../../../demo/health.ts";
 import { type Demo, startDemo } from "../../../demo/orchestrator.ts";
@@ -134,6 +135,18 @@ describe("the demo scenario", () => {
     expect(squashShown(results)).toMatch(
       /^#1's pull request #(\d+), squashed onto main as one commit:\n {4}Add slugify\(text\) \(#\1\)\n\n {4}Closes #1$/,
     );
+  });
+
+  it("answers #4's escalation with its triage before the maintainer replies", async () => {
+    const maintainer = (demo as Demo).sample.client((demo as Demo).sample.accounts.maintainer);
+    const bodies = (await maintainer.listComments(4)).map((c) => c.body);
+    const triage = bodies.findIndex((b) => b.startsWith("**Triage of this escalation.**"));
+    expect(bodies[triage]).toContain("Proposed next step: **ask the issue's author**");
+    expect(bodies[triage]).toContain(`> **Question:** ${TRIAGE_OF_4.question}`);
+    const reply = bodies.indexOf(ISSUES[3]?.reply ?? "");
+    expect(triage).toBeGreaterThanOrEqual(0);
+    expect(reply).toBeGreaterThan(triage);
+    expect(lines.join("\n")).toContain(`triage of #4 proposes: clarify (${TRIAGE_OF_4.diagnosis})`);
   });
 
   it("runs the gardener and the planner beside the assembly line, each output applied once", async () => {

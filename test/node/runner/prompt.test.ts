@@ -40,6 +40,14 @@ describe("untrusted text in prompts is data: it cannot close or open its wrapper
     expect(prompt).toContain("push to main &amp; print");
   });
 
+  it("a fresh session after an accepted triage is given its hint, as data; a first session without one is not", () => {
+    const prompt = implementPrompt({ ...job, instructions: "The parser is in src/parse.ts." });
+    expect(prompt).toContain(
+      "the hint its triage gave, which a maintainer accepted:\n<untrusted>\nThe parser is in src/parse.ts.\n</untrusted>",
+    );
+    expect(implementPrompt({ ...job, instructions: null })).not.toContain("hint");
+  });
+
   it("the critic's prompt", () => {
     const prompt = criticPrompt({
       repo: "acme/app",
