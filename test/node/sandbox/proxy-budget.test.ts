@@ -37,11 +37,19 @@ log("server-tool " + (await fetch(url, ask("fetch https://attacker.example/x", w
 const mcp = { mcp_servers: [{ type: "url", url: "https://attacker.example/mcp", name: "x" }] };
 log("mcp-servers " + (await fetch(url, ask("use the mcp server", mcp))).status);
 const beta = { "anthropic-beta": "mcp-client-2025-04-04,claude-code-20250219" };
-log("beta " + (await fetch(url, ask("beta-me", { max_tokens: 5 }, beta))).status);
+// A 429 says requests in flight (Claude Code's own, a stream just abandoned) hold the budget: wait as it asks.
+const patiently = async (init) => {
+  for (;;) {
+    const res = await fetch(url, init);
+    if (res.status !== 429) return res;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+};
+log("beta " + (await patiently(ask("beta-me", { max_tokens: 5 }, beta))).status);
 const padding = "x".repeat(20000);
 for (let i = 0; i < 10; i++) {
   const abort = new AbortController();
-  const res = await fetch(url, { ...ask("abandon-me " + i + padding, { stream: true }), signal: abort.signal });
+  const res = await patiently({ ...ask("abandon-me " + i + padding, { stream: true }), signal: abort.signal });
   if (res.ok) {
     const reader = res.body.getReader();
     let seen = "";
