@@ -21,9 +21,11 @@ describe("the critic's deadline", () => {
       ledger: [],
     };
     const config = { apiKey: "test-key", baseURL: standIn.url, model: "claude-test", deadlineMs: 1_000 };
-    expect(await runCritic(config, input)).toEqual({
+    // What it spent is kept, answered or not (its usage, charged to the issue).
+    expect(await runCritic(config, input)).toMatchObject({
       ok: false,
       reason: "the critic gave no report within 1 s",
+      usage: expect.any(Object),
     });
   });
 });

@@ -172,7 +172,16 @@ export async function queuedThenEdited(loop: Loop, files: Record<string, string>
     pretty({
       ...ISSUES,
       action: "edited",
-      issue: { ...ISSUES.issue, number, title: brief.title, body: EDITED_BODY, state: "open", labels: [] },
+      // Stamped now: the mirror keeps what it holds over an older answer of the forge (src/projects/mirror.ts).
+      issue: {
+        ...ISSUES.issue,
+        number,
+        title: brief.title,
+        body: EDITED_BODY,
+        state: "open",
+        labels: [],
+        updated_at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+      },
       repository: { ...ISSUES.repository, full_name: loop.repo },
       sender: { ...ISSUES.sender, login: "passer-by" },
     }),
