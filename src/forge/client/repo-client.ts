@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Mergeability } from "../../domain/stay-current.ts";
+import { fileIds, readDirectory } from "./contents.ts";
 import { hasStatus } from "./errors.ts";
 import type { ForgeHttp, HttpRequest } from "./http.ts";
 import { ensureRepoLabels, type LabelStore, type NormalizedLabel, type RepoLabel } from "./labels.ts";
@@ -121,52 +122,12 @@ export abstract class RepoClient implements ForgeClient<Plain> {
     }
   }
 
-  async readDirectory(dir: string, ref: string, maxFiles: number): Promise<Map<string, string>> {
-    const entries = await this.#listing(dir, ref);
-    const files = entries
-      .filter((entry) => entry.type === "file")
-      .map((entry) => entry.path)
-      .sort();
-    const read = files.slice(0, maxFiles).map(async (path) => {
-      const request = { method: "GET", path: this.#contents(path), query: { ref } } as const;
-      const file = await this.http.json(request, fileContent);
-      return [path, decodeBase64(file.content)] as const;
-    });
-    return new Map([
-      ...(await Promise.all(read)),
-      ...files.slice(maxFiles).map((path) => [path, ""] as const),
-    ]);
+  readDirectory(dir: string, ref: string, maxFiles: number): Promise<Map<string, string>> {
+    return readDirectory(this.http, this.repo, dir, ref, maxFiles);
   }
 
-  async fileIds(paths: readonly string[], ref: string): Promise<Map<string, string>> {
-    const dirOf = (path: string) => path.split("/").slice(0, -1).join("/");
-    const wanted = new Set(paths);
-    const listings = await Promise.all([...new Set(paths.map(dirOf))].map((dir) => this.#listing(dir, ref)));
-    return new Map(
-      listings
-        .flat()
-        .filter((entry) => entry.type === "file" && wanted.has(entry.path))
-        .map((entry) => [entry.path, entry.sha] as const),
-    );
-  }
-
-  /** A directory's entries at `ref`; none when it is missing, or a file. */
-  async #listing(dir: string, ref: string): Promise<z.infer<typeof directoryEntries>> {
-    try {
-      const listing = await this.http.json(
-        { method: "GET", path: this.#contents(dir), query: { ref } },
-        directoryOrFile,
-      );
-      return Array.isArray(listing) ? listing : [];
-    } catch (error) {
-      if (hasStatus(error, 404)) return [];
-      throw error;
-    }
-  }
-
-  #contents(path: string): string {
-    const parts = path.replace(/\/+$/, "").split("/").filter(Boolean).map(encodeURIComponent);
-    return [`${this.repo}/contents`, ...parts].join("/");
+  fileIds(paths: readonly string[], ref: string): Promise<Map<string, string>> {
+    return fileIds(this.http, this.repo, paths, ref);
   }
 
   async getMergeability(number: number): Promise<Mergeability> {
@@ -412,16 +373,6 @@ export abstract class RepoClient implements ForgeClient<Plain> {
 function dateOf(headers: Headers): number | null {
   const date = Date.parse(headers.get("date") ?? "");
   return Number.isNaN(date) ? null : date;
-}
-
-/** Each entry with its git object id (`sha`); GitHub lists a submodule as a `file`, its sha a commit. */
-const directoryEntries = z.array(z.object({ path: z.string(), type: z.string(), sha: z.string() }));
-const directoryOrFile = z.union([directoryEntries, z.object({ type: z.string() })]);
-const fileContent = z.object({ content: z.string(), encoding: z.literal("base64") });
-
-function decodeBase64(text: string): string {
-  const binary = atob(text.replace(/\s/g, ""));
-  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
 }
 
 /** Both forges take a branch's slashes as they are (`branches/conveyor/7`). */
