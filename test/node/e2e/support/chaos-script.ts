@@ -6,6 +6,7 @@
  * holds: it writes whole files (no Edit of a file that may not be there), commits only when something
  * changed, then writes the phase. The critic's reports are the demo's.
  */
+import { AGENT_RULES } from "../../../../demo/agents-script.ts";
 import {
   ASK,
   CLAMP,
@@ -115,4 +116,6 @@ export const CHAOS_SCRIPT: Rule[] = [
   ...CHAOS_ISSUES.map(sessionRule),
   // The critic: the demo's reports.
   ...DEMO_SCRIPT.filter((rule) => rule.forced),
+  // An escalation's triage answers at once, as in the demo: its maintainer waits for that answer.
+  ...AGENT_RULES,
 ];
