@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { commentMarker } from "../../src/crypto/markers.ts";
+import type { Proposal } from "../../src/domain/escalation.ts";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import { reviewOnce } from "../../src/forge/comment-once.ts";
 import { composePost } from "../../src/forge/post/post.ts";
@@ -42,6 +43,20 @@ async function escalated(name: string) {
   await control("user", { repo: loop.repo, login: "maintainer", level: "write" });
   await control("user", { repo: loop.repo, login: "visitor", level: "read" });
   return { loop, number };
+}
+
+/** The triage's proposal of `step` for the issue's latest escalation, as the project's object hands it on. */
+async function propose(loop: Loop, number: number, diagnosis: string, step: Proposal["step"]) {
+  const { escalation } = (await issueStub(env, loop.project, number).view()) ?? {};
+  const proposal = {
+    escalation: escalation?.n ?? 0,
+    runId: `run_${step.kind}`,
+    agent: "triage",
+    diagnosis,
+    step,
+  };
+  await send(loop, number, { type: "triage_proposal", proposal });
+  return escalation;
 }
 
 describe("humans on the forge", () => {
@@ -97,17 +112,8 @@ describe("humans on the forge", () => {
       expect.stringMatching(/^@maintainer nothing to accept: no triage proposal waits to be accepted\./),
     );
     // The triage's answer, as the project's object hands it on once the run's output passed its check.
-    const { escalation } = (await issueStub(env, loop.project, number).view()) ?? {};
+    const escalation = await propose(loop, number, "Stale.", { kind: "abandon" });
     expect(escalation).toMatchObject({ cause: "critic_failed", from: "awaiting_review" });
-    const step = { kind: "abandon" as const };
-    const proposal = {
-      escalation: escalation?.n ?? 0,
-      runId: "run_t",
-      agent: "triage",
-      diagnosis: "Stale.",
-      step,
-    };
-    await send(loop, number, { type: "triage_proposal", proposal });
     await commentDelivery(loop, number, "maintainer", "/conveyor accept");
     expect(await issueStub(env, loop.project, number).view()).toMatchObject({
       state: "abandoned",
@@ -118,20 +124,11 @@ describe("humans on the forge", () => {
 
   it("an accepted split files each part once, queued in the writer's name, and closes the issue", async () => {
     const { loop, number } = await escalated("split");
-    const { escalation } = (await issueStub(env, loop.project, number).view()) ?? {};
     const parts = [
       { title: "Parse the header", body: "Parse the header line. With tests." },
       { title: "Parse the rows", body: "Parse each row after the header. With tests." },
     ];
-    const step = { kind: "split" as const, parts };
-    const proposal = {
-      escalation: escalation?.n ?? 0,
-      runId: "run_s",
-      agent: "triage",
-      diagnosis: "Too big.",
-      step,
-    };
-    await send(loop, number, { type: "triage_proposal", proposal });
+    await propose(loop, number, "Too big.", { kind: "split", parts });
     await commentDelivery(loop, number, "maintainer", "/conveyor accept");
     const view = await until(loop, number, (v) => v.state === "abandoned" && v.outbox.length === 0);
     expect(view.reason).toBe("split into 2 issues, as the triage proposed (accepted by maintainer)");
