@@ -41,7 +41,13 @@ export async function benchFleet(
   }: FleetOptions = {},
 ): Promise<void> {
   const project = "bench-fleet";
-  const bench = await benchProject(worker.url, project, { parallel: sessions, jobs: { leaseMs } });
+  // The sessions report spend as they go: a budget the fleet cannot reach, or dispatch pauses at the daily cap.
+  const budgets = { dailyBudgetUsd: 100_000, issueBudgetUsd: 100_000 };
+  const bench = await benchProject(worker.url, project, {
+    parallel: sessions,
+    jobs: { leaseMs },
+    ...budgets,
+  });
   const { operator } = bench;
   const running: Running[] = [];
   let stopping = false;
