@@ -5,11 +5,10 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createForgeClient } from "../../src/forge/client/index.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { Delivery } from "../support/webhook-headers.ts";
 import { call, claim, complete, newRunner, taken, triaged } from "./support/jobs.ts";
-import { control, type Loop, loopProject, services } from "./support/review.ts";
+import { control, forgeUser, type Loop, loopProject } from "./support/review.ts";
 import { deliver, pretty } from "./support/webhooks.ts";
 
 const fixture = (path: string) => JSON.parse(env.WEBHOOK_FIXTURES[path] ?? "{}");
@@ -26,12 +25,6 @@ const WELCOMER =
 const NO_TOKENS = { inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 const person = (login: string) => ({ ...SYNC.sender, login, username: login });
-
-/** A user of the loop's repository, with a forge client of their own. */
-async function user(loop: Loop, login: string, level: "read" | "write") {
-  const { token } = await control<{ token: string }>("user", { repo: loop.repo, login, level });
-  return createForgeClient({ forge: "forgejo", apiUrl: services.forgeApiUrl, repo: loop.repo, token });
-}
 
 /** A push to `login`'s pull request `pr` as Forgejo delivers it; `push` names the pushed head. */
 const synchronized = (loop: Loop, pr: number, login: string, push: number) =>
@@ -68,7 +61,7 @@ describe("agent runs started by forge events", () => {
       critic: { reviewHumanPullRequests: true },
       reviews: { people: "on_push" },
     });
-    const mallory = await user(loop, "mallory", "read");
+    const mallory = await forgeUser(loop, "mallory", "read");
     await control("push", {
       repo: loop.repo,
       branch: "mallory-patch",
@@ -108,7 +101,7 @@ describe("agent runs started by forge events", () => {
       branch: "main",
       files: { ".conveyor/agents/welcomer.md": WELCOMER },
     });
-    const { number } = await (await user(loop, "someone", "read")).createIssue({
+    const { number } = await (await forgeUser(loop, "someone", "read")).createIssue({
       title: "Crash",
       body: "It crashes.",
       labels: [],
@@ -128,7 +121,7 @@ describe("agent runs started by forge events", () => {
       branch: "main",
       files: { ".conveyor/agents/welcomer.md": WELCOMER },
     });
-    const someone = await user(loop, "someone", "read");
+    const someone = await forgeUser(loop, "someone", "read");
     const opened = async () => {
       const { number } = await someone.createIssue({ title: "Crash", body: "It crashes.", labels: [] });
       await deliver(loop.project, ISSUES, issueOpened(loop, number, "someone"));
@@ -177,8 +170,8 @@ describe("agent runs started by forge events", () => {
       branch: "main",
       files: { ".conveyor/agents/triager.md": triager },
     });
-    await user(loop, "maintainer", "write");
-    const outsider = await (await user(loop, "visitor", "read")).createIssue({
+    await forgeUser(loop, "maintainer", "write");
+    const outsider = await (await forgeUser(loop, "visitor", "read")).createIssue({
       title: "a",
       body: "",
       labels: [],

@@ -6,17 +6,16 @@
  */
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createForgeClient } from "../../src/forge/client/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import {
   control,
   critic,
   firstPush,
+  forgeUser,
   type Loop,
   loopProject,
   report,
-  services,
   until,
 } from "./support/review.ts";
 import { deliver, OPERATOR, pretty } from "./support/webhooks.ts";
@@ -79,8 +78,7 @@ const issueEvent = (loop: Loop, issue: IssueText, action: string, sender: string
 
 /** An issue `login` opens on the forge. */
 async function openedBy(loop: Loop, login: string, title: string, body: string): Promise<IssueText> {
-  const { token } = await control<{ token: string }>("user", { repo: loop.repo, login, level: "read" });
-  const forge = createForgeClient({ forge: "forgejo", apiUrl: services.forgeApiUrl, repo: loop.repo, token });
+  const forge = await forgeUser(loop, login, "read");
   const { number } = await forge.createIssue({ title, body, labels: [] });
   return { number, title, body, author: login, labels: [] };
 }

@@ -12,14 +12,13 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
-import { createForgeClient } from "../../src/forge/client/index.ts";
 import { ESCALATION_HEADLINE } from "../../src/forge/escalation-notice.ts";
 import worker from "../../src/index.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import { apiCalls } from "./support/live-project.ts";
 import { cycle } from "./support/reconcile.ts";
-import { control, firstPush, type Loop, loopProject, services, until } from "./support/review.ts";
+import { control, firstPush, forgeUser, type Loop, loopProject, services, until } from "./support/review.ts";
 import { commentDelivery, OPERATOR } from "./support/webhooks.ts";
 
 const view = (loop: Loop, number: number) => issueStub(env, loop.project, number).view();
@@ -146,17 +145,7 @@ async function escalated(name: string) {
   await until(loop, number, (v) => v.state === "escalated" && v.outbox.length === 0);
   expect(await quietCalls(loop, [number])).toBeLessThanOrEqual(2);
 
-  const { token } = await control<{ token: string }>("user", {
-    repo: loop.repo,
-    login: "maintainer",
-    level: "write",
-  });
-  const maintainer = createForgeClient({
-    forge: "forgejo",
-    apiUrl: services.forgeApiUrl,
-    repo: loop.repo,
-    token,
-  });
+  const maintainer = await forgeUser(loop, "maintainer", "write");
   return { loop, number, maintainer };
 }
 
@@ -247,17 +236,7 @@ describe("lost webhooks recovered within one cycle", () => {
       number,
       (v) => v.state === "awaiting_review" && v.outbox.every((o) => o.channel === "effect:request_review"),
     );
-    const { token } = await control<{ token: string }>("user", {
-      repo: loop.repo,
-      login: "maintainer",
-      level: "write",
-    });
-    const maintainer = createForgeClient({
-      forge: "forgejo",
-      apiUrl: services.forgeApiUrl,
-      repo: loop.repo,
-      token,
-    });
+    const maintainer = await forgeUser(loop, "maintainer", "write");
     // Conveyor's writes now go 1.5 s apart (as behind GitHub's pacing): its notice lands seconds late.
     const paced = await SELF.fetch(`http://conveyor.test/api/v1/projects/${loop.project}/settings`, {
       method: "PATCH",

@@ -22,6 +22,16 @@ export async function control<T>(action: string, body: unknown = {}): Promise<T>
   return answer;
 }
 
+/** A user of the loop's repository on the local forge, with `level` access and a forge client of their own. */
+export async function forgeUser(
+  loop: Loop,
+  login: string,
+  level: "read" | "write",
+): Promise<ForgeClient<Plain>> {
+  const { token } = await control<{ token: string }>("user", { repo: loop.repo, login, level });
+  return createForgeClient({ forge: "forgejo", apiUrl: services.forgeApiUrl, repo: loop.repo, token });
+}
+
 export const GREEN_CI = "echo all tests pass\n";
 export const RED_CI = "echo '1 test failed: parser.test.ts'\nexit 1\n";
 
