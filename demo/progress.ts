@@ -1,20 +1,17 @@
 /**
  * The demo's progress lines: every edge the Worker records (D1) and every step of the humans and agents the
- * scenario plays, in time order, each edge with its issue's title. A line waits until nothing earlier can
- * still arrive: issues flush their edges to D1 independently and a little late (seconds on a busy machine), so
- * each line is held for longer than any such delay seen so far. An edge is shown once however often it is read, and a lifecycle reason is
- * quoted when it is new, not again on each edge that keeps it.
+ * scenario plays, in time order, each edge with its issue's title. Issues flush their edges to D1 on their own
+ * and a little late (seconds on a busy machine), so a line waits for the record's watermark (`RecordMark`):
+ * the moment before which every edge of every issue is known to be in D1. An edge is shown once however often
+ * it is read, and a lifecycle reason is quoted when it is new, not again on each edge that keeps it.
  */
 import type { Transition } from "./local-d1.ts";
 import type { Demo } from "./orchestrator.ts";
+import { RecordMark } from "./record-mark.ts";
 import { ISSUES, PLANNED, PROJECT } from "./scenario.ts";
 
-/**
- * How long a line waits at least for earlier ones; half as long again as the longest delay of an edge seen so
- * far (from its time to the poll that found it in D1), if that is longer.
- */
-const SETTLE_MS = 1_000;
-const MAX_SETTLE_MS = 10_000;
+/** How often at most the watermark is asked for (a call per issue), while lines wait for it. */
+const MARK_EVERY_MS = 500;
 
 /** What an edge means, by its event and where it led. */
 const MEANING: Record<string, string> = {
@@ -55,7 +52,8 @@ export class Progress {
   #cursor = 0;
   readonly #seen = new Set<string>();
   #pending: Line[] = [];
-  #settleMs = SETTLE_MS;
+  readonly #mark: RecordMark;
+  #markedAt = 0;
   readonly #titles = new Map<number, string>(ISSUES.map((issue) => [issue.number, issue.title]));
   readonly #reasons = new Map<number, string | null>();
   readonly #notes = new Map<number, number>();
@@ -64,6 +62,7 @@ export class Progress {
     this.#demo = demo;
     this.startedAt = startedAt;
     this.#print = print;
+    this.#mark = new RecordMark(demo);
   }
 
   /** Something a human or an agent did at `at`: shown among the edges, in its place. */
@@ -73,40 +72,43 @@ export class Progress {
 
   /**
    * The edges D1 recorded since the last call, each once and at once (the driver acts on them); prints the
-   * lines that have settled.
+   * lines no earlier edge can still come before. The watermark is taken before D1 is read: an edge older than
+   * it was in D1 by then.
    */
   async next(): Promise<Transition[]> {
+    let until = this.#mark.value;
+    if (this.#pending.length > 0 && Date.now() - this.#markedAt >= MARK_EVERY_MS) {
+      this.#markedAt = Date.now();
+      until = await this.#mark.advance();
+    }
     const fresh = this.#read();
-    await this.#show(false);
+    await this.#show(until);
     return fresh;
   }
 
-  /** Prints every line there is, settled or not: the scenario is over, its summary follows. */
+  /** Prints every line there is: the scenario is over, its summary follows. */
   async flush(): Promise<Transition[]> {
     const fresh = this.#read();
-    await this.#show(true);
+    await this.#show(Number.POSITIVE_INFINITY);
     return fresh;
   }
 
   #read(): Transition[] {
-    const now = Date.now();
     const fresh: Transition[] = [];
     for (const edge of this.#demo.d1.transitionsAfter(PROJECT, this.#cursor)) {
       this.#cursor = Math.max(this.#cursor, edge.rowid);
       const key = `${edge.number}:${edge.seq}`;
       if (this.#seen.has(key)) continue;
       this.#seen.add(key);
-      this.#settleMs = Math.min(MAX_SETTLE_MS, Math.max(this.#settleMs, 1.5 * (now - edge.at)));
       this.#pending.push({ at: edge.at, edge });
       fresh.push(edge);
     }
     return fresh;
   }
 
-  async #show(all: boolean): Promise<void> {
-    const until = Date.now() - this.#settleMs;
+  async #show(until: number): Promise<void> {
     this.#pending.sort((a, b) => a.at - b.at);
-    const settled = all ? this.#pending : this.#pending.filter((line) => line.at <= until);
+    const settled = this.#pending.filter((line) => line.at < until);
     this.#pending = this.#pending.slice(settled.length);
     for (const line of settled) {
       this.#print("text" in line ? `${this.#stamp(line.at)}  ${line.text}` : await this.#describe(line.edge));
