@@ -125,6 +125,11 @@ export class Workspace {
     return join(this.workDir, "agent-runs", slug(repoKey), runId);
   }
 
+  /** The private repositories this process has fetched, with their remotes: what `mirror-warmer.ts` refreshes. */
+  knownMirrors(): (RepoRef & { remoteUrl: string })[] {
+    return [...this.#remoteUrls].map(([repoKey, remoteUrl]) => ({ repoKey, remoteUrl }));
+  }
+
   /** Creates the mirror on first use, fetches otherwise; returns its path. */
   async ensureMirror({ repoKey, remoteUrl }: RepoRef & { remoteUrl: string }): Promise<string> {
     checkRemoteUrl(remoteUrl, this.#remote.credential);
