@@ -10,11 +10,12 @@ import { join } from "node:path";
 import { ClaudeDriver } from "../../runner/drivers/claude.ts";
 import type { Driver } from "../../runner/drivers/driver.ts";
 import { runJob } from "../../runner/job.ts";
-import { startGitHttpServer, tempDir, Upstream } from "../node/git/support.ts";
+import { startGitHttpServer, tempDir } from "../node/git/support.ts";
 import { jobContext, makeJob, REPO, testSandbox } from "../node/runner/support/context.ts";
 import { FakeWorker } from "../node/runner/support/fake-worker.ts";
 import { bash, text } from "../support/model/script.ts";
 import { startModelStandIn } from "../support/model/server.ts";
+import { projectRepository } from "./job-start.ts";
 import { emit, percentile } from "./load.ts";
 
 const GIT_USER = "bench";
@@ -41,12 +42,7 @@ export async function benchClaimToRequest({ trials = 7 } = {}): Promise<void> {
     ],
   });
   try {
-    const upstream = await Upstream.create(root);
-    const files = Object.fromEntries(
-      Array.from({ length: FILES }, (_, i) => [`src/m${i % 50}/f${i}.ts`, `export const v${i} = ${i};\n`]),
-    );
-    await upstream.commit(files, "a project's files");
-    const cloneUrl = server.url("upstream.git");
+    const cloneUrl = await projectRepository(root, server, FILES);
     const claude = new ClaudeDriver({
       sandbox: testSandbox({ baseUrl: standIn.url, apiKey: "sk-ant-bench-claim-request" }),
     });
