@@ -128,7 +128,7 @@ async function started(prompt: string | Promise<string>, options: Options, log: 
   if (typeof prompt === "string") return query({ prompt, options });
   const warming = startup({ options });
   void warming.then(
-    () => log.debug("claude code started; its prompt waits for its place"),
+    () => log.info("claude code started; its prompt waits for its place"),
     () => {},
   );
   let text: string;
