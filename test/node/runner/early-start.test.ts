@@ -29,6 +29,15 @@ let held: Promise<void> = Promise.resolve();
 beforeAll(async () => {
   root = await tempDir("runner-early-start");
   upstream = await Upstream.create(root);
+  // What Claude Code could read of a repository as it starts: it must tell the model the same either way.
+  await upstream.commit(
+    {
+      "CLAUDE.md": "Run the tests before you commit.\n",
+      ".claude/settings.json": '{ "env": { "FROM_THE_REPOSITORY": "1" } }\n',
+      ".mcp.json": '{ "mcpServers": {} }\n',
+    },
+    "the project's agent settings",
+  );
   worker = await FakeWorker.start();
   standIn = await startModelStandIn({
     script: [
