@@ -1,4 +1,4 @@
-import { constants } from "node:fs";
+import { constants, existsSync } from "node:fs";
 import { mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
@@ -152,11 +152,12 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   const { reporter, log, signal } = run;
   const { workspace } = ctx;
   const ref = { repoKey: job.repo.fullName, issueNumber: job.issue.number };
-  await workspace.ensureMirror({ repoKey: ref.repoKey, remoteUrl: job.repo.cloneUrl });
-  const worktree = await workspace.ensureWorktree({ ...ref, baseBranch: job.repo.defaultBranch });
-  await ctx.holdings.add(issueRef(job.project, job.issue.number));
-  log.info("worktree ready", { path: worktree.path, from: worktree.from });
-  signal.throwIfAborted();
+  // The session starts while its worktree is fetched and checked out, where it can.
+  const early = await startsEarly(ctx, job, ref);
+  const preparing = prepareWorktree(ctx, job, ref, run);
+  // Awaited below, or by the driver before it sends the prompt.
+  preparing.catch(() => {});
+  if (!early) await preparing;
 
   // A phase left by an earlier session must not be read as this one's.
   const phaseFile = ctx.layout.phaseFile(job.project, job.issue.number);
@@ -172,7 +173,6 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   const started = await sessionStartedBy(sessionFile, job.id);
   if (started) log.info("resuming the session an earlier attempt started", { sessionId: started });
 
-  const briefed = job.kind === "update" ? await withConflictBrief(workspace, ref, job) : job;
   // An action's secrets are the runner's to hide from here on: in its logs, activity and reports.
   if (job.action) ctx.secrets.add(...Object.values(job.action.secrets));
   const steps =
@@ -182,9 +182,11 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
       baseBranch: job.repo.defaultBranch,
       commit: job.action.commit,
     }));
+  const resumed = (briefed: Job) => (started ? { ...briefed, sessionId: started } : briefed);
   const result = await ctx.driver.run({
-    job: started ? { ...briefed, sessionId: started } : briefed,
-    worktree: worktree.path,
+    job: resumed(early ? job : (await preparing).job),
+    ...(early && { ready: preparing.then((prepared) => resumed(prepared.job)) }),
+    worktree: workspace.worktreePath(ref),
     phaseFile,
     home,
     readOnly: [workspace.objectsPath(ref.repoKey)],
@@ -192,7 +194,7 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
     log,
     diffAgainstBase: () => workspace.diffAgainstBase(ref, job.repo.defaultBranch),
     onSession: (sessionId) => {
-      void reporter.event({ kind: "session", sessionId, worktree: worktree.path });
+      void reporter.event({ kind: "session", sessionId, worktree: workspace.worktreePath(ref) });
       rememberSession(sessionFile, job.id, sessionId).catch((error: unknown) =>
         log.warn("cannot record the session for a later attempt", { error }),
       );
@@ -209,6 +211,7 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   });
   // What a crash or an abort leaves of it goes with the issue's next job, or its reap: it holds no secret.
   await steps?.close();
+  const { worktree } = await preparing;
   // A session that ended on its own is still reported during a shutdown; not once the job is cancelled.
   if (signal.reason !== "shutdown") signal.throwIfAborted();
   const sessionId = result.sessionId ?? undefined;
@@ -247,6 +250,32 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   log.info("pushed", { branch: worktree.branch, headSha });
   await reporter.event({ kind: "pushed", branch: worktree.branch, headSha });
   return { ...base, headSha };
+}
+
+/**
+ * Whether the job's session starts before its worktree is ready: where the driver can start it so, the
+ * private repository is there (the sandbox binds its objects) and no earlier job's worktree is (whether that
+ * one is kept is for the fetch to decide). Reserves the worktree's directory when it does.
+ */
+async function startsEarly(ctx: JobContext, job: Job, ref: IssueRef): Promise<boolean> {
+  if (!ctx.driver.startsEarly?.(job)) return false;
+  if (!existsSync(ctx.workspace.mirrorPath(ref.repoKey))) return false;
+  return ctx.workspace.reserveWorktree(ref);
+}
+
+/**
+ * The issue's worktree, fetched and checked out, and the job as its session is told it (an update job's
+ * conflict brief, from the base just fetched).
+ */
+async function prepareWorktree(ctx: JobContext, job: Job, ref: IssueRef, run: SessionRun) {
+  const { workspace } = ctx;
+  await workspace.ensureMirror({ repoKey: ref.repoKey, remoteUrl: job.repo.cloneUrl });
+  const worktree = await workspace.ensureWorktree({ ...ref, baseBranch: job.repo.defaultBranch });
+  await ctx.holdings.add(issueRef(job.project, job.issue.number));
+  run.log.info("worktree ready", { path: worktree.path, from: worktree.from });
+  run.signal.throwIfAborted();
+  const briefed = job.kind === "update" ? await withConflictBrief(workspace, ref, job) : job;
+  return { worktree, job: briefed };
 }
 
 /**

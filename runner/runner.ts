@@ -3,6 +3,7 @@ import type { HostReport } from "../src/runner-api/contract.ts";
 import { RETRY_BACKOFF, UnauthorizedError } from "./api.ts";
 import { Backpressure, DEFAULT_PRESSURE_LIMITS, type PressureLimits } from "./backpressure.ts";
 import { DiskMeter, freeSpace } from "./disk.ts";
+import { warmMirrors } from "./git/mirror-warmer.ts";
 import { measureHost } from "./host.ts";
 import { type JobContext, runJob } from "./job.ts";
 import { sleep } from "./sleep.ts";
@@ -30,6 +31,8 @@ export type RunnerOptions = JobContext & {
   /** The host's memory and load (./host.ts by default), and how often a runner holding back looks again. */
   measureHost?: () => HostReport;
   pressureCheckMs?: number;
+  /** How often the private repositories are fetched between claims (git/mirror-warmer.ts). */
+  mirrorRefreshMs?: number;
 };
 
 /**
@@ -65,6 +68,8 @@ export class Runner {
 
   /** Resolves when every slot has stopped; rejects if the Worker refused the runner's token. */
   async run(): Promise<void> {
+    const { workspace, log, mirrorRefreshMs } = this.#options;
+    warmMirrors(workspace, log, this.#claiming.signal, mirrorRefreshMs);
     const slots = Array.from({ length: this.#options.concurrency }, (_, slot) => this.#slot(slot));
     await Promise.all(slots);
     clearTimeout(this.#graceTimer);

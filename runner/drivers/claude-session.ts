@@ -1,4 +1,10 @@
-import { type Options, query, type SDKResultMessage } from "@anthropic-ai/claude-agent-sdk";
+import {
+  type Options,
+  type Query,
+  query,
+  type SDKResultMessage,
+  startup,
+} from "@anthropic-ai/claude-agent-sdk";
 import type { ActivityItem, Usage } from "../../src/runner-api/contract.ts";
 import type { Logger } from "../log.ts";
 import type { CacheLifetime } from "../sandbox/cache-lifetime.ts";
@@ -9,7 +15,13 @@ import { activityOf } from "./activity.ts";
 export type ClaudeSessionOptions = {
   sandbox: Sandbox;
   place: Place;
-  prompt: string;
+  /**
+   * A promise when the place is still being prepared: Claude Code starts at once (its process, tools and
+   * handshake, the longest part of a session's start), and the prompt, with it the first model request, goes
+   * once the promise resolves. It must resolve only when the place is ready. Claude Code reads no more of its
+   * cwd before the prompt than whether it is a repository (runner/git/issue-worktree.ts reserves one).
+   */
+  prompt: string | Promise<string>;
   /** The agent's environment (HOME, PATH, …); the sandbox adds the model proxy's. */
   env: Record<string, string>;
   allowedTools: readonly string[];
@@ -44,6 +56,8 @@ export type ClaudeRun = {
  */
 export async function claudeSession(options: ClaudeSessionOptions): Promise<ClaudeRun> {
   const { log, signal, resume } = options;
+  // A place that fails to be prepared is the caller's error, thrown once Claude Code is starting (below).
+  if (typeof options.prompt !== "string") options.prompt.catch(() => {});
   const run: ClaudeRun = { sessionId: null };
   const claudeCode = await options.sandbox.claudeCode();
   const session = await options.sandbox.open(options.place, {
@@ -79,7 +93,8 @@ export async function claudeSession(options: ClaudeSessionOptions): Promise<Clau
   };
   try {
     signal.throwIfAborted();
-    for await (const message of query({ prompt: options.prompt, options: sdkOptions })) {
+    const messages = await started(options.prompt, sdkOptions, log);
+    for await (const message of messages) {
       const activity = activityOf(message, Date.now());
       if (activity.length > 0) options.onActivity(activity);
       if (message.type === "system" && message.subtype === "init") {
@@ -91,6 +106,10 @@ export async function claudeSession(options: ClaudeSessionOptions): Promise<Clau
       }
     }
   } catch (error) {
+    if (error instanceof PlaceNotReady) {
+      abortController.abort();
+      throw error.cause;
+    }
     // After an error result the SDK throws; the result says more than the exception.
     run.thrown = error;
   } finally {
@@ -99,6 +118,30 @@ export async function claudeSession(options: ClaudeSessionOptions): Promise<Clau
     await session.close();
   }
   return run;
+}
+
+/** The place's preparation failed: the job's failure, not the session's. */
+class PlaceNotReady extends Error {}
+
+/** Claude Code started and given its prompt: at once for a ready place, else started while it is prepared. */
+async function started(prompt: string | Promise<string>, options: Options, log: Logger): Promise<Query> {
+  if (typeof prompt === "string") return query({ prompt, options });
+  const warming = startup({ options });
+  void warming.then(
+    () => log.info("claude code started; its prompt waits for its place"),
+    () => {},
+  );
+  let text: string;
+  try {
+    text = await prompt;
+  } catch (error) {
+    void warming.then(
+      (warm) => warm.close(),
+      () => {},
+    );
+    throw new PlaceNotReady("the session's place is not ready", { cause: error });
+  }
+  return (await warming).query(text);
 }
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { ActionRun, Usage } from "../../src/runner-api/contract.ts";
+import type { ActionRun, Job, Usage } from "../../src/runner-api/contract.ts";
 import { ACTION_SERVER, actionTools } from "../actions/action-tools.ts";
 import { actionContinuationPrompt, actionPrompt } from "../actions/prompt.ts";
 import { sandboxedStepCommand } from "../actions/step-command.ts";
@@ -30,7 +30,17 @@ export class ClaudeDriver implements Driver, AgentDriver {
     this.#options = options;
   }
 
+  /**
+   * Only a fresh session's Claude Code starts before its worktree is ready: one that resumes, reads the
+   * repository's settings or serves an action's steps reads more of it (or of the runner's) as it starts.
+   */
+  startsEarly(job: Job): boolean {
+    return !job.action && !job.sessionId && !job.sandbox.projectSettings;
+  }
+
   async run(input: SessionInput): Promise<SessionResult> {
+    const { ready, ...rest } = input;
+    if (ready && !this.startsEarly(input.job)) return this.run({ ...rest, job: await ready });
     const { job, log } = input;
     if (job.action) return this.#action(input, job.action);
     if (job.sessionId) {
@@ -40,11 +50,11 @@ export class ClaudeDriver implements Driver, AgentDriver {
         sessionId: job.sessionId,
       });
     }
-    const prompt =
-      job.kind === "implement" && !job.sessionId
-        ? implementPrompt(job)
-        : recoveryPrompt(job, await input.diffAgainstBase());
-    return outcome(await this.#query(input, prompt), input.signal);
+    const prompt = (briefed: Job) =>
+      briefed.kind === "implement" && !job.sessionId
+        ? implementPrompt(briefed)
+        : input.diffAgainstBase().then((diff) => recoveryPrompt(briefed, diff));
+    return outcome(await this.#query(input, ready ? ready.then(prompt) : await prompt(job)), input.signal);
   }
 
   /**
@@ -116,7 +126,7 @@ export class ClaudeDriver implements Driver, AgentDriver {
     return outcome(await query(actionPrompt(job, action)), input.signal);
   }
 
-  #query(input: SessionInput, prompt: string, resume?: string): Promise<ClaudeRun> {
+  #query(input: SessionInput, prompt: string | Promise<string>, resume?: string): Promise<ClaudeRun> {
     return claudeSession({
       ...this.#session(input, prompt, resume),
       allowedTools: ALLOWED_TOOLS,
@@ -125,7 +135,7 @@ export class ClaudeDriver implements Driver, AgentDriver {
   }
 
   /** What every session of a job shares: its place, budget, model and reporting. */
-  #session(input: SessionInput, prompt: string, resume: string | undefined) {
+  #session(input: SessionInput, prompt: string | Promise<string>, resume: string | undefined) {
     const { job } = input;
     return {
       sandbox: this.#options.sandbox,

@@ -35,6 +35,12 @@ export type SessionInput = {
   fireStep?(step: string): Promise<StepFiring>;
   /** Where an action's steps run from: the runner's checkout of the formula's commit (step-source.ts). */
   steps?: StepSource;
+  /**
+   * Given only to a driver that `startsEarly`: the worktree's directory is there but still being filled.
+   * Nothing may read it, and no prompt go, before this resolves, with the job as its session is to be told
+   * (an update job's conflict brief); a rejection is the job's failure.
+   */
+  ready?: Promise<Job>;
 };
 
 export type SessionResult = {
@@ -54,6 +60,8 @@ export type SessionResult = {
  */
 export interface Driver {
   run(input: SessionInput): Promise<SessionResult>;
+  /** Whether it can start this job's session while the worktree is being prepared (`SessionInput.ready`). */
+  startsEarly?(job: Job): boolean;
 }
 
 /** What a driver needs to run one agent run: its own fresh worktree of the default branch, its own HOME. */

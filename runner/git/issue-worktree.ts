@@ -4,8 +4,8 @@
  * both removed when the issue is done.
  */
 import { existsSync, lstatSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { cleanCommitMessages } from "./commit-messages.ts";
 import { GitError, HERMETIC_GIT_ENV } from "./exec.ts";
 import {
@@ -55,6 +55,11 @@ export type IssueContext = {
   /** The private repository's objects, which the worktree borrows. */
   objects: string;
   worktree: string;
+  /**
+   * Reserved by this process (`reserveIssueWorktree`) for the job now running: a session may already be
+   * running in the directory, so it is filled in place, never removed.
+   */
+  reserved: boolean;
   worktreeGit: WorktreeGit;
   serial: Serial;
 };
@@ -73,6 +78,7 @@ const IN_WORKTREE = [
 export async function ensureIssueWorktree(issue: IssueContext, baseBranch: string): Promise<Worktree> {
   const { repoKey, mirror, worktree: path } = issue;
   const branch = branchName(issue.issueNumber);
+  const marker = reservationMarker(path);
   return issue.serial(async () => {
     if (!existsSync(mirror)) throw new Error(`ensureWorktree(${repoKey}): ensureMirror has not run`);
     const [local, remote, base] = await Promise.all([
@@ -87,8 +93,10 @@ export async function ensureIssueWorktree(issue: IssueContext, baseBranch: strin
       (remote === undefined || local === remote || (await isAncestor(mirror, remote, local)));
 
     // Kept only with its branch recorded here, which happens once the worktree is complete: a runner killed
-    // while creating it leaves a repository on no commit, rebuilt like a missing one.
-    if (isStandaloneRepository(path) && localIsCurrent) {
+    // while creating it leaves a repository on no commit, rebuilt like a missing one. So is a directory
+    // reserved and never filled (its marker is left): the branch recorded may be an earlier worktree's.
+    const reservedBefore = !issue.reserved && existsSync(marker);
+    if (!issue.reserved && !reservedBefore && isStandaloneRepository(path) && localIsCurrent) {
       await removeStaleLocks(join(path, ".git"));
       // The base as just fetched, for a session that merges it (an update job); in the agent's repository,
       // so through WorktreeGit. Its objects are the private repository's, which the worktree borrows.
@@ -99,7 +107,8 @@ export async function ensureIssueWorktree(issue: IssueContext, baseBranch: strin
       );
       return { path, branch, from: "existing" };
     }
-    await rm(path, { recursive: true, force: true });
+    // A reserved directory is the sandbox's bind: removing it would leave the session in a deleted one.
+    if (!issue.reserved) await rm(path, { recursive: true, force: true });
     const [start, from] = localIsCurrent
       ? [local, "local_branch" as const]
       : remote !== undefined
@@ -107,8 +116,34 @@ export async function ensureIssueWorktree(issue: IssueContext, baseBranch: strin
         : [base, "base" as const];
     await createWorktree(mirror, path, { branch, start, baseBranch, base });
     await run(mirror, ["update-ref", `refs/heads/${branch}`, start]);
+    await rm(marker, { force: true });
     return { path, branch, from };
   });
+}
+
+/**
+ * Makes the issue's worktree directory an empty repository of the runner's ahead of its content, so that a
+ * session can start in it (the sandbox binds the directory; Claude Code looks, as it starts, whether its cwd
+ * is a repository) while the fetch and the checkout run; `ensureIssueWorktree` then fills it in place. Only
+ * where no worktree of an earlier job is: whether one is kept or rebuilt is the fetch's to decide. Returns
+ * whether it reserved the directory. A marker beside it (outside every sandbox) says it is not filled yet,
+ * so that a runner killed meanwhile does not keep it.
+ */
+export async function reserveIssueWorktree(issue: IssueContext): Promise<boolean> {
+  const { worktree: path } = issue;
+  const marker = reservationMarker(path);
+  return issue.serial(async () => {
+    if (isStandaloneRepository(path) && !existsSync(marker)) return false;
+    await rm(path, { recursive: true, force: true });
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(marker, "");
+    await run(dirname(path), ["init", "--quiet", "--template=", path]);
+    return true;
+  });
+}
+
+function reservationMarker(worktree: string): string {
+  return `${worktree}.reserved`;
 }
 
 /**
@@ -181,6 +216,7 @@ export async function reapIssue({ mirror, worktree, issueNumber, serial }: Issue
   const branch = branchName(issueNumber);
   return serial(async () => {
     await rm(worktree, { recursive: true, force: true });
+    await rm(reservationMarker(worktree), { force: true });
     if (!existsSync(mirror)) return;
     if ((await resolveRef(mirror, `refs/heads/${branch}`)) !== undefined) {
       await run(mirror, ["branch", "--quiet", "-D", branch]);

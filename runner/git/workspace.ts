@@ -16,6 +16,7 @@ import {
   ensureIssueWorktree,
   type IssueContext,
   reapIssue,
+  reserveIssueWorktree,
   type Worktree,
   type WorktreeGit,
 } from "./issue-worktree.ts";
@@ -88,6 +89,8 @@ export class Workspace {
   readonly #remoteUrls = new Map<string, string>();
   readonly #queues = new Map<string, Promise<void>>();
   readonly #worktreeGit: WorktreeGit;
+  /** Worktrees reserved for a session that may be starting in them, until `ensureWorktree` fills them. */
+  readonly #reserved = new Set<string>();
 
   constructor(options: WorkspaceOptions) {
     mkdirSync(options.workDir, { recursive: true });
@@ -122,6 +125,11 @@ export class Workspace {
     return join(this.workDir, "agent-runs", slug(repoKey), runId);
   }
 
+  /** The private repositories this process has fetched, with their remotes: what `mirror-warmer.ts` refreshes. */
+  knownMirrors(): (RepoRef & { remoteUrl: string })[] {
+    return [...this.#remoteUrls].map(([repoKey, remoteUrl]) => ({ repoKey, remoteUrl }));
+  }
+
   /** Creates the mirror on first use, fetches otherwise; returns its path. */
   async ensureMirror({ repoKey, remoteUrl }: RepoRef & { remoteUrl: string }): Promise<string> {
     checkRemoteUrl(remoteUrl, this.#remote.credential);
@@ -142,7 +150,20 @@ export class Workspace {
    * the commit the worktree started from.
    */
   async ensureWorktree(ref: IssueRef & { baseBranch: string }): Promise<Worktree> {
-    return ensureIssueWorktree(this.#issue(ref), ref.baseBranch);
+    const issue = this.#issue(ref);
+    this.#reserved.delete(issue.worktree);
+    return ensureIssueWorktree(issue, ref.baseBranch);
+  }
+
+  /**
+   * The issue's worktree directory, made ahead of its content where no earlier job's worktree is, so that its
+   * session can start while `ensureMirror` and `ensureWorktree` run (issue-worktree.ts). True when it did:
+   * `ensureWorktree` then fills that directory in place; false leaves everything to `ensureWorktree`.
+   */
+  async reserveWorktree(ref: IssueRef): Promise<boolean> {
+    const reserved = await reserveIssueWorktree(this.#issue(ref));
+    if (reserved) this.#reserved.add(this.worktreePath(ref));
+    return reserved;
   }
 
   /**
@@ -257,6 +278,7 @@ export class Workspace {
       mirror: this.mirrorPath(repoKey),
       objects: this.objectsPath(repoKey),
       worktree: this.worktreePath({ repoKey, issueNumber }),
+      reserved: this.#reserved.has(this.worktreePath({ repoKey, issueNumber })),
       worktreeGit: this.#worktreeGit,
       serial: (task) => this.#serial(repoKey, task),
     };

@@ -7,7 +7,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { runJob } from "../../runner/job.ts";
-import { startGitHttpServer, tempDir, Upstream } from "../node/git/support.ts";
+import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "../node/git/support.ts";
 import { jobContext, makeJob } from "../node/runner/support/context.ts";
 import { FakeWorker } from "../node/runner/support/fake-worker.ts";
 import { emit, percentile } from "./load.ts";
@@ -15,6 +15,16 @@ import { emit, percentile } from "./load.ts";
 const FILES = 10_000;
 const GIT_USER = "bench";
 const GIT_TOKEN = "bench-git-token";
+
+/** A repository of `files` small source files on `main`, served by `server`; its clone URL. */
+export async function projectRepository(root: string, server: GitHttpServer, files: number): Promise<string> {
+  const upstream = await Upstream.create(root);
+  const content = Object.fromEntries(
+    Array.from({ length: files }, (_, i) => [`src/m${i % 100}/f${i}.ts`, `export const v${i} = ${i};\n`]),
+  );
+  await upstream.commit(content, `${files} files`);
+  return server.url("upstream.git");
+}
 
 /**
  * From a claim to the driver's `run()` through the runner's job pipeline (`runJob`: warm mirror fetched, the
@@ -27,12 +37,7 @@ export async function benchJobStart({ continuations = 30, firsts = 3, clones = 3
   const server = await startGitHttpServer(root, GIT_USER, GIT_TOKEN);
   const worker = await FakeWorker.start();
   try {
-    const upstream = await Upstream.create(root);
-    const files = Object.fromEntries(
-      Array.from({ length: FILES }, (_, i) => [`src/m${i % 100}/f${i}.ts`, `export const v${i} = ${i};\n`]),
-    );
-    await upstream.commit(files, "ten thousand files");
-    const cloneUrl = server.url("upstream.git");
+    const cloneUrl = await projectRepository(root, server, FILES);
 
     let runAt = 0;
     const ctx = jobContext({

@@ -2,6 +2,7 @@
 import { existsSync } from "node:fs";
 import { startLocalWorker } from "../support/worker.ts";
 import { benchClaimLatency } from "./claim.ts";
+import { benchClaimToRequest } from "./claim-to-request.ts";
 import { benchDashboard } from "./dashboard.ts";
 import { benchFleet } from "./fleet.ts";
 import { benchIngest } from "./ingest.ts";
@@ -39,6 +40,8 @@ for (const bench of [benchFleet, benchWorkerMemory]) {
 }
 await benchSanitizer();
 await benchJobStart();
+// A claim to the first model request with Claude Code started beside the worktree's preparation, and without.
+await benchClaimToRequest();
 // The runner's driver against the caching stand-in: later rounds of one issue against its first.
 await benchPromptCache();
 // Starts its own Worker, seeded with 10 000 issues.
