@@ -47,12 +47,13 @@ export function Layout(props: {
             </form>
           )}
         </header>
+        {/* Outside <main>: a live page's refresh replaces <main>, and the flash answers this browser's last form. */}
+        {flash && (
+          <p class="flash" role="status">
+            {flash}
+          </p>
+        )}
         <main data-live={live} data-now={now}>
-          {flash && (
-            <p class="flash" role="status">
-              {flash}
-            </p>
-          )}
           <h1>{title}</h1>
           {children}
         </main>
