@@ -37,6 +37,7 @@ export function Layout(props: {
               <a href="/dashboard/vault">Vault</a>
               <a href="/dashboard/runners">Runners</a>
               <a href="/dashboard/health">Health</a>
+              <a href="/dashboard/alerts">Alerts</a>
             </nav>
           )}
           {principal && csrf && (

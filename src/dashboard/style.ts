@@ -94,4 +94,8 @@ th { font-weight: 600; background: #fafbfc; }
 .chart figcaption { color: var(--muted); font-size: 12px; display: flex; gap: 12px; flex-wrap: wrap; align-items: center; }
 .legend { display: inline-flex; gap: 4px; align-items: center; }
 .legend svg { flex: none; }
+.alerts .text { white-space: pre-wrap; margin: 2px 0; }
+.alerts .key { display: block; }
+.sources { list-style: none; margin: 0; padding: 0; }
+.channels .error-text { color: #b42318; }
 `;

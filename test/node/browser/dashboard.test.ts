@@ -3,7 +3,8 @@
  * local Worker with seeded data. Signs in, opens an issue, approves a held merge, watches an issue and a real
  * runner's scripted session live (its jobs, usage and outbox too), sees that runner offline once stopped,
  * follows the forge links, reads health times, critic rounds and a red CI row, decides an action's steps in
- * the vault (with a local forge holding the formula), and reads the outcomes of a seeded history.
+ * the vault (with a local forge holding the formula), reads the outcomes of a seeded history, and follows a
+ * silent runner's alert from open to resolved.
  * Screenshots: test-output/.
  */
 import { existsSync, realpathSync } from "node:fs";
@@ -48,6 +49,10 @@ const RUNNER_NAME = "browser-live-runner";
 const HISTORY = "hist";
 /** A project on the local forge, whose formula's dangerous step waits in the vault. */
 const OPS = "ops";
+/** A project whose supervisor counts a runner silent for a minute as offline: its seeded runner alerts. */
+const ALERTING = "alerting";
+/** Its runner, bound to it alone, silent since the seeding; revocable (a runner id the API takes). */
+const SILENT_RUNNER = "runner-00000000000000b2";
 /**
  * A session that writes a file, runs a command, thinks a moment, and pushes for CI: the test watches all of
  * it on the issue's page, its job and usage included, without a reload.
@@ -149,8 +154,18 @@ async function seedSql(now: number): Promise<string> {
         name: "build-host-a",
         token_hash: "seeded",
         version: "0.1.0",
+        projects: null,
         created_at: now - 5 * DAY,
         // Its host went down five minutes ago, holding a job: silent for longer than a claim's wait.
+        last_seen_at: now - SILENT_MS,
+      },
+      {
+        id: SILENT_RUNNER,
+        name: "build-host-b",
+        token_hash: "seeded-2",
+        version: "0.1.0",
+        projects: JSON.stringify([ALERTING]),
+        created_at: now - 5 * DAY,
         last_seen_at: now - SILENT_MS,
       },
     ]),
@@ -661,6 +676,74 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
       });
     }
     await shot("9-forge-links");
+  }, 30_000);
+
+  it("alerts: a silent runner's alert is open with who reported it, then resolved once the operator revokes the runner", async () => {
+    const key = `runner_offline:${SILENT_RUNNER}`;
+    await operator.call("PUT", `/api/v1/projects/${ALERTING}`, {
+      forge: "forgejo",
+      apiUrl: "http://127.0.0.1:9/api/v1",
+      repo: "acme/alerting",
+      webhookSecret: "browser test webhook secret",
+      forgeToken: "browser-test-forge-token",
+      supervisor: { runnerSilentMs: 60_000, forgeIssues: false },
+    });
+    const check = () => operator.call("POST", `/api/v1/projects/${ALERTING}/health/check`);
+    const rowIn = (table: "open" | "resolved") => page.locator(`table.alerts-${table} tr`, { hasText: key });
+    /** The supervisor's report reaches the factory's AlertDO from the project's outbox, just after the check. */
+    const shown = (table: "open" | "resolved", count: number) =>
+      expect
+        .poll(
+          async () => {
+            await page.reload();
+            return rowIn(table).count();
+          },
+          { timeout: 10_000 },
+        )
+        .toBe(count);
+    const sources = (row: Locator) =>
+      row
+        .locator("td:nth-child(3) a")
+        .evaluateAll((anchors) => anchors.map((a) => [a.textContent, a.getAttribute("href")]));
+    const timeIn = async (row: Locator, cell: string) =>
+      Date.parse((await row.locator(`td.${cell} time`).getAttribute("datetime")) ?? "");
+    const health = `/dashboard/projects/${ALERTING}/health`;
+
+    const checkedAt = Date.now();
+    await check();
+    await page.click("nav >> text=Alerts");
+    await page.waitForURL(`${worker.url}/dashboard/alerts`);
+    await shown("open", 1);
+    const open = rowIn("open");
+    expect(await open.locator(".priority").textContent()).toBe("P1");
+    expect(await open.locator(".title").textContent()).toMatch(
+      /^runner build-host-b has not been heard from/,
+    );
+    expect(await sources(open)).toEqual([[`supervisor of ${ALERTING}`, health]]);
+    const openedAt = await timeIn(open, "opened");
+    expect(openedAt).toBeGreaterThanOrEqual(checkedAt);
+    expect(openedAt).toBeLessThanOrEqual(Date.now());
+    // No webhook or email here: the page says the alerts reach no one else.
+    expect(await page.textContent(".channels")).toContain("No operator channel is configured");
+    await shot("15-alert-open");
+
+    // Gone for good, as the alert advises: revoked, the next check no longer finds it.
+    await page.click("nav >> text=Runners");
+    await page.waitForURL(`${worker.url}/dashboard/runners`);
+    await submit(page, page.locator("tr", { hasText: "build-host-b" }).locator("button.action-revoke"));
+    expect(await page.textContent(".flash")).toBe(`Revoked ${SILENT_RUNNER}: its token no longer works`);
+    const resolvedAfter = Date.now();
+    await check();
+    await page.goto(`${worker.url}/dashboard/alerts`);
+    await shown("resolved", 1);
+    expect(await rowIn("open").count()).toBe(0);
+    const resolved = rowIn("resolved");
+    expect(await sources(resolved)).toEqual([[`supervisor of ${ALERTING}`, health]]);
+    expect(await resolved.locator("td.resolved a").textContent()).toBe(`supervisor of ${ALERTING}`);
+    expect(await timeIn(resolved, "opened")).toBe(openedAt);
+    expect(await timeIn(resolved, "resolved")).toBeGreaterThanOrEqual(resolvedAfter);
+    expect(await resolved.locator("td:nth-child(6)").textContent()).toMatch(/^\d+ (s|min \d\d s)$/);
+    await shot("16-alert-resolved");
   }, 30_000);
 });
 
