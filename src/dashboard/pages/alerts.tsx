@@ -31,23 +31,6 @@ function Sources(props: { sources: string[] }) {
   );
 }
 
-/** Its priority, title, what to do (the operator's words: a runner's host figures may be in them) and key. */
-function AlertCells(props: { entry: OpenAlert }) {
-  const { alert } = props.entry;
-  return (
-    <>
-      <td>
-        <span class={`priority priority-${alert.priority}`}>{alert.priority}</span>
-      </td>
-      <td>
-        <strong class="title">{alert.title}</strong>
-        {alert.text && <div class="text">{alert.text}</div>}
-        <small class="quiet key">{alert.key}</small>
-      </td>
-    </>
-  );
-}
-
 function Channels(props: { channels: AlertChannelState[] }) {
   if (props.channels.length === 0)
     return (
@@ -69,63 +52,56 @@ function Channels(props: { channels: AlertChannelState[] }) {
   );
 }
 
-function OpenAlerts(props: { open: OpenAlert[]; now: number }) {
-  if (props.open.length === 0) return <p class="quiet">No alert is open.</p>;
+/** Open alerts, or resolved ones with when and by which report they resolved and how long they were open. */
+function AlertTable(props: {
+  entries: (OpenAlert | ResolvedAlert)[];
+  kind: "open" | "resolved";
+  now: number;
+}) {
+  const { now } = props;
+  const resolvedColumns = props.kind === "resolved";
   return (
-    <table class="alerts alerts-open">
+    <table class={`alerts alerts-${props.kind}`}>
       <thead>
         <tr>
           <th>Priority</th>
           <th>Alert</th>
           <th>Reported by</th>
           <th>Opened</th>
+          {resolvedColumns && (
+            <>
+              <th>Resolved</th>
+              <th>Open for</th>
+            </>
+          )}
         </tr>
       </thead>
       <tbody>
-        {props.open.map((entry) => (
+        {props.entries.map((entry) => (
           <tr>
-            <AlertCells entry={entry} />
+            <td>
+              <span class={`priority priority-${entry.alert.priority}`}>{entry.alert.priority}</span>
+            </td>
+            <td>
+              <strong class="title">{entry.alert.title}</strong>
+              {/* The operator's words: a runner's host figures may be in them. */}
+              {entry.alert.text && <div class="text">{entry.alert.text}</div>}
+              <small class="quiet key">{entry.alert.key}</small>
+            </td>
             <td>
               <Sources sources={entry.sources} />
             </td>
             <td class="opened">
-              <When at={entry.openedAt} now={props.now} />
+              <When at={entry.openedAt} now={now} />
             </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
-function ResolvedAlerts(props: { resolved: ResolvedAlert[]; now: number }) {
-  if (props.resolved.length === 0) return <p class="quiet">None resolved yet.</p>;
-  return (
-    <table class="alerts alerts-resolved">
-      <thead>
-        <tr>
-          <th>Priority</th>
-          <th>Alert</th>
-          <th>Reported by</th>
-          <th>Opened</th>
-          <th>Resolved</th>
-          <th>Open for</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.resolved.map((entry) => (
-          <tr>
-            <AlertCells entry={entry} />
-            <td>
-              <Sources sources={entry.sources} />
-            </td>
-            <td class="opened">
-              <When at={entry.openedAt} now={props.now} />
-            </td>
-            <td class="resolved">
-              <When at={entry.resolvedAt} now={props.now} />, by <Source source={entry.resolvedBy} />
-            </td>
-            <td>{formatDuration(entry.resolvedAt - entry.openedAt)}</td>
+            {"resolvedAt" in entry && (
+              <>
+                <td class="resolved">
+                  <When at={entry.resolvedAt} now={now} />, by <Source source={entry.resolvedBy} />
+                </td>
+                <td>{formatDuration(entry.resolvedAt - entry.openedAt)}</td>
+              </>
+            )}
           </tr>
         ))}
       </tbody>
@@ -141,11 +117,19 @@ export function AlertsPage(props: { view: AlertsView; now: number }) {
       <h2>
         Open <span class="count">{open.length}</span>
       </h2>
-      <OpenAlerts open={open} now={props.now} />
+      {open.length === 0 ? (
+        <p class="quiet">No alert is open.</p>
+      ) : (
+        <AlertTable entries={open} kind="open" now={props.now} />
+      )}
       <h2>
         Resolved <span class="count">{resolved.length}</span>
       </h2>
-      <ResolvedAlerts resolved={resolved} now={props.now} />
+      {resolved.length === 0 ? (
+        <p class="quiet">None resolved yet.</p>
+      ) : (
+        <AlertTable entries={resolved} kind="resolved" now={props.now} />
+      )}
     </>
   );
 }

@@ -680,12 +680,20 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
 
   it("alerts: a silent runner's alert is open with who reported it, then resolved once the operator revokes the runner", async () => {
     const key = `runner_offline:${SILENT_RUNNER}`;
+    // On the local forge: a resolved finding's forge issue, if one was ever opened, is looked for there.
+    await forge.createRepo({
+      owner: "acme",
+      name: ALERTING,
+      seed: { files: { "README.md": "# alerting\n" } },
+    });
+    const bot = forge.createUser("alerting-bot");
+    forge.addCollaborator(`acme/${ALERTING}`, bot.login, "admin");
     await operator.call("PUT", `/api/v1/projects/${ALERTING}`, {
       forge: "forgejo",
-      apiUrl: "http://127.0.0.1:9/api/v1",
-      repo: "acme/alerting",
+      apiUrl: forge.apiUrl,
+      repo: `acme/${ALERTING}`,
       webhookSecret: "browser test webhook secret",
-      forgeToken: "browser-test-forge-token",
+      forgeToken: bot.token,
       supervisor: { runnerSilentMs: 60_000, forgeIssues: false },
     });
     const check = () => operator.call("POST", `/api/v1/projects/${ALERTING}/health/check`);
