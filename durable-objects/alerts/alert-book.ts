@@ -1,13 +1,16 @@
 /**
  * The factory's open alerts and who stands behind each (src/domain/alerts.ts decides): a report from a source
  * opens, refreshes and resolves, and each alert opened or resolved writes one message per configured channel
- * into the outbox, in the same transaction, so it is told once however often the report is sent again.
+ * into the outbox, in the same transaction, so it is told once however often the report is sent again. A
+ * resolved alert is kept (the newest RESOLVED_KEPT) for the operator to read when and why it was open.
  */
 import type { AlertChannel } from "../../src/alert-stub.ts";
 import type { Retire } from "../../src/contracts/alert-object.ts";
 import {
   type AlertMessage,
   type OpenAlert,
+  RESOLVED_KEPT,
+  type ResolvedAlert,
   reportChanges,
   type SourceReport,
 } from "../../src/domain/alerts.ts";
@@ -19,6 +22,14 @@ CREATE TABLE IF NOT EXISTS alerts (
   alert TEXT NOT NULL,
   sources TEXT NOT NULL,
   opened_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS resolved_alerts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  alert TEXT NOT NULL,
+  sources TEXT NOT NULL,
+  opened_at INTEGER NOT NULL,
+  resolved_at INTEGER NOT NULL,
+  resolved_by TEXT NOT NULL
 );
 `;
 
@@ -55,12 +66,25 @@ export class AlertBook {
           alert.key,
         );
       }
-      for (const { alert, openedAt } of changes.resolved) {
+      for (const { alert, sources, openedAt } of changes.resolved) {
         this.sql.exec("DELETE FROM alerts WHERE key = ?", alert.key);
+        this.sql.exec(
+          "INSERT INTO resolved_alerts (alert, sources, opened_at, resolved_at, resolved_by) VALUES (?, ?, ?, ?, ?)",
+          JSON.stringify(alert),
+          JSON.stringify(sources),
+          openedAt,
+          now,
+          report.source,
+        );
         this.tell(channels, { kind: "resolved", alert, openedAt, at: now });
         resolved.push(alert.key);
       }
     }
+    if (resolved.length > 0)
+      this.sql.exec(
+        "DELETE FROM resolved_alerts WHERE id <= (SELECT id FROM resolved_alerts ORDER BY id DESC LIMIT 1 OFFSET ?)",
+        RESOLVED_KEPT,
+      );
     return { opened, resolved };
   }
 
@@ -88,6 +112,22 @@ export class AlertBook {
       .sort(
         (a, b) => a.alert.priority.localeCompare(b.alert.priority) || a.alert.key.localeCompare(b.alert.key),
       );
+  }
+
+  /** The resolved alerts kept, newest first. */
+  resolved(): ResolvedAlert[] {
+    return this.sql
+      .exec<{ alert: string; sources: string; opened_at: number; resolved_at: number; resolved_by: string }>(
+        "SELECT alert, sources, opened_at, resolved_at, resolved_by FROM resolved_alerts ORDER BY id DESC",
+      )
+      .toArray()
+      .map((r) => ({
+        alert: JSON.parse(r.alert) as ResolvedAlert["alert"],
+        sources: JSON.parse(r.sources) as string[],
+        openedAt: r.opened_at,
+        resolvedAt: r.resolved_at,
+        resolvedBy: r.resolved_by,
+      }));
   }
 
   private tell(channels: readonly AlertChannel[], message: AlertMessage): void {

@@ -48,7 +48,7 @@ export class AlertDO extends DurableObject<Env> implements AlertObject {
       waiting: stats.get(channel)?.pending ?? 0,
       lastError: stats.get(channel)?.lastError ?? null,
     }));
-    return { open: this.book.open(), channels };
+    return { open: this.book.open(), resolved: this.book.resolved(), channels };
   }
 
   async drain() {

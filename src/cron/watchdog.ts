@@ -6,7 +6,7 @@
  * projects that leaves the cron's arming room within the platform's subrequest limit.
  */
 import { alertStub } from "../alert-stub.ts";
-import type { SourceReport } from "../domain/alerts.ts";
+import { type SourceReport, watchdogSource } from "../domain/alerts.ts";
 import { armingTurn } from "../domain/reconciliation.ts";
 import { type Watched, watchdogAlerts } from "../domain/watchdog.ts";
 import type { Env } from "../env.ts";
@@ -18,8 +18,6 @@ import { listProjects } from "../projects/store.ts";
 export const WATCH_EVERY_MINUTES = 5;
 /** Projects per look: with the cron's arming (at most 500), well under 1 000 subrequests. */
 const WATCH_WINDOW = 400;
-
-export const watchdogSource = (project: string) => `watchdog:${project}`;
 
 /** Looks at the projects of this turn and reports them; the alerts that opened and resolved. */
 export async function watchFactory(env: Env, now = Date.now()) {

@@ -37,6 +37,7 @@ export function Layout(props: {
               <a href="/dashboard/vault">Vault</a>
               <a href="/dashboard/runners">Runners</a>
               <a href="/dashboard/health">Health</a>
+              <a href="/dashboard/alerts">Alerts</a>
             </nav>
           )}
           {principal && csrf && (
@@ -47,12 +48,13 @@ export function Layout(props: {
             </form>
           )}
         </header>
+        {/* Outside <main>: a live page's refresh replaces <main>, and the flash answers this browser's last form. */}
+        {flash && (
+          <p class="flash" role="status">
+            {flash}
+          </p>
+        )}
         <main data-live={live} data-now={now}>
-          {flash && (
-            <p class="flash" role="status">
-              {flash}
-            </p>
-          )}
           <h1>{title}</h1>
           {children}
         </main>

@@ -5,6 +5,7 @@ import type { Child } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { COOKIE_PATH, type DashboardContext, FLASH_COOKIE, type Principal } from "./context.ts";
 import { Layout } from "./layout.tsx";
+import { LIVE_REFRESH_HEADER } from "./live-script.ts";
 
 const cookieOptions = { path: COOKIE_PATH, httpOnly: true, secure: true, sameSite: "Strict" } as const;
 
@@ -15,7 +16,9 @@ export async function renderPage(
   body: Child,
   { status = 200, live }: { status?: ContentfulStatusCode; live?: string } = {},
 ): Promise<Response> {
-  const flash = getCookie(c, FLASH_COOKIE) ?? null;
+  // A live page's refresh renders the page the browser shows already, its flash with it (outside <main>).
+  const refresh = c.req.header(LIVE_REFRESH_HEADER) !== undefined;
+  const flash = refresh ? null : (getCookie(c, FLASH_COOKIE) ?? null);
   if (flash) deleteCookie(c, FLASH_COOKIE, cookieOptions);
   const principal: Principal | undefined = c.get("principal");
   const page = (

@@ -1,7 +1,7 @@
 /**
  * `/dashboard`: server-rendered pages over D1 (the board, an issue, runners, daily cost) and the forms that
  * send operator lifecycle events through the same path as the operator API; approvals and the vault in
- * ./vault-routes.tsx, outcomes in ./outcome-routes.tsx.
+ * ./vault-routes.tsx, outcomes in ./outcome-routes.tsx, alerts in ./alert-routes.tsx.
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -23,6 +23,7 @@ import { revokeRunner } from "../runner-api/revoke.ts";
 import { zodMessage } from "../validation.ts";
 import { listVaultItems } from "../vault/queries.ts";
 import { actionLabel, eventFor } from "./actions.tsx";
+import { alertPages } from "./alert-routes.tsx";
 import { type DashboardEnv, SESSION_COOKIE } from "./context.ts";
 import { actionForm, localPath, loginForm } from "./forms.ts";
 import { csrfForm, requireOperator, sameOrigin } from "./guard.ts";
@@ -103,6 +104,7 @@ dashboardRoutes.use("*", requireOperator);
 
 dashboardRoutes.route("/", outcomePages);
 dashboardRoutes.route("/", vaultPages);
+dashboardRoutes.route("/", alertPages);
 
 dashboardRoutes.post("/logout", async (c) => {
   const form = await csrfForm(c, z.object({}));

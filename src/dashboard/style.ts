@@ -17,7 +17,7 @@ small, .quiet, .hint, .meta { color: var(--muted); }
 code { font-size: 12px; }
 button { font: inherit; padding: 4px 12px; border: 1px solid #b8c0cc; border-radius: 4px; background: #fff; cursor: pointer; }
 button:hover { background: #eef2f7; }
-.flash { padding: 8px 12px; background: #eef6ee; border: 1px solid #b7d8b7; border-radius: 4px; }
+.flash { margin: 16px 24px 0; max-width: 1552px; padding: 8px 12px; background: #eef6ee; border: 1px solid #b7d8b7; border-radius: 4px; }
 .error { padding: 8px 12px; background: #fbeeee; border: 1px solid #e4b4b4; border-radius: 4px; }
 .login { display: grid; gap: 10px; max-width: 360px; }
 .login label { display: grid; gap: 4px; }
@@ -94,4 +94,8 @@ th { font-weight: 600; background: #fafbfc; }
 .chart figcaption { color: var(--muted); font-size: 12px; display: flex; gap: 12px; flex-wrap: wrap; align-items: center; }
 .legend { display: inline-flex; gap: 4px; align-items: center; }
 .legend svg { flex: none; }
+.alerts .text { white-space: pre-wrap; margin: 2px 0; }
+.alerts .key { display: block; }
+.sources { list-style: none; margin: 0; padding: 0; }
+.channels .error-text { color: #b42318; }
 `;

@@ -26,6 +26,23 @@ export type SourceReport = { source: string; alerts: Alert[] };
 /** An open alert, as the AlertDO keeps it. */
 export type OpenAlert = { alert: Alert; sources: string[]; openedAt: number };
 
+/** A resolved one: `sources`, those that stood behind it last; `resolvedBy`, the report that resolved it. */
+export type ResolvedAlert = OpenAlert & { resolvedAt: number; resolvedBy: string };
+
+/** Resolved alerts the AlertDO keeps, newest first: a handful a day, so months of them. */
+export const RESOLVED_KEPT = 200;
+
+/** A project's supervisor reports as `project:<id>`, the watchdog's look at a project as `watchdog:<id>`. */
+export const supervisorSource = (project: string) => `project:${project}`;
+export const watchdogSource = (project: string) => `watchdog:${project}`;
+
+/** Who a source is, for a human; null for a source this version does not know. */
+export function sourceOf(source: string): { by: "supervisor" | "watchdog"; project: string } | null {
+  const match = /^(project|watchdog):(.+)$/.exec(source);
+  if (!match?.[1] || !match[2]) return null;
+  return { by: match[1] === "project" ? "supervisor" : "watchdog", project: match[2] };
+}
+
 /** What the operator's channel is told, once each: an alert opened, or resolved. */
 export type AlertMessage = {
   kind: "opened" | "resolved";

@@ -6,7 +6,10 @@ import {
   type OpenAlert,
   onTracker,
   reportChanges,
+  sourceOf,
   supervisorAlerts,
+  supervisorSource,
+  watchdogSource,
   webhookBody,
 } from "../../src/domain/alerts.ts";
 import type { Finding } from "../../src/domain/supervisor.ts";
@@ -92,6 +95,15 @@ describe("supervisorAlerts", () => {
     expect(onTracker({ check: "runner_offline" }, true)).toBe(false);
     expect(onTracker({ check: "runner_offline" }, false)).toBe(true);
     expect(onTracker({ check: "dead_letter" }, true)).toBe(true);
+  });
+});
+
+describe("sourceOf", () => {
+  it("names who reports, for the pages, and reads back what the sources are called", () => {
+    expect(sourceOf(supervisorSource("acme"))).toEqual({ by: "supervisor", project: "acme" });
+    expect(sourceOf(watchdogSource("acme"))).toEqual({ by: "watchdog", project: "acme" });
+    expect(sourceOf("cron")).toBeNull();
+    expect(sourceOf("project:")).toBeNull();
   });
 });
 

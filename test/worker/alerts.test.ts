@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { alertStub } from "../../src/alert-stub.ts";
 import type { AlertsView } from "../../src/contracts/alert-object.ts";
 import { watchFactory } from "../../src/cron/watchdog.ts";
-import type { AlertMessage } from "../../src/domain/alerts.ts";
+import { type AlertMessage, RESOLVED_KEPT } from "../../src/domain/alerts.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import { call, newRunner } from "./support/jobs.ts";
 import { control, type Loop, loopProject } from "./support/review.ts";
@@ -133,5 +133,33 @@ describe("the operator's channel", () => {
     expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened"]);
     await check(third);
     expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
+    // Kept once resolved: when it was open, and who stood behind it last.
+    const view = await alertStub(env).view();
+    expect(view.open.map((a) => a.alert.key)).not.toContain(key);
+    const resolved = view.resolved.find((a) => a.alert.key === key);
+    expect(resolved).toMatchObject({
+      sources: [`project:${third.project}`],
+      resolvedBy: `project:${third.project}`,
+      openedAt: opened[0]?.conveyor.openedAt,
+    });
+    expect(resolved?.resolvedAt).toBeGreaterThanOrEqual(resolved?.openedAt ?? Number.POSITIVE_INFINITY);
+  });
+
+  it("keeps the newest resolved alerts, newest first, up to its bound", async () => {
+    const source = "watchdog:kept-bound";
+    const alerts = Array.from({ length: RESOLVED_KEPT + 1 }, (_, i) => ({
+      key: `${source}:${String(i).padStart(3, "0")}`,
+      priority: "P1" as const,
+      title: `alert ${i}`,
+      text: "",
+    }));
+    const stub = alertStub(env);
+    await stub.report([{ source, alerts }]);
+    await stub.report([{ source, alerts: [] }]);
+    const mine = (await stub.view()).resolved.filter((a) => a.sources.includes(source));
+    expect(mine).toHaveLength(RESOLVED_KEPT);
+    // Resolved in one report, in the order they opened: the oldest is the one let go.
+    expect(mine.at(-1)?.alert.key).toBe(alerts[1]?.key);
+    expect(mine[0]?.alert.key).toBe(alerts.at(-1)?.key);
   });
 });

@@ -1,5 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { LIVE_REFRESH_HEADER } from "../../src/dashboard/live-script.ts";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { formFields, ORIGIN, page, post, seedIssue, sessionCookie } from "./dashboard-support.ts";
@@ -300,6 +301,10 @@ describe("approval queue", () => {
       cause: { kind: "operator", id: `dashboard:${fields.key}:approve` },
     });
     const flash = res.headers.get("set-cookie")?.split(";")[0] ?? "";
+    // A live page's refresh neither shows the flash nor uses it up: the page the redirect loads does.
+    const refresh = await page("/dashboard/approvals", `${cookie}; ${flash}`, { [LIVE_REFRESH_HEADER]: "1" });
+    expect(await refresh.text()).not.toContain("is now merging");
+    expect(refresh.headers.get("set-cookie")).toBeNull();
     const next = await page("/dashboard/approvals", `${cookie}; ${flash}`);
     expect(await next.text()).toContain(`Approve: ${project}#1 is now merging`);
     expect(next.headers.get("set-cookie")).toMatch(/^conveyor_flash=;/);

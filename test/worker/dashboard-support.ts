@@ -24,8 +24,8 @@ export async function sessionCookie(): Promise<string> {
   return cookie;
 }
 
-export const page = (path: string, cookie?: string) =>
-  SELF.fetch(`${ORIGIN}${path}`, { headers: cookie ? { cookie } : {}, redirect: "manual" });
+export const page = (path: string, cookie?: string, headers: Record<string, string> = {}) =>
+  SELF.fetch(`${ORIGIN}${path}`, { headers: { ...(cookie && { cookie }), ...headers }, redirect: "manual" });
 
 export function post(
   path: string,

@@ -6,15 +6,13 @@
  * projects report it.
  */
 import { alertStub } from "../../../src/alert-stub.ts";
-import { type SourceReport, supervisorAlerts } from "../../../src/domain/alerts.ts";
+import { type SourceReport, supervisorAlerts, supervisorSource } from "../../../src/domain/alerts.ts";
 import type { Finding } from "../../../src/domain/supervisor.ts";
 import type { Env } from "../../../src/env.ts";
 import { deliverInOrder, type Outbox } from "../../shared/outbox.ts";
 
 /** The outbox channel of the reports to the AlertDO. */
 export const ALERTS_CHANNEL = "supervisor_alerts";
-
-export const supervisorSource = (project: string) => `project:${project}`;
 
 /** Queues the project's alerts when the check changed them. In the caller's transaction. */
 export function queueAlerts(

@@ -14,7 +14,7 @@
 
 import { configuredChannels } from "../../../src/alert-stub.ts";
 import type { EnqueueRequest, Health, SupervisorRun } from "../../../src/contracts/project-object.ts";
-import { onTracker } from "../../../src/domain/alerts.ts";
+import { onTracker, supervisorSource } from "../../../src/domain/alerts.ts";
 import {
   type Finding,
   findingIssue,
@@ -28,7 +28,7 @@ import { log } from "../../../src/log.ts";
 import { supervisorSettingsSchema } from "../../../src/projects/config.ts";
 import { loadProject, type Project } from "../../../src/projects/store.ts";
 import { deliverInOrder, type Outbox } from "../../shared/outbox.ts";
-import { ALERTS_CHANNEL, deliverAlerts, queueAlerts, supervisorSource } from "./alerts.ts";
+import { ALERTS_CHANNEL, deliverAlerts, queueAlerts } from "./alerts.ts";
 import { deliverSupervisorEffect, type SupervisorEffect } from "./forge-issues.ts";
 import { applyRemedies } from "./remedies.ts";
 import { gatherSnapshot, type OwnState } from "./snapshot.ts";
