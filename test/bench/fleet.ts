@@ -237,7 +237,7 @@ type ReportedJob = { heartbeat?: boolean; events?: unknown[] };
 
 /**
  * Times every runner API call this process makes (all of them the fleet's runners'): `report` gets the round
- * trip (null for a claim's long poll) and, for a `/runner/v1/report`, the jobs it carried. Returns the undo.
+ * trip (null for a claim that took a job) and, for a `/runner/v1/report`, the jobs it carried. Returns the undo.
  */
 function watchReports(report: (ms: number | null, jobs: ReportedJob[] | null) => void): () => void {
   const original = globalThis.fetch;
@@ -249,8 +249,10 @@ function watchReports(report: (ms: number | null, jobs: ReportedJob[] | null) =>
     const jobs = url.endsWith("/runner/v1/report")
       ? (JSON.parse(String(init?.body)) as { jobs: ReportedJob[] }).jobs
       : null;
-    // A claim's long poll is counted; its time is the claim figure's, from the job's enqueue.
-    report(url.endsWith("/runner/v1/claim") ? null : performance.now() - t, jobs);
+    // A claim that took a job is counted (its time is the claim figure's, from the job's enqueue); a poll's
+    // empty answer is not: it is the long poll's wait.
+    if (!url.endsWith("/runner/v1/claim")) report(performance.now() - t, jobs);
+    else if (response.status === 200) report(null, null);
     return response;
   };
   return () => {
@@ -301,7 +303,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       .map((arg) => arg.split("="))
       .map(([k, v]) => [k, Number(v)]),
   );
-  const worker = await startLocalWorker({ stateParent: "/dev/shm" });
+  // FLEET_WORKER_LOG: where wrangler's and workerd's output goes, to read after a failed call.
+  const logFile = process.env.FLEET_WORKER_LOG;
+  const worker = await startLocalWorker({ stateParent: "/dev/shm", ...(logFile && { logFile }) });
   // Interrupted (a timeout's SIGTERM), the Worker's process group goes too.
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.once(signal, () => void worker.stop().finally(() => process.exit(1)));
