@@ -163,12 +163,13 @@ export class LeaseKeeper {
 }
 
 /**
- * When the heartbeat after one sent (or due) at `sentAt` goes: the point of the runner's grid (multiples of
- * about half the interval on the monotonic clock) within (sentAt + interval / 2, sentAt + interval]. Never
- * later than a beat each interval, and every lease with the same interval lands on the same points.
+ * When the heartbeat after one sent (or due) at `sentAt` goes: the next point of the runner's grid (multiples of
+ * the interval on the monotonic clock), within (sentAt, sentAt + interval]. Never later than a beat each
+ * interval, and every lease with the same interval beats at the same points: a lease's first beat after its
+ * confirmation may come early, but it rides the report its runner's other leases send then.
  */
 export function nextBeatAt(sentAt: number, interval: number): number {
   // Whole milliseconds: a beat due at a grid point lands exactly on the next one, whatever the interval.
-  const half = Math.max(1, Math.floor(interval / 2));
-  return Math.floor((sentAt + interval) / half) * half;
+  const step = Math.max(1, Math.floor(interval));
+  return (Math.floor(sentAt / step) + 1) * step;
 }

@@ -1,7 +1,9 @@
 /** How a runner coalesces its jobs' heartbeats and events into reports (runner/report-batch.ts, runner/lease.ts). */
 import { describe, expect, it } from "vitest";
 import { LeaseLostError, RunnerApi } from "../../../runner/api.ts";
-import { nextBeatAt } from "../../../runner/lease.ts";
+import { LeaseKeeper, nextBeatAt } from "../../../runner/lease.ts";
+import { Logger } from "../../../runner/log.ts";
+import { Secrets } from "../../../runner/redact.ts";
 import { chunks, ReportBatch } from "../../../runner/report-batch.ts";
 import type { RunnerEvent } from "../../../src/runner-api/contract.ts";
 import {
@@ -97,6 +99,45 @@ describe("a runner's reports", () => {
   });
 });
 
+describe("the leases of one runner", () => {
+  it("beat in the same reports, and a fenced one stops alone", async () => {
+    const worker = await FakeWorker.start({ leaseMs: 600 });
+    try {
+      const api = new RunnerApi(worker.url, worker.issueToken());
+      const lost: string[] = [];
+      const keepers: LeaseKeeper[] = [];
+      for (const id of ["job-1", "job-2"]) {
+        worker.enqueue(makeJob({ id, cloneUrl: "https://forge.test/acme/widgets.git" }));
+        const claim = await api.claim({ waitMs: 0, holding: [] });
+        if (!claim) throw new Error("nothing to claim");
+        const log = new Logger({ level: "error", secrets: new Secrets() });
+        const { leaseToken, leaseMs = 600 } = claim;
+        const onLost = () => lost.push(id);
+        keepers.push(
+          new LeaseKeeper({ api, jobId: id, leaseToken, leaseMs, log, onCancelled: () => {}, onLost }),
+        );
+      }
+      for (const keeper of keepers) keeper.start();
+      // From their second beat on, both leases beat at the same moments: one report each time (the Worker sees
+      // one arrival for both).
+      const beats = (id: string) => worker.callsOf("heartbeat", id).map((c) => c.at);
+      await worker.waitFor(() => beats("job-1").length >= 4 && beats("job-2").length >= 4);
+      expect(beats("job-1").slice(1, 4)).toEqual(beats("job-2").slice(1, 4));
+      expect(worker.callsOf("heartbeat").every((c) => c.status === 200)).toBe(true);
+
+      worker.revoke("job-1");
+      await worker.waitFor(() => lost.length > 0);
+      const after = beats("job-2").length;
+      await worker.waitFor(() => beats("job-2").length >= after + 2);
+      expect(lost).toEqual(["job-1"]);
+      expect(keepers.map((k) => k.held)).toEqual([false, true]);
+      for (const keeper of keepers) keeper.stop();
+    } finally {
+      await worker.close();
+    }
+  });
+});
+
 describe("a Worker older than reports", () => {
   it("gets each job's heartbeat and events on their own routes", async () => {
     const worker = await FakeWorker.start();
@@ -126,16 +167,16 @@ describe("a Worker older than reports", () => {
 describe("the heartbeat grid", () => {
   it("puts every lease's beats on the same points, never more than an interval apart", () => {
     const interval = 20_000;
-    for (const sentAt of [0, 1, 9_999, 10_000, 10_001, 123_456.7]) {
+    for (const sentAt of [0, 1, 9_999, 19_999, 20_000, 123_456.7]) {
       const next = nextBeatAt(sentAt, interval);
-      expect(next - sentAt).toBeGreaterThan(interval / 2);
+      expect(next).toBeGreaterThan(sentAt);
       expect(next - sentAt).toBeLessThanOrEqual(interval);
-      expect(next % (interval / 2)).toBe(0);
+      expect(next % interval).toBe(0);
       // On the grid, the beat after lands exactly one interval later.
       expect(nextBeatAt(next, interval)).toBe(next + interval);
     }
     // Two leases confirmed seconds apart beat together from then on.
-    expect(nextBeatAt(3_000, interval)).toBe(nextBeatAt(8_000, interval));
+    expect(nextBeatAt(3_000, interval)).toBe(nextBeatAt(18_000, interval));
   });
 
   it("keeps to whole milliseconds for intervals that are not", () => {
@@ -143,8 +184,7 @@ describe("the heartbeat grid", () => {
     let at = nextBeatAt(17, interval);
     for (let i = 0; i < 1_000; i++) {
       const next = nextBeatAt(at, interval);
-      expect(next - at).toBeGreaterThan(interval / 2);
-      expect(next - at).toBeLessThanOrEqual(interval);
+      expect(next - at).toBe(Math.floor(interval));
       at = next;
     }
   });
