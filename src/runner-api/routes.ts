@@ -40,7 +40,7 @@ import {
   rotateRunnerToken,
 } from "./registry.ts";
 import { reportJobs } from "./report.ts";
-import { reportRequest } from "./report-contract.ts";
+import { type ReportItem, reportRequest } from "./report-contract.ts";
 
 type RunnerEnv = { Bindings: Env; Variables: { runner: AuthenticatedRunner & { token: string } } };
 
@@ -113,12 +113,8 @@ runnerRoutes.post("/report", async (c) => {
 runnerRoutes.post("/jobs/:id/heartbeat", async (c) => {
   const body = await jsonBody(c, heartbeatRequest);
   if (!body.ok) return body.response;
-  const jobId = c.req.param("id");
-  const { leaseToken } = body.data;
-  const [answer] = await reportJobs(c.env, c.var.runner.id, [
-    { jobId, leaseToken, heartbeat: true, events: [] },
-  ]);
-  if (!answer?.ok) return jsonError(c, answer?.status ?? 404, answer?.error ?? `job ${jobId} is unknown`);
+  const answer = await reportAlone(c, { leaseToken: body.data.leaseToken, heartbeat: true, events: [] });
+  if (answer instanceof Response) return answer;
   await recordHealth(c.env, c.var.runner, health(body.data));
   return c.json(answer.lease);
 });
@@ -126,13 +122,10 @@ runnerRoutes.post("/jobs/:id/heartbeat", async (c) => {
 runnerRoutes.post("/jobs/:id/events", async (c) => {
   const body = await jsonBody(c, eventsRequest);
   if (!body.ok) return body.response;
-  const jobId = c.req.param("id");
   const { leaseToken, events } = body.data;
-  const [answer] = await reportJobs(c.env, c.var.runner.id, [
-    { jobId, leaseToken, heartbeat: false, events },
-  ]);
-  if (!answer?.ok) return jsonError(c, answer?.status ?? 404, answer?.error ?? `job ${jobId} is unknown`);
-  logRunnerLines(c, jobId, leaseToken, events);
+  const answer = await reportAlone(c, { leaseToken, heartbeat: false, events });
+  if (answer instanceof Response) return answer;
+  logRunnerLines(c, answer.jobId, leaseToken, events);
   return c.body(null, 204);
 });
 
@@ -184,6 +177,14 @@ function jobOf(c: Context<RunnerEnv>) {
   const project = projectOfJob(id);
   if (!project) return jsonError(c, 404, `job ${id} is unknown`);
   return { id, stub: projectStub(c.env, project) };
+}
+
+/** The job of the route's `:id` reported on alone: its answer, or the refusal to answer instead. */
+async function reportAlone(c: Context<RunnerEnv>, item: Omit<ReportItem, "jobId">) {
+  const jobId = c.req.param("id") ?? "";
+  const [answer] = await reportJobs(c.env, c.var.runner.id, [{ ...item, jobId }]);
+  if (answer?.ok) return answer;
+  return jsonError(c, answer?.status ?? 404, answer?.error ?? `job ${jobId} is unknown`);
 }
 
 /** What a claim, heartbeat or report says of the runner's host, for `recordHealth`. */

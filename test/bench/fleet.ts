@@ -16,7 +16,7 @@ import type { Claim } from "../../src/runner-api/contract.ts";
 import type { LocalWorker } from "../support/worker.ts";
 import { benchProject } from "./forge-project.ts";
 import { emit, percentile } from "./load.ts";
-import { processGroupCpuMs } from "./proc.ts";
+import { groupOpenFiles, processGroupCpuMs } from "./proc.ts";
 import { WorkerProfiler } from "./profile.ts";
 
 export type FleetOptions = {
@@ -146,8 +146,12 @@ export async function benchFleet(
       }
     });
 
+    // The local runtime's own limit, said beside a failure: a dev proxy out of descriptors drops calls.
+    const openFiles = () => `workerd open files ${JSON.stringify(groupOpenFiles(worker.pid))}`;
     const triage = async (number: number) => {
-      await operator.triage(project, number);
+      await operator.triage(project, number).catch((error: unknown) => {
+        throw new Error(`triage of #${number}: ${String(error)}; ${openFiles()}`);
+      });
       queuedAt.set(number, performance.now());
     };
     // Fill the fleet as fast as the Worker takes it.
@@ -157,7 +161,7 @@ export async function benchFleet(
     while (running.length < sessions) {
       if (performance.now() > fillBy)
         throw new Error(
-          `fleet: ${running.length} of ${sessions} sessions after 2 minutes; ${errors.length} calls failed: ${errors[0]}`,
+          `fleet: ${running.length} of ${sessions} sessions after 2 minutes; ${errors.length} calls failed: ${errors[0]}; ${openFiles()}`,
         );
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -203,6 +207,7 @@ export async function benchFleet(
     clearInterval(ticker);
     unwatch();
     if (errors.length > 0) console.error(`fleet: ${errors.length} calls failed, first: ${errors[0]}`);
+    console.error(`fleet: ${openFiles()}`);
 
     const target = "< 50";
     emit({ name: "fleet_heartbeat_p99", value: percentile(figures.heartbeat, 99), unit: "ms", target });
