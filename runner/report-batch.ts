@@ -1,6 +1,7 @@
 import type { RunnerEvent } from "../src/runner-api/contract.ts";
 import {
   MAX_REPORT_BYTES,
+  MAX_REPORT_EVENTS,
   MAX_REPORT_JOBS,
   type RenewedLease,
   type ReportAnswer,
@@ -54,7 +55,7 @@ export class ReportBatch {
     });
   }
 
-  /** Carries the job's events (at most a report's 100 per job) in the next report. */
+  /** Carries the job's events (at most `MAX_REPORT_EVENTS`) in the next report. */
   events(jobId: string, leaseToken: string, events: RunnerEvent[], urgent = false): Promise<void> {
     return new Promise((resolve, reject) => {
       const entry = this.#entry(jobId, leaseToken, events.length);
@@ -67,7 +68,8 @@ export class ReportBatch {
   /** The job's entry in the next report; what is pending goes first if this would not fit beside it. */
   #entry(jobId: string, leaseToken: string, events: number): Pending {
     const entry = this.#pending.get(jobId);
-    if (entry && entry.leaseToken === leaseToken && entry.events.length + events <= 100) return entry;
+    if (entry && entry.leaseToken === leaseToken && entry.events.length + events <= MAX_REPORT_EVENTS)
+      return entry;
     if (entry) this.flush();
     const fresh: Pending = { leaseToken, renewals: [], events: [], reported: [] };
     this.#pending.set(jobId, fresh);

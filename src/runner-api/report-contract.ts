@@ -10,6 +10,8 @@ import { diskReportSchema, hostReportSchema, pressureSchema, runnerEvent } from 
 
 /** Jobs in one report; a runner holding more sends more than one. */
 export const MAX_REPORT_JOBS = 200;
+/** Events of one job in one report, as in one `events` call. */
+export const MAX_REPORT_EVENTS = 100;
 /** What a runner puts in one report, well inside the Worker's 2 MiB body. */
 export const MAX_REPORT_BYTES = 1024 * 1024;
 
@@ -20,7 +22,7 @@ export const reportItemSchema = z
     /** Renew the lease (the first renewal confirms it), as `heartbeat` does. */
     heartbeat: z.boolean().default(false),
     /** In order, as `events` takes them. */
-    events: z.array(runnerEvent).max(100).default([]),
+    events: z.array(runnerEvent).max(MAX_REPORT_EVENTS).default([]),
   })
   .refine((item) => item.heartbeat || item.events.length > 0, "a job's report renews or reports something");
 export type ReportItem = z.output<typeof reportItemSchema>;
