@@ -151,9 +151,11 @@ export class Leases {
     return this.check(jobId, runnerId, leaseToken);
   }
 
-  /** `fence` without the expiry check first: for a report on many jobs, which runs that check once. */
-  check(jobId: string, runnerId: string, leaseToken: string): Fenced {
-    const meta = this.store.meta();
+  /**
+   * `fence` without the expiry check first: for a report on many jobs, which runs that check once and reads
+   * the project's policy (`meta`) once.
+   */
+  check(jobId: string, runnerId: string, leaseToken: string, meta = this.store.meta()): Fenced {
     const job = this.store.byId(jobId);
     if (!meta || !job) return refuse(404, `job ${jobId} is unknown`);
     if (job.runnerId !== runnerId) return refuse(403, `job ${jobId} is not leased to this runner`);

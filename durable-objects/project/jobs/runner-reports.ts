@@ -66,8 +66,9 @@ export class RunnerReports {
     const now = Date.now();
     this.t.leases.expire(now);
     const out: ReportOutput = { soon: false, notes: [] };
+    const meta = this.t.store.meta();
     const answers = this.storage.transactionSync(() =>
-      items.map((item) => this.reportJob(runnerId, item, now, out)),
+      items.map((item) => this.reportJob(runnerId, item, now, meta, out)),
     );
     // A confirmation wrote the issue's `dispatched`, events their records: out now. Renewals only move the deadline.
     if (out.soon) await this.t.delivery.soon();
@@ -234,8 +235,14 @@ export class RunnerReports {
   }
 
   /** One job's part of a report, inside the transaction. */
-  private reportJob(runnerId: string, item: ReportItem, now: number, out: ReportOutput): JobReport {
-    const fenced = this.t.leases.check(item.jobId, runnerId, item.leaseToken);
+  private reportJob(
+    runnerId: string,
+    item: ReportItem,
+    now: number,
+    meta: ReturnType<JobStore["meta"]>,
+    out: ReportOutput,
+  ): JobReport {
+    const fenced = this.t.leases.check(item.jobId, runnerId, item.leaseToken, meta);
     if (!fenced.ok) return fenced;
     const { project, policy } = fenced;
     let job = fenced.job;
