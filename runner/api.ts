@@ -21,7 +21,16 @@ import {
   type SandboxKind,
   TOKEN_ROTATE_HEADER,
 } from "../src/runner-api/contract.ts";
+import {
+  type RenewedLease,
+  type ReportAnswer,
+  type ReportItem,
+  reportResponse,
+} from "../src/runner-api/report-contract.ts";
+import { ApiError, LEASE_LOST, LeaseLostError, NETWORK, UnauthorizedError } from "./api-errors.ts";
 import { measureHost } from "./host.ts";
+import { FALLBACK_LEASE_MS } from "./lease.ts";
+import { ReportBatch } from "./report-batch.ts";
 import { sleep } from "./sleep.ts";
 
 export type HealthReport = { disk?: DiskReport; host?: HostReport };
@@ -33,43 +42,23 @@ export type HealthReport = { disk?: DiskReport; host?: HostReport };
  *   /runner/v1/rotate                   no body → rotateResponse
  *   /runner/v1/offline                  no body → 204 (the runner stops)
  *   /runner/v1/claim                    claimRequest → 200 claimResponse | 204 nothing to do
- *   /runner/v1/jobs/:jobId/heartbeat    heartbeatRequest → heartbeatResponse
- *   /runner/v1/jobs/:jobId/events       eventsRequest → 2xx
+ *   /runner/v1/report                   reportRequest → reportResponse (every job's heartbeat and events)
  *   /runner/v1/jobs/:jobId/fire         fireRequest → fireResponse
  *   /runner/v1/jobs/:jobId/complete     completeRequest → 2xx
  *   /runner/v1/jobs/:jobId/fail         failRequest → 2xx
+ *
+ * Heartbeats and events are coalesced (./report-batch.ts): one report carries every job's that are due at
+ * once, and each job's answer in it settles that job's call, as its own route's would have.
  *
  * A job call answered 403 (leased to another runner), 404 (unknown job) or 409 (not the current lease) means
  * the job is no longer ours (fenced): `LeaseLostError`. An answer asking for the token's rotation calls
  * `onRotationDue`.
  */
-export class ApiError extends Error {
-  /** The HTTP status, or `NETWORK` (0) when no answer came (connection refused, reset, timed out). */
-  readonly status: number;
+export { ApiError, LeaseLostError, NETWORK, UnauthorizedError };
 
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = "ApiError";
-    this.status = status;
-  }
-}
-
-/** The Worker refused the runner token: nothing this process can fix by retrying. */
-export class UnauthorizedError extends ApiError {
-  override name = "UnauthorizedError";
-}
-
-/** The job's lease was taken away (expired and re-leased, or unknown): stop and report nothing more. */
-export class LeaseLostError extends ApiError {
-  override name = "LeaseLostError";
-}
-
-type HeartbeatResponse = z.infer<typeof heartbeatResponse>;
 type RegisterResponse = z.infer<typeof registerResponse>;
 type RotateResponse = z.infer<typeof rotateResponse>;
 
-export const NETWORK = 0;
-const LEASE_LOST = new Set([403, 404, 409]);
 const REQUEST_TIMEOUT_MS = 30_000;
 /** A long poll may take `waitMs`; the answer gets this long on top. */
 const CLAIM_SLACK_MS = 15_000;
@@ -86,15 +75,56 @@ export class RunnerApi {
    * with long sessions claims nothing for hours, and that is when its memory and disk matter.
    */
   health: () => HealthReport | Promise<HealthReport> = () => ({ host: measureHost() });
+  readonly #reports: ReportBatch;
+  /** The Worker predates `report`: each job's heartbeat and events go on their own routes. */
+  #perJob = false;
 
   /**
    * `sandbox`: what register and every claim report as the runner's sandbox, shown on the Worker's runner
    * list; "none" for a runner started with `--unsafe-no-sandbox`.
    */
-  constructor(workerUrl: string, token?: string, options: { sandbox?: SandboxKind } = {}) {
+  constructor(
+    workerUrl: string,
+    token?: string,
+    options: { sandbox?: SandboxKind; eventsWindowMs?: number } = {},
+  ) {
     this.#base = new URL(workerUrl.endsWith("/") ? workerUrl : `${workerUrl}/`);
     this.#token = token;
     this.#sandbox = options.sandbox ?? "bubblewrap";
+    this.#reports = new ReportBatch((jobs) => this.#report(jobs), { eventsWindowMs: options.eventsWindowMs });
+  }
+
+  /** One report; to a Worker older than the route (it answers 404), each job's calls on their own routes. */
+  async #report(jobs: ReportItem[]): Promise<ReportAnswer[]> {
+    const health = await this.health();
+    if (!this.#perJob) {
+      try {
+        return reportResponse.parse(await this.#post("runner/v1/report", { jobs, ...health })).jobs;
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 404)) throw error;
+        this.#perJob = true;
+      }
+    }
+    return Promise.all(jobs.map((job) => this.#reportAlone(job, health)));
+  }
+
+  async #reportAlone(job: ReportItem, health: HealthReport): Promise<ReportAnswer> {
+    const { jobId, leaseToken, heartbeat, events } = job;
+    try {
+      if (events.length > 0)
+        await this.#post(`runner/v1/jobs/${encodeURIComponent(jobId)}/events`, { leaseToken, events });
+      if (!heartbeat) return { jobId, ok: true };
+      const answer = await this.#post(`runner/v1/jobs/${encodeURIComponent(jobId)}/heartbeat`, {
+        leaseToken,
+        ...health,
+      });
+      const { leaseExpiresAt, leaseMs = FALLBACK_LEASE_MS, cancelled } = heartbeatResponse.parse(answer);
+      return { jobId, ok: true, lease: { leaseExpiresAt, leaseMs, cancelled } };
+    } catch (error) {
+      if (error instanceof ApiError && error.status !== NETWORK && error.status < 500 && error.status !== 401)
+        return { jobId, ok: false, status: error.status, error: error.message };
+      throw error;
+    }
   }
 
   set token(token: string) {
@@ -131,13 +161,19 @@ export class RunnerApi {
     return answer === null ? null : claimResponse.parse(answer);
   }
 
-  async heartbeat(jobId: string, leaseToken: string): Promise<HeartbeatResponse> {
-    const health = await this.health();
-    return heartbeatResponse.parse(await this.#job(jobId, "heartbeat", { leaseToken, ...health }));
+  /** Renews the job's lease, with the other heartbeats due now; `urgent`: at once. */
+  heartbeat(jobId: string, leaseToken: string, options: { urgent?: boolean } = {}): Promise<RenewedLease> {
+    return this.#reports.heartbeat(jobId, leaseToken, options.urgent);
   }
 
-  async events(jobId: string, leaseToken: string, events: RunnerEvent[]): Promise<void> {
-    await this.#job(jobId, "events", { leaseToken, events });
+  /** Reports the job's events within the events window; `urgent`: at once. */
+  events(jobId: string, leaseToken: string, events: RunnerEvent[], options: { urgent?: boolean } = {}) {
+    return this.#reports.events(jobId, leaseToken, events, options.urgent);
+  }
+
+  /** Sends what waits for the next report now. */
+  sendReportsNow(): void {
+    this.#reports.flush();
   }
 
   /** Spends the job's vault approval of `step` before it runs; `fired: false` says why it may not. */

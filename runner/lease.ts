@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { MAX_HEARTBEAT_INTERVAL_MS } from "../src/runner-api/contract.ts";
-import { LeaseLostError, type RunnerApi } from "./api.ts";
+import type { RunnerApi } from "./api.ts";
+import { LeaseLostError } from "./api-errors.ts";
 import type { Logger } from "./log.ts";
 import { sleep } from "./sleep.ts";
 
@@ -22,8 +23,9 @@ const monotonic = () => performance.now();
  *
  * The first heartbeat goes at once: it confirms the lease, which the Worker holds only briefly until then.
  * After that, a heartbeat at a third of the lease (at most `MAX_HEARTBEAT_INTERVAL_MS`, the runner's sign of
- * life), so two can fail before it runs out. When the local deadline
- * passes without an answer (the Worker is out of reach) the lease counts as lost: `onLost`.
+ * life), so two can fail before it runs out, on the runner's grid (`nextBeatAt`): every lease of the runner
+ * beats at the same moments, and their heartbeats go to the Worker in one report (./report-batch.ts). When
+ * the local deadline passes without an answer (the Worker is out of reach) the lease counts as lost: `onLost`.
  */
 export class LeaseKeeper {
   readonly #api: RunnerApi;
@@ -38,6 +40,10 @@ export class LeaseKeeper {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #lost = false;
+  /** The point of the runner's grid the next beat is due at; null while retrying. */
+  #beatAt: number | null = null;
+  /** A heartbeat was answered: the Worker holds the lease at its full length. */
+  #confirmed = false;
 
   constructor(options: {
     api: RunnerApi;
@@ -82,7 +88,7 @@ export class LeaseKeeper {
   async confirm(): Promise<boolean> {
     for (;;) {
       if (!this.held) return false;
-      const answer = await this.#heartbeat();
+      const answer = await this.#heartbeat(true);
       if (answer === "held") return true;
       if (answer === "lost") return false;
       await sleep(Math.min(this.#leaseMs / 10, Math.max(0, this.#deadline - monotonic())) + 1);
@@ -97,13 +103,17 @@ export class LeaseKeeper {
 
   async #beat(): Promise<void> {
     const sentAt = monotonic();
+    // Counted from the grid point this beat was due at (a late timer moves no later beat), else from when it left.
+    const from = this.#beatAt ?? sentAt;
+    this.#beatAt = null;
     const answer = await this.#heartbeat();
     if (this.#stopped || answer === "lost") return;
     // Never further apart than the Worker counts a runner present for (a long lease would leave it silent).
     const interval = Math.max(MIN_INTERVAL_MS, Math.min(this.#leaseMs / 3, MAX_HEARTBEAT_INTERVAL_MS));
     if (answer === "held") {
-      // Counted from when this heartbeat left, so a slow answer does not stretch the cadence.
-      this.#schedule(sentAt + interval - monotonic());
+      // A slow answer does not stretch the cadence.
+      this.#beatAt = nextBeatAt(from, interval);
+      this.#schedule(this.#beatAt - monotonic());
       return;
     }
     const left = this.#deadline - monotonic();
@@ -116,10 +126,13 @@ export class LeaseKeeper {
   }
 
   /** One heartbeat: `held` (deadline moved on), `lost` (fenced: `onLost` called) or `unanswered`. */
-  async #heartbeat(): Promise<"held" | "lost" | "unanswered"> {
+  async #heartbeat(confirming = false): Promise<"held" | "lost" | "unanswered"> {
     const sentAt = monotonic();
     try {
-      const { leaseMs, cancelled } = await this.#api.heartbeat(this.#jobId, this.#leaseToken);
+      // The lease's confirmation, and the check before a push, do not wait for the others' heartbeats.
+      const urgent = !this.#confirmed || confirming;
+      const { leaseMs, cancelled } = await this.#api.heartbeat(this.#jobId, this.#leaseToken, { urgent });
+      this.#confirmed = true;
       if (this.#lost) return "lost";
       this.#leaseMs = leaseMs ?? FALLBACK_LEASE_MS;
       this.#deadline = Math.max(this.#deadline, sentAt + this.#leaseMs);
@@ -147,4 +160,16 @@ export class LeaseKeeper {
     this.stop();
     if (!stopped) this.#onLost();
   }
+}
+
+/**
+ * When the heartbeat after one sent (or due) at `sentAt` goes: the next point of the runner's grid (multiples of
+ * the interval on the monotonic clock), within (sentAt, sentAt + interval]. Never later than a beat each
+ * interval, and every lease with the same interval beats at the same points: a lease's first beat after its
+ * confirmation may come early, but it rides the report its runner's other leases send then.
+ */
+export function nextBeatAt(sentAt: number, interval: number): number {
+  // Whole milliseconds: a beat due at a grid point lands exactly on the next one, whatever the interval.
+  const step = Math.max(1, Math.floor(interval));
+  return (Math.floor(sentAt / step) + 1) * step;
 }

@@ -91,6 +91,8 @@ export class Reporter {
   /** The job's last word, after every queued event; nothing is queued after it. */
   #finish(what: string, call: () => Promise<void>): Promise<void> {
     this.#finished = true;
+    // Events already waiting for the runner's next report go now: the last word waits for them.
+    this.#api.sendReportsNow();
     return this.#enqueue(async () => {
       await this.#flush();
       if (!this.#lost) await this.#send(what, call, this.#leaseHeld);
@@ -100,7 +102,9 @@ export class Reporter {
   async #flush(): Promise<void> {
     while (this.#queue.length > 0 && !this.#lost) {
       const batch = this.#queue.splice(0, MAX_BATCH);
-      await this.#send("events", () => this.#api.events(this.#jobId, this.#leaseToken, batch));
+      // Once the job is ending, not with the runner's next report: the last word waits for them.
+      const urgent = this.#finished;
+      await this.#send("events", () => this.#api.events(this.#jobId, this.#leaseToken, batch, { urgent }));
     }
   }
 

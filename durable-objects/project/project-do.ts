@@ -18,7 +18,8 @@ import type {
 } from "../../src/contracts/project-object.ts";
 import type { Env } from "../../src/env.ts";
 import { loadProject, type Project } from "../../src/projects/store.ts";
-import type { CompleteRequest, FailRequest, RunnerEvent } from "../../src/runner-api/contract.ts";
+import type { CompleteRequest, FailRequest } from "../../src/runner-api/contract.ts";
+import type { ReportItem } from "../../src/runner-api/report-contract.ts";
 import type { ModelUsage } from "../../src/usage/sources.ts";
 import { Outbox } from "../shared/outbox.ts";
 import { Wakeups } from "../shared/wakeups.ts";
@@ -101,16 +102,12 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     return this.queue.waitForJob(runnerId, holding, waitMs);
   }
 
-  heartbeat(jobId: string, runnerId: string, leaseToken: string) {
-    return this.reports.heartbeat(jobId, runnerId, leaseToken);
+  report(runnerId: string, items: readonly ReportItem[]) {
+    return this.reports.report(runnerId, items);
   }
 
   fireStep(jobId: string, runnerId: string, leaseToken: string, step: string) {
     return this.reports.fireStep(jobId, runnerId, leaseToken, step);
-  }
-
-  events(jobId: string, runnerId: string, leaseToken: string, events: readonly RunnerEvent[]) {
-    return this.reports.events(jobId, runnerId, leaseToken, events);
   }
 
   complete(jobId: string, runnerId: string, request: CompleteRequest) {

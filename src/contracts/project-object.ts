@@ -16,14 +16,8 @@ import type { Requester, VaultItemHead, VaultKind } from "../domain/vault.ts";
 import type { ProjectPulse } from "../domain/watchdog.ts";
 import type { Project } from "../projects/store.ts";
 import type { CycleReport } from "../reconcile/cycle.ts";
-import type {
-  Claim,
-  CompleteRequest,
-  FailRequest,
-  FireResponse,
-  Job,
-  RunnerEvent,
-} from "../runner-api/contract.ts";
+import type { Claim, CompleteRequest, FailRequest, FireResponse, Job } from "../runner-api/contract.ts";
+import type { RenewedLease, ReportItem } from "../runner-api/report-contract.ts";
 import type { ModelUsage } from "../usage/sources.ts";
 
 // --- jobs ---------------------------------------------------------------------------------------------------
@@ -69,7 +63,8 @@ export type JobSummary = Omit<OpenJob, "seq" | "status"> & {
 /** Why a runner's call about a job was refused; the HTTP status it maps to. */
 export type LeaseRefusal = { ok: false; status: 403 | 404 | 409; error: string };
 
-export type Heartbeat = { ok: true; leaseExpiresAt: number; leaseMs: number; cancelled: boolean };
+/** One job's answer in a runner's report (src/runner-api/report-contract.ts): `lease` when it was renewed. */
+export type JobReport = { ok: true; lease?: RenewedLease } | LeaseRefusal;
 
 // --- agents -------------------------------------------------------------------------------------------------
 
@@ -179,19 +174,14 @@ export interface ProjectObject extends Rpc.DurableObjectBranded {
   cancel(number: number): Promise<{ cancelled: number }>;
   claim(runnerId: string, holding: readonly string[], waitMs: number): Promise<Claim | null>;
   waitForJob(runnerId: string, holding: readonly string[], waitMs: number): Promise<boolean>;
-  heartbeat(jobId: string, runnerId: string, leaseToken: string): Promise<Heartbeat | LeaseRefusal>;
   fireStep(
     jobId: string,
     runnerId: string,
     leaseToken: string,
     step: string,
   ): Promise<({ ok: true } & FireResponse) | LeaseRefusal>;
-  events(
-    jobId: string,
-    runnerId: string,
-    leaseToken: string,
-    events: readonly RunnerEvent[],
-  ): Promise<{ ok: true } | LeaseRefusal>;
+  /** A runner's report on jobs it holds here: each fenced by its own lease, all written in one transaction. */
+  report(runnerId: string, items: readonly ReportItem[]): Promise<JobReport[]>;
   complete(jobId: string, runnerId: string, request: CompleteRequest): Promise<{ ok: true } | LeaseRefusal>;
   fail(jobId: string, runnerId: string, request: FailRequest): Promise<{ ok: true } | LeaseRefusal>;
   /** Whether `runnerId` holds agent job `jobId`'s current lease: its run's read tools answer under it. */

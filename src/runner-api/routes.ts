@@ -18,10 +18,13 @@ import { claimAcross } from "./claim.ts";
 import {
   claimRequest,
   completeRequest,
+  type DiskReport,
   eventsRequest,
   failRequest,
   fireRequest,
+  type HostReport,
   heartbeatRequest,
+  type Pressure,
   type RunnerEvent,
   registerRequest,
   TOKEN_ROTATE_HEADER,
@@ -36,6 +39,8 @@ import {
   registerRunner,
   rotateRunnerToken,
 } from "./registry.ts";
+import { reportJobs } from "./report.ts";
+import { type ReportItem, reportRequest } from "./report-contract.ts";
 
 type RunnerEnv = { Bindings: Env; Variables: { runner: AuthenticatedRunner & { token: string } } };
 
@@ -63,6 +68,7 @@ runnerRoutes.post("/register", async (c) => {
 runnerRoutes.use("/rotate", runnerAuth);
 runnerRoutes.use("/offline", runnerAuth);
 runnerRoutes.use("/claim", runnerAuth);
+runnerRoutes.use("/report", runnerAuth);
 runnerRoutes.use("/jobs/*", runnerAuth);
 
 runnerRoutes.post("/rotate", async (c) => c.json(await rotateRunnerToken(c.env, c.var.runner), 201));
@@ -79,11 +85,7 @@ runnerRoutes.post("/claim", async (c) => {
   const { holding, projects, sandbox, waitMs, disk, host, pressure } = body.data;
   const runner = c.var.runner;
   if (sandbox && sandbox !== runner.sandbox) await recordSandbox(c.env, runner.id, sandbox);
-  await recordHealth(c.env, runner, {
-    ...(disk && { disk }),
-    ...(host && { host }),
-    ...(pressure && { pressure }),
-  });
+  await recordHealth(c.env, runner, health({ disk, host, pressure }));
   // It holds back (runner/backpressure.ts): it said why, and is given nothing until it claims without.
   if (pressure) return c.body(null, 204);
   const scope = claimScope(runner.projects, projects);
@@ -92,33 +94,38 @@ runnerRoutes.post("/claim", async (c) => {
   return claim ? c.json(await withActionSecrets(c.env, claim)) : c.body(null, 204);
 });
 
+// One call per runner per period: its leases renewed and its sessions' events, each job fenced alone.
+runnerRoutes.post("/report", async (c) => {
+  const body = await jsonBody(c, reportRequest);
+  if (!body.ok) return body.response;
+  const { jobs } = body.data;
+  const answers = await reportJobs(c.env, c.var.runner.id, jobs);
+  // Only under a current lease: a report whose every renewal was refused records nothing.
+  if (answers.some((answer) => answer.ok && answer.lease))
+    await recordHealth(c.env, c.var.runner, health(body.data));
+  jobs.forEach((job, i) => {
+    if (answers[i]?.ok) logRunnerLines(c, job.jobId, job.leaseToken, job.events);
+  });
+  return c.json({ jobs: answers });
+});
+
+// A job's heartbeat and events each on their own, as runners older than `report` send them.
 runnerRoutes.post("/jobs/:id/heartbeat", async (c) => {
   const body = await jsonBody(c, heartbeatRequest);
   if (!body.ok) return body.response;
-  const job = jobOf(c);
-  if (job instanceof Response) return job;
-  const { leaseToken, disk, host, pressure } = body.data;
-  const result = await job.stub.heartbeat(job.id, c.var.runner.id, leaseToken);
-  if (!result.ok) return jsonError(c, result.status, result.error);
-  // Only under a current lease: a refused heartbeat records nothing.
-  await recordHealth(c.env, c.var.runner, {
-    ...(disk && { disk }),
-    ...(host && { host }),
-    ...(pressure && { pressure }),
-  });
-  const { leaseExpiresAt, leaseMs, cancelled } = result;
-  return c.json({ leaseExpiresAt, leaseMs, cancelled });
+  const answer = await reportAlone(c, { leaseToken: body.data.leaseToken, heartbeat: true, events: [] });
+  if (answer instanceof Response) return answer;
+  await recordHealth(c.env, c.var.runner, health(body.data));
+  return c.json(answer.lease);
 });
 
 runnerRoutes.post("/jobs/:id/events", async (c) => {
   const body = await jsonBody(c, eventsRequest);
   if (!body.ok) return body.response;
-  const job = jobOf(c);
-  if (job instanceof Response) return job;
   const { leaseToken, events } = body.data;
-  const result = await job.stub.events(job.id, c.var.runner.id, leaseToken, events);
-  if (!result.ok) return jsonError(c, result.status, result.error);
-  for (const event of events) if (event.kind === "log") logRunnerLine(c, event, leaseToken);
+  const answer = await reportAlone(c, { leaseToken, heartbeat: false, events });
+  if (answer instanceof Response) return answer;
+  logRunnerLines(c, answer.jobId, leaseToken, events);
   return c.body(null, 204);
 });
 
@@ -172,18 +179,30 @@ function jobOf(c: Context<RunnerEnv>) {
   return { id, stub: projectStub(c.env, project) };
 }
 
-function logRunnerLine(
+/** The job of the route's `:id` reported on alone: its answer, or the refusal to answer instead. */
+async function reportAlone(c: Context<RunnerEnv>, item: Omit<ReportItem, "jobId">) {
+  const jobId = c.req.param("id") ?? "";
+  const [answer] = await reportJobs(c.env, c.var.runner.id, [{ ...item, jobId }]);
+  if (answer?.ok) return answer;
+  return jsonError(c, answer?.status ?? 404, answer?.error ?? `job ${jobId} is unknown`);
+}
+
+/** What a claim, heartbeat or report says of the runner's host, for `recordHealth`. */
+function health({ disk, host, pressure }: { disk?: DiskReport; host?: HostReport; pressure?: Pressure }) {
+  return { ...(disk && { disk }), ...(host && { host }), ...(pressure && { pressure }) };
+}
+
+/** A job's `log` events, into the Worker's log with the secrets it knows of stripped. */
+function logRunnerLines(
   c: Context<RunnerEnv>,
-  event: Extract<RunnerEvent, { kind: "log" }>,
+  jobId: string,
   leaseToken: string,
+  events: readonly RunnerEvent[],
 ) {
   const secrets = [c.var.runner.token, leaseToken, c.env.CONVEYOR_ADMIN_TOKEN];
-  console[event.level](
-    JSON.stringify({
-      msg: "runner log",
-      runner: c.var.runner.id,
-      job: c.req.param("id"),
-      message: redact(event.message, secrets),
-    }),
-  );
+  for (const event of events) {
+    if (event.kind !== "log") continue;
+    const message = redact(event.message, secrets);
+    console[event.level](JSON.stringify({ msg: "runner log", runner: c.var.runner.id, job: jobId, message }));
+  }
 }

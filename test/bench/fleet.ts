@@ -2,17 +2,21 @@
  * A fleet on one project, simulated at the runner API against the local Worker: `sessions` sessions at work at
  * once, each heartbeating at the runner's own period (a third of the lease) and reporting its activity and
  * usage every `activityMs`, while new jobs are queued at `claimsPerSecond` and taken by `slots` long-polling
- * runner slots, and as many of the oldest sessions complete. Measured over `seconds` once the fleet is full:
- * each call's round trip (heartbeats, events), each job's time from its enqueue (the triage's answer) to its
- * arrival at a slot, and the Worker process's CPU over the window: in the local runtime the Worker, its
- * Durable Objects and D1 share one thread, so its CPU share is how close that thread is to its ceiling.
+ * runner slots, and as many of the oldest sessions complete. Each runner's client coalesces its sessions'
+ * heartbeats and events into reports as the runner's does (runner/report-batch.ts), the heartbeats on the
+ * runner's grid (runner/lease.ts `nextBeatAt`). Measured over `seconds` once the fleet is full: each runner
+ * call's round trip (a report carrying heartbeats, one carrying events), each job's time from its enqueue (the
+ * triage's answer) to its arrival at a slot, and the Worker process's CPU over the window: in the local runtime
+ * the Worker, its Durable Objects and D1 share one thread, so its CPU share is how close that thread is to its
+ * ceiling.
  */
 import { RunnerApi } from "../../runner/api.ts";
+import { nextBeatAt } from "../../runner/lease.ts";
 import type { Claim } from "../../src/runner-api/contract.ts";
 import type { LocalWorker } from "../support/worker.ts";
 import { benchProject } from "./forge-project.ts";
 import { emit, percentile } from "./load.ts";
-import { processGroupCpuMs } from "./proc.ts";
+import { groupOpenFiles, processGroupCpuMs } from "./proc.ts";
 import { WorkerProfiler } from "./profile.ts";
 
 export type FleetOptions = {
@@ -77,42 +81,52 @@ export async function benchFleet(
       complete: [] as number[],
     };
     const errors: string[] = [];
-    const timed = async (into: number[], call: () => Promise<unknown>) => {
+    // Each runner call's round trip, as the runners' fetch sees it: a report is one call for many sessions.
+    let runnerCalls = 0;
+    const unwatch = watchReports((ms, report) => {
+      if (!measuring) return;
+      runnerCalls++;
+      if (ms === null) return;
+      if (report?.some((job) => job.heartbeat)) figures.heartbeat.push(ms);
+      if (report?.some((job) => (job.events?.length ?? 0) > 0)) figures.events.push(ms);
+    });
+    const timed = async (into: number[] | null, call: () => Promise<unknown>) => {
       const t = performance.now();
       try {
         await call();
-        if (measuring) into.push(performance.now() - t);
+        if (measuring) into?.push(performance.now() - t);
       } catch (error) {
         if (!stopping) errors.push(String(error));
       }
     };
 
-    // Each session's calls, on its own period with a random phase, so that they spread as a fleet's do.
+    // Each session's heartbeats on the runner's grid, as its lease keeper beats; its turns on a period of their
+    // own with a random phase, so that they spread as a fleet's do.
     const beatMs = leaseMs / 3;
     const start = (claim: Claim, api: RunnerApi) => {
       const now = performance.now();
       running.push({
         claim,
         api,
-        nextBeat: now + Math.random() * beatMs,
+        nextBeat: nextBeatAt(now, beatMs),
         nextEvents: now + Math.random() * activityMs,
         turns: 0,
       });
       // The runner confirms a lease with its first heartbeat, at once.
-      void timed(figures.heartbeat, () => api.heartbeat(claim.job.id, claim.leaseToken));
+      void timed(null, () => api.heartbeat(claim.job.id, claim.leaseToken, { urgent: true }));
     };
     const ticker = setInterval(() => {
       const now = performance.now();
       for (const session of running) {
         const { claim, api } = session;
         if (session.nextBeat <= now) {
-          session.nextBeat = now + beatMs;
-          void timed(figures.heartbeat, () => api.heartbeat(claim.job.id, claim.leaseToken));
+          session.nextBeat = nextBeatAt(session.nextBeat, beatMs);
+          void timed(null, () => api.heartbeat(claim.job.id, claim.leaseToken));
         }
         if (session.nextEvents <= now) {
           session.nextEvents = now + activityMs;
           session.turns++;
-          void timed(figures.events, () =>
+          void timed(null, () =>
             api.events(claim.job.id, claim.leaseToken, sessionEvents(claim, session.turns)),
           );
         }
@@ -132,8 +146,12 @@ export async function benchFleet(
       }
     });
 
+    // The local runtime's own limit, said beside a failure: a dev proxy out of descriptors drops calls.
+    const openFiles = () => `workerd open files ${JSON.stringify(groupOpenFiles(worker.pid))}`;
     const triage = async (number: number) => {
-      await operator.triage(project, number);
+      await operator.triage(project, number).catch((error: unknown) => {
+        throw new Error(`triage of #${number}: ${String(error)}; ${openFiles()}`);
+      });
       queuedAt.set(number, performance.now());
     };
     // Fill the fleet as fast as the Worker takes it.
@@ -143,7 +161,7 @@ export async function benchFleet(
     while (running.length < sessions) {
       if (performance.now() > fillBy)
         throw new Error(
-          `fleet: ${running.length} of ${sessions} sessions after 2 minutes; ${errors.length} calls failed: ${errors[0]}`,
+          `fleet: ${running.length} of ${sessions} sessions after 2 minutes; ${errors.length} calls failed: ${errors[0]}; ${openFiles()}`,
         );
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -187,7 +205,9 @@ export async function benchFleet(
     }
     stopping = true;
     clearInterval(ticker);
+    unwatch();
     if (errors.length > 0) console.error(`fleet: ${errors.length} calls failed, first: ${errors[0]}`);
+    console.error(`fleet: ${openFiles()}`);
 
     const target = "< 50";
     emit({ name: "fleet_heartbeat_p99", value: percentile(figures.heartbeat, 99), unit: "ms", target });
@@ -196,10 +216,8 @@ export async function benchFleet(
     emit({ name: "fleet_heartbeat_p50", value: percentile(figures.heartbeat, 50), unit: "ms" });
     emit({ name: "fleet_claim_p50", value: percentile(figures.claim, 50), unit: "ms" });
     emit({ name: "fleet_events_p50", value: percentile(figures.events, 50), unit: "ms" });
-    const calls =
-      figures.heartbeat.length + figures.events.length + figures.claim.length + figures.complete.length;
     emit({ name: "fleet_complete_p99", value: percentile(figures.complete, 99), unit: "ms" });
-    emit({ name: "fleet_runner_calls_per_second", value: (calls * 1000) / wallMs, unit: "1/s" });
+    emit({ name: "fleet_runner_calls_per_second", value: (runnerCalls * 1000) / wallMs, unit: "1/s" });
     emit({
       name: "fleet_worker_thread_share",
       value: (cpuAfter.workerd - cpuBefore.workerd) / wallMs,
@@ -218,6 +236,33 @@ export async function benchFleet(
     stopping = true;
     await bench.close();
   }
+}
+
+type ReportedJob = { heartbeat?: boolean; events?: unknown[] };
+
+/**
+ * Times every runner API call this process makes (all of them the fleet's runners'): `report` gets the round
+ * trip (null for a claim that took a job) and, for a `/runner/v1/report`, the jobs it carried. Returns the undo.
+ */
+function watchReports(report: (ms: number | null, jobs: ReportedJob[] | null) => void): () => void {
+  const original = globalThis.fetch;
+  globalThis.fetch = async (input, init) => {
+    const url = String(input instanceof Request ? input.url : input);
+    if (!url.includes("/runner/v1/")) return original(input, init);
+    const t = performance.now();
+    const response = await original(input, init);
+    const jobs = url.endsWith("/runner/v1/report")
+      ? (JSON.parse(String(init?.body)) as { jobs: ReportedJob[] }).jobs
+      : null;
+    // A claim that took a job is counted (its time is the claim figure's, from the job's enqueue); a poll's
+    // empty answer is not: it is the long poll's wait.
+    if (!url.endsWith("/runner/v1/claim")) report(performance.now() - t, jobs);
+    else if (response.status === 200) report(null, null);
+    return response;
+  };
+  return () => {
+    globalThis.fetch = original;
+  };
 }
 
 /** What a session reports after a turn: its activity, and its usage so far. */
@@ -263,7 +308,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       .map((arg) => arg.split("="))
       .map(([k, v]) => [k, Number(v)]),
   );
-  const worker = await startLocalWorker({ stateParent: "/dev/shm" });
+  // FLEET_WORKER_LOG: where wrangler's and workerd's output goes, to read after a failed call.
+  const logFile = process.env.FLEET_WORKER_LOG;
+  const worker = await startLocalWorker({ stateParent: "/dev/shm", ...(logFile && { logFile }) });
   // Interrupted (a timeout's SIGTERM), the Worker's process group goes too.
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.once(signal, () => void worker.stop().finally(() => process.exit(1)));

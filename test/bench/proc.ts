@@ -83,3 +83,24 @@ export function groupRss(group: number | undefined, name: string): number {
     .filter((p) => p.pgrp === group && p.name.startsWith(name))
     .reduce((bytes, p) => bytes + rssKb(p.pid) * 1024, 0);
 }
+
+/**
+ * Open file descriptors of the group's workerd processes against their limit, most first: wrangler dev's proxy
+ * (the workerd serving the dev port, in front of the Worker's) holds two sockets per call in flight and keeps
+ * those whose peer hung up, and at its limit it drops calls with "Network connection lost".
+ */
+export function groupOpenFiles(group: number | undefined): { pid: number; open: number; limit: number }[] {
+  if (group === undefined) return [];
+  return processes()
+    .filter((p) => p.pgrp === group && p.name.startsWith("workerd"))
+    .map((p) => {
+      try {
+        const limits = readFileSync(`/proc/${p.pid}/limits`, "utf8");
+        const limit = Number(/^Max open files\s+(\d+)/m.exec(limits)?.[1] ?? Number.NaN);
+        return { pid: p.pid, open: readdirSync(`/proc/${p.pid}/fd`).length, limit };
+      } catch {
+        return { pid: p.pid, open: 0, limit: Number.NaN };
+      }
+    })
+    .sort((a, b) => b.open - a.open);
+}

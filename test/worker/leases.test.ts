@@ -39,10 +39,14 @@ type Harness = {
   hooks: string[];
   wakes: () => number;
   project: string;
+  sql: SqlStorage;
 };
 
 /** Runs `body` inside a fresh (never used) project object, on its own storage. */
-async function withLeases<R>(body: (h: Harness) => R | Promise<R>): Promise<R> {
+async function withLeases<R>(
+  body: (h: Harness) => R | Promise<R>,
+  overrides: Partial<LeaseHooks> = {},
+): Promise<R> {
   const project = `leases-${crypto.randomUUID().slice(0, 8)}`;
   const stub = env.PROJECTS.get(env.PROJECTS.idFromName(project));
   return runInDurableObject(stub, async (_instance, state) => {
@@ -58,10 +62,19 @@ async function withLeases<R>(body: (h: Harness) => R | Promise<R>): Promise<R> {
       isEventRun: () => false,
       eventSpendUsd: () => 0,
       isUrgent: () => false,
+      ...overrides,
     };
     store.saveMeta(project, POLICY);
     const leases = new Leases(state.storage, store, records, waiters, recorder);
-    return body({ leases, store, outbox, hooks, wakes: () => waiters.woken, project });
+    return body({
+      leases,
+      store,
+      outbox,
+      hooks,
+      wakes: () => waiters.woken,
+      project,
+      sql: state.storage.sql,
+    });
   });
 }
 
@@ -159,6 +172,36 @@ describe("lease", () => {
       expect(h.leases.lease("r2", [], T0)).toBeNull();
       expect(h.store.byId(second.id)?.status).toBe("queued");
     });
+  });
+
+  it("chooses over the queue's columns: no job's spec is read but the chosen one's", async () => {
+    await withLeases((h) => {
+      const first = queue(h, 1);
+      const second = queue(h, 2);
+      // A spec no parse survives: a choice that read it would throw.
+      h.sql.exec("UPDATE jobs SET spec = '{' WHERE id = ?", second.id);
+      expect(h.leases.select("r1", [], T0)?.id).toBe(first.id);
+      expect(h.leases.lease("r1", [], T0)?.job).toMatchObject({ id: first.id, branch: "conveyor/1" });
+    });
+  });
+
+  it("tells the urgency hook an agent run's id, read from its spec: an urgent run goes ahead", async () => {
+    const asked: (string | null)[] = [];
+    const isUrgent = (runId: string | null) => asked.push(runId) > 0 && runId === "triage-1";
+    await withLeases(
+      (h) => {
+        queue(h, 1);
+        const agent = queue(h, 0, "agent");
+        h.sql.exec(
+          `UPDATE jobs SET spec = json_set(spec, '$.agent', json('{"runId":"triage-1"}')) WHERE id = ?`,
+          agent.id,
+        );
+        const chosen = h.leases.select("r1", [], T0);
+        expect(asked).toEqual([null, "triage-1"]);
+        expect(chosen?.id).toBe(agent.id);
+      },
+      { isUrgent },
+    );
   });
 
   it("hands out no session past the daily cap, but still a reap", async () => {

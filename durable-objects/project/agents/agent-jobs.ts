@@ -127,14 +127,14 @@ export class AgentJobs {
     else this.endRun(project, runId, `the run ended ${request.phase}: ${request.reason ?? ""}`, now);
   }
 
-  /** The job is a run a forge event started: it spends the event runs' own budget. */
-  isEventRun(job: StoredJob): boolean {
-    return job.spec.agent !== undefined && this.events.isEventRun(job.spec.agent.runId);
+  /** The job (an agent run's `runId`, else null) is a run a forge event started: it spends their own budget. */
+  isEventRun(runId: string | null): boolean {
+    return runId !== null && this.events.isEventRun(runId);
   }
 
-  /** The job is a triage run: it goes ahead of queued work (src/domain/job-queue.ts). */
-  isUrgent(job: StoredJob): boolean {
-    return job.spec.agent !== undefined && this.triages.of(job.spec.agent.runId) !== null;
+  /** The job (an agent run's `runId`, else null) is a triage run: it goes ahead of queued work (job-queue.ts). */
+  isUrgent(runId: string | null): boolean {
+    return runId !== null && this.triages.of(runId) !== null;
   }
 
   eventSpendUsd(day: string): number {

@@ -73,6 +73,9 @@ export type StoredJob = JobSummary & {
 
 export type OpenStoredJob = StoredJob & { status: OpenJob["status"] };
 
+/** A queued job as the claim's choice reads it (`queuedHeads`): an agent run's id (`runId`), else null. */
+export type QueuedHead = OpenJob & { id: string; status: "queued"; runId: string | null };
+
 type Row = Record<string, string | number | null>;
 
 /** Thin typed access to the tables; every write method is meant to run inside `transactionSync`. */
@@ -189,9 +192,37 @@ export class JobStore {
     ) as OpenStoredJob[];
   }
 
-  /** Queued jobs, in enqueue order. */
-  queued(): OpenStoredJob[] {
-    return this.many("SELECT * FROM jobs WHERE status = 'queued' ORDER BY seq") as OpenStoredJob[];
+  /**
+   * Queued jobs as the claim's choice reads them, in enqueue order: their columns, not their specs (a backlog
+   * of thousands of ready jobs cost every claim as many parses); an agent run's id, which the budget and
+   * urgency hooks need, read by SQLite from the spec of agent jobs alone.
+   */
+  queuedHeads(): QueuedHead[] {
+    return this.sql
+      .exec<Row>(
+        `SELECT seq, id, number, kind, attempt, runner_id, affinity, affinity_until, lease_expires_at, confirmed,
+           cancelled, unconfirmed, not_before,
+           CASE WHEN kind = 'agent' THEN json_extract(spec, '$.agent.runId') END AS run_id
+         FROM jobs WHERE status = 'queued' ORDER BY seq`,
+      )
+      .toArray()
+      .map((row) => ({
+        seq: Number(row.seq),
+        id: String(row.id),
+        number: Number(row.number),
+        kind: String(row.kind) as QueuedHead["kind"],
+        status: "queued",
+        attempt: Number(row.attempt),
+        runnerId: text(row.runner_id),
+        affinity: text(row.affinity),
+        affinityUntil: Number(row.affinity_until),
+        leaseExpiresAt: int(row.lease_expires_at),
+        confirmed: row.confirmed !== 0,
+        cancelled: row.cancelled === 1,
+        unconfirmed: Number(row.unconfirmed ?? 0),
+        notBefore: Number(row.not_before ?? 0),
+        runId: text(row.run_id),
+      }));
   }
 
   queuedCount(): number {

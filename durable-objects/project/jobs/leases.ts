@@ -20,7 +20,7 @@ import {
 import type { Claim } from "../../../src/runner-api/contract.ts";
 import type { Wakeups } from "../../shared/wakeups.ts";
 import type { ProjectRecords } from "../records.ts";
-import type { JobStore, OpenStoredJob, StoredJob } from "./job-store.ts";
+import type { JobStore, QueuedHead, StoredJob } from "./job-store.ts";
 
 /** The envelope schema's limit for a phase reason. */
 export const MAX_REASON = 2_000;
@@ -33,12 +33,12 @@ export type LeaseHooks = {
   leased(job: StoredJob, now: number): void;
   requeued(job: StoredJob, now: number): void;
   ended(project: string, job: StoredJob, reason: string, now: number): void;
-  /** The job is an agent run a forge event started: it spends the event runs' own daily budget. */
-  isEventRun(job: StoredJob): boolean;
+  /** The job is an agent run (`runId`; null for any other job) a forge event started: their own daily budget. */
+  isEventRun(runId: string | null): boolean;
   /** What event runs spent on UTC day `day`. */
   eventSpendUsd(day: string): number;
   /** The job is an escalation's triage: a human waits for its answer, so it goes ahead of queued work. */
-  isUrgent(job: StoredJob): boolean;
+  isUrgent(runId: string | null): boolean;
 };
 
 export type Fenced = { ok: true; job: StoredJob; project: string; policy: ProjectPolicy } | LeaseRefusal;
@@ -52,8 +52,11 @@ export class Leases {
     private readonly hooks: LeaseHooks,
   ) {}
 
-  /** The job `runnerId` would get now, holding the worktrees of `holding` (`<project>#<number>`); leases nothing. */
-  select(runnerId: string, holding: readonly string[], now: number): OpenStoredJob | null {
+  /**
+   * The job `runnerId` would get now, holding the worktrees of `holding` (`<project>#<number>`), as the choice
+   * reads it (columns, no spec); leases nothing.
+   */
+  select(runnerId: string, holding: readonly string[], now: number): QueuedHead | null {
     const meta = this.store.meta();
     if (!meta) return null;
     const prefix = `${meta.project}#`;
@@ -63,13 +66,13 @@ export class Leases {
     // Past the daily cap no session or agent run starts (work already leased finishes; reaps still run); past
     // theirs, no event run does, while sessions go on.
     const pauses = this.pauses(utcDay(now), meta.policy.budget);
-    const paused = (job: StoredJob) =>
-      spendsBudget(job.kind) && (this.hooks.isEventRun(job) ? pauses.events : pauses.work) !== null;
-    // Leased jobs only count (slots, issues at work): their specs are not read.
+    const paused = (job: QueuedHead) =>
+      spendsBudget(job.kind) && (this.hooks.isEventRun(job.runId) ? pauses.events : pauses.work) !== null;
+    // Leased jobs only count (slots, issues at work); no spec is read but the chosen job's, by `lease`.
     const queued = this.store
-      .queued()
+      .queuedHeads()
       .filter((job) => !paused(job))
-      .map((job) => (this.hooks.isUrgent(job) ? { ...job, urgent: true } : job));
+      .map((job) => (this.hooks.isUrgent(job.runId) ? { ...job, urgent: true } : job));
     const open = [...this.store.leasedSlots(), ...queued];
     return selectJob(open, { runnerId, holding: held }, now, meta.policy.parallel);
   }
@@ -84,7 +87,8 @@ export class Leases {
     this.expire(now);
     return this.storage.transactionSync(() => {
       const meta = this.store.meta();
-      const job = this.select(runnerId, holding, now);
+      const chosen = this.select(runnerId, holding, now);
+      const job = chosen && this.store.byId(chosen.id);
       if (!meta || !job) return null;
       const leaseToken = randomToken("lease_", 16);
       // Short until the runner confirms it: nobody may have received this answer.
@@ -144,7 +148,14 @@ export class Leases {
    */
   fence(jobId: string, runnerId: string, leaseToken: string, now: number): Fenced {
     this.expire(now);
-    const meta = this.store.meta();
+    return this.check(jobId, runnerId, leaseToken);
+  }
+
+  /**
+   * `fence` without the expiry check first: for a report on many jobs, which runs that check once and reads
+   * the project's policy (`meta`) once.
+   */
+  check(jobId: string, runnerId: string, leaseToken: string, meta = this.store.meta()): Fenced {
     const job = this.store.byId(jobId);
     if (!meta || !job) return refuse(404, `job ${jobId} is unknown`);
     if (job.runnerId !== runnerId) return refuse(403, `job ${jobId} is not leased to this runner`);

@@ -4,7 +4,7 @@
  * issue's budget, pushes, progress notes, activity), the firing of a dangerous step's vault approval, and the
  * job's end (complete, or fail: retryable loses the lease, otherwise the job fails).
  */
-import type { Heartbeat, LeaseRefusal, ProjectPolicy } from "../../../src/contracts/project-object.ts";
+import type { JobReport, LeaseRefusal, ProjectPolicy } from "../../../src/contracts/project-object.ts";
 import { checkActionClaim } from "../../../src/domain/action-claims.ts";
 import { isSession, leaseTerm } from "../../../src/domain/job-queue.ts";
 import type { Env } from "../../../src/env.ts";
@@ -12,11 +12,13 @@ import { issueStub } from "../../../src/issue-stub.ts";
 import { log } from "../../../src/log.ts";
 import { loadSecrets } from "../../../src/projects/store.ts";
 import type {
+  ActivityItem,
   CompleteRequest,
   FailRequest,
   FireResponse,
   RunnerEvent,
 } from "../../../src/runner-api/contract.ts";
+import type { ReportItem } from "../../../src/runner-api/report-contract.ts";
 import type { ModelUsage } from "../../../src/usage/sources.ts";
 import type { Wakeups } from "../../shared/wakeups.ts";
 import type { AgentJobs } from "../agents/agent-jobs.ts";
@@ -28,6 +30,14 @@ import { type Leases, MAX_REASON, refuse } from "./leases.ts";
 import { WAKES_PER_JOB } from "./queue.ts";
 
 type Done = Promise<{ ok: true } | LeaseRefusal>;
+
+/** What a report's jobs leave to do once its transaction committed. */
+type ReportOutput = {
+  /** The outbox has news (a confirmation, events' records). */
+  soon: boolean;
+  /** Activity for the jobs' issues' pages. */
+  notes: { project: string; number: number; jobId: string; activity: ActivityItem[] }[];
+};
 
 /** What the reports act on: the queue's state, and the concerns a report may touch. */
 export type ReportTargets = {
@@ -47,24 +57,31 @@ export class RunnerReports {
     private readonly t: ReportTargets,
   ) {}
 
-  async heartbeat(jobId: string, runnerId: string, leaseToken: string): Promise<Heartbeat | LeaseRefusal> {
+  /**
+   * A runner's report on jobs it holds (src/runner-api/report-contract.ts): each job fenced by its own lease
+   * and refused alone, the renewals and events of all of them written in one transaction. A renewal keeps the
+   * lease (the first confirms the attempt); events are accepted under the job's current or finishing lease.
+   */
+  async report(runnerId: string, items: readonly ReportItem[]): Promise<JobReport[]> {
     const now = Date.now();
-    const fenced = this.t.leases.fence(jobId, runnerId, leaseToken, now);
-    if (!fenced.ok) return fenced;
-    const { policy, project } = fenced;
-    if (fenced.job.status !== "leased") return refuse(409, `job ${jobId} is ${fenced.job.status}`);
-    const leaseMs = leaseTerm(true, policy);
-    const leaseExpiresAt = now + leaseMs;
-    const confirming = !fenced.job.confirmed;
-    const job = this.storage.transactionSync(() => {
-      const job = { ...this.t.leases.confirm(project, fenced.job, now), leaseExpiresAt, updatedAt: now };
-      this.t.store.save(job);
-      return job;
-    });
-    // The first heartbeat wrote the issue's `dispatched`: out now. Later ones only move the deadline.
-    if (confirming) await this.t.delivery.soon();
+    this.t.leases.expire(now);
+    const out: ReportOutput = { soon: false, notes: [] };
+    const meta = this.t.store.meta();
+    const answers = this.storage.transactionSync(() =>
+      items.map((item) => this.reportJob(runnerId, item, now, meta, out)),
+    );
+    // A confirmation wrote the issue's `dispatched`, events their records: out now. Renewals only move the deadline.
+    if (out.soon) await this.t.delivery.soon();
     else await this.t.delivery.arm();
-    return { ok: true, leaseExpiresAt, leaseMs, cancelled: job.cancelled };
+    // Informational: a page that misses it loses nothing the lifecycle needs.
+    await Promise.all(
+      out.notes.map(({ project, number, jobId, activity }) =>
+        issueStub(this.env, project, number)
+          .noteActivity(jobId, activity)
+          .catch((error: unknown) => log.warn("activity not kept", { error: String(error) })),
+      ),
+    );
+    return answers;
   }
 
   /**
@@ -215,6 +232,41 @@ export class RunnerReports {
       if (call.number !== null && budget)
         this.t.records.overBudget(project, call.number, id, budget, cause, now);
     });
+  }
+
+  /** One job's part of a report, inside the transaction. */
+  private reportJob(
+    runnerId: string,
+    item: ReportItem,
+    now: number,
+    meta: ReturnType<JobStore["meta"]>,
+    out: ReportOutput,
+  ): JobReport {
+    const fenced = this.t.leases.check(item.jobId, runnerId, item.leaseToken, meta);
+    if (!fenced.ok) return fenced;
+    const { project, policy } = fenced;
+    let job = fenced.job;
+    const leased = job.status === "leased";
+    const renew = item.heartbeat && leased;
+    const stale = refuse(409, `job ${job.id} is ${job.status}`);
+    if (!renew && item.events.length === 0) return stale;
+    if (leased) {
+      out.soon ||= !job.confirmed;
+      job = this.t.leases.confirm(project, job, now);
+    }
+    for (const event of item.events) job = this.apply(project, job, runnerId, event, policy.budget, now);
+    out.soon ||= item.events.length > 0;
+    const leaseMs = leaseTerm(true, policy);
+    if (renew) job = { ...job, leaseExpiresAt: now + leaseMs };
+    this.t.store.save({ ...job, updatedAt: now });
+    const activity = item.events.flatMap((event) => (event.kind === "activity" ? event.items : []));
+    if (activity.length > 0 && isSession(job.kind))
+      out.notes.push({ project, number: job.number, jobId: job.id, activity: activity.slice(-50) });
+    // A finished job's events are kept, but its lease is not renewed.
+    if (item.heartbeat && !leased) return stale;
+    return renew
+      ? { ok: true, lease: { leaseExpiresAt: now + leaseMs, leaseMs, cancelled: job.cancelled } }
+      : { ok: true };
   }
 
   /** One report, inside the transaction: the job as it now stands. */

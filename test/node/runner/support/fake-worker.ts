@@ -15,9 +15,19 @@ import {
   registerRequest,
   registerResponse,
 } from "../../../../src/runner-api/contract.ts";
+import {
+  type ReportAnswer,
+  renewedLeaseSchema,
+  reportRequest,
+  reportResponse,
+} from "../../../../src/runner-api/report-contract.ts";
 
+/**
+ * A call as the runner made it. A report (`/runner/v1/report`) is recorded as its jobs' calls, each as the
+ * route it stands for (`heartbeat` when it renews the lease, else `events`), with the status of its answer.
+ */
 export type Call = {
-  route: "register" | "claim" | "heartbeat" | "events" | "complete" | "fail";
+  route: "register" | "claim" | "report" | "heartbeat" | "events" | "complete" | "fail";
   jobId?: string;
   body: Record<string, unknown>;
   status: number;
@@ -57,6 +67,8 @@ export class FakeWorker {
   unreachable = false;
   /** Every authenticated call is refused 401, as while the Worker cannot read its runners (then recovers). */
   refusingTokens = false;
+  /** As a Worker older than `/runner/v1/report`: it answers 404 there. */
+  withoutReport = false;
   /** Routes answered 503, as by a Worker failing on them for a while (heartbeats may still pass). */
   readonly failing = new Set<Call["route"]>();
   #url = "";
@@ -153,14 +165,16 @@ export class FakeWorker {
       at: workerNow(),
       ...(match ? { jobId: decodeURIComponent(match[1] ?? "") } : {}),
     };
-    this.calls.push(call);
+    const jobCalls = route === "report" ? reportedCalls(body, call.at) : [call];
+    this.calls.push(...jobCalls);
     if (this.unreachable) {
-      call.status = -1;
+      for (const c of jobCalls) c.status = -1;
       req.socket.destroy();
       return;
     }
     const answer = (status: number, value?: unknown) => {
-      call.status = status;
+      // A report's jobs were answered each on its own (#report).
+      for (const c of jobCalls) if (c.status === 0) c.status = status;
       if (value === undefined) res.writeHead(status).end();
       else res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
     };
@@ -178,8 +192,9 @@ export class FakeWorker {
       });
       return answer(...(await this.#claim(body, () => gone)));
     }
-    if (this.failing.has(route)) return answer(503, { error: `${route} is failing` });
+    if (jobCalls.some((c) => this.failing.has(c.route))) return answer(503, { error: `${route} is failing` });
     if (call.jobId !== undefined && match) return answer(...this.#job(call.jobId, route, body));
+    if (route === "report" && !this.withoutReport) return answer(...this.#report(body, jobCalls));
     answer(404, { error: `no route ${path}` });
   }
 
@@ -231,6 +246,24 @@ export class FakeWorker {
     }
   }
 
+  /** Each job's part as its own route would answer it; the report answers 200 with every job's answer. */
+  #report(body: unknown, jobCalls: Call[]): [number, unknown?] {
+    const request = this.#parse(reportRequest, body, "report");
+    if (!request) return [400, { error: "bad report request" }];
+    const answers = request.jobs.map((item, i): ReportAnswer => {
+      const { jobId, leaseToken, heartbeat, events } = item;
+      let [status, value] = [204, undefined as unknown];
+      if (events.length > 0) [status, value] = this.#job(jobId, "events", { leaseToken, events });
+      if (heartbeat && status < 300) [status, value] = this.#job(jobId, "heartbeat", { leaseToken });
+      const call = jobCalls[i];
+      if (call) call.status = status;
+      if (status >= 300) return { jobId, ok: false, status, error: (value as { error: string }).error };
+      return { jobId, ok: true, ...(heartbeat && { lease: renewedLeaseSchema.parse(value) }) };
+    });
+    const response = reportResponse.parse({ jobs: answers });
+    return [200, response];
+  }
+
   #job(jobId: string, route: Call["route"], body: unknown): [number, unknown?] {
     const schemas = {
       heartbeat: heartbeatRequest,
@@ -276,6 +309,18 @@ export class FakeWorker {
     if (!parsed.success) this.violations.push(`${what}: ${parsed.error.message}`);
     return parsed.success ? parsed.data : undefined;
   }
+}
+
+/** A report's jobs as the calls they stand for (a malformed report stands for none). */
+function reportedCalls(body: Record<string, unknown>, at: number): Call[] {
+  const jobs = Array.isArray(body.jobs) ? (body.jobs as Record<string, unknown>[]) : [];
+  return jobs.map((job) => ({
+    route: job.heartbeat === true ? "heartbeat" : "events",
+    jobId: String(job.jobId),
+    body: job,
+    status: 0,
+    at,
+  }));
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {

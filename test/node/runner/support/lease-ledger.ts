@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Claim, claimResponse, heartbeatResponse } from "../../../../src/runner-api/contract.ts";
+import { reportRequest, reportResponse } from "../../../../src/runner-api/report-contract.ts";
 import { maxOverlap } from "./observe.ts";
 
 /** One lease as the Worker granted it; expiries on the Worker's clock, the rest on this process's. */
@@ -18,7 +19,7 @@ export type Lease = {
   grantedAt: number;
   /** The latest `leaseExpiresAt` the Worker granted it, by the claim or a heartbeat. */
   lastExpiry: number;
-  /** Heartbeats the Worker answered 200: the first confirms the lease (an unconfirmed one is taken back early). */
+  /** Heartbeats the Worker answered (alone, or in a report): the first confirms the lease (an unconfirmed one is taken back early). */
   heartbeats: number;
   /** When the claim's answer passed. */
   answeredAt: number;
@@ -118,6 +119,11 @@ export class LeaseLedger {
     res.writeHead(status, text ? { "content-type": "application/json" } : {}).end(text);
   }
 
+  #renewed(lease: Lease, expiresAt: number): void {
+    lease.lastExpiry = expiresAt;
+    lease.heartbeats++;
+  }
+
   #record(req: IncomingMessage, body: string, status: number, text: string, sentAt: number): void {
     const path = new URL(req.url ?? "/", "http://ledger").pathname;
     if (path === "/runner/v1/claim" && status === 200) {
@@ -140,14 +146,24 @@ export class LeaseLedger {
       });
       return;
     }
+    if (path === "/runner/v1/report" && status === 200) {
+      const { jobs } = reportRequest.parse(JSON.parse(body));
+      reportResponse.parse(JSON.parse(text)).jobs.forEach((answer, i) => {
+        const lease = this.leases.find((l) => l.token === jobs[i]?.leaseToken);
+        if (!lease) return;
+        if (!answer.ok)
+          lease.refused += Number(answer.status === 403 || answer.status === 404 || answer.status === 409);
+        else if (answer.lease) this.#renewed(lease, answer.lease.leaseExpiresAt);
+      });
+      return;
+    }
     const route = JOB_ROUTE.exec(path)?.[1];
     const token = route && (JSON.parse(body) as { leaseToken?: string }).leaseToken;
     const lease = token && this.leases.find((l) => l.token === token);
     if (!lease) return;
     if (status === 403 || status === 404 || status === 409) lease.refused++;
     else if (route === "heartbeat" && status === 200) {
-      lease.lastExpiry = heartbeatResponse.parse(JSON.parse(text)).leaseExpiresAt;
-      lease.heartbeats++;
+      this.#renewed(lease, heartbeatResponse.parse(JSON.parse(text)).leaseExpiresAt);
     } else if ((route === "complete" || route === "fail") && status < 300) {
       lease.end = route;
       lease.endedAt = sentAt;
