@@ -27,7 +27,7 @@ export function clip(spans: readonly Span[], within: Span): Span[] {
 }
 
 /** An issue's edge as D1 records it. */
-export type Edge = { number: number; seq: number; from: string; to: string; at: number };
+export type Edge = { number: number; seq: number; from: string; to: string; event: string; at: number };
 
 /** The spans an issue spent in each state, from its edges (oldest first); the last state runs until `until`. */
 export function stateSpans(edges: readonly Edge[], until: number): Map<string, Span[]> {
@@ -136,4 +136,29 @@ export function milestoneGaps(
     });
     return { from, to, ms: p50(gaps) };
   });
+}
+
+/** Where at least `k` of the spans overlap, as disjoint spans in order. */
+export function atLeast(spans: readonly Span[], k: number): Span[] {
+  const events = spans.flatMap((s) => [
+    { at: s.start, step: 1 },
+    { at: s.end, step: -1 },
+  ]);
+  // Ends before starts at the same moment: spans that only touch do not overlap.
+  events.sort((a, b) => a.at - b.at || a.step - b.step);
+  const out: Span[] = [];
+  let count = 0;
+  let since = 0;
+  for (const { at, step } of events) {
+    const before = count;
+    count += step;
+    if (before < k && count >= k) since = at;
+    if (before >= k && count < k && at > since) out.push({ start: since, end: at });
+  }
+  return out;
+}
+
+/** The time `spans` spend inside `within` (disjoint spans), overlaps among `spans` counted once. */
+export function coveredWithin(spans: readonly Span[], within: readonly Span[]): number {
+  return covered(within.flatMap((w) => clip(spans, w)));
 }

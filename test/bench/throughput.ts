@@ -21,20 +21,9 @@ import { PROJECT } from "../../demo/scenario.ts";
 import type { CriticReport } from "../../src/critic/report.ts";
 import { bash, type Rule, type ScriptRequest, text, use, write } from "../support/model/script.ts";
 import type { RecordedRequest } from "../support/model/server.ts";
-import { emit, percentile } from "./load.ts";
 import { processGroupCpuMs } from "./proc.ts";
-import {
-  busySpans,
-  clip,
-  covered,
-  type Edge,
-  type JobLine,
-  jobLines,
-  milestoneGaps,
-  type Span,
-  slotUse,
-  stateSpans,
-} from "./throughput-timeline.ts";
+import { type ModelSpan, report } from "./throughput-report.ts";
+import { type Edge, jobLines, type Span } from "./throughput-timeline.ts";
 
 const IMPLEMENT = /Implement issue #(\d+) of /;
 /** Whose request it is: a session's prompt or the critic's brief names the issue. */
@@ -77,6 +66,8 @@ export type ThroughputOptions = {
   runners?: number;
   slotsPerRunner?: number;
   timeoutMs?: number;
+  /** Keep the data directory (the forge, the Worker's state, the runners' logs) for a look: 1. */
+  keep?: number;
 };
 
 export async function benchThroughput({
@@ -84,6 +75,7 @@ export async function benchThroughput({
   runners = 2,
   slotsPerRunner = 4,
   timeoutMs = 120_000 + issues * 10_000,
+  keep = 0,
 }: ThroughputOptions = {}): Promise<void> {
   const slots = runners * slotsPerRunner;
   // Local D1, Durable Objects and the forge in memory where the machine has it (docs/performance.md).
@@ -125,58 +117,24 @@ export async function benchThroughput({
     const cpuAfter = processGroupCpuMs(demo.worker.pid);
     ci.stop();
 
-    const first = Math.min(...labelled.values());
-    const mergedAt = new Map(edges.filter((e) => e.to === "merged").map((e) => [e.number, e.at]));
-    const last = Math.max(...mergedAt.values());
-    const requests = modelRequests(model.requests);
-    const ciRuns = ci.runs(demo);
-    const perIssue = numbers.map((number) => {
-      const life: Span = { start: labelled.get(number) ?? first, end: mergedAt.get(number) ?? last };
-      const inModel = clip(requests.get(number) ?? [], life);
-      const inCi = clip(ciRuns.get(number) ?? [], life);
-      const total = life.end - life.start;
-      return {
-        total,
-        inModel: covered(inModel),
-        inCi: covered(inCi),
-        overhead: total - covered([...inModel, ...inCi]),
-      };
-    });
-    emit({
-      name: "factory_issues_per_minute",
-      value: issues / ((last - first) / 60_000),
-      unit: "issues/min",
-    });
-    emit({
-      name: "factory_overhead_per_issue_p50",
-      value:
-        percentile(
-          perIssue.map((i) => i.overhead),
-          50,
-        ) / 1000,
-      unit: "s",
-      target: "<= 3",
-    });
-
     const lines = [demo.runner, ...demo.otherRunners].flatMap((r) =>
       jobLines(readFileSync(r.logFile, "utf8")),
     );
-    const byIssue = groupBy(edges, (e) => e.number);
-    const waiting = [...byIssue.values()].flatMap((own) => stateSpans(own, last).get("queued") ?? []);
-    const use = slotUse(busySpans(lines), waiting, slots, { start: first, end: last });
-    emit({ name: "factory_slot_busy_share", value: use.busyShare, unit: "ratio" });
-    emit({
-      name: "factory_slots_idle_while_jobs_wait_share",
-      value: use.idleWhileWaitingShare,
-      unit: "ratio",
+    const workerCpuMs = cpuAfter.workerd - cpuBefore.workerd;
+    report({
+      numbers,
+      slots,
+      labelled,
+      edges,
+      lines,
+      requests: modelRequests(model.requests),
+      ciRuns: ci.runs(demo),
+      workerCpuMs,
     });
-    const workerShare = (cpuAfter.workerd - cpuBefore.workerd) / (last - first);
-    emit({ name: "factory_worker_thread_share", value: workerShare, unit: "ratio" });
-    const milestones = milestonesOf({ numbers, labelled, edges, lines, requests, ciRuns });
-    console.error(describe({ perIssue, milestones, use, workerShare, slots }));
   } finally {
     await demo.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    if (keep) console.error(`throughput: kept ${dataDir}`);
+    else await rm(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -209,9 +167,6 @@ async function untilSettled(demo: Demo, numbers: number[], timeoutMs: number): P
   }
 }
 
-/** A span inside the model stand-in: a session's request, or the critic's (`critic`). */
-type ModelSpan = Span & { critic: boolean };
-
 /** The stand-in's own timing of each request (arrival to the answer's end), per issue it was about. */
 function modelRequests(requests: readonly RecordedRequest[]): Map<number, ModelSpan[]> {
   const spans = new Map<number, ModelSpan[]>();
@@ -224,60 +179,6 @@ function modelRequests(requests: readonly RecordedRequest[]): Map<number, ModelS
   }
   return spans;
 }
-
-/** Each issue's first time at each step of its way, from the bench, D1, the runners, the stand-in and CI. */
-function milestonesOf(run: {
-  numbers: number[];
-  labelled: Map<number, number>;
-  edges: Edge[];
-  lines: JobLine[];
-  requests: Map<number, ModelSpan[]>;
-  ciRuns: Map<number, Span[]>;
-}): Map<number, Map<string, number>> {
-  const all = new Map<number, Map<string, number>>();
-  const mark = (number: number, name: string, at: number | undefined) => {
-    const own = all.get(number) ?? new Map<string, number>();
-    all.set(number, own);
-    if (at !== undefined && Number.isFinite(at) && !own.has(name)) own.set(name, at);
-  };
-  for (const number of run.numbers) {
-    mark(number, "label", run.labelled.get(number));
-    const requests = run.requests.get(number) ?? [];
-    const session = requests.filter((r) => !r.critic);
-    const critic = requests.filter((r) => r.critic);
-    mark(number, "first model request", Math.min(...session.map((r) => r.start)));
-    mark(number, "last session answer", Math.max(...session.map((r) => r.end)));
-    mark(number, "critic asked", critic[0]?.start);
-    mark(number, "critic answered", critic[0]?.end);
-    const ci = run.ciRuns.get(number) ?? [];
-    mark(number, "CI started", ci[0]?.start);
-    mark(number, "CI settled", ci[0]?.end);
-  }
-  for (const edge of [...run.edges].sort((a, b) => a.at - b.at)) mark(edge.number, edge.to, edge.at);
-  for (const line of run.lines) mark(line.issue, line.msg, line.at);
-  return all;
-}
-
-/** The way an issue takes, in order, as `milestonesOf` names its steps. */
-const WAY = [
-  "label",
-  "queued",
-  "claimed",
-  "job started",
-  "worktree ready",
-  "first model request",
-  "last session answer",
-  "pushed",
-  "job done",
-  "awaiting_ci",
-  "CI started",
-  "CI settled",
-  "awaiting_review",
-  "critic asked",
-  "critic answered",
-  "merging",
-  "merged",
-];
 
 /**
  * CI's runs as they happen, to the millisecond: the local forge runs in this process and records its runs
@@ -314,41 +215,6 @@ function watchCi(demo: Demo) {
   };
 }
 
-function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
-  return groups;
-}
-
-/** Where the time went, for stderr: the p50 of each step of the way, and what limited the throughput. */
-function describe(run: {
-  perIssue: { total: number; inModel: number; inCi: number; overhead: number }[];
-  milestones: Map<number, Map<string, number>>;
-  use: ReturnType<typeof slotUse>;
-  workerShare: number;
-  slots: number;
-}): string {
-  const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-  const p50 = (values: number[]) => percentile(values, 50);
-  const of = (key: "total" | "inModel" | "inCi" | "overhead") =>
-    seconds(p50(run.perIssue.map((i) => i[key])));
-  const { use } = run;
-  const limit =
-    use.busyShare >= 0.9
-      ? "the slots (busy)"
-      : use.idleWhileWaitingShare > 0.1
-        ? "the Worker (slots idle while jobs wait)"
-        : "neither the slots nor dispatch: slots idle with no job waiting (the issues are past their sessions)";
-  return [
-    `per issue p50: label → merged ${of("total")}, in the model ${of("inModel")}, in CI ${of("inCi")}, overhead ${of("overhead")}`,
-    "the way, p50 per issue of each step (first time at each):",
-    ...milestoneGaps(run.milestones, WAY, p50).map(({ from, to, ms }) => `  ${from} → ${to}: ${seconds(ms)}`),
-    `slots: ${(use.busyShare * 100).toFixed(0)} % busy; idle while jobs waited ${(use.idleWhileWaitingShare * 100).toFixed(0)} % of slot-time; all ${run.slots} busy with jobs waiting ${(use.saturatedShare * 100).toFixed(0)} % of the time, a slot idle with none waiting ${(use.starvedShare * 100).toFixed(0)} %; workerd CPU ${(run.workerShare * 100).toFixed(0)} % of the window`,
-    `limited by: ${limit}`,
-  ].join("\n");
-}
-
-// Alone, with small sizes while developing: `node test/bench/throughput.ts issues=8`.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const options = Object.fromEntries(
     process.argv
