@@ -37,10 +37,18 @@ export type Run = {
 
 /** The figures (stdout) and where the time went (stderr). */
 export function report(run: Run): void {
-  const { numbers, slots, labelled, edges, requests, ciRuns } = run;
+  const { slots, labelled, edges, requests, ciRuns } = run;
   const first = Math.min(...labelled.values());
   const mergedAt = new Map(edges.filter((e) => e.to === "merged").map((e) => [e.number, e.at]));
   const last = Math.max(...mergedAt.values());
+  // An issue that escalated has no label → merged: the figures are the merged issues', and the rest counted.
+  const numbers = run.numbers.filter((n) => mergedAt.has(n));
+  emit({
+    name: "factory_issues_not_merged",
+    value: run.numbers.length - numbers.length,
+    unit: "count",
+    target: "0",
+  });
   const busy = busySpans(run.lines);
   const byIssue = groupBy(edges, (e) => e.number);
   const queuedOf = (number: number) => stateSpans(byIssue.get(number) ?? [], last).get("queued") ?? [];
@@ -76,14 +84,14 @@ export function report(run: Run): void {
     value: p50s(perIssue.map((i) => i.overhead - i.slotWait)),
     unit: "s",
   });
-  const use = slotUse(busy, numbers.flatMap(queuedOf), slots, { start: first, end: last });
+  const use = slotUse(busy, run.numbers.flatMap(queuedOf), slots, { start: first, end: last });
   emit({ name: "factory_slot_busy_share", value: use.busyShare, unit: "ratio" });
   emit({ name: "factory_slots_idle_while_jobs_wait_share", value: use.idleWhileWaitingShare, unit: "ratio" });
   const workerShare = run.workerCpuMs / (last - first);
   emit({ name: "factory_worker_thread_share", value: workerShare, unit: "ratio" });
   // What staying current with a moving base cost: every update is another CI run and another critic round.
   const perIssueCount = (of: (number: number) => number) =>
-    numbers.reduce((sum, n) => sum + of(n), 0) / numbers.length;
+    run.numbers.reduce((sum, n) => sum + of(n), 0) / run.numbers.length;
   const counts = {
     updates: perIssueCount((n) => byIssue.get(n)?.filter((e) => e.event === "branch_updated").length ?? 0),
     ci_runs: perIssueCount((n) => ciRuns.get(n)?.length ?? 0),
