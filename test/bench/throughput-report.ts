@@ -49,6 +49,7 @@ export function report(run: Run): void {
     unit: "count",
     target: "0",
   });
+  if (numbers.length === 0) return;
   const busy = busySpans(run.lines);
   const byIssue = groupBy(edges, (e) => e.number);
   const queuedOf = (number: number) => stateSpans(byIssue.get(number) ?? [], last).get("queued") ?? [];

@@ -74,7 +74,8 @@ export async function benchThroughput({
   issues = 50,
   runners = 2,
   slotsPerRunner = 4,
-  timeoutMs = 120_000 + issues * 10_000,
+  // Every merge sends the other open pull requests round again (docs/performance.md): minutes, not seconds.
+  timeoutMs = 120_000 + issues * 30_000,
   keep = 0,
 }: ThroughputOptions = {}): Promise<void> {
   const slots = runners * slotsPerRunner;
@@ -138,7 +139,7 @@ export async function benchThroughput({
   }
 }
 
-/** Every edge of the issues, once each has reached an end state (those not merged are named on stderr). */
+/** Every edge of the issues, once each has reached an end state or the time is up (those not merged: stderr). */
 async function untilSettled(demo: Demo, numbers: number[], timeoutMs: number): Promise<Edge[]> {
   const deadline = Date.now() + timeoutMs;
   const wanted = new Set(numbers);
@@ -161,7 +162,8 @@ async function untilSettled(demo: Demo, numbers: number[], timeoutMs: number): P
     }
     if (Date.now() > deadline) {
       const open = numbers.filter((n) => !END_STATES.has(state.get(n) ?? "new"));
-      throw new Error(`timed out: ${open.map((n) => `#${n} ${state.get(n) ?? "new"}`).join(", ")}`);
+      console.error(`throughput: timed out: ${open.map((n) => `#${n} ${state.get(n) ?? "new"}`).join(", ")}`);
+      return edges;
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
