@@ -153,7 +153,12 @@ export function atLeast(spans: readonly Span[], k: number): Span[] {
     const before = count;
     count += step;
     if (before < k && count >= k) since = at;
-    if (before >= k && count < k && at > since) out.push({ start: since, end: at });
+    if (before >= k && count < k && at > since) {
+      // One span where another took over at the same moment.
+      const previous = out.at(-1);
+      if (previous?.end === since) previous.end = at;
+      else out.push({ start: since, end: at });
+    }
   }
   return out;
 }
