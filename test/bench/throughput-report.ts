@@ -31,8 +31,8 @@ export type Run = {
   lines: JobLine[];
   requests: Map<number, ModelSpan[]>;
   ciRuns: Map<number, Span[]>;
-  /** The Worker's process's CPU over the run. */
-  workerCpuMs: number;
+  /** The Worker's process's CPU time over the run's wall time. */
+  workerShare: number;
 };
 
 /** The figures (stdout) and where the time went (stderr). */
@@ -88,7 +88,7 @@ export function report(run: Run): void {
   const use = slotUse(busy, run.numbers.flatMap(queuedOf), slots, { start: first, end: last });
   emit({ name: "factory_slot_busy_share", value: use.busyShare, unit: "ratio" });
   emit({ name: "factory_slots_idle_while_jobs_wait_share", value: use.idleWhileWaitingShare, unit: "ratio" });
-  const workerShare = run.workerCpuMs / (last - first);
+  const { workerShare } = run;
   emit({ name: "factory_worker_thread_share", value: workerShare, unit: "ratio" });
   // What staying current with a moving base cost: every update is another CI run and another critic round.
   const perIssueCount = (of: (number: number) => number) =>

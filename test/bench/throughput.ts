@@ -108,20 +108,21 @@ export async function benchThroughput({
     }
     console.error(`throughput: ${issues} issues, ${runners} runners × ${slotsPerRunner} slots`);
     const ci = watchCi(demo);
-    const cpuBefore = processGroupCpuMs(demo.worker.pid);
+    const cpuBefore = { ...processGroupCpuMs(demo.worker.pid), at: Date.now() };
     const labelled = new Map<number, number>();
     for (const number of numbers) {
       labelled.set(number, Date.now());
       await maintainer.addLabels(number, [LABELS.backlog]);
     }
     const edges = await untilSettled(demo, numbers, timeoutMs);
-    const cpuAfter = processGroupCpuMs(demo.worker.pid);
+    const cpuAfter = { ...processGroupCpuMs(demo.worker.pid), at: Date.now() };
     ci.stop();
 
     const lines = [demo.runner, ...demo.otherRunners].flatMap((r) =>
       jobLines(readFileSync(r.logFile, "utf8")),
     );
-    const workerCpuMs = cpuAfter.workerd - cpuBefore.workerd;
+    // Over the same window as the CPU: from the first label to the run's end.
+    const workerShare = (cpuAfter.workerd - cpuBefore.workerd) / (cpuAfter.at - cpuBefore.at);
     report({
       numbers,
       slots,
@@ -130,7 +131,7 @@ export async function benchThroughput({
       lines,
       requests: modelRequests(model.requests),
       ciRuns: ci.runs(demo),
-      workerCpuMs,
+      workerShare,
     });
   } finally {
     await demo.stop();
