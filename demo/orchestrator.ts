@@ -1,7 +1,7 @@
 /**
  * Starts the whole factory locally: the sample forge, the model (the scripted stand-in, or the real one), the
  * Worker (wrangler dev: local D1 and Durable Objects), the project's registration and webhook, and one
- * runner. `stop()` ends them in reverse order.
+ * runner (or more, for a benchmark). `stop()` ends them in reverse order.
  */
 import { join } from "node:path";
 import type { Script } from "../test/support/model/script.ts";
@@ -26,6 +26,8 @@ export type Demo = {
   model: ModelStandIn | null;
   /** The runner process now running (a restart replaces it). */
   runner: RunnerChild;
+  /** The runners beyond the first (`runners.count`), each with its own config, identity and work dir. */
+  otherRunners: RunnerChild[];
   d1: LocalD1;
   adminToken: string;
   /**
@@ -54,6 +56,10 @@ export async function startDemo(options: {
   runnerWorkerUrl?: (workerUrl: string) => Promise<string>;
   /** What the sample repository holds before Conveyor is connected to it (a history older than Conveyor). */
   history?: (sample: SampleForge) => Promise<void> | void;
+  /** Runner processes and each one's slots: one with two by default. */
+  runners?: { count: number; concurrency: number };
+  /** What the forge's CI runs instead of the sample's `ci.sh` (e.g. `true`: CI answers at once). */
+  ciCommand?: string;
 }): Promise<Demo> {
   const { dataDir } = options;
   const stops: (() => Promise<void>)[] = [];
@@ -83,7 +89,10 @@ export async function startDemo(options: {
             },
     };
     const [sample, firstWorker] = await Promise.all([
-      startSampleForge({ dataDir: join(dataDir, "forge") }),
+      startSampleForge({
+        dataDir: join(dataDir, "forge"),
+        ...(options.ciCommand !== undefined && { ciCommand: options.ciCommand }),
+      }),
       startLocalWorker(workerOptions),
     ]);
     let worker = firstWorker;
@@ -108,14 +117,28 @@ export async function startDemo(options: {
       ...(options.settings && { settings: options.settings }),
     });
     const runnerDir = join(dataDir, "runner");
+    const { count = 1, concurrency } = options.runners ?? {};
     const settings: RunnerSettings = {
       workerUrl: options.runnerWorkerUrl ? await options.runnerWorkerUrl(worker.url) : worker.url,
       registrationToken: await registrationToken(operator),
       git: { username: sample.accounts.runner.login, token: sample.accounts.runner.token },
       anthropic: { apiKey: anthropic.apiKey, ...(anthropic.baseUrl && { baseUrl: anthropic.baseUrl }) },
+      ...(concurrency !== undefined && { concurrency }),
     };
     const runner = await startRunner(runnerDir, settings);
     stops.push(() => demo.runner.stop());
+    // Each further runner registers with a token of its own (one-time) and keeps its own work dir.
+    const otherRunners: RunnerChild[] = [];
+    for (let i = 2; i <= count; i++) {
+      const other = await startRunner(join(dataDir, `runner-${i}`), {
+        ...settings,
+        workerUrl: worker.url,
+        registrationToken: await registrationToken(operator),
+        name: `demo-runner-${i}`,
+      });
+      otherRunners.push(other);
+      stops.push(() => other.stop());
+    }
     const restartRunner = async ({ logName, workerUrl }: { logName: string; workerUrl?: string }) => {
       await demo.runner.kill();
       demo.runner = await startRunner(
@@ -131,6 +154,7 @@ export async function startDemo(options: {
       worker,
       model,
       runner,
+      otherRunners,
       d1,
       adminToken: TEST_ADMIN_TOKEN,
       restartRunner,

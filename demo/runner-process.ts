@@ -10,6 +10,9 @@ export type RunnerSettings = {
   registrationToken: string;
   git: { username: string; token: string };
   anthropic: { baseUrl?: string; apiKey: string };
+  /** The runner's name on the Worker ("demo-runner") and its slots (2). */
+  name?: string;
+  concurrency?: number;
 };
 
 export type RunnerChild = {
@@ -29,12 +32,13 @@ const STARTED = /"msg":"runner started".*"sandbox":"(\w+)"/;
 export async function writeRunnerConfig(dir: string, settings: RunnerSettings): Promise<string> {
   await mkdir(dir, { recursive: true });
   const configFile = join(dir, "runner.json");
+  const { name = "demo-runner", concurrency = 2, ...link } = settings;
   const config = {
-    ...settings,
-    name: "demo-runner",
+    ...link,
+    name,
     workDir: join(dir, "work"),
     driver: "claude",
-    concurrency: 2,
+    concurrency,
     claimWaitMs: 10_000,
     shutdownGraceMs: 5_000,
     // The demo's own runner, on the machine the demo runs on: as root (a container, CI) it starts anyway, and

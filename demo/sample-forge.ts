@@ -26,12 +26,22 @@ export type SampleForge = {
   client(who: Account): ForgeClient<Plain>;
 };
 
-export async function startSampleForge(options: { dataDir: string; port?: number }): Promise<SampleForge> {
+/** `ciCommand`: what CI runs instead of the sample's `ci.sh` (a benchmark's instant CI). */
+export async function startSampleForge(options: {
+  dataDir: string;
+  port?: number;
+  ciCommand?: string;
+}): Promise<SampleForge> {
   const forge = await startLocalForge({ dataDir: options.dataDir, port: options.port ?? 0 });
   const fresh = !forge.repos().includes(REPO);
   const [owner = "", name = ""] = REPO.split("/");
   if (fresh) {
-    await forge.createRepo({ owner, name, seed: { dir: SAMPLE_REPO_DIR } });
+    await forge.createRepo({
+      owner,
+      name,
+      seed: { dir: SAMPLE_REPO_DIR },
+      ...(options.ciCommand !== undefined && { ciCommand: options.ciCommand }),
+    });
     await squashOnly(forge);
   }
   const account = ({ login, level }: { login: string; level: "admin" | "write" }): Account => {

@@ -101,6 +101,7 @@ export const lifecycleEventSchema = z.discriminatedUnion("type", [
     branch: z.string().min(1).max(200),
     claimed: z.string().min(1).max(64),
     actual: z.string().min(1).max(64).nullable(),
+    seenBy: z.literal("ci").optional(),
   }),
   z.object({
     type: z.literal("review"),

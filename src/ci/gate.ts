@@ -22,8 +22,9 @@ export async function checkHead(
   forge: ForgeClient,
   number: number,
   headSha: string,
+  seenBy?: "ci",
 ): Promise<LifecycleEvent | null> {
-  return headCheck(number, headSha, await forge.getBranchHead(issueBranch(number)));
+  return headCheck(number, headSha, await forge.getBranchHead(issueBranch(number)), seenBy);
 }
 
 /** The issue's `ci` (or `head_mismatch`) event for `headSha`; null while CI still runs. */
@@ -34,7 +35,9 @@ export async function readCi(
   number: number,
   headSha: string,
 ): Promise<LifecycleEvent | null> {
-  const moved = await checkHead(forge, number, headSha);
+  // Its callers (the CI webhook, reconciliation, the issue's CI watch) take the issue to wait for CI on
+  // `headSha`; it may have moved on meanwhile, and its own update from the base moved the branch.
+  const moved = await checkHead(forge, number, headSha, "ci");
   if (moved) return moved;
   const { ci, defaultBranch } = project.settings;
   // The checks branch protection requires gate the verdict too: the forge would refuse the merge without them.

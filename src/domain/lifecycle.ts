@@ -158,8 +158,11 @@ export type LifecycleEvent =
       rerunRefused?: string;
       infrastructure?: true;
     }
-  /** The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). */
-  | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null }
+  /**
+   * The forge's branch is not at the head sha a runner reported (`actual` null: no such branch). `seenBy: "ci"`:
+   * read with CI's verdict, by a reader that took the issue to be waiting for CI.
+   */
+  | { type: "head_mismatch"; branch: string; claimed: string; actual: string | null; seenBy?: "ci" }
   /**
    * `needsHumanApproval`: why the merge waits for a human (protected paths, an unreadable file list).
    * `headSha`: the commit reviewed, when the review comes from a runner's reviewer run: a review of another
@@ -719,6 +722,13 @@ const headMismatch: Rule<"head_mismatch"> = {
   to: ["escalated"],
   apply: (ctx, e) => {
     if (e.claimed !== ctx.headSha) return reject(`${e.claimed} is not the current head ${ctx.headSha}`);
+    // A CI reader outside the object (the webhook route, reconciliation: from D1, which lags) or a CI watch
+    // still in flight, once the issue waits for the critic or the merge: the issue's own update from the base
+    // may have moved the branch before its `branch_updated` is recorded. Its review and merge check the head.
+    if (e.seenBy === "ci" && ctx.state !== "awaiting_ci")
+      return reject(
+        "read with CI's verdict, but the issue no longer waits for CI: its own gates check the head",
+      );
     const actual = e.actual ? `is at ${e.actual}` : "does not exist";
     return escalate(ctx, `${e.branch} ${actual} on the forge, not at the reported head ${e.claimed}`);
   },

@@ -15,6 +15,7 @@ import { benchPromptCache } from "./prompt-cache.ts";
 import { benchReconciliation } from "./reconcile.ts";
 import { benchSandboxStart } from "./sandbox-start.ts";
 import { benchSanitizer } from "./sanitizer.ts";
+import { benchThroughput } from "./throughput.ts";
 
 // Local D1 and Durable Objects on a memory-backed filesystem where the machine has one: this VM's virtual
 // disk took a third of a label delivery's time in fsyncs, a cost of the dev machine (docs/performance.md).
@@ -62,3 +63,5 @@ emit({
   target: "<= 1.3",
   baseline: floorMs,
 });
+// 50 issues through the whole factory, label to merge, on 2 runners × 4 slots: issues a minute and overhead.
+await benchThroughput();

@@ -1076,6 +1076,22 @@ describe("head checks", () => {
     const stale = { type: "head_mismatch", branch: "conveyor/7", claimed: "0ld", actual: HEAD } as const;
     expect(expectRejected(transition(at("awaiting_ci"), stale))).toBe(`0ld is not the current head ${HEAD}`);
   });
+
+  // The throughput bench found it: reconciliation read an issue as awaiting CI from D1 (which lags) while the
+  // issue's own review effect was updating its branch from the base, and the issue escalated.
+  it("a mismatch read with CI's verdict counts while the issue waits for CI, not once it waits for the critic", () => {
+    const seen = {
+      type: "head_mismatch",
+      branch: "conveyor/7",
+      claimed: HEAD,
+      actual: "fff0000",
+      seenBy: "ci",
+    } as const;
+    expect(expectAccepted(transition(at("awaiting_ci"), seen)).next.state).toBe("escalated");
+    expect(expectRejected(transition(at("awaiting_review"), seen))).toBe(
+      "read with CI's verdict, but the issue no longer waits for CI: its own gates check the head",
+    );
+  });
 });
 
 describe("waiting for a runner", () => {

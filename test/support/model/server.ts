@@ -18,6 +18,9 @@ export interface RecordedRequest {
    * the output of what was streamed before the client went away (all of it for a finished answer).
    */
   billed?: { model: string; usage: Usage };
+  /** When the request arrived and when its answer ended (or the client went away), in epoch ms. */
+  startedAt: number;
+  endedAt?: number;
 }
 
 export type Usage = CacheUsage & { output_tokens: number };
@@ -53,6 +56,7 @@ export async function startModelStandIn(options: {
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const startedAt = Date.now();
     const url = new URL(req.url ?? "/", "http://stand-in");
     const raw = await readBody(req);
     const body = parseJson(raw);
@@ -63,7 +67,11 @@ export async function startModelStandIn(options: {
       headers: publicHeaders(req),
       credential: credentialOf(req),
       body,
+      startedAt,
     };
+    res.once("close", () => {
+      recorded.endedAt = Date.now();
+    });
     requests.push(recorded);
     const countTokens = url.pathname === "/v1/messages/count_tokens";
     if (req.method !== "POST" || (url.pathname !== "/v1/messages" && !countTokens)) {
