@@ -16,13 +16,7 @@ import type { Outbox } from "../shared/outbox.ts";
 import { type D1Record, writeRecords } from "./d1-sink.ts";
 import type { DeadLetters } from "./dead-letters.ts";
 import type { DroppedEffects } from "./dropped-effects.ts";
-import {
-  DELIVERERS,
-  type Deliverer,
-  deliveredEffectChannels,
-  EffectDropped,
-  laneChannels,
-} from "./effects/deliverers.ts";
+import { DELIVERERS, type Deliverer, EffectDropped, laneChannels } from "./effects/deliverers.ts";
 import type { EffectRow, EventLog } from "./event-log.ts";
 import type { IssueStore } from "./issue-store.ts";
 import { type Retention, retentionMs } from "./retention.ts";
@@ -80,7 +74,9 @@ export class EffectDelivery {
       store.timers()[0]?.dueAt,
       events.nextParkedExpiry(),
       row ? retention.nextDue(retentionMs(row.limits.retentionDays)) : null,
-      outboxAlarm(outbox.nextAt(["d1", ...deliveredEffectChannels()]), floor),
+      outboxAlarm(outbox.nextAt(["d1"]), floor),
+      // Each lane when its head comes due: what waits behind a retried head waits for it.
+      ...this.lanes.map(({ channels }) => outboxAlarm(outbox.nextInOrder(channels), floor)),
     ]);
   }
 

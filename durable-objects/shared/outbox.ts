@@ -96,6 +96,14 @@ export class Outbox {
     );
   }
 
+  /**
+   * When strictly ordered delivery of `channels` can next send: its oldest row's time. The rows behind a
+   * postponed head are due on paper, but an alarm set for them would only find the head still waiting.
+   */
+  nextInOrder(channels: readonly string[]): number | null {
+    return this.head(channels)?.nextAt ?? null;
+  }
+
   /** The channels that hold any row: a delivery run need not look into the others. */
   channelsInUse(): Set<string> {
     return new Set(

@@ -1,5 +1,6 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { laneChannels } from "../../durable-objects/issue/effects/deliverers.ts";
 import { OUTBOX_BACKOFF } from "../../durable-objects/shared/outbox.ts";
 import { backoffDelay } from "../../src/domain/backoff.ts";
 import { awaitsLaterState } from "../../src/domain/early-events.ts";
@@ -257,6 +258,35 @@ describe("IssueDO durability", () => {
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     await stub.drain();
     expect(await d1Issue(project, 1)).toMatchObject({ state: "queued" });
+  });
+});
+
+describe("IssueDO waits out an effect's backoff", () => {
+  it("arms its alarm for the retried head of a lane, not for the effects queued behind it", async () => {
+    // Not registered: each effect fails and is retried with backoff. On the way to abandoned the issue queues
+    // a job, cancels jobs and queues its worktree's reap, in the jobs' lane and strictly in order.
+    const project = freshProject("lane-wait");
+    const stub = await drive(project, 1, PATHS.abandoned);
+    await stub.drain();
+    const jobs = laneChannels().find((lane) => lane.includes("effect:enqueue_job")) ?? [];
+    const { alarm, lane, now } = await runInDurableObject(stub, async (_instance, state) => ({
+      alarm: await state.storage.getAlarm(),
+      lane: state.storage.sql
+        .exec<{ attempts: number; next_at: number }>(
+          `SELECT attempts, next_at FROM outbox WHERE channel IN (${jobs.map(() => "?").join(", ")}) ORDER BY id`,
+          ...jobs,
+        )
+        .toArray(),
+      now: Date.now(),
+    }));
+    const [head, ...behind] = lane;
+    expect(head?.attempts).toBeGreaterThan(0);
+    expect(head?.next_at).toBeGreaterThan(now);
+    expect(behind.length).toBeGreaterThan(0);
+    for (const row of behind) expect(row.next_at).toBeLessThanOrEqual(now);
+    // Every lane's head was tried and put off: nothing can go before the earliest backoff ends. An alarm set
+    // for a row behind a head would find nothing to send, re-arm at once, and spin until the head is due.
+    expect(alarm).toBeGreaterThan(now);
   });
 });
 

@@ -110,6 +110,3 @@ export const effectChannel = (kind: Effect["kind"]) => `effect:${kind}`;
 /** The outbox channels of each lane whose kinds have a deliverer. */
 export const laneChannels = (deliverers: Deliverers = DELIVERERS): string[][] =>
   Object.values(LANES).map((kinds) => kinds.filter((kind) => deliverers[kind]).map(effectChannel));
-
-export const deliveredEffectChannels = (deliverers: Deliverers = DELIVERERS) =>
-  laneChannels(deliverers).flat();

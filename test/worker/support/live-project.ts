@@ -53,16 +53,20 @@ export async function liveProject(
     ),
   );
   const awaiting = created.inFlight.slice(0, awaitingCi);
-  // Each waits on its own branch's head, as a session's push leaves it.
-  const heads = new Map<number, string>();
-  for (const number of awaiting) {
-    const pushed = await control<{ sha: string }>("push", {
-      repo: loop.repo,
-      branch: `conveyor/${number}`,
-      files: { "work.txt": `${number}\n` },
-    });
-    heads.set(number, pushed.sha);
-  }
+  // Each waits on its own branch's head, as a session's push leaves it. Pushes to different branches at once,
+  // as sessions make them: one after another they were half of a reconciliation test's time.
+  const heads = new Map(
+    await Promise.all(
+      awaiting.map(async (number) => {
+        const pushed = await control<{ sha: string }>("push", {
+          repo: loop.repo,
+          branch: `conveyor/${number}`,
+          files: { "work.txt": `${number}\n` },
+        });
+        return [number, pushed.sha] as const;
+      }),
+    ),
+  );
   const now = Date.now();
   const row = (number: number, state: string, headSha: string | null) =>
     env.DB.prepare(
