@@ -89,6 +89,6 @@ export class AlertDO extends DurableObject<Env> implements AlertObject {
   }
 
   private arm(floor?: number): Promise<void> {
-    return armAlarm(this.ctx.storage, [outboxAlarm(this.outbox.nextAt(ALERT_CHANNELS), floor)]);
+    return armAlarm(this.ctx.storage, [outboxAlarm(this.outbox.nextOfEach(ALERT_CHANNELS), floor)]);
   }
 }

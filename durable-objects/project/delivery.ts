@@ -101,7 +101,7 @@ export class ProjectDelivery {
   async arm(floor?: number): Promise<void> {
     const { store, reconciliation, backfill, agentJobs, vault, supervisor } = this.concerns;
     await armAlarm(this.ctx.storage, [
-      outboxAlarm(this.outbox.nextAt(Object.values(CHANNELS)), floor),
+      outboxAlarm(this.outbox.nextOfEach(Object.values(CHANNELS)), floor),
       nextDeadline(store.deadlineFields(Date.now()), Date.now()),
       reconciliation.nextAt(),
       backfill.nextAt(),

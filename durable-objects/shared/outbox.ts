@@ -104,6 +104,12 @@ export class Outbox {
     return this.head(channels)?.nextAt ?? null;
   }
 
+  /** When any of `channels`, each delivered strictly in order on its own (`deliverInOrder`), can next send. */
+  nextOfEach(channels: readonly string[]): number | null {
+    const heads = channels.flatMap((channel) => this.nextInOrder([channel]) ?? []);
+    return heads.length === 0 ? null : Math.min(...heads);
+  }
+
   /** The channels that hold any row: a delivery run need not look into the others. */
   channelsInUse(): Set<string> {
     return new Set(

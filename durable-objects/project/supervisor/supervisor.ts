@@ -101,7 +101,7 @@ export class Supervisor {
 
   /** When the alarm must next wake for a check or for a forge effect still to deliver. */
   nextAt(): number | null {
-    const times = [this.state()?.next_at, this.outbox.nextAt(CHANNELS)].filter(
+    const times = [this.state()?.next_at, this.outbox.nextOfEach(CHANNELS)].filter(
       (t): t is number => typeof t === "number",
     );
     return times.length === 0 ? null : Math.min(...times);
@@ -115,7 +115,7 @@ export class Supervisor {
     if (this.running) return this.running;
     const row = this.state();
     const due = row && (force || (row.next_at !== null && row.next_at <= now));
-    const effectsDue = (this.outbox.nextAt(CHANNELS) ?? Number.POSITIVE_INFINITY) <= now;
+    const effectsDue = (this.outbox.nextOfEach(CHANNELS) ?? Number.POSITIVE_INFINITY) <= now;
     if (!due && !effectsDue) return Promise.resolve(null);
     // Claimed before the check starts: an object evicted mid-check checks again later, not in a loop now.
     if (due) this.sql.exec("UPDATE supervisor_state SET next_at = ? WHERE id = 1", now + RETRY_MS);
