@@ -366,8 +366,12 @@ describe("action issues", { timeout: 240_000 }, () => {
     const all = `${modelSaw("swap-key")}\n${bodies.join("\n")}`;
     expect(all).not.toContain("REWRITTEN-RAN");
     expect(ATTACKS.encoded(DEPLOY_TOKEN).filter((leak) => all.includes(leak))).toEqual([]);
-    // Only the second approval was spent.
-    const fired = (await vaultItems("fired")).map((item) => item.id);
+    // Only the second approval was spent. The list is D1's record, a moment behind the vault: read once it
+    // shows the second fired (the first was settled before, and is recorded in order before it).
+    const fired = await until(`${second} recorded fired`, async () => {
+      const ids = (await vaultItems("fired")).map((item) => item.id);
+      return ids.includes(second) ? ids : null;
+    });
     expect([first, second].filter((id) => fired.includes(id))).toEqual([second]);
   });
 
