@@ -5,6 +5,15 @@ import { resolveCommit } from "../git/refs.ts";
 import { ApiError, json, type Reply } from "../http.ts";
 import type { RepoContext } from "./context.ts";
 
+/** Gitea's verification of a commit nobody signed. */
+const UNSIGNED = {
+  verified: false,
+  reason: "gpg.error.not_signed_commit",
+  signature: "",
+  signer: null,
+  payload: "",
+};
+
 /**
  * One commit and its parents, first parent first: Gitea's `GET /git/commits/{sha}` (Commit, a sha or a ref)
  * and GitHub's `GET /commits/{ref}` (commit). Authors are not linked to users here (null, as both forges
@@ -49,7 +58,7 @@ export async function getCommit(ctx: RepoContext): Promise<Reply> {
     sha,
     created: commit.timestamp,
     html_url: `${web}/commit/${sha}`,
-    commit: inner,
+    commit: { ...inner, tree: { ...tree, created: commit.timestamp }, verification: UNSIGNED },
     author: null,
     committer: null,
     parents: parents.map((p) => ({ sha: p, url: `${api}/git/commits/${p}`, created: commit.timestamp })),
