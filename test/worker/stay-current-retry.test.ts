@@ -11,6 +11,7 @@ import {
   firstPush,
   type Loop,
   loopProject,
+  mergeFirst,
   push,
   report,
   send,
@@ -20,11 +21,9 @@ import {
 const applied = (view: { history: { outcome: string; event: string; to: string }[] }) =>
   view.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`);
 
-/** Takes an issue through CI and an approving critic to merged: the base moves under the others. Its head. */
-async function mergeFirst(loop: Loop) {
-  const first = await firstPush(loop, { "a.txt": "a\n" }, "First change");
-  await critic(loop, first.number, [report("APPROVE", "Fine.")]);
-  await until(loop, first.number, (v) => v.state === "merged");
+/** Another issue merged: the base moves under the others. The base's head after it. */
+async function baseMoved(loop: Loop) {
+  await mergeFirst(loop, { "a.txt": "a\n" });
   return loop.forge.getBranchHead("main");
 }
 
@@ -46,7 +45,7 @@ describe("an update from the base whose answer was lost", () => {
     const loop = await loopProject("lost-update");
     await control("lose-update-answers", { repo: loop.repo, count: 1 });
     const second = await firstPush(loop, { "b.txt": "b\n" }, "Second change");
-    const base = await mergeFirst(loop);
+    const base = await baseMoved(loop);
     await critic(loop, second.number, [report("APPROVE", "Fine too.")]);
 
     const done = await until(loop, second.number, (v) => v.state === "merged" || v.state === "escalated");
@@ -64,7 +63,7 @@ describe("an update from the base whose answer was lost", () => {
   it("at the merge: the retry records branch_updated instead of merging the old head", async () => {
     const loop = await loopProject("lost-merge-update");
     const second = await heldForHuman(loop);
-    const base = await mergeFirst(loop);
+    const base = await baseMoved(loop);
     await control("lose-update-answers", { repo: loop.repo, count: 1 });
     await critic(loop, second.number, [report("APPROVE", "Fine again.")]);
     await send(loop, second.number, { type: "human_approval", by: "alice" });
