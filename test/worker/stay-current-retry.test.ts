@@ -40,7 +40,7 @@ async function expectForgeUpdate(loop: Loop, head: string, old: string, base: st
   expect(await control("commit", { repo: loop.repo, ref: head })).toMatchObject({ parents: [old, base] });
 }
 
-describe("an update from the base whose answer was lost", () => {
+describe("a branch found moved by the review or the merge", () => {
   it("before the review: the retry records branch_updated, and the updated head is checked and merged", async () => {
     const loop = await loopProject("lost-update");
     await control("lose-update-answers", { repo: loop.repo, count: 1 });
@@ -79,6 +79,27 @@ describe("an update from the base whose answer was lost", () => {
     expect(applied(held)).toContain("branch_updated>awaiting_ci");
     expect(held.updates).toBe(1);
     await expectForgeUpdate(loop, held.headSha ?? "", second.sha, base);
+  });
+
+  it("a human who merged the base in by hand: the merge records branch_updated, as for the forge's update", async () => {
+    const loop = await loopProject("hand-merge");
+    const second = await heldForHuman(loop);
+    const base = await baseMoved(loop);
+    // Its own file as it is: the commit is the merge alone.
+    const merged = await push(loop, second.number, { ".ci/b.sh": "b\n" }, { mergeBase: true });
+    await critic(loop, second.number, [report("APPROVE", "Fine again.")]);
+    await send(loop, second.number, { type: "human_approval", by: "alice" });
+
+    const held = await until(
+      loop,
+      second.number,
+      (v) =>
+        v.state === "escalated" ||
+        (v.state === "awaiting_approval" && v.history.some((h) => h.event === "branch_updated")),
+    );
+    expect(held.state, held.reason ?? "").toBe("awaiting_approval");
+    expect(held.headSha).toBe(merged);
+    await expectForgeUpdate(loop, merged, second.sha, base);
   });
 
   it("a push that is not the base merged into the head still stops the issue", async () => {
