@@ -2,7 +2,8 @@
  * An update from the base whose attempt died before recording it: the forge merged the base into the
  * issue's branch, its answer was lost (a 502 from the gateway in front of it), and the effect's retry finds
  * the branch moved. The forge's history tells the update from someone's push: the retry records
- * `branch_updated` (CI and the critic again), and a push that is not a merge of the base still stops the issue.
+ * `branch_updated` (CI and the critic again), as does a human's merge of the base by hand; a push that is not
+ * a merge of the base still stops the issue.
  */
 import { describe, expect, it } from "vitest";
 import {
