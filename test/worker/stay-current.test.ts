@@ -12,19 +12,12 @@ import {
   firstPush,
   type Loop,
   loopProject,
+  mergeFirst,
   push,
   report,
   send,
   until,
 } from "./support/review.ts";
-
-/** Takes an issue through CI and an approving critic to merged. */
-async function mergeFirst(loop: Loop, files: Record<string, string>) {
-  const first = await firstPush(loop, files, "First change");
-  await critic(loop, first.number, [report("APPROVE", "Fine.")]);
-  await until(loop, first.number, (v) => v.state === "merged");
-  return first;
-}
 
 const shaOfMain = (loop: Loop) => loop.forge.getBranchHead("main");
 

@@ -4,7 +4,8 @@
  */
 
 import { queueReviewRun } from "../../../src/agents/review-run.ts";
-import { checkHead, readCi } from "../../../src/ci/gate.ts";
+import { readCi } from "../../../src/ci/gate.ts";
+import { readHeadMove } from "../../../src/ci/head-move.ts";
 import { applyCriticReport, WORKER_CRITIC } from "../../../src/critic/apply.ts";
 import { runCritic } from "../../../src/critic/critic.ts";
 import { criticLedger, savedReport } from "../../../src/critic/ledger.ts";
@@ -60,8 +61,10 @@ export const REVIEW_DELIVERERS: Deliverers = {
     if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
     const { project, poster } = await posterOf(ctx);
     const { forge } = poster;
-    // The critic reviews the commit CI passed, and only while the branch is still there.
-    const moved = issue.headSha && (await checkHead(forge, issue.number, issue.headSha));
+    // The critic reviews the commit CI passed, and only while the branch is still there; a branch the forge
+    // updated from the base for an earlier attempt, which died before recording it, goes through CI again.
+    const base = project.settings.defaultBranch;
+    const moved = issue.headSha && (await readHeadMove(forge, issue.number, issue.headSha, base));
     if (moved) return moved;
     // A head behind or in conflict with the base is brought up to date first; the critic reviews that one.
     const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha));
@@ -102,6 +105,11 @@ export const REVIEW_DELIVERERS: Deliverers = {
       if (moved) throw new EffectDropped(moved);
       // The base may have moved since the review: up to date first, and the new head is reviewed again.
       if (issue.headSha) {
+        // An update of an earlier attempt that died before recording it: reviewed again, not merged stale.
+        // Anything else moving the head is the forge's to refuse (the merge pins the head).
+        const base = registered.settings.defaultBranch;
+        const moved = await readHeadMove(forge, issue.number, issue.headSha, base);
+        if (moved?.type === "branch_updated") return moved;
         const stale = await keepCurrent(forge, prNumber, issue.headSha);
         if (stale) return stale;
       }

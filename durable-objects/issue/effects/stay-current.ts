@@ -33,8 +33,8 @@ export async function keepCurrent(
       return { type: "conflict", files: step.files };
     case "update_branch": {
       if ((await forge.updateBranch(pr, headSha)) === "conflict") return { type: "conflict", files: [] };
-      // Gitea and Forgejo update at once; GitHub a moment later. Waited for here, in this attempt: a later
-      // attempt would find the branch moved and could not tell the forge's update from someone's push.
+      // Gitea and Forgejo update at once; GitHub a moment later. An attempt that dies before seeing it leaves
+      // it to the next, whose head check tells the update from a push by its parents (src/ci/head-move.ts).
       for (let read = 0; read < UPDATE_READS; read++) {
         const updated = (await forge.getPullRequest(pr)).headSha;
         if (updated !== headSha) return { type: "branch_updated", headSha: updated };

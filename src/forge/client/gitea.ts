@@ -45,6 +45,7 @@ export class GiteaClient extends RepoClient {
   // Newest created first is Gitea's only order.
   protected readonly byCreation = {};
   protected readonly branchHead = giteaBranch;
+  protected readonly commitPath = "git/commits";
   protected readonly reviewComment = giteaReviewComment;
   protected mergeabilityOf(pull: PullMergeState): Mergeability {
     return giteaMergeability({

@@ -38,6 +38,7 @@ export class GitHubClient extends RepoClient {
   protected readonly byUpdate = { sort: "updated", direction: "asc" };
   protected readonly byCreation = { sort: "created", direction: "desc" };
   protected readonly branchHead = githubBranch;
+  protected readonly commitPath = "commits";
   protected readonly reviewComment = githubReviewComment;
   protected mergeabilityOf(pull: PullMergeState): Mergeability {
     return githubMergeability(pull.mergeable, pull.mergeable_state ?? null);

@@ -10,6 +10,7 @@ import { collectPages, hasNextPage, listByUpdate } from "./pagination.ts";
 import {
   changedFile,
   comment,
+  commitParents,
   issue,
   listedPullRequest,
   login,
@@ -121,6 +122,15 @@ export abstract class RepoClient implements ForgeClient<Plain> {
       throw error;
     }
   }
+
+  getCommitParents(sha: string): Promise<string[]> {
+    return this.http.json(
+      { method: "GET", path: `${this.repo}/${this.commitPath}/${encodeURIComponent(sha)}` },
+      commitParents,
+    );
+  }
+  /** Where a single commit is read below the repository: GitHub `commits`, Gitea `git/commits`. */
+  protected abstract readonly commitPath: string;
 
   readDirectory(dir: string, ref: string, maxFiles: number): Promise<Map<string, string>> {
     return readDirectory(this.http, this.repo, dir, ref, maxFiles);

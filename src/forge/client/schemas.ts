@@ -310,6 +310,10 @@ const sha = z.string().regex(/^[0-9a-f]{40,64}$/);
 export const githubBranch = z.object({ commit: z.object({ sha }) }).transform((raw) => raw.commit.sha);
 /** Gitea's Branch: its `commit` is a PayloadCommit (`commit.id`). */
 export const giteaBranch = z.object({ commit: z.object({ id: sha }) }).transform((raw) => raw.commit.id);
+/** A commit's parents, first first: GitHub's `GET /commits/{ref}` and Gitea's `GET /git/commits/{sha}` alike. */
+export const commitParents = z
+  .object({ parents: z.array(z.object({ sha })).nullable() })
+  .transform((raw) => (raw.parents ?? []).map((parent) => parent.sha));
 
 /** GitHub's `GET /commits/{ref}/check-runs`. */
 export const githubCheckRuns = z

@@ -295,6 +295,8 @@ export interface ForgeClient<T extends Texts = Posted> {
   rerunFailedJobs(suiteId: number): Promise<number>;
   /** The commit a branch points at; null when the branch does not exist. */
   getBranchHead(branch: string): Promise<string | null>;
+  /** The parents of commit `sha`, first parent first (a merge commit has two). */
+  getCommitParents(sha: string): Promise<string[]>;
   /**
    * The files directly in `dir` at `ref` (path → text), in path order; past the first `maxFiles` their paths
    * only (empty text). A missing directory is an empty map.

@@ -19,6 +19,7 @@ import {
 import {
   changedFile,
   comment,
+  commitParents,
   giteaBranch,
   giteaCombinedStatus,
   giteaReviewComment,
@@ -71,6 +72,7 @@ const GITHUB_READS: Record<string, Read[]> = {
   "GET /repos/{owner}/{repo}/commits/{ref}/status": [{ schema: githubCombinedStatus }],
   "GET /repos/{owner}/{repo}/commits/{ref}/check-runs": [{ schema: githubCheckRuns }],
   "GET /repos/{owner}/{repo}/commits/{ref}/check-suites": [{ schema: githubCheckSuites }],
+  "GET /repos/{owner}/{repo}/commits/{ref}": [{ schema: commitParents }],
   "POST /repos/{owner}/{repo}/hooks": [{ schema: withId }],
   "GET /repos/{owner}/{repo}": [{ schema: githubMergeMethods }],
   "GET /repos/{owner}/{repo}/branches/{branch}/protection": [{ schema: githubProtection }],
@@ -94,6 +96,7 @@ const GITEA_READS: Record<string, Read[]> = {
   "GET /repos/{owner}/{repo}/collaborators/{collaborator}/permission": [{ schema: permission }],
   "GET /repos/{owner}/{repo}/branches/{branch}": [{ schema: giteaBranch }, { schema: giteaBranchProtection }],
   "GET /repos/{owner}/{repo}/commits/{ref}/status": [{ schema: giteaCombinedStatus }],
+  "GET /repos/{owner}/{repo}/git/commits/{sha}": [{ schema: commitParents }],
   "GET /repos/{owner}/{repo}": [{ schema: giteaMergeMethods }],
   "GET /repos/{owner}/{repo}/branch_protections/{name}": [{ schema: giteaProtection }],
 };
@@ -210,6 +213,7 @@ describe("the local forge answers with the documented shapes", () => {
         `/repos/${REPO}/issues/${ids.issue}/comments`,
       ],
       ["GET /repos/{owner}/{repo}/pulls/{pull_number}", `/repos/${REPO}/pulls/${ids.pull}`],
+      ["GET /repos/{owner}/{repo}/commits/{ref}", `/repos/${REPO}/commits/${ids.sha}`],
       ["GET /repos/{owner}/{repo}/branches/{branch}/protection", `/repos/${REPO}/branches/main/protection`],
       ["GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", `/repos/${REPO}/pulls/${ids.pull}/reviews`],
       [
@@ -236,6 +240,7 @@ describe("the local forge answers with the documented shapes", () => {
         `/repos/${REPO}/collaborators/conveyor/permission`,
       ],
       ["GET /repos/{owner}/{repo}/branches/{branch}", `/repos/${REPO}/branches/main`],
+      ["GET /repos/{owner}/{repo}/git/commits/{sha}", `/repos/${REPO}/git/commits/${ids.sha}`],
       ["GET /repos/{owner}/{repo}", `/repos/${REPO}`],
       ["GET /repos/{owner}/{repo}/branch_protections/{name}", `/repos/${REPO}/branch_protections/main`],
       ["GET /user", "/user"],

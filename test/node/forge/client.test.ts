@@ -346,6 +346,26 @@ describe("the production Forgejo client against the local forge", () => {
     expect((await conveyor.getPullRequest(conflicting.number)).headSha).toBe(conflicting.headSha);
   });
 
+  it.each(["forgejo", "github"] as const)(
+    "getCommitParents (%s paths): a commit's parents, first first; a merge's two",
+    async (kind) => {
+      const client = createForgeClient({
+        forge: kind,
+        apiUrl: forge.apiUrl,
+        repo: REPO,
+        token: conveyorToken,
+        maxAttempts: 1,
+      });
+      const pull = await openPull(`parents-${kind}`, { [`parents-${kind}.txt`]: "x\n" });
+      const before = await conveyor.getBranchHead("main");
+      await conveyor.mergePullRequest(pull.number, { method: "merge" });
+      const merge = (await conveyor.getBranchHead("main")) ?? "";
+      expect(await client.getCommitParents(merge)).toEqual([before, pull.headSha]);
+      expect(await client.getCommitParents(pull.headSha)).toHaveLength(1);
+      await expect(client.getCommitParents("0".repeat(40))).rejects.toBeInstanceOf(ForgeHttpError);
+    },
+  );
+
   it("closeIssue", async () => {
     const { number } = await conveyor.createIssue({ title: "Done", body: "", labels: [] });
 

@@ -21,6 +21,8 @@ export interface Forge {
   reposDir: string;
   /** Per repository (`owner/name`, lowercased): how long a merge's answer waits after the merge is done. */
   slowMerges: Map<string, number>;
+  /** Per repository (lowercased): how many more pull request updates are done but answered 502, as lost. */
+  lostUpdates: Map<string, number>;
   /** Per repository (lowercased): for how many reads a pull request is re-checked after its head or base moved. */
   mergeChecks: Map<string, number>;
   /** ETags, 304s and what each request costs. */

@@ -83,6 +83,11 @@ export interface LocalForge {
    */
   slowMergeAnswers(repo: string, ms: number): void;
   /**
+   * The next `count` pull request updates in `repo` are done (and their webhooks sent), but answered 502, as
+   * a gateway answers when the forge behind it acted and its answer was lost.
+   */
+  loseUpdateAnswers(repo: string, count: number): void;
+  /**
    * After a pull request's head or base moves, `repo` re-checks it as Gitea does in the background: its next
    * `reads` reads answer `mergeable: false`, and merges meanwhile are refused. 0 (the default) checks at once.
    */
@@ -155,6 +160,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     locks: new KeyedLock(),
     reposDir,
     slowMerges: new Map(),
+    lostUpdates: new Map(),
     mergeChecks: new Map(),
     budget: new ApiBudget(),
     listings: new Listings(),
@@ -213,6 +219,9 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     spendRateLimit: (login, used) => forge?.budget.spend(login, used),
     redeliver: (deliveryId) => hooks.redeliver(deliveryId),
     ciRuns: () => store.state.ciRuns,
+    loseUpdateAnswers(repo, count) {
+      forge?.lostUpdates.set(fullName(requireRepo(store, repo)).toLowerCase(), count);
+    },
     slowMergeAnswers(repo, ms) {
       const key = fullName(requireRepo(store, repo)).toLowerCase();
       if (ms > 0) forge?.slowMerges.set(key, ms);

@@ -61,6 +61,7 @@ const schemas = {
   rateLimit: z.object({ login: z.string(), used: z.number().int().min(0) }),
   slowMerges: z.object({ repo: z.string(), ms: z.number().int().min(0) }),
   mergeChecks: z.object({ repo: z.string(), reads: z.number().int().min(0) }),
+  lostUpdates: z.object({ repo: z.string(), count: z.number().int().min(0) }),
   refuseWrites: z.object({
     repo: z.string(),
     count: z.number().int().min(0),
@@ -148,6 +149,11 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
     "refuse-writes": async (body) => {
       const { repo, count, retryAfterSeconds } = schemas.refuseWrites.parse(body);
       forge.refuseWrites(repo, count, retryAfterSeconds);
+      return { ok: true };
+    },
+    "lose-update-answers": async (body) => {
+      const { repo, count } = schemas.lostUpdates.parse(body);
+      forge.loseUpdateAnswers(repo, count);
       return { ok: true };
     },
     "merge-checks": async (body) => {

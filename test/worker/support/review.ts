@@ -137,6 +137,14 @@ export async function firstPush(
   return { number, sha };
 }
 
+/** Takes an issue through CI and an approving critic to merged: the base moves under the others. */
+export async function mergeFirst(loop: Loop, files: Record<string, string>) {
+  const first = await firstPush(loop, files, "First change");
+  await critic(loop, first.number, [report("APPROVE", "Fine.")]);
+  await until(loop, first.number, (v) => v.state === "merged");
+  return first;
+}
+
 /** Issue `number` queued, its first session run, and its branch pushed at `sha`: it waits for CI. */
 export async function firstSession(loop: Loop, number: number, sha: string) {
   await send(loop, number, { type: "triage", blockers: [] });

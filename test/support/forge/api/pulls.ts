@@ -231,5 +231,11 @@ async function mergeAndAnswer(ctx: RepoContext, request: MergeRequest) {
 /** Gitea's `POST /pulls/{index}/update`: the base merged into the head (see `updatePullBranch`). */
 export async function updateBranch(ctx: RepoContext): Promise<Reply> {
   await updatePullBranch(ctx.forge, ctx.repo, pullParam(ctx), ctx.doer, ctx.mode);
+  const key = fullName(ctx.repo).toLowerCase();
+  const lost = ctx.forge.lostUpdates.get(key) ?? 0;
+  if (lost > 0) {
+    ctx.forge.lostUpdates.set(key, lost - 1);
+    throw new ApiError(502, "Bad Gateway");
+  }
   return { status: 200 };
 }

@@ -8,6 +8,7 @@ import {
   updateCheckRun,
 } from "./checks.ts";
 import { createComment, listComments } from "./comments.ts";
+import { getCommit } from "./commits.ts";
 import { getContents } from "./contents.ts";
 import { createHook, deleteHook, listHooks } from "./hooks.ts";
 import { createIssue, editIssue, getIssue, listIssues } from "./issues.ts";
@@ -95,6 +96,8 @@ export const ROUTES: Route[] = [
   repoRoute("GET", "/statuses/{sha}", listCommitStatuses),
   repoRoute("POST", "/statuses/{sha}", createCommitStatus),
   repoRoute("GET", "/commits/{ref}/status", combinedStatus),
+  // A commit and its parents: Gitea's git data route, and GitHub's (matched after the longer routes above).
+  repoRoute("GET", "/git/commits/{sha}", getCommit),
   // Before the branch itself: a branch name takes the rest of the path.
   repoRoute("GET", "/branches/{branch}/protection", getGithubProtection),
   repoRoute("PUT", "/branches/{branch}/protection", putGithubProtection),
@@ -111,6 +114,7 @@ export const ROUTES: Route[] = [
   repoRoute("POST", "/check-suites", createCheckSuite),
   repoRoute("GET", "/commits/{ref}/check-runs", listCheckRuns),
   repoRoute("GET", "/commits/{ref}/check-suites", listCheckSuites),
+  repoRoute("GET", "/commits/{ref}", getCommit),
   repoRoute("GET", "/actions/runs", listWorkflowRuns),
   repoRoute("POST", "/actions/runs/{run_id}/rerun-failed-jobs", rerunFailedJobs),
 
