@@ -128,10 +128,12 @@ export async function runScenario(demo: Demo, options: DriveOptions): Promise<Sc
       run.reviews.push({ number: issue.number, at: Date.now(), text: issue.review.body });
       unrevised.add(issue.number);
     }
-    // The maintainer reads the escalation's triage first: its diagnosis and proposed step, posted on the issue.
+    // The maintainer reads the escalation's triage first: its diagnosis and proposed step, on the issue. The
+    // issue's object records the proposal before its comment reaches the forge: the comment is what is read.
     for (const [number, { text, since }] of toAnswer) {
       const { proposal } = await issueOf(demo, number);
-      if (!proposal && Date.now() - since < TRIAGE_WAIT_MS) continue;
+      const read = proposal && (await triagePosted(maintainer, number));
+      if (!read && Date.now() - since < TRIAGE_WAIT_MS) continue;
       toAnswer.delete(number);
       if (proposal)
         progress.note(`triage of #${number} proposes: ${proposal.step.kind} (${proposal.diagnosis})`);
@@ -240,6 +242,12 @@ function replyTo(number: number, replies: Reply[], replyToAny: boolean): string 
 function approvalOf(number: number, approvals: Reply[]): string | undefined {
   if (approvals.filter((a) => a.number === number).length >= MAX_APPROVALS) return undefined;
   return ISSUES.find((i) => i.number === number)?.approval;
+}
+
+/** Whether the triage's comment is on the issue (`proposalComment`'s opening words, src/domain/escalation.ts). */
+async function triagePosted(maintainer: ReturnType<Demo["sample"]["client"]>, number: number) {
+  const comments = await maintainer.listComments(number);
+  return comments.some((comment) => comment.body.startsWith("**Triage of this escalation.**"));
 }
 
 const issueSchema = z.object({

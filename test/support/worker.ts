@@ -48,6 +48,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
+const ADDRESS_IN_USE = /Address already in use/;
+const PORT_ATTEMPTS = 3;
+
+/** wrangler dev could not bind its port or its inspector's. */
+class PortTaken extends Error {
+  constructor(output: string) {
+    super(`wrangler dev exited: ${output}`);
+  }
+}
+
 export async function startLocalWorker(
   options: {
     port?: number;
@@ -65,8 +75,6 @@ export async function startLocalWorker(
   const owned = options.stateDir === undefined;
   const stateDir =
     options.stateDir ?? (await mkdtemp(join(options.stateParent ?? tmpdir(), "conveyor-worker-")));
-  const port = options.port ?? (await freePort());
-  const inspectorPort = await freePort();
   const env = { ...process.env, ...OFFLINE, CI: "true" };
   const d1 = (...args: string[]) =>
     promisify(execFile)(
@@ -89,53 +97,69 @@ export async function startLocalWorker(
   const envFile = join(envDir, "vars.env");
   await writeFile(envFile, envFileText(vars), { mode: 0o600 });
   const log = options.logFile ? createWriteStream(options.logFile, { flags: "a", mode: 0o600 }) : null;
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      ...WRANGLER,
-      "dev",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      // Else every instance probes from 9229, and instances starting together collide.
-      "--inspector-port",
-      String(inspectorPort),
-      "--persist-to",
-      stateDir,
-      "--show-interactive-dev-session=false",
-      "--log-level",
-      "warn",
-      "--env-file",
-      envFile,
-    ],
-    { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
-  let output = "";
-  const collect = (data: Buffer) => {
-    output += data;
-    log?.write(data);
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited: ${output}`);
-    const ok = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
+  const launch = async (port: number, inspectorPort: number) => {
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [
+        ...WRANGLER,
+        "dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        // Else every instance probes from 9229, and instances starting together collide.
+        "--inspector-port",
+        String(inspectorPort),
+        "--persist-to",
+        stateDir,
+        "--show-interactive-dev-session=false",
+        "--log-level",
+        "warn",
+        "--env-file",
+        envFile,
+      ],
+      { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
     );
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`wrangler dev did not start: ${output}`);
-    await new Promise((r) => setTimeout(r, 200));
+    const started = { child, port, inspectorPort, url: `http://127.0.0.1:${port}`, output: "" };
+    const collect = (data: Buffer) => {
+      started.output += data;
+      log?.write(data);
+    };
+    child.stdout?.on("data", collect);
+    child.stderr?.on("data", collect);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null) {
+        if (ADDRESS_IN_USE.test(started.output)) throw new PortTaken(started.output);
+        throw new Error(`wrangler dev exited: ${started.output}`);
+      }
+      const ok = await fetch(`${started.url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) return started;
+      if (Date.now() > deadline) throw new Error(`wrangler dev did not start: ${started.output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+  // A free port is free when asked, not when wrangler binds it: another process may take it in between.
+  // Taken, the next free ones are tried; a port the caller chose is its own to keep.
+  let worker: Awaited<ReturnType<typeof launch>> | undefined;
+  for (let attempt = 1; !worker; attempt++) {
+    try {
+      worker = await launch(options.port ?? (await freePort()), await freePort());
+    } catch (error) {
+      if (!(error instanceof PortTaken) || options.port !== undefined || attempt === PORT_ATTEMPTS)
+        throw error;
+    }
   }
+  const { child, url, inspectorPort } = worker;
   return {
     url,
     stateDir,
     pid: child.pid,
     inspectorPort,
-    logs: () => output,
+    logs: () => worker.output,
     stop: async () => {
       if (child.exitCode === null && child.pid) {
         const exited = new Promise((r) => child.once("exit", r));
