@@ -1,6 +1,7 @@
 /**
  * Starts the real Worker locally the way `npm run dev` does (wrangler dev, local D1 migrated first, local
- * Durable Objects), in its own state directory, for Node tests, benchmarks and the demo.
+ * Durable Objects), in its own state directory, for Node tests, benchmarks and the demo. The migrations run
+ * once per set of them (worker-d1.ts).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
@@ -9,6 +10,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { migratedD1 } from "./worker-d1.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 // Run by this process's Node (≥ 22 under npm), whatever `node` the PATH would pick.
@@ -76,18 +78,18 @@ export async function startLocalWorker(
   const stateDir =
     options.stateDir ?? (await mkdtemp(join(options.stateParent ?? tmpdir(), "conveyor-worker-")));
   const env = { ...process.env, ...OFFLINE, CI: "true" };
-  const d1 = (...args: string[]) =>
+  const d1 = (dir: string, ...args: string[]) =>
     promisify(execFile)(
       process.execPath,
-      [...WRANGLER, "d1", ...args, "DB", "--local", "--persist-to", stateDir],
+      [...WRANGLER, "d1", ...args, "DB", "--local", "--persist-to", dir],
       {
         cwd: ROOT,
         env,
         maxBuffer: 64 * 1024 * 1024,
       },
     );
-  await d1("migrations", "apply");
-  if (options.seedSql) await d1("execute", "--file", options.seedSql);
+  await migratedD1(stateDir, (dir) => d1(dir, "migrations", "apply"));
+  if (options.seedSql) await d1(stateDir, "execute", "--file", options.seedSql);
   const vars = {
     CONVEYOR_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     CONVEYOR_SECRETS_KEY: TEST_SECRETS_KEY,
