@@ -22,6 +22,16 @@ import {
 const applied = (view: { history: { outcome: string; event: string; to: string }[] }) =>
   view.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`);
 
+/** The issue once it waits for the human again after recording an update, or once it escalated. */
+const heldAfterUpdate = (loop: Loop, number: number) =>
+  until(
+    loop,
+    number,
+    (v) =>
+      v.state === "escalated" ||
+      (v.state === "awaiting_approval" && v.history.some((h) => h.event === "branch_updated")),
+  );
+
 /** Another issue merged: the base moves under the others. The base's head after it. */
 async function baseMoved(loop: Loop) {
   await mergeFirst(loop, { "a.txt": "a\n" });
@@ -69,13 +79,7 @@ describe("a branch found moved by the review or the merge", () => {
     await critic(loop, second.number, [report("APPROVE", "Fine again.")]);
     await send(loop, second.number, { type: "human_approval", by: "alice" });
 
-    const held = await until(
-      loop,
-      second.number,
-      (v) =>
-        v.state === "escalated" ||
-        (v.state === "awaiting_approval" && v.history.some((h) => h.event === "branch_updated")),
-    );
+    const held = await heldAfterUpdate(loop, second.number);
     expect(held.state, held.reason ?? "").toBe("awaiting_approval");
     expect(applied(held)).toContain("branch_updated>awaiting_ci");
     expect(held.updates).toBe(1);
@@ -91,13 +95,7 @@ describe("a branch found moved by the review or the merge", () => {
     await critic(loop, second.number, [report("APPROVE", "Fine again.")]);
     await send(loop, second.number, { type: "human_approval", by: "alice" });
 
-    const held = await until(
-      loop,
-      second.number,
-      (v) =>
-        v.state === "escalated" ||
-        (v.state === "awaiting_approval" && v.history.some((h) => h.event === "branch_updated")),
-    );
+    const held = await heldAfterUpdate(loop, second.number);
     expect(held.state, held.reason ?? "").toBe("awaiting_approval");
     expect(held.headSha).toBe(merged);
     await expectForgeUpdate(loop, merged, second.sha, base);
