@@ -1,7 +1,7 @@
 import { existsSync, lstatSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { GitError, git } from "../../../runner/git/exec.ts";
 import { PushRefusedError, PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
 import { running } from "../runner/support/processes.ts";
@@ -16,9 +16,18 @@ let upstream: Upstream;
 let server: GitHttpServer;
 let remoteUrl = "";
 
+let template: { root: string; upstream: Upstream };
+
+beforeAll(async () => {
+  const templateRoot = await tempDir("workspace-template");
+  template = { root: templateRoot, upstream: await Upstream.create(templateRoot) };
+});
+
+afterAll(() => rm(template.root, { recursive: true, force: true }));
+
 beforeEach(async () => {
   root = await tempDir("workspace");
-  upstream = await Upstream.create(root);
+  upstream = await template.upstream.copyTo(root);
   server = await startGitHttpServer(root, USERNAME, TOKEN);
   remoteUrl = server.url("upstream.git");
 });
