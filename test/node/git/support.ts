@@ -38,10 +38,7 @@ export class Upstream {
     return upstream;
   }
 
-  /**
-   * The same repositories copied under `root`: for a file whose every test starts from a fresh upstream,
-   * one `create` in `beforeAll` and a copy per test spare each test the dozen git processes of building it.
-   */
+  /** The same repositories copied under `root` (see `upstreamTemplate`). */
   async copyTo(root: string, name = "upstream"): Promise<Upstream> {
     const path = join(root, `${name}.git`);
     const clone = join(root, `${name}-clone`);

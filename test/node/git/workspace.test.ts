@@ -1,11 +1,12 @@
 import { existsSync, lstatSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitError, git } from "../../../runner/git/exec.ts";
 import { PushRefusedError, PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
 import { running } from "../runner/support/processes.ts";
-import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "./support.ts";
+import { type GitHttpServer, startGitHttpServer, tempDir, type Upstream } from "./support.ts";
+import { upstreamTemplate } from "./upstream-template.ts";
 
 const USERNAME = "conveyor-bot";
 const TOKEN = "tok-7f3a9c1e5b2d4680";
@@ -16,18 +17,11 @@ let upstream: Upstream;
 let server: GitHttpServer;
 let remoteUrl = "";
 
-let template: { root: string; upstream: Upstream };
-
-beforeAll(async () => {
-  const templateRoot = await tempDir("workspace-template");
-  template = { root: templateRoot, upstream: await Upstream.create(templateRoot) };
-});
-
-afterAll(() => rm(template.root, { recursive: true, force: true }));
+const template = upstreamTemplate();
 
 beforeEach(async () => {
   root = await tempDir("workspace");
-  upstream = await template.upstream.copyTo(root);
+  upstream = await template.copyTo(root);
   server = await startGitHttpServer(root, USERNAME, TOKEN);
   remoteUrl = server.url("upstream.git");
 });
