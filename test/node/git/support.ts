@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -36,6 +36,17 @@ export class Upstream {
     await upstream.commit({ "src/a.txt": "a\n" }, "add a");
     await upstream.commit({ "src/b.txt": "b\n" }, "add b");
     return upstream;
+  }
+
+  /** The same repositories copied under `root` (see `upstreamTemplate`). */
+  async copyTo(root: string, name = "upstream"): Promise<Upstream> {
+    const path = join(root, `${name}.git`);
+    const clone = join(root, `${name}-clone`);
+    await Promise.all([
+      cp(this.path, path, { recursive: true }),
+      cp(this.#clone, clone, { recursive: true }),
+    ]);
+    return new Upstream(path, clone);
   }
 
   /** Commits the files on `main` and pushes; returns the new sha. */

@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitError, git } from "../../../runner/git/exec.ts";
 import { PushRefusedError, PushRejectedError, Workspace } from "../../../runner/git/workspace.ts";
 import { running } from "../runner/support/processes.ts";
-import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "./support.ts";
+import { type GitHttpServer, startGitHttpServer, tempDir, type Upstream } from "./support.ts";
+import { upstreamTemplate } from "./upstream-template.ts";
 
 const USERNAME = "conveyor-bot";
 const TOKEN = "tok-7f3a9c1e5b2d4680";
@@ -16,9 +17,11 @@ let upstream: Upstream;
 let server: GitHttpServer;
 let remoteUrl = "";
 
+const template = upstreamTemplate();
+
 beforeEach(async () => {
   root = await tempDir("workspace");
-  upstream = await Upstream.create(root);
+  upstream = await template.copyTo(root);
   server = await startGitHttpServer(root, USERNAME, TOKEN);
   remoteUrl = server.url("upstream.git");
 });

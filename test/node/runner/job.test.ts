@@ -6,7 +6,8 @@ import { type Script, ScriptedDriver } from "../../../runner/drivers/scripted.ts
 import { git } from "../../../runner/git/exec.ts";
 import { runJob } from "../../../runner/job.ts";
 import type { Claim } from "../../../src/runner-api/contract.ts";
-import { tempDir, Upstream } from "../git/support.ts";
+import { tempDir, type Upstream } from "../git/support.ts";
+import { upstreamTemplate } from "../git/upstream-template.ts";
 import { jobContext, makeJob, type TestContext, testSandbox } from "./support/context.ts";
 import { FakeWorker } from "./support/fake-worker.ts";
 import { running } from "./support/processes.ts";
@@ -16,9 +17,11 @@ let upstream: Upstream;
 let worker: FakeWorker;
 let cloneUrl = "";
 
+const template = upstreamTemplate();
+
 beforeEach(async () => {
   root = await tempDir("runner-job");
-  upstream = await Upstream.create(root);
+  upstream = await template.copyTo(root);
   cloneUrl = `file://${upstream.path}`;
   worker = await FakeWorker.start();
 });

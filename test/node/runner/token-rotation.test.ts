@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Script } from "../../../runner/drivers/scripted.ts";
 import { type LocalWorker, startLocalWorker } from "../../support/worker.ts";
 import { type GitHttpServer, startGitHttpServer, tempDir, Upstream } from "../git/support.ts";
-import { logLines } from "./support/observe.ts";
+import { logLines, until } from "./support/observe.ts";
 import { Operator, writeRunnerConfig } from "./support/operator.ts";
 import { type RunnerProcess, startRunner } from "./support/runner-process.ts";
 
@@ -78,8 +78,9 @@ it("rotates its token before expiry, stores it, and keeps working long after the
   }
   const registeredAt = Date.now();
   // Rotations are due after half the lifetime; wait past the first token's expiry and a second rotation.
-  await new Promise((resolve) => setTimeout(resolve, (TTL_SECONDS + 3) * 1000));
-  const rotations = logLines(runner).filter((line) => line.msg === "runner token rotated");
+  const rotated = () => logLines(runner).filter((line) => line.msg === "runner token rotated");
+  await until(() => rotated().length >= 2 && Date.now() > registeredAt + TTL_SECONDS * 1000, 30_000);
+  const rotations = rotated();
   expect(rotations.length).toBeGreaterThanOrEqual(2);
   expect(Date.now()).toBeGreaterThan(registeredAt + TTL_SECONDS * 1000);
 
