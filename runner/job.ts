@@ -248,7 +248,9 @@ async function session(ctx: JobContext, job: Job, run: SessionRun): Promise<Repo
   await run.beforePush();
   const headSha = await workspace.push(ref, { branch: job.branch, lease: job.headSha });
   log.info("pushed", { branch: worktree.branch, headSha });
-  await reporter.event({ kind: "pushed", branch: worktree.branch, headSha });
+  // Not waited for: it would wait for the runner's next report (up to a second, the slot held); the job's
+  // last word sends what is queued at once, this first.
+  void reporter.event({ kind: "pushed", branch: worktree.branch, headSha });
   return { ...base, headSha };
 }
 
