@@ -1,11 +1,6 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createForgeClient,
-  type ForgeClient,
-  ForgeHttpError,
-  type Plain,
-} from "../../../src/forge/client/index.ts";
+import { type ForgeClient, ForgeHttpError, type Plain } from "../../../src/forge/client/index.ts";
 import type { LocalForge } from "../../support/forge/index.ts";
 import { api, apiGet, Checkout, clientFor, startForge } from "./harness.ts";
 
@@ -252,13 +247,7 @@ describe("the production Forgejo client against the local forge", () => {
   it.each(["forgejo", "github"] as const)(
     "deleteBranch (%s paths) removes a merged branch; deleting it again succeeds; the default branch stays",
     async (kind) => {
-      const client = createForgeClient({
-        forge: kind,
-        apiUrl: forge.apiUrl,
-        repo: REPO,
-        token: conveyorToken,
-        maxAttempts: 1,
-      });
+      const client = clientFor(forge, conveyorToken, REPO, kind);
       const pull = await openPull(`conveyor/gone-${kind}`, { [`gone-${kind}.txt`]: "x\n" });
       await conveyor.mergePullRequest(pull.number, { method: "merge" });
       expect(await conveyor.getBranchHead(`conveyor/gone-${kind}`)).toBe(pull.headSha);
@@ -349,13 +338,7 @@ describe("the production Forgejo client against the local forge", () => {
   it.each(["forgejo", "github"] as const)(
     "getCommitParents (%s paths): a commit's parents, first first; a merge's two",
     async (kind) => {
-      const client = createForgeClient({
-        forge: kind,
-        apiUrl: forge.apiUrl,
-        repo: REPO,
-        token: conveyorToken,
-        maxAttempts: 1,
-      });
+      const client = clientFor(forge, conveyorToken, REPO, kind);
       const pull = await openPull(`parents-${kind}`, { [`parents-${kind}.txt`]: "x\n" });
       const before = await conveyor.getBranchHead("main");
       await conveyor.mergePullRequest(pull.number, { method: "merge" });

@@ -32,8 +32,14 @@ export async function startForge(
 }
 
 /** The production client, as Conveyor's Worker creates it for a Forgejo project. */
-export function clientFor(forge: LocalForge, token: string, repo: string): ForgeClient<Plain> {
-  return createForgeClient({ forge: "forgejo", apiUrl: forge.apiUrl, repo, token, maxAttempts: 1 });
+/** `kind`: whose API paths the client takes (the local forge serves Forgejo's and GitHub's). */
+export function clientFor(
+  forge: LocalForge,
+  token: string,
+  repo: string,
+  kind: "forgejo" | "github" = "forgejo",
+): ForgeClient<Plain> {
+  return createForgeClient({ forge: kind, apiUrl: forge.apiUrl, repo, token, maxAttempts: 1 });
 }
 
 const HUMAN = identityEnv({ name: "Dev Eloper", email: "dev@example.test" });
