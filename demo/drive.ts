@@ -5,6 +5,7 @@
  */
 
 import { z } from "zod";
+import { TRIAGE_HEADING } from "../src/domain/escalation.ts";
 import { ACTION_LABEL } from "../src/formulas/formula.ts";
 import { FactoryAgents } from "./agents.ts";
 import type { Transition } from "./local-d1.ts";
@@ -244,10 +245,10 @@ function approvalOf(number: number, approvals: Reply[]): string | undefined {
   return ISSUES.find((i) => i.number === number)?.approval;
 }
 
-/** Whether the triage's comment is on the issue (`proposalComment`'s opening words, src/domain/escalation.ts). */
+/** Whether the triage's comment is on the issue. */
 async function triagePosted(maintainer: ReturnType<Demo["sample"]["client"]>, number: number) {
   const comments = await maintainer.listComments(number);
-  return comments.some((comment) => comment.body.startsWith("**Triage of this escalation.**"));
+  return comments.some((comment) => comment.body.startsWith(TRIAGE_HEADING));
 }
 
 const issueSchema = z.object({

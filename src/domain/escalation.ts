@@ -194,12 +194,15 @@ const STEP_NAMES: Record<StepKind, string> = {
   abandon: "abandon the issue",
 };
 
+/** How the proposal's comment opens: what a reader (the demo's maintainer) knows it by. */
+export const TRIAGE_HEADING = "**Triage of this escalation.**";
+
 /** The proposal's comment: Conveyor's account of it and how to accept it, then the agent's own words apart. */
 export function proposalComment(p: Proposal): { body: string; quote: { by: string; text: string } } {
   const accepting = (ACCEPTING[p.step.kind] as (step: ProposedStep) => string)(p.step);
   return {
     body: [
-      `**Triage of this escalation.** Proposed next step: **${STEP_NAMES[p.step.kind]}**.`,
+      `${TRIAGE_HEADING} Proposed next step: **${STEP_NAMES[p.step.kind]}**.`,
       `A user with write access accepts it by commenting \`/conveyor accept\`: ${accepting}. Otherwise reply here, or comment \`/conveyor retry\` or \`/conveyor abandon\`, as before.`,
     ].join("\n\n"),
     quote: { by: `The agent \`${p.agent}\` (run \`${p.runId}\`)`, text: proposalText(p) },
