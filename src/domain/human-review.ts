@@ -158,13 +158,15 @@ export function reviewsToHear<R extends ListedReview>(
   reviews: readonly R[],
   isOwn: (login: string) => boolean,
   since: number,
-): R[] {
+): (R & { state: ReviewVerdict })[] {
   const recent = (review: R) => {
     const stamp = Date.parse(review.submittedAt ?? "");
     return Number.isNaN(stamp) || stamp >= since - REVIEW_STAMP_SLACK_MS;
   };
   return reviews
-    .filter((r) => r.state !== "pending" && r.author !== "" && !isOwn(r.author))
+    .filter(
+      (r): r is R & { state: ReviewVerdict } => r.state !== "pending" && r.author !== "" && !isOwn(r.author),
+    )
     .filter((r) => r.dismissed || r.state === "dismissed" || recent(r))
     .sort((a, b) => a.id - b.id);
 }

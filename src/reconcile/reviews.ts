@@ -53,7 +53,7 @@ export async function reconcileReviews(
     // The object's own state: D1's copy lags it, and an approval means something else in a held merge.
     let state = (await issueStub(env, project.id, entry.number).summary())?.state ?? entry.state;
     for (const { id, state: verdict, author, body, commitId } of fresh) {
-      if (verdict === "pending") continue;
+      if (!LISTENING.has(state)) continue;
       const review = { pullNumber, reviewId: id, state: verdict, author, body, headSha: commitId };
       const issue = { number: entry.number, state };
       const routed = await hearReview(env, project, forge, review, issue, cause, reviewEventId(review, id));
