@@ -56,7 +56,7 @@ export async function routeReview(
 
 /**
  * Sends what one review means to the issue in `state`. Gitea's and Forgejo's webhooks name no review: it is
- * the reviewer's latest submitted one of the verdict the webhook carries; one not found goes under `key`.
+ * read from the forge (`namedReview`); one not found goes under `key`.
  */
 export async function hearReview(
   env: Env,
@@ -72,7 +72,7 @@ export async function hearReview(
   if (sameLogin(author, await conveyorAccount(env, project))) {
     return { kind: "ignored", reason: "Conveyor's own review is no person's word" };
   }
-  const reviewId = review.reviewId ?? (await latestReview(forge, review.pullNumber, author, verdict));
+  const reviewId = review.reviewId ?? (await namedReview(forge, review));
   const id = reviewId === null ? key : reviewEventId(review, reviewId);
   // A dismissal is the forge's own word that a writer (whoever dismissed) lifted the review: obeyed.
   const writer = verdict === "dismissed" || (await canCommand(forge, author));
@@ -111,17 +111,16 @@ async function linesOf(forge: ForgeClient, review: HeardReview, id: number): Pro
     .map((c) => ({ path: c.path, line: c.line, hunk: c.diffHunk, body: c.body }));
 }
 
-async function latestReview(
-  forge: ForgeClient,
-  pull: number,
-  author: string,
-  verdict: ReviewVerdict,
-): Promise<number | null> {
-  const theirs = (await forge.listReviews(pull)).filter(
-    (r) => sameLogin(r.author, author) && r.state === verdict,
+/**
+ * The review a Gitea or Forgejo webhook tells of: the reviewer's latest of its verdict whose text is the
+ * webhook's (two in quick succession are told apart), else their latest of its verdict.
+ */
+async function namedReview(forge: ForgeClient, review: HeardReview): Promise<number | null> {
+  const theirs = (await forge.listReviews(review.pullNumber)).filter(
+    (r) => sameLogin(r.author, review.author) && r.state === review.state,
   );
-  return theirs.reduce<number | null>(
-    (latest, r) => (latest === null || r.id > latest ? r.id : latest),
-    null,
-  );
+  const said = theirs.filter((r) => r.body.trim() === review.body.trim());
+  const latest = (reviews: typeof theirs) =>
+    reviews.reduce<number | null>((max, r) => (max === null || r.id > max ? r.id : max), null);
+  return latest(said) ?? latest(theirs);
 }

@@ -42,6 +42,27 @@ describe("reviews reconciled (their webhooks lost)", () => {
     expect(after.history).toEqual(revising.history);
   });
 
+  it("two reviews of one verdict in quick succession are two, by webhook and by cycle: Forgejo's webhooks are told apart by their text", async () => {
+    const loop = await loopProject("cron-two-reviews");
+    const { number, sha } = await firstPush(loop, FILES);
+    const pr = (await until(loop, number, (v) => v.state === "awaiting_review")).prNumber ?? 0;
+    const maintainer = await forgeUser(loop, "maintainer", "write");
+    for (const body of ["Name it parse.", "And keep b private."])
+      await maintainer.createReview(pr, { event: "REQUEST_CHANGES", body });
+    for (const body of ["Name it parse.", "And keep b private."]) {
+      const delivered = await reviewDelivery(loop, pr, {
+        kind: "rejected",
+        by: "maintainer",
+        body,
+        headSha: sha,
+      });
+      expect(await delivered.json()).toEqual({ accepted: true, events: 1 });
+    }
+    expect(await cycle(loop)).toMatchObject({ reviewReads: 1, humanReviews: 0 });
+    const view = await until(loop, number, (v) => v.state === "revising");
+    expect(view.history.filter((h) => h.event === "pr_review")).toHaveLength(2);
+  });
+
   it("a writer's approval no webhook told of answers a merge held for one: it merges at the next cycle", async () => {
     const loop = await loopProject("cron-approval");
     await forgeApi(loop, "POST", "/branch_protections", { rule_name: "main", required_approvals: 1 });
