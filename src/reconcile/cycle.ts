@@ -60,7 +60,9 @@ export async function reconcileCycle(
   const forge = await forges();
   const cause: Cause = { kind: "cron", id: new Date(now).toISOString() };
   const start =
-    cursor.since === null ? { since: firstSince(now), seen: {} } : { ...cursor, since: cursor.since };
+    cursor.since === null
+      ? { since: new Date(now - FIRST_LOOK_BACK_MS).toISOString(), seen: {} }
+      : { ...cursor, since: cursor.since };
   const asked = Date.now();
   const { items: listed, forgeTime, heldAt } = await forge.listUpdatedSince(start.since);
   // The forge's clock less this machine's, as the listing's first page found it (its `Date`).
@@ -101,15 +103,8 @@ export async function reconcileCycle(
   }
   const changedNumbers = new Set(items.map((item) => item.number));
   report.comments += await reconcileReplies(env, project, forge, cause, live, changedNumbers, clockOffset);
-  const heard = await reconcileReviews(
-    env,
-    project,
-    forge,
-    cause,
-    live,
-    changedNumbers,
-    Date.parse(start.since),
-  );
+  const since = Date.parse(start.since);
+  const heard = await reconcileReviews(env, project, forge, cause, live, changedNumbers, since);
   report.reviewReads = heard.read;
   report.humanReviews = heard.heard;
   for (const pull of items.filter((item) => item.isPullRequest && item.state === "closed")) {
@@ -130,8 +125,6 @@ export async function reconcileCycle(
   );
   return { report, cursor: next };
 }
-
-const firstSince = (now: number) => new Date(now - FIRST_LOOK_BACK_MS).toISOString();
 
 type Context = {
   env: Env;
