@@ -78,7 +78,7 @@ export async function hearReview(
   const writer = verdict === "dismissed" || (await canCommand(forge, author));
   if (verdict === "approved" && issue.state === "awaiting_approval" && writer) {
     const approval = { type: "human_approval" as const, by: author, ...(headSha && { headSha }) };
-    return heard(await sendEvent(env, project, issue.number, `${id}:approval`, cause, approval), reviewId);
+    return heard(await sendEvent(env, project, issue.number, `${id}:approval`, cause, approval), id);
   }
   const lines = verdict === "dismissed" || reviewId === null ? [] : await linesOf(forge, review, reviewId);
   const round =
@@ -94,14 +94,12 @@ export async function hearReview(
     round,
     lines: lines.length,
   };
-  return heard(await sendEvent(env, project, issue.number, `${id}:review`, cause, event), reviewId);
+  return heard(await sendEvent(env, project, issue.number, `${id}:review`, cause, event), id);
 }
 
 /** A review the issue already heard (its webhook's copy after a cycle read it, or again) changes nothing. */
-const heard = (result: { duplicate: boolean }, reviewId: number | null): Routed =>
-  result.duplicate
-    ? { kind: "ignored", reason: `review ${reviewId} was already heard` }
-    : { kind: "routed", events: 1 };
+const heard = (result: { duplicate: boolean }, id: string): Routed =>
+  result.duplicate ? { kind: "ignored", reason: `${id} was already heard` } : { kind: "routed", events: 1 };
 
 /** The review's comments on lines, with the hunk each points into. */
 async function linesOf(forge: ForgeClient, review: HeardReview, id: number): Promise<LineComment[]> {
