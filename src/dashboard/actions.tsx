@@ -1,6 +1,7 @@
 /**
- * Approve, reject, retry, abandon: buttons that send lifecycle events, offered only in the states where the
- * lifecycle table accepts them. Reject declines a protected-path merge, which abandons the issue.
+ * Approve, reject, retry, abandon, accept: buttons that send lifecycle events, offered only in the states where
+ * the lifecycle table accepts them. Reject declines a protected-path merge, which abandons the issue; accept
+ * carries out the triage's proposed step, and sits beside the proposal (pages/proposal.tsx).
  */
 import { type EventType, edges, type LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Action } from "./forms.ts";
@@ -11,6 +12,7 @@ const OPERATOR_EVENTS = {
   reject: "abandon",
   retry: "retry",
   abandon: "abandon",
+  accept: "accept",
 } as const satisfies Record<Action, EventType>;
 
 const LABELS: Record<Action, string> = {
@@ -18,6 +20,7 @@ const LABELS: Record<Action, string> = {
   reject: "Reject",
   retry: "Retry",
   abandon: "Abandon",
+  accept: "Accept",
 };
 
 const statesAccepting = (event: EventType) =>
@@ -45,15 +48,15 @@ export const eventFor = (action: Action, by: string): LifecycleEvent => ({
 
 export const actionLabel = (action: Action) => LABELS[action];
 
-export function ActionButtons(props: {
-  project: string;
-  number: number;
-  state: string;
-  csrf: string;
-  next: string;
-  inVault?: boolean;
-}) {
-  const actions = actionsFor(props.state, props.inVault);
+type FormProps = { project: string; number: number; csrf: string; next: string };
+
+export function ActionButtons(props: FormProps & { state: string; inVault?: boolean }) {
+  return <ActionForm {...props} actions={actionsFor(props.state, props.inVault)} />;
+}
+
+/** One form of `actions` buttons for the issue: each submission applies its action once (its key). */
+export function ActionForm(props: FormProps & { actions: readonly Action[] }) {
+  const { actions } = props;
   if (actions.length === 0) return null;
   return (
     <form method="post" action={`${issuePath(props.project, props.number)}/actions`} class="actions">

@@ -9,7 +9,7 @@ export const loginForm = z.object({
   next: localPath.optional().catch(undefined),
 });
 
-export const ACTIONS = ["approve", "reject", "retry", "abandon"] as const;
+export const ACTIONS = ["approve", "reject", "retry", "abandon", "accept"] as const;
 export type Action = (typeof ACTIONS)[number];
 
 export const actionForm = z.object({

@@ -197,12 +197,18 @@ const STEP_NAMES: Record<StepKind, string> = {
 /** How the proposal's comment opens: what a reader (the demo's maintainer) knows it by. */
 export const TRIAGE_HEADING = "**Triage of this escalation.**";
 
+/** A proposed step in Conveyor's words: its name, and what accepting it does (the comment's, the dashboard's). */
+export const stepWords = (step: ProposedStep): { name: string; accepting: string } => ({
+  name: STEP_NAMES[step.kind],
+  accepting: (ACCEPTING[step.kind] as (step: ProposedStep) => string)(step),
+});
+
 /** The proposal's comment: Conveyor's account of it and how to accept it, then the agent's own words apart. */
 export function proposalComment(p: Proposal): { body: string; quote: { by: string; text: string } } {
-  const accepting = (ACCEPTING[p.step.kind] as (step: ProposedStep) => string)(p.step);
+  const { name, accepting } = stepWords(p.step);
   return {
     body: [
-      `${TRIAGE_HEADING} Proposed next step: **${STEP_NAMES[p.step.kind]}**.`,
+      `${TRIAGE_HEADING} Proposed next step: **${name}**.`,
       `A user with write access accepts it by commenting \`/conveyor accept\`: ${accepting}. Otherwise reply here, or comment \`/conveyor retry\` or \`/conveyor abandon\`, as before.`,
     ].join("\n\n"),
     quote: { by: `The agent \`${p.agent}\` (run \`${p.runId}\`)`, text: proposalText(p) },
@@ -224,7 +230,9 @@ function proposalText(p: Proposal): string {
 }
 
 /** Why a writer's `/conveyor accept` finds nothing to accept in `ctx`, or null when the proposal stands. */
-export function acceptRefusal(ctx: IssueContext): string | null {
+export function acceptRefusal(
+  ctx: Pick<IssueContext, "proposal" | "escalation"> & { state: string },
+): string | null {
   const { proposal, escalation } = ctx;
   if (!proposal) return "no triage proposal waits to be accepted";
   if (ctx.state !== "escalated" && ctx.state !== "abandoned")

@@ -23,6 +23,8 @@ export type ListedReview = {
   state: ReviewVerdict | "pending";
   /** Gitea and Forgejo keep a dismissed review's state and say so here; GitHub sets its state to dismissed. */
   dismissed: boolean;
+  /** When it was submitted; a dismissal keeps it. */
+  submittedAt?: string | null;
 };
 
 /** What one round's instructions may hold: the rest is left out, saying so. */
@@ -136,4 +138,35 @@ export const holdsMerge = (holds: readonly ReviewHold[] | undefined, login: stri
 export function holdReason(holds: readonly ReviewHold[]): string {
   const names = holds.map((h) => h.by).join(", ");
   return `changes requested by ${names}: the merge waits until ${holds.length === 1 ? "they approve" : "each approves"} the pull request or the review is dismissed, or a writer comments \`/conveyor merge\``;
+}
+
+/**
+ * How long before a listing's `since` a review may be stamped and still be news to it: a review and its pull
+ * request's update are stamped apart (in one of the forge's transactions), so a cycle may list the pull request
+ * changed after its review's stamp.
+ */
+export const REVIEW_STAMP_SLACK_MS = 60_000;
+
+/**
+ * Of a pull request's listed reviews, those a reconciliation cycle hears (src/reconcile/reviews.ts), oldest
+ * first: submitted ones by anyone but Conveyor, stamped since the listing that showed the pull request changed
+ * began (`since`, less the slack; a review without a stamp counts as recent). Earlier ones were an earlier cycle's to hear. A dismissal
+ * keeps its review's stamp, so every dismissed review is heard: the lifecycle knows it by its id, and one it
+ * already heard changes nothing.
+ */
+export function reviewsToHear<R extends ListedReview>(
+  reviews: readonly R[],
+  isOwn: (login: string) => boolean,
+  since: number,
+): (R & { state: ReviewVerdict })[] {
+  const recent = (review: R) => {
+    const stamp = Date.parse(review.submittedAt ?? "");
+    return Number.isNaN(stamp) || stamp >= since - REVIEW_STAMP_SLACK_MS;
+  };
+  return reviews
+    .filter(
+      (r): r is R & { state: ReviewVerdict } => r.state !== "pending" && r.author !== "" && !isOwn(r.author),
+    )
+    .filter((r) => r.dismissed || r.state === "dismissed" || recent(r))
+    .sort((a, b) => a.id - b.id);
 }

@@ -27,6 +27,7 @@ import { type MirroredIssue, mirrorIssues } from "../projects/mirror.ts";
 import type { Project } from "../projects/store.ts";
 import { type LiveIssue, liveIssues } from "./live.ts";
 import { reconcileReplies } from "./replies.ts";
+import { reconcileReviews } from "./reviews.ts";
 
 export type CycleReport = {
   project: string;
@@ -40,6 +41,10 @@ export type CycleReport = {
   comments: number;
   /** People's pull requests' reviews queued once CI had a verdict (src/agents/people-reviews.ts). */
   reviews: number;
+  /** Conveyor's pull requests whose reviews were read (./reviews.ts): changed ones of issues that listen. */
+  reviewReads: number;
+  /** People's reviews on those an issue heard for the first time (their webhooks lost). */
+  humanReviews: number;
 };
 
 /** The first cycle looks this far back (and at the whole open backlog); later ones start where it ended. */
@@ -55,7 +60,9 @@ export async function reconcileCycle(
   const forge = await forges();
   const cause: Cause = { kind: "cron", id: new Date(now).toISOString() };
   const start =
-    cursor.since === null ? { since: new Date(now - FIRST_LOOK_BACK_MS).toISOString(), seen: {} } : cursor;
+    cursor.since === null
+      ? { since: new Date(now - FIRST_LOOK_BACK_MS).toISOString(), seen: {} }
+      : { ...cursor, since: cursor.since };
   const asked = Date.now();
   const { items: listed, forgeTime, heldAt } = await forge.listUpdatedSince(start.since);
   // The forge's clock less this machine's, as the listing's first page found it (its `Date`).
@@ -79,6 +86,8 @@ export async function reconcileCycle(
     ci: 0,
     comments: 0,
     reviews: 0,
+    reviewReads: 0,
+    humanReviews: 0,
   };
   const live = await liveIssues(env, project.id);
   // Pull requests too: the mirror keeps their times and the issues they link (agents see them).
@@ -94,6 +103,10 @@ export async function reconcileCycle(
   }
   const changedNumbers = new Set(items.map((item) => item.number));
   report.comments += await reconcileReplies(env, project, forge, cause, live, changedNumbers, clockOffset);
+  const since = Date.parse(start.since);
+  const heard = await reconcileReviews(env, project, forge, cause, live, changedNumbers, since);
+  report.reviewReads = heard.read;
+  report.humanReviews = heard.heard;
   for (const pull of items.filter((item) => item.isPullRequest && item.state === "closed")) {
     const owner = live.find((entry) => entry.prNumber === pull.number);
     if (owner) await reconcilePull(context, owner, pull.number);
@@ -122,12 +135,22 @@ type Context = {
   report: CycleReport;
 };
 
-/** Part of the fingerprint: what a change of an issue can change (the comment count catches a reply). */
+/**
+ * Part of the fingerprint: what a change of an issue can change (the comment count catches a reply). A review
+ * changes none of it, only a pull request's time: a pull request's time is part of its fingerprint.
+ */
 const listedItem = (item: UpdatedIssue) => ({
   item,
   number: item.number,
   updatedAt: item.updatedAt,
-  fingerprint: JSON.stringify([item.state, [...item.labels].sort(), item.title, item.body, item.comments]),
+  fingerprint: JSON.stringify([
+    item.state,
+    [...item.labels].sort(),
+    item.title,
+    item.body,
+    item.comments,
+    ...(item.isPullRequest ? [item.updatedAt] : []),
+  ]),
 });
 
 /** The lost `labeled`, `closed` and `edited` webhooks of one changed issue. */

@@ -3,6 +3,8 @@ import {
   feedbackInstructions,
   type ListedReview,
   MAX_FEEDBACK_CHARS,
+  REVIEW_STAMP_SLACK_MS,
+  reviewsToHear,
   reviewText,
   standingChangeRequests,
   withFeedback,
@@ -119,6 +121,42 @@ describe("change requests that hold the merge", () => {
     expect(standingChangeRequests([...reviews, r(12, "alice", "changes_requested")], own, [5])).toEqual([
       { by: "alice", reviewId: 12 },
     ]);
+  });
+});
+
+describe("reviews a reconciliation cycle hears", () => {
+  const SINCE = Date.parse("2026-11-27T12:00:00Z");
+  const r = (id: number, author: string, state: ListedReview["state"], at: string | null): ListedReview => ({
+    id,
+    author,
+    state,
+    dismissed: state === "dismissed",
+    submittedAt: at,
+  });
+  const own = (login: string) => login === "conveyor";
+  const ids = (reviews: ListedReview[]) => reviewsToHear(reviews, own, SINCE).map((review) => review.id);
+
+  it("those stamped since the listing began, less the slack, oldest first; not drafts nor Conveyor's own", () => {
+    const slack = new Date(SINCE - REVIEW_STAMP_SLACK_MS).toISOString();
+    const justBefore = new Date(SINCE - REVIEW_STAMP_SLACK_MS - 1000).toISOString();
+    const reviews = [
+      r(9, "alice", "approved", "2026-11-27T12:05:00Z"),
+      r(4, "bob", "changes_requested", slack),
+      r(3, "carol", "changes_requested", justBefore),
+      r(10, "erin", "pending", null),
+      r(11, "conveyor", "commented", "2026-11-27T12:06:00Z"),
+      r(12, "", "commented", "2026-11-27T12:06:00Z"),
+    ];
+    expect(ids(reviews)).toEqual([4, 9]);
+  });
+
+  it("a dismissed review whatever its stamp (a dismissal keeps it); one without a stamp counts as recent", () => {
+    const reviews = [
+      r(2, "alice", "dismissed", "2026-01-01T00:00:00Z"),
+      { ...r(5, "bob", "changes_requested", "2026-01-01T00:00:00Z"), dismissed: true },
+      r(6, "carol", "commented", null),
+    ];
+    expect(ids(reviews)).toEqual([2, 5, 6]);
   });
 });
 

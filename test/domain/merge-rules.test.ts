@@ -40,6 +40,7 @@ const review = (author: string, state: PullReview["state"], commitId = "head"): 
   state,
   commitId,
   dismissed: state === "dismissed",
+  submittedAt: null,
 });
 
 describe("standingApprovals", () => {

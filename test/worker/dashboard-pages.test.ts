@@ -1,6 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { LIVE_REFRESH_HEADER } from "../../src/dashboard/live-script.ts";
+import type { ProposedStep } from "../../src/domain/escalation.ts";
 import type { LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import { issueStub } from "../../src/issue-stub.ts";
 import { formFields, ORIGIN, page, post, seedIssue, sessionCookie } from "./dashboard-support.ts";
@@ -323,6 +324,73 @@ describe("approval queue", () => {
     expect(decodeURIComponent(res.headers.get("set-cookie") ?? "")).toContain(
       `Approve refused for ${project}#2: human_approval does not apply`,
     );
+  });
+});
+
+describe("the triage's proposal", () => {
+  const project = freshProject("dash-accept");
+  const flash = (res: Response) => decodeURIComponent(res.headers.get("set-cookie") ?? "");
+
+  beforeAll(async () => {
+    await registerProject(project, "github", "acme/accept");
+    await seedIssue(project, 1, "escalated");
+    await seedIssue(project, 2, "escalated");
+  });
+
+  async function propose(number: number, step: ProposedStep) {
+    const stub = issueStub(env, project, number);
+    const escalation = (await stub.view())?.escalation?.n ?? 0;
+    const proposal = { escalation, runId: "run-1", agent: "triage", diagnosis: "It ran out of turns.", step };
+    const event: LifecycleEvent = { type: "triage_proposal", proposal };
+    const cause = { kind: "system" as const, id: "test" };
+    const result = await stub.apply({ id: `proposal-${number}`, project, number, cause, event });
+    expect(result.outcome).toBe("applied");
+    await stub.drain();
+  }
+
+  it("an Accept beside the proposal carries out its step through the operator path, answered by the flash", async () => {
+    const path = `/dashboard/projects/${project}/issues/1`;
+    expect(await html(path)).not.toContain('value="accept"');
+    await propose(1, { kind: "retry", hint: "Read the parser first." });
+    const text = await html(path);
+    const shown = text.slice(text.indexOf("Triage&#39;s proposal"));
+    expect(shown).toContain("retry with a hint");
+    expect(shown).toContain("It ran out of turns.");
+    expect(shown).toContain("Read the parser first.");
+    const action = `${path}/actions`;
+    const fields = formFields(shown, action);
+    const res = await post(action, cookie, { ...fields, action: "accept" });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(path);
+    const view = await issueStub(env, project, 1).view();
+    expect(view?.state).toBe("queued");
+    expect(view?.history.at(-1)).toMatchObject({
+      event: "accept",
+      outcome: "applied",
+      cause: { kind: "operator", id: `dashboard:${fields.key}:accept` },
+    });
+    expect(flash(res)).toContain(`Accept: ${project}#1 is now queued`);
+    // The proposal is spent: no Accept is offered, and the same form again changes nothing.
+    expect(await html(path)).not.toContain('value="accept"');
+    const again = await post(action, cookie, { ...fields, action: "accept" });
+    expect(flash(again)).toContain("was already sent");
+    expect((await issueStub(env, project, 1).view())?.history.length).toBe(view?.history.length);
+  });
+
+  it("a proposal the issue has left is shown without Accept, and an Accept sent anyway is refused with the table's reason", async () => {
+    const path = `/dashboard/projects/${project}/issues/2`;
+    await propose(2, { kind: "abandon" });
+    const action = `${path}/actions`;
+    const fields = formFields(await html(path), action);
+    await post(action, cookie, { ...fields, action: "retry" });
+    expect((await issueStub(env, project, 2).view())?.state).toBe("queued");
+    const text = await html(path);
+    expect(text).not.toContain('value="accept"');
+    const left = "the issue is queued: the triage proposal was for an escalation it has left";
+    expect(text).toContain(`Not to accept now: ${left}.`);
+    const res = await post(action, cookie, { ...fields, key: crypto.randomUUID(), action: "accept" });
+    expect(flash(res)).toContain(`Accept refused for ${project}#2: ${left}`);
+    expect((await issueStub(env, project, 2).view())?.state).toBe("queued");
   });
 });
 

@@ -13,6 +13,7 @@ import {
   critic,
   firstPush,
   firstSession,
+  forgeApi,
   type Loop,
   loopProject,
   push,
@@ -21,16 +22,6 @@ import {
   until,
 } from "./support/review.ts";
 import { reviewDelivery } from "./support/webhooks.ts";
-
-/** A call to the forge's API as Conveyor's account, an admin of the repository. */
-async function forgeApi(loop: Loop, method: string, path: string, body: unknown) {
-  const res = await fetch(`${services.forgeApiUrl}/repos/${loop.repo}${path}`, {
-    method,
-    headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
-}
 
 const protect = (loop: Loop, rule: object) =>
   forgeApi(loop, "POST", "/branch_protections", { rule_name: "main", ...rule });

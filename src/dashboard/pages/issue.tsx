@@ -9,6 +9,7 @@ import { StackedBars } from "../charts.tsx";
 import { formatRatio, formatTime, formatTokens, formatUsd } from "../format.ts";
 import { StateBadge, When } from "../layout.tsx";
 import type { IterationUsage, issueRecords } from "../queries.ts";
+import { TriageProposal } from "./proposal.tsx";
 import { History } from "./timeline.tsx";
 import { VaultItems, vaultItemPath } from "./vault.tsx";
 
@@ -54,6 +55,7 @@ export function IssuePage(props: {
         next={props.path}
         inVault={vault.some((item) => item.state === "pending")}
       />
+      <TriageProposal view={view} csrf={props.csrf} next={props.path} />
       {vault.length > 0 && (
         <>
           <h2>

@@ -117,6 +117,7 @@ export const review = z
     commit_id: z.string().nullish(),
     // Gitea keeps a dismissed review's state and says so here; GitHub's state becomes DISMISSED.
     dismissed: z.boolean().nullish(),
+    submitted_at: z.string().nullish(),
   })
   .transform(
     (raw): PullReview => ({
@@ -126,6 +127,7 @@ export const review = z
       state: raw.dismissed ? "dismissed" : (REVIEW_STATES[(raw.state ?? "").toUpperCase()] ?? "commented"),
       commitId: raw.commit_id ?? null,
       dismissed: raw.dismissed === true,
+      submittedAt: raw.submitted_at ?? null,
     }),
   );
 

@@ -217,6 +217,8 @@ export interface PullReview {
   commitId: string | null;
   /** Gitea and Forgejo keep a dismissed review's state and say so here; GitHub's state is `dismissed`. */
   dismissed: boolean;
+  /** When it was submitted (a dismissal keeps it); null for a draft. */
+  submittedAt: string | null;
 }
 
 /** A review's comment on a line of the diff (or on a whole file: no line). */

@@ -32,6 +32,16 @@ export async function forgeUser(
   return createForgeClient({ forge: "forgejo", apiUrl: services.forgeApiUrl, repo: loop.repo, token });
 }
 
+/** A call to the forge's API as Conveyor's account, an admin of the repository. */
+export async function forgeApi(loop: Loop, method: string, path: string, body: unknown) {
+  const res = await fetch(`${services.forgeApiUrl}/repos/${loop.repo}${path}`, {
+    method,
+    headers: { authorization: `token ${services.conveyorToken}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(res.status, await res.clone().text()).toBeLessThan(300);
+}
+
 export const GREEN_CI = "echo all tests pass\n";
 export const RED_CI = "echo '1 test failed: parser.test.ts'\nexit 1\n";
 

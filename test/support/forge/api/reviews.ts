@@ -79,6 +79,8 @@ export async function submitReview(ctx: RepoContext): Promise<Reply> {
     dismissed: false,
   };
   issue.pull.reviews.push(review);
+  // Gitea stamps the issue with a submitted review's comment (`CreateComment` updates `updated_unix`).
+  if (state !== "PENDING") issue.updatedAt = review.submittedAt;
   const type = EVENTS[state];
   if (type) {
     const payload = pullPayload(forge.render, repo, issue, "reviewed", doer, {
@@ -108,7 +110,8 @@ const dismissOption = z.object({ message: z.string().optional(), priors: z.boole
 /**
  * `POST /pulls/{index}/reviews/{id}/dismissals`, as Gitea's API has it: repository admins only, approvals and
  * change requests only, open pull requests only (each refusal a 403). The review keeps its state and is marked
- * dismissed; no webhook is sent (Gitea's webhook notifier has none for it).
+ * dismissed; the pull request is stamped updated (Gitea records the dismissal as a comment, which updates the
+ * issue's `updated_unix`); no webhook is sent (Gitea's webhook notifier has none for it).
  */
 export function dismissReview(ctx: RepoContext): Reply {
   parseBody(dismissOption, ctx.body ?? {});
@@ -124,5 +127,6 @@ export function dismissReview(ctx: RepoContext): Reply {
     throw new ApiError(403, "not need to dismiss this review because this pr is closed");
   }
   review.dismissed = true;
+  issue.updatedAt = ctx.forge.store.now();
   return json(200, ctx.forge.render.review(ctx.repo, issue, review));
 }
