@@ -20,8 +20,14 @@ export type Alert = {
   text: string;
 };
 
+/**
+ * An alert as a source reports it. With `confirm`, it opens only once its cause persists: reported in
+ * `looks` reports in a row, or for `ms` since the first of them (src/domain/alert-streaks.ts).
+ */
+export type ReportedAlert = Alert & { confirm?: { looks: number; ms: number } };
+
 /** What a source reports: every alert it stands behind now (none: all of its earlier ones are resolved). */
-export type SourceReport = { source: string; alerts: Alert[] };
+export type SourceReport = { source: string; alerts: ReportedAlert[] };
 
 /** An open alert, as the AlertDO keeps it. */
 export type OpenAlert = { alert: Alert; sources: string[]; openedAt: number };

@@ -13,7 +13,12 @@ import {
   webhookBody,
 } from "../../src/domain/alerts.ts";
 import type { Finding } from "../../src/domain/supervisor.ts";
-import { alarmSilenceMs, type Watched, watchdogAlerts } from "../../src/domain/watchdog.ts";
+import {
+  alarmSilenceMs,
+  UNREACHABLE_CONFIRM,
+  type Watched,
+  watchdogAlerts,
+} from "../../src/domain/watchdog.ts";
 
 const NOW = Date.UTC(2026, 10, 27, 12);
 const MIN = 60_000;
@@ -181,8 +186,9 @@ describe("watchdogAlerts", () => {
     expect(watchdogAlerts(watched({ ...failing, reconciledAt: NOW - 50 * MIN }), NOW)).toEqual([]);
   });
 
-  it("finds an object that does not answer", () => {
+  it("finds an object that does not answer, to be confirmed by the looks that follow", () => {
     const [found] = watchdogAlerts(watched({ error: "Durable Object reset" }), NOW);
     expect(found?.key).toBe("watchdog:acme:unreachable");
+    expect(found?.confirm).toEqual(UNREACHABLE_CONFIRM);
   });
 });

@@ -80,6 +80,41 @@ describe("the operator's channel", () => {
     expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
   });
 
+  it("hears from the watchdog of a project whose object fails look after look, not of one failed look", async () => {
+    const loop = await loopProject("watched-unanswering");
+    const stub = projectStub(env, loop.project);
+    // Its pulse gone, the object's answer to the watchdog throws; put back, it answers again.
+    const failing = () =>
+      runInDurableObject(stub, (_instance, state) => void state.storage.sql.exec("DELETE FROM pulse"));
+    const answering = () =>
+      runInDurableObject(stub, (_instance, state) => {
+        const now = Date.now();
+        state.storage.sql.exec(
+          "INSERT OR IGNORE INTO pulse (id, since, alarm_at, reconciled_at) VALUES (1, ?, ?, ?)",
+          now,
+          now,
+          now,
+        );
+      });
+    const key = `watchdog:${loop.project}:unreachable`;
+    const look = async () => (await watchFactory(env)).opened.includes(key);
+
+    // A failed look between answers is a blip, each time.
+    await failing();
+    expect(await look()).toBe(false);
+    await answering();
+    expect(await look()).toBe(false);
+    await failing();
+    expect(await look()).toBe(false);
+    expect(await look()).toBe(false);
+    expect(await told(key)).toEqual([]);
+    // The third look in a row that it fails opens the alert; its first answer resolves it.
+    expect(await look()).toBe(true);
+    await answering();
+    expect((await watchFactory(env)).resolved).toContain(key);
+    expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
+  });
+
   it("hears that a deleted project's watchdog alert resolved", async () => {
     const loop = await loopProject("watched-deleted");
     await runInDurableObject(projectStub(env, loop.project), async (_instance, state) => {
