@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   type Alert,
   type AlertMessage,
+  backfillSource,
   emailParts,
   type OpenAlert,
   onTracker,
@@ -107,6 +108,7 @@ describe("sourceOf", () => {
   it("names who reports, for the pages, and reads back what the sources are called", () => {
     expect(sourceOf(supervisorSource("acme"))).toEqual({ by: "supervisor", project: "acme" });
     expect(sourceOf(watchdogSource("acme"))).toEqual({ by: "watchdog", project: "acme" });
+    expect(sourceOf(backfillSource("acme"))).toEqual({ by: "backfill", project: "acme" });
     expect(sourceOf("cron")).toBeNull();
     expect(sourceOf("project:")).toBeNull();
   });

@@ -9,24 +9,16 @@ import { describe, expect, it } from "vitest";
 import { alertStub } from "../../src/alert-stub.ts";
 import type { AlertsView } from "../../src/contracts/alert-object.ts";
 import { watchFactory } from "../../src/cron/watchdog.ts";
-import { type AlertMessage, RESOLVED_KEPT } from "../../src/domain/alerts.ts";
+import { RESOLVED_KEPT } from "../../src/domain/alerts.ts";
 import { projectStub } from "../../src/project-stub.ts";
+import { told } from "./support/alerts.ts";
 import { call, newRunner } from "./support/jobs.ts";
-import { control, type Loop, loopProject } from "./support/review.ts";
+import { type Loop, loopProject } from "./support/review.ts";
 import { OPERATOR } from "./support/webhooks.ts";
 
 const MIN = 60_000;
 const GIB = 1024 ** 3;
 const HEALTHY_HOST = { memAvailableBytes: 8 * GIB, memTotalBytes: 16 * GIB, load1: 0.5, cpus: 4 };
-
-type Received = { text: string; content: string; conveyor: AlertMessage & { id: string } };
-
-/** What the operator's webhook was told about `key`, once the AlertDO's outbox is delivered. */
-async function told(key: string): Promise<Received[]> {
-  await alertStub(env).drain();
-  const all = await control<Received[]>("alerts-received");
-  return all.filter((m) => m.conveyor.alert.key === key);
-}
 
 async function check(loop: Loop): Promise<void> {
   const res = await SELF.fetch(`https://conveyor.test/api/v1/projects/${loop.project}/health/check`, {
