@@ -81,6 +81,8 @@ export default defineConfig(async () => {
             // Many files start processes (the CLI, wrangler dev, git, the runner): under load one takes seconds.
             testTimeout: 30_000,
             include: ["test/node/**/*.test.ts"],
+            // Kills what a file's harnesses left running, whatever step of a start failed (test/support/children.ts).
+            setupFiles: ["test/node/setup.ts"],
             environment: "node",
             // The demo's tests read the local D1 file with node:sqlite, as npm run demo does with this flag.
             execArgv: ["--disable-warning=ExperimentalWarning"],

@@ -247,7 +247,7 @@ export const outcomesSchema = z.object({
 /** `GET`/`POST /projects/:project/backfill`: where the mirror's backfill stands. */
 export const backfillSchema = z.object({
   project: z.string(),
-  phase: z.enum(["idle", "running", "waiting", "done"]),
+  phase: z.enum(["idle", "running", "waiting", "done", "refused"]),
   pass: z.number(),
   page: z.number(),
   listed: z.number(),

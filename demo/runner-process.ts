@@ -2,6 +2,7 @@
 import { spawn } from "node:child_process";
 import { mkdir, open, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { track } from "../test/support/children.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -75,6 +76,8 @@ export async function startRunner(
     env,
     stdio: ["ignore", log.fd, log.fd],
   });
+  // Its sessions die with it (bubblewrap's --die-with-parent): killed by this process's exit if not stopped.
+  track(child);
   // The child has its own copy of the descriptor.
   await log.close();
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));

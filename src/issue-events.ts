@@ -1,6 +1,7 @@
 /** The boundary schema of lifecycle events: whatever reaches an IssueDO is parsed with it first. */
 import { z } from "zod";
 import { proposalSchema } from "./agents/proposal-schema.ts";
+import { MAX_POLL_MS } from "./domain/backoff.ts";
 import { INFRA_CAUSES, MAX_CI_RERUNS } from "./domain/ci-rerun.ts";
 import { MAX_CHECK_TEXT_CHARS, MAX_CI_EXCERPT_CHARS, MAX_FAILED_CHECKS } from "./domain/ci-verdict.ts";
 import { MAX_FEEDBACK_CHARS } from "./domain/human-review.ts";
@@ -187,6 +188,7 @@ export const limitsSchema = z.object({
   maxHumanRounds: z.number().int().min(0).max(50).default(DEFAULT_LIMITS.maxHumanRounds),
   maxUpdates: z.number().int().min(0).max(20).default(DEFAULT_LIMITS.maxUpdates),
   maxEffectAttempts: z.number().int().min(1).max(100).optional(),
+  pollMaxMs: z.number().int().min(1_000).max(MAX_POLL_MS).optional(),
   retentionDays: z.number().int().min(1).max(3650).optional(),
 });
 

@@ -23,7 +23,8 @@ export const mirrorStatus = command({
   name: "mirror status",
   args: [],
   usage: "mirror status --project <id>",
-  summary: "where the mirror's backfill stands: running, waiting for the rate limit, done",
+  summary:
+    "where the mirror's backfill stands: running, waiting for the rate limit, done, refused by the forge",
   input: z.object({}),
   async run(_, ctx) {
     await show(ctx, "GET");

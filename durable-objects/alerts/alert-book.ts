@@ -6,6 +6,7 @@
  */
 import type { AlertChannel } from "../../src/alert-stub.ts";
 import type { Retire } from "../../src/contracts/alert-object.ts";
+import { confirmReport, type Streak } from "../../src/domain/alert-streaks.ts";
 import {
   type AlertMessage,
   type OpenAlert,
@@ -31,6 +32,13 @@ CREATE TABLE IF NOT EXISTS resolved_alerts (
   resolved_at INTEGER NOT NULL,
   resolved_by TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS alert_streaks (
+  source TEXT NOT NULL,
+  key TEXT NOT NULL,
+  first_at INTEGER NOT NULL,
+  looks INTEGER NOT NULL,
+  PRIMARY KEY (source, key)
+);
 `;
 
 export class AlertBook {
@@ -45,8 +53,10 @@ export class AlertBook {
   report(reports: readonly SourceReport[], channels: readonly AlertChannel[], now: number) {
     const opened: string[] = [];
     const resolved: string[] = [];
-    for (const report of reports) {
-      const changes = reportChanges(this.open(), report);
+    for (const reported of reports) {
+      const open = this.open();
+      const report = this.confirmed(reported, new Set(open.map((a) => a.alert.key)), now);
+      const changes = reportChanges(open, report);
       for (const alert of changes.opened) {
         this.sql.exec(
           "INSERT INTO alerts (key, alert, sources, opened_at) VALUES (?, ?, ?, ?)",
@@ -88,11 +98,41 @@ export class AlertBook {
     return { opened, resolved };
   }
 
+  /** The report's alerts that stand (src/domain/alert-streaks.ts), its source's streaks kept for the next. */
+  private confirmed(report: SourceReport, open: ReadonlySet<string>, now: number) {
+    const before = this.sql
+      .exec<{ key: string; first_at: number; looks: number }>(
+        "SELECT key, first_at, looks FROM alert_streaks WHERE source = ?",
+        report.source,
+      )
+      .toArray()
+      .map((r): [string, Streak] => [r.key, { key: r.key, firstAt: r.first_at, looks: r.looks }]);
+    const confirmed = confirmReport(report, open, new Map(before), now);
+    this.sql.exec("DELETE FROM alert_streaks WHERE source = ?", report.source);
+    for (const streak of confirmed.streaks) {
+      this.sql.exec(
+        "INSERT INTO alert_streaks (source, key, first_at, looks) VALUES (?, ?, ?, ?)",
+        report.source,
+        streak.key,
+        streak.firstAt,
+        streak.looks,
+      );
+    }
+    return confirmed.report;
+  }
+
   /** Empty reports from the sources `retire` says are gone. */
   retired({ prefix, keep }: Retire): SourceReport[] {
     const kept = new Set(keep);
+    // A source with a streak and no alert open yet is gone as well: its streak goes with it.
+    const streaking = this.sql
+      .exec<{ source: string }>("SELECT DISTINCT source FROM alert_streaks")
+      .toArray()
+      .map((r) => r.source);
     const gone = new Set(
-      this.open().flatMap((a) => a.sources.filter((s) => s.startsWith(prefix) && !kept.has(s))),
+      [...this.open().flatMap((a) => a.sources), ...streaking].filter(
+        (s) => s.startsWith(prefix) && !kept.has(s),
+      ),
     );
     return [...gone].map((source) => ({ source, alerts: [] }));
   }

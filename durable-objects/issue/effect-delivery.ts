@@ -5,9 +5,11 @@
  * the issue, and its lane goes on. What a deliverer learns (a pull request's number) is recorded as an event
  * with the acknowledgement.
  */
+
+import { retryPolicy } from "../../src/domain/backoff.ts";
 import { staleEffect } from "../../src/domain/effect-basis.ts";
 import { forgeUnreachable } from "../../src/domain/escalation.ts";
-import { classifyFailure, deadLetters, failureOf, waitUntil } from "../../src/domain/failure.ts";
+import { classifyFailure, deadLetters, failureOf, polls, waitUntil } from "../../src/domain/failure.ts";
 import { DEFAULT_MAX_EFFECT_ATTEMPTS, type LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import type { Env } from "../../src/env.ts";
 import { errorMessage } from "../../src/error-message.ts";
@@ -171,9 +173,12 @@ export class EffectDelivery {
           return;
         }
         const attempts = head.attempts + 1;
-        const max = store.issue()?.limits.maxEffectAttempts ?? DEFAULT_MAX_EFFECT_ATTEMPTS;
+        const limits = store.issue()?.limits;
+        const max = limits?.maxEffectAttempts ?? DEFAULT_MAX_EFFECT_ATTEMPTS;
         if (!deadLetters(classifyFailure(failure), attempts, max)) {
-          this.storage.transactionSync(() => outbox.postpone([head.id], Date.now(), failure.message));
+          // CI still running is polled on its own short schedule, bounded by the state's timer.
+          const policy = retryPolicy(polls(failure), outbox.policy, limits?.pollMaxMs);
+          this.storage.transactionSync(() => outbox.postpone([head.id], Date.now(), failure.message, policy));
           this.parts.notify({ outbox: "retrying" });
           return;
         }

@@ -7,18 +7,22 @@
  */
 
 import type { BackfillStatus } from "../../src/contracts/project-object.ts";
+import { type Alert, backfillSource } from "../../src/domain/alerts.ts";
 import {
   afterCheck,
   afterPage,
+  backfillAlert,
   closedUnder,
   FIRST_PASS,
   PAGES_PER_STEP,
   type Pass,
   pageAllowance,
+  refusalReason,
+  refusedForGood,
   retryAt,
   STEP_GAP_MS,
 } from "../../src/domain/backfill.ts";
-import { waitUntil } from "../../src/domain/failure.ts";
+import { failureOf, waitUntil } from "../../src/domain/failure.ts";
 import { type Budget, budgetFrom } from "../../src/domain/reconciliation.ts";
 import type { Env } from "../../src/env.ts";
 import { errorMessage } from "../../src/error-message.ts";
@@ -27,6 +31,9 @@ import { log } from "../../src/log.ts";
 import { toMirrored } from "../../src/projects/gate.ts";
 import { mirrorIssues } from "../../src/projects/mirror.ts";
 import { lazyForges, loadProject, type Project } from "../../src/projects/store.ts";
+import { addColumns } from "../shared/columns.ts";
+import type { Outbox } from "../shared/outbox.ts";
+import { ALERTS_CHANNEL } from "./supervisor/alerts.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS backfill_state (
@@ -39,7 +46,8 @@ CREATE TABLE IF NOT EXISTS backfill_state (
   next_at INTEGER,
   reason TEXT,
   failures INTEGER NOT NULL DEFAULT 0,
-  budget TEXT
+  budget TEXT,
+  alerted INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS backfill_seen (number INTEGER PRIMARY KEY);
 `;
@@ -66,14 +74,20 @@ type Row = {
   reason: string | null;
   failures: number;
   budget: string | null;
+  /** The operator was told the forge refused it; told again once it reads a page. */
+  alerted: number;
 };
 
 export class Backfill {
   private readonly sql: SqlStorage;
   private running: Promise<void> | null = null;
 
-  constructor(sql: SqlStorage) {
+  constructor(
+    sql: SqlStorage,
+    private readonly outbox: Outbox,
+  ) {
     this.sql = sql;
+    addColumns(sql, "backfill_state", { alerted: "INTEGER NOT NULL DEFAULT 0" });
     sql.exec(SCHEMA);
   }
 
@@ -83,13 +97,14 @@ export class Backfill {
     if (row && row.project !== project) throw new Error(`backfill of ${project} sent to ${row.project}`);
     if (row?.phase !== "running" && row?.phase !== "waiting") {
       this.sql.exec(
-        `INSERT OR REPLACE INTO backfill_state (id, project, phase, pass, started_at, next_at, budget)
-         VALUES (1, ?, 'running', ?, ?, ?, ?)`,
+        `INSERT OR REPLACE INTO backfill_state (id, project, phase, pass, started_at, next_at, budget, alerted)
+         VALUES (1, ?, 'running', ?, ?, ?, ?, ?)`,
         project,
         JSON.stringify(FIRST_PASS),
         now,
         now,
         row?.budget ?? null,
+        row?.alerted ?? 0,
       );
       this.sql.exec("DELETE FROM backfill_seen");
     }
@@ -136,6 +151,7 @@ export class Backfill {
       // Unregistered: nothing to backfill, and nothing keeps the alarm for it.
       this.sql.exec("DELETE FROM backfill_state");
       this.sql.exec("DELETE FROM backfill_seen");
+      if (row.alerted) this.tell(row.project, []);
       return;
     }
     let budget: Budget | null = row.budget === null ? null : (JSON.parse(row.budget) as Budget);
@@ -151,7 +167,7 @@ export class Backfill {
       };
       this.sql.exec(
         `UPDATE backfill_state SET phase = ?, pass = ?, finished_at = ?, next_at = ?, reason = ?, failures = ?,
-           budget = ? WHERE id = 1`,
+           budget = ?, alerted = ? WHERE id = 1`,
         next.phase,
         next.pass,
         next.finished_at,
@@ -159,6 +175,7 @@ export class Backfill {
         next.reason,
         next.failures,
         next.budget,
+        next.alerted,
       );
     };
     try {
@@ -175,10 +192,12 @@ export class Backfill {
         }
         if (pass.page > 0) {
           pass = await this.readPage(env, project, forge, pass);
+          this.answered(row);
           save({ phase: "running", failures: 0, reason: standing });
           continue;
         }
         const checked = await this.check(env, project, forge, pass);
+        this.answered(row);
         if ("done" in checked) {
           save({
             phase: "done",
@@ -197,10 +216,31 @@ export class Backfill {
       save({ phase: "running", next_at: Date.now() + STEP_GAP_MS });
     } catch (error) {
       const failures = row.failures + 1;
+      const failure = failureOf(error);
+      if (refusedForGood(failure)) {
+        // Asked again, it would say the same: stopped until the credentials change (src/api/projects.ts).
+        const reason = refusalReason(failure);
+        if (!row.alerted) this.tell(row.project, [backfillAlert(row.project, reason)]);
+        save({ phase: "refused", next_at: null, reason, failures, alerted: 1 });
+        log.warn("backfill refused", { project: row.project, error: failure.message });
+        return;
+      }
       const reason = `the forge failed (${failures} in a row): ${errorMessage(error)}`;
       save({ phase: "running", next_at: retryAt(Date.now(), failures, waitUntil(error)), reason, failures });
       log.warn("backfill step failed", { project: row.project, error: errorMessage(error) });
     }
+  }
+
+  /** The forge answered: an alert that it refused resolves (saved with the step). */
+  private answered(row: Row): void {
+    if (!row.alerted) return;
+    this.tell(row.project, []);
+    row.alerted = 0;
+  }
+
+  /** The backfill's alerts now, to the factory's AlertDO (sent with the supervisor's, ./supervisor/alerts.ts). */
+  private tell(project: string, alerts: Alert[]): void {
+    this.outbox.enqueue(ALERTS_CHANNEL, { source: backfillSource(project), alerts }, Date.now());
   }
 
   /** Reads the pass's next page into the mirror (a crash before its state is saved reads it again). */

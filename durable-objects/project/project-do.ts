@@ -48,7 +48,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   private readonly agentJobs: AgentJobs;
   private readonly vault: Vault;
   private readonly reconciliation = new Reconciliation(this.ctx.storage.sql);
-  private readonly backfill = new Backfill(this.ctx.storage.sql);
+  private readonly backfill = new Backfill(this.ctx.storage.sql, this.outbox);
   private readonly supervisor = new Supervisor(this.ctx.storage, this.outbox);
   private readonly delivery: ProjectDelivery;
   private readonly mergeTurns = new MergeTurns();

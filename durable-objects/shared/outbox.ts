@@ -25,7 +25,7 @@ export const OUTBOX_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 5 * 60_000, j
 export class Outbox {
   constructor(
     private readonly sql: SqlStorage,
-    private readonly policy: BackoffPolicy = OUTBOX_BACKOFF,
+    readonly policy: BackoffPolicy = OUTBOX_BACKOFF,
   ) {
     sql.exec(SCHEMA);
   }
@@ -134,8 +134,11 @@ export class Outbox {
     }
   }
 
-  /** Records a failed attempt; the rows come due again after the backoff for their attempt count. */
-  postpone(ids: readonly number[], now: number, error: string): void {
+  /**
+   * Records a failed attempt; the rows come due again after the backoff for their attempt count: the
+   * outbox's own, or `policy` (a poll's, src/domain/backoff.ts `retryPolicy`).
+   */
+  postpone(ids: readonly number[], now: number, error: string, policy = this.policy): void {
     for (const id of ids) {
       const row = this.sql
         .exec<{ attempts: number }>("SELECT attempts FROM outbox WHERE id = ?", id)
@@ -145,7 +148,7 @@ export class Outbox {
       this.sql.exec(
         "UPDATE outbox SET attempts = ?, next_at = ?, last_error = ? WHERE id = ?",
         attempts,
-        now + backoffDelay(attempts, this.policy),
+        now + backoffDelay(attempts, policy),
         error,
         id,
       );

@@ -2,12 +2,20 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { SecretsKeyError } from "../crypto/secrets.ts";
+import { credentialsChanged, credentialsOf } from "../domain/backfill.ts";
 import type { Env } from "../env.ts";
 import { projectStub } from "../project-stub.ts";
 import { forgetProject } from "../projects/cache.ts";
 import { projectIdSchema, registrationSchema } from "../projects/config.ts";
 import { editSetting } from "../projects/setting-edit.ts";
-import { deleteProject, listProjects, loadProject, saveProject, saveSettings } from "../projects/store.ts";
+import {
+  deleteProject,
+  listProjects,
+  loadProject,
+  loadRegistered,
+  saveProject,
+  saveSettings,
+} from "../projects/store.ts";
 import { zodMessage } from "../validation.ts";
 import { jsonError } from "./errors.ts";
 
@@ -22,8 +30,9 @@ projectRoutes.put("/:project", async (c) => {
   if (raw === undefined) return jsonError(c, 400, "body must be JSON");
   const registration = registrationSchema.safeParse(raw);
   if (!registration.success) return jsonError(c, 400, zodMessage(registration.error));
-  const existed = (await loadProject(c.env, id.data)) !== null;
   try {
+    const before = await loadRegistered(c.env, id.data);
+    const existed = before !== null;
     const project = await saveProject(c.env, id.data, registration.data);
     forgetProject(id.data);
     // Reconciliation starts a period after registration (the webhook setup comes first); the cron is the net.
@@ -31,10 +40,18 @@ projectRoutes.put("/:project", async (c) => {
     const stub = projectStub(c.env, id.data);
     await stub.armReconciliation(id.data, reconcile.periodMs, supervisor.periodMs);
     // The mirror fills with the repository's open issues and pull requests at once (docs/agents.md); a
-    // project registered before the backfill existed gets its first when it is registered again.
-    if (!existed || (await stub.backfillMirror(id.data)).phase === "idle") {
-      await stub.backfillMirror(id.data, { start: true });
-    }
+    // project registered before the backfill existed gets its first when it is registered again, and one the
+    // forge refused for good its next when the credentials it refused changed.
+    const { phase } = before ? await stub.backfillMirror(id.data) : { phase: "idle" };
+    const retry =
+      phase === "refused" &&
+      before !== null &&
+      credentialsChanged(
+        // Old secrets that no longer open (another key) are other credentials.
+        credentialsOf(before.project, (await before.secrets().catch(() => null))?.forgeToken ?? ""),
+        credentialsOf(registration.data, registration.data.forgeToken),
+      );
+    if (phase === "idle" || retry) await stub.backfillMirror(id.data, { start: true });
     return c.json(project, existed ? 200 : 201);
   } catch (error) {
     if (error instanceof SecretsKeyError) return jsonError(c, 503, error.message);

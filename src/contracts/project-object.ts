@@ -9,6 +9,7 @@ import type { KeptDecision } from "../agents/held-outputs.ts";
 import type { ReviewBinding } from "../agents/review-run.ts";
 import type { TriageBinding } from "../agents/triage-run.ts";
 import type { AgentTrigger } from "../agents/triggers.ts";
+import type { BackfillPhase } from "../domain/backfill.ts";
 import type { BudgetLimits } from "../domain/budget.ts";
 import type { OpenJob, QueuePolicy } from "../domain/job-queue.ts";
 import type { Finding } from "../domain/supervisor.ts";
@@ -145,13 +146,14 @@ export type Health = {
 
 /**
  * The mirror's backfill (durable-objects/project/backfill.ts): `running` (a step is due at `nextAt`),
- * `waiting` for the forge's rate limit to reset (`reason` says), `done`, or `idle` (never asked). `page` is the
+ * `waiting` for the forge's rate limit to reset (`reason` says), `done`, `refused` by the forge for good
+ * (`reason` says; until the project's credentials change), or `idle` (never asked). `page` is the
  * pass's next page of the open listing (0: the check that the pass missed nothing); `listed`, the items the
  * pass mirrored so far.
  */
 export type BackfillStatus = {
   project: string | null;
-  phase: "idle" | "running" | "waiting" | "done";
+  phase: BackfillPhase;
   pass: number;
   page: number;
   listed: number;

@@ -20,8 +20,14 @@ export type Alert = {
   text: string;
 };
 
+/**
+ * An alert as a source reports it. With `confirm`, it opens only once its cause persists: reported in
+ * `looks` reports in a row, or for `ms` since the first of them (src/domain/alert-streaks.ts).
+ */
+export type ReportedAlert = Alert & { confirm?: { looks: number; ms: number } };
+
 /** What a source reports: every alert it stands behind now (none: all of its earlier ones are resolved). */
-export type SourceReport = { source: string; alerts: Alert[] };
+export type SourceReport = { source: string; alerts: ReportedAlert[] };
 
 /** An open alert, as the AlertDO keeps it. */
 export type OpenAlert = { alert: Alert; sources: string[]; openedAt: number };
@@ -35,12 +41,18 @@ export const RESOLVED_KEPT = 200;
 /** A project's supervisor reports as `project:<id>`, the watchdog's look at a project as `watchdog:<id>`. */
 export const supervisorSource = (project: string) => `project:${project}`;
 export const watchdogSource = (project: string) => `watchdog:${project}`;
+/** A project's backfill of its mirror, refused by the forge (src/domain/backfill.ts). */
+export const backfillSource = (project: string) => `backfill:${project}`;
+
+const SOURCES = { project: "supervisor", watchdog: "watchdog", backfill: "backfill" } as const;
 
 /** Who a source is, for a human; null for a source this version does not know. */
-export function sourceOf(source: string): { by: "supervisor" | "watchdog"; project: string } | null {
-  const match = /^(project|watchdog):(.+)$/.exec(source);
+export function sourceOf(
+  source: string,
+): { by: (typeof SOURCES)[keyof typeof SOURCES]; project: string } | null {
+  const match = /^(project|watchdog|backfill):(.+)$/.exec(source);
   if (!match?.[1] || !match[2]) return null;
-  return { by: match[1] === "project" ? "supervisor" : "watchdog", project: match[2] };
+  return { by: SOURCES[match[1] as keyof typeof SOURCES], project: match[2] };
 }
 
 /** What the operator's channel is told, once each: an alert opened, or resolved. */

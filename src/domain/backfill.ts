@@ -3,7 +3,9 @@
  * forge's rate limit, what one page does to the pass, and whether a finished pass may have stepped over an
  * open item (the listing pages by offset) and must run again.
  */
+import type { Alert } from "./alerts.ts";
 import { type BackoffPolicy, backoffDelay } from "./backoff.ts";
+import type { FailureShape } from "./failure.ts";
 import { BOUNDARY_SETTLE_MS, type Budget, SLOW_DOWN_BELOW } from "./reconciliation.ts";
 
 /**
@@ -19,7 +21,7 @@ export const MAX_PASSES = 3;
 /** A step the forge failed tries again after this, doubling to a quarter of an hour. */
 export const FAILURE_BACKOFF: BackoffPolicy = { baseMs: 30_000, maxMs: 15 * 60_000, jitter: 0 };
 
-export type BackfillPhase = "idle" | "running" | "waiting" | "done";
+export type BackfillPhase = "idle" | "running" | "waiting" | "done" | "refused";
 
 /** Where a pass stands: the page to read next, or (page 0) the check that it read every open item. */
 export type Pass = {
@@ -112,3 +114,40 @@ export function retryAt(now: number, failures: number, forgeWait: number | null)
 
 const wholeSecondIso = (at: number) =>
   new Date(Math.floor(at / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/**
+ * Answers that say the same on every retry: the token is wrong or lost its rights, the repository is gone. A
+ * rate limit (GitHub's 403 with its wait, a 429) names when to come back, and a 5xx may pass: those back off.
+ */
+const REFUSED_FOR_GOOD = new Set([401, 403, 404, 410]);
+
+export function refusedForGood(failure: FailureShape): boolean {
+  return failure.status !== undefined && REFUSED_FOR_GOOD.has(failure.status);
+}
+
+/** What a project's forge is reached with: a refused backfill waits for it to change. */
+export type Credentials = { forge: string; apiUrl: string; repo: string; token: string };
+
+export const credentialsOf = (
+  where: { forge: string; apiUrl: string; repo: string },
+  token: string,
+): Credentials => ({ forge: where.forge, apiUrl: where.apiUrl, repo: where.repo, token });
+
+export const credentialsChanged = (before: Credentials, after: Credentials): boolean =>
+  before.forge !== after.forge ||
+  before.apiUrl.replace(/\/$/, "") !== after.apiUrl.replace(/\/$/, "") ||
+  before.repo.toLowerCase() !== after.repo.toLowerCase() ||
+  before.token !== after.token;
+
+/** Why a backfill stopped, for its status and the operator. */
+export const refusalReason = (failure: FailureShape) =>
+  `the forge refused for good (${failure.status}): ${failure.message}. The backfill resumes when the ` +
+  "project is registered again with other credentials (a new token, or the repository's new place).";
+
+/** The operator's alert while a project's backfill is refused: told once, resolved when a page is read again. */
+export const backfillAlert = (project: string, reason: string): Alert => ({
+  key: `backfill:${project}:refused`,
+  priority: "P2",
+  title: `${project}: the forge refuses the mirror's backfill`,
+  text: `${reason}\nThe mirror lacks what was open before Conveyor came until it does.`,
+});

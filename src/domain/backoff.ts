@@ -25,3 +25,25 @@ export function backoffDelay(
   const jitterPart = delay * policy.jitter * random();
   return Math.round(delay - jitterPart);
 }
+
+/** How far apart a poll's attempts grow by default: well below the failure backoff's minutes. */
+export const DEFAULT_POLL_MAX_MS = 20_000;
+/** A project's cap on it (`effects.pollMaxMs`) is at most the failure backoff's. */
+export const MAX_POLL_MS = 5 * 60_000;
+const POLL_BASE_MS = 1_000;
+
+/**
+ * The schedule of a row that is tried again. A poll (CI still runs, a merge turn is held: nothing failed) is
+ * asked again from a second on, doubling only up to `pollMaxMs`, so what it waits for is seen within that
+ * long of happening however long it took; a fifth of jitter keeps issues polling together apart. A failure
+ * keeps `failure`, the backoff that spares a forge in trouble.
+ */
+export function retryPolicy(
+  poll: boolean,
+  failure: BackoffPolicy,
+  pollMaxMs = DEFAULT_POLL_MAX_MS,
+): BackoffPolicy {
+  if (!poll) return failure;
+  const maxMs = Math.min(pollMaxMs, failure.maxMs);
+  return { baseMs: Math.min(POLL_BASE_MS, maxMs), maxMs, jitter: 0.2 };
+}

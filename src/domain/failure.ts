@@ -8,8 +8,17 @@
 /** `waiting`: not a failure at all, an effect that polls (CI still pending); the state's own timer bounds it. */
 export type FailureKind = "permanent" | "transient" | "waiting";
 
-/** What a failure looks like from outside: a forge error carries the HTTP status it was answered with. */
-export type FailureShape = { status?: number; message: string; reason?: string; waiting?: true };
+/**
+ * What a failure looks like from outside: a forge error carries the HTTP status it was answered with. A
+ * `waiting` one with `backoff` waits on something that is itself failing (a forge that does not answer).
+ */
+export type FailureShape = {
+  status?: number;
+  message: string;
+  reason?: string;
+  waiting?: true;
+  backoff?: true;
+};
 
 const PERMANENT = new Set([403, 404, 410, 422]);
 
@@ -27,7 +36,8 @@ export function failureOf(error: unknown): FailureShape {
   const message = error instanceof Error ? error.message : String(error);
   // A poll's "not yet" (see CiPending) says so with `waiting: true`.
   if (typeof error === "object" && error !== null && "waiting" in error && error.waiting === true) {
-    return { message, waiting: true };
+    const backoff = "backoff" in error && error.backoff === true;
+    return backoff ? { message, waiting: true, backoff } : { message, waiting: true };
   }
   const status =
     typeof error === "object" && error !== null && "status" in error && typeof error.status === "number"
@@ -44,6 +54,14 @@ export function failureOf(error: unknown): FailureShape {
       ? error.forgeMessage
       : undefined;
   return reason === undefined ? { status, message } : { status, message, reason };
+}
+
+/**
+ * Whether the next attempt is a poll (src/domain/backoff.ts `retryPolicy`): what it waits for is under way and
+ * due any moment. A failure, or a wait on a failing forge, keeps the failure backoff.
+ */
+export function polls(failure: FailureShape): boolean {
+  return classifyFailure(failure) === "waiting" && failure.backoff !== true;
 }
 
 /** Whether a failed attempt (the `attempts`-th) sends the effect to the dead letter. */

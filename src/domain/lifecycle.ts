@@ -391,6 +391,8 @@ export type Limits = {
   maxHumanRounds: number;
   /** Attempts an effect gets before it goes to the dead letter (not read by the table; the IssueDO applies it). */
   maxEffectAttempts?: number;
+  /** The longest interval between a waiting effect's polls (not read by the table; the IssueDO applies it). */
+  pollMaxMs?: number;
   /** Days the issue's history is kept (not read by the table; the IssueDO prunes by it). */
   retentionDays?: number;
   /** Updates from the base (by the forge or by a conflict-resolving session) before escalating. */

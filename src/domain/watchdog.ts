@@ -4,7 +4,7 @@
  * its reconciliation last completed — and alerts on one that stopped. Pure: src/cron/watchdog.ts gathers the
  * pulses and hands the alerts to the AlertDO.
  */
-import type { Alert } from "./alerts.ts";
+import type { Alert, ReportedAlert } from "./alerts.ts";
 
 /** What a ProjectDO tells the watchdog about itself (durable-objects/project/pulse.ts). */
 export type ProjectPulse = {
@@ -42,16 +42,24 @@ export const alarmSilenceMs = (w: Pick<Watched, "supervisorPeriodMs">) =>
 export const reconcileSilenceMs = (w: Pick<Watched, "reconcilePeriodMs">) =>
   Math.max(3 * w.reconcilePeriodMs, RATE_LIMIT_SPACING_MS) + WATCHDOG_GRACE_MS;
 
+/**
+ * An object that does not answer is alerted on once it failed this many looks in a row (ten minutes at a look
+ * every five), or failed for this long (a project looked at less often, past the cron's window): one failed
+ * call is a blip, a deploy or an object moving. Its first answer resolves the alert.
+ */
+export const UNREACHABLE_CONFIRM = { looks: 3, ms: 15 * 60_000 };
+
 /** The alerts the watchdog stands behind for one project (none: it is alive). */
-export function watchdogAlerts(w: Watched, now: number): Alert[] {
+export function watchdogAlerts(w: Watched, now: number): ReportedAlert[] {
   const key = (what: string) => `watchdog:${w.project}:${what}`;
   if ("error" in w.pulse) {
     return [
       {
         key: key("unreachable"),
         priority: "P1",
-        title: `${w.project}: its Durable Object did not answer the watchdog`,
+        title: `${w.project}: its Durable Object does not answer the watchdog`,
         text: `${w.pulse.error}\nNothing of this project runs while its object fails: look at the Worker's logs.`,
+        confirm: UNREACHABLE_CONFIRM,
       },
     ];
   }

@@ -9,7 +9,7 @@ import { conveyorAccount } from "../projects/account.ts";
 import { isGated, regateDependents, triage, wantsWork } from "../projects/dispatch.ts";
 import { toMirrored } from "../projects/gate.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
-import { lifecycleStates, mirrorIssue } from "../projects/mirror.ts";
+import { lifecycleStates, type MirroredIssue, mirrorIssue } from "../projects/mirror.ts";
 import { lazyForges, type Project } from "../projects/store.ts";
 import { type DeliveryRecord, deliveryKeys, deliveryWrite, findFinished } from "./deliveries.ts";
 import { routeCi } from "./route-ci.ts";
@@ -41,7 +41,7 @@ export async function routeEvent(
   if (finished) return { kind: "duplicate", outcome: finished.outcome };
   switch (event.type) {
     case "pull_request":
-      return routePullRequest(env, project, event, key, cause);
+      return routePullRequest(env, project, event, key, cause, record);
     case "comment":
       return routeComment(env, project, event, key, cause);
     case "ci":
@@ -141,16 +141,26 @@ async function routePullRequest(
   event: PullRequestEvent,
   key: string,
   cause: Cause,
+  record: DeliveryRecord,
 ): Promise<Routed> {
   const opened = event.action === "opened" || event.action === "reopened";
-  if (!opened && event.action !== "closed" && event.action !== "merged") {
-    return { kind: "ignored", reason: `pull_request ${event.action} needs no action` };
-  }
   const pull = event.pullRequest;
   // Only a `conveyor/<n>` branch names the issue; closing keywords never drive the lifecycle.
-  const number = issueFromBranch(pull.headRef);
-  if (number === null) return { kind: "ignored", reason: `${pull.headRef} is not a Conveyor branch` };
-  if (!(await lifecycleStates(env, project.id, [number])).has(number)) return { kind: "routed", events: 0 };
+  const number =
+    opened || event.action === "closed" || event.action === "merged" ? issueFromBranch(pull.headRef) : null;
+  const live = number !== null && (await lifecycleStates(env, project.id, [number])).has(number);
+  // Every pull request is mirrored, dated, as issues are by their events; a seen delivery writes nothing. With
+  // no lifecycle event to follow, the delivery is finished in the same round trip.
+  const mirrored = mirroredPull(project, event);
+  if (mirrored) {
+    const { seen } = await mirrorIssue(env, project.id, mirrored, {
+      delivery: deliveryKeys(record),
+      also: live ? [] : [deliveryWrite(env, record, "processed")],
+    });
+    if (seen) return { kind: "duplicate", outcome: seen };
+    if (!live) return { kind: "routed", events: 0, recorded: true };
+  }
+  if (number === null || !live) return { kind: "routed", events: 0 };
   // Whether this pull request may speak for the issue is the lifecycle's decision; the route says whose it is.
   const ref = {
     number: pull.number,
@@ -165,6 +175,23 @@ async function routePullRequest(
     pullRequestLifecycle(opened, pull, ref),
   );
   return { kind: "routed", events: 1 };
+}
+
+/**
+ * What the mirror keeps of the event's pull request; null when a partial payload does not say its state (and
+ * its action does not tell it either), since the mirror keeps no row without one.
+ */
+function mirroredPull(project: Project, event: PullRequestEvent): MirroredIssue | null {
+  const { action, pullRequest: pull } = event;
+  const told =
+    action === "opened" || action === "reopened"
+      ? "open"
+      : action === "closed" || action === "merged"
+        ? "closed"
+        : null;
+  const state = pull.state ?? told;
+  if (state === null) return null;
+  return toMirrored(project, { ...pull, state, isPullRequest: true });
 }
 
 /** What a pull request's opening or closing means for its issue (webhooks and reconciliation alike). */

@@ -1,5 +1,6 @@
 /** A project's registration: what the operator sends (`PUT /api/v1/projects/:project`) and its defaults. */
 import { z } from "zod";
+import { DEFAULT_POLL_MAX_MS, MAX_POLL_MS } from "../domain/backoff.ts";
 import { type BudgetLimits, DEFAULT_EVENT_DAILY_USD } from "../domain/budget.ts";
 import { DEFAULT_CI_RERUNS, MAX_CI_RERUNS } from "../domain/ci-rerun.ts";
 import {
@@ -191,9 +192,16 @@ export const settingsSchema = z.object({
       writeSpacingMs: z.number().int().min(0).max(60_000),
     })
     .optional(),
-  /** Lifecycle effects (forge calls, jobs): attempts before one goes to the dead letter and the issue escalates. */
+  /**
+   * Lifecycle effects (forge calls, jobs): attempts before one goes to the dead letter and the issue escalates;
+   * the longest interval between the polls of one that waits (CI on Forgejo, which sends no status webhook; a
+   * merge's turn), so a verdict is seen at most that long after CI settled.
+   */
   effects: z
-    .object({ maxAttempts: z.number().int().min(1).max(100).default(DEFAULT_MAX_EFFECT_ATTEMPTS) })
+    .object({
+      maxAttempts: z.number().int().min(1).max(100).default(DEFAULT_MAX_EFFECT_ATTEMPTS),
+      pollMaxMs: z.number().int().min(1_000).max(MAX_POLL_MS).default(DEFAULT_POLL_MAX_MS),
+    })
     .prefault({}),
   /**
    * How long each wait may last, in milliseconds (see src/domain/timers.ts): a session's wall clock, CI, the

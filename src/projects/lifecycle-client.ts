@@ -42,6 +42,7 @@ export async function sendEvent(
       maxHumanRounds,
       maxUpdates,
       maxEffectAttempts: effects.maxAttempts,
+      pollMaxMs: effects.pollMaxMs,
       retentionDays,
     },
     timeouts,

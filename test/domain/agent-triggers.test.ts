@@ -36,6 +36,10 @@ const pull = (action: PullRequestEvent["action"]): PullRequestEvent => ({
     merged: false,
     author: "carol",
     labels: [],
+    state: "open",
+    createdAt: null,
+    updatedAt: null,
+    closedAt: null,
   },
   label: null,
 });

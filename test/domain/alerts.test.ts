@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   type Alert,
   type AlertMessage,
+  backfillSource,
   emailParts,
   type OpenAlert,
   onTracker,
@@ -13,7 +14,12 @@ import {
   webhookBody,
 } from "../../src/domain/alerts.ts";
 import type { Finding } from "../../src/domain/supervisor.ts";
-import { alarmSilenceMs, type Watched, watchdogAlerts } from "../../src/domain/watchdog.ts";
+import {
+  alarmSilenceMs,
+  UNREACHABLE_CONFIRM,
+  type Watched,
+  watchdogAlerts,
+} from "../../src/domain/watchdog.ts";
 
 const NOW = Date.UTC(2026, 10, 27, 12);
 const MIN = 60_000;
@@ -102,6 +108,7 @@ describe("sourceOf", () => {
   it("names who reports, for the pages, and reads back what the sources are called", () => {
     expect(sourceOf(supervisorSource("acme"))).toEqual({ by: "supervisor", project: "acme" });
     expect(sourceOf(watchdogSource("acme"))).toEqual({ by: "watchdog", project: "acme" });
+    expect(sourceOf(backfillSource("acme"))).toEqual({ by: "backfill", project: "acme" });
     expect(sourceOf("cron")).toBeNull();
     expect(sourceOf("project:")).toBeNull();
   });
@@ -181,8 +188,9 @@ describe("watchdogAlerts", () => {
     expect(watchdogAlerts(watched({ ...failing, reconciledAt: NOW - 50 * MIN }), NOW)).toEqual([]);
   });
 
-  it("finds an object that does not answer", () => {
+  it("finds an object that does not answer, to be confirmed by the looks that follow", () => {
     const [found] = watchdogAlerts(watched({ error: "Durable Object reset" }), NOW);
     expect(found?.key).toBe("watchdog:acme:unreachable");
+    expect(found?.confirm).toEqual(UNREACHABLE_CONFIRM);
   });
 });

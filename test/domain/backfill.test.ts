@@ -4,11 +4,15 @@ import {
   afterPage,
   BACKFILL_FLOOR,
   closedUnder,
+  credentialsChanged,
   FIRST_PASS,
   MAX_PASSES,
   pageAllowance,
+  refusedForGood,
   retryAt,
 } from "../../src/domain/backfill.ts";
+import { failureOf } from "../../src/domain/failure.ts";
+import { ForgeHttpError, ForgeNetworkError, ForgeRateLimitError } from "../../src/forge/client/errors.ts";
 
 const NOW = Date.parse("2026-11-27T12:00:00Z");
 
@@ -80,5 +84,47 @@ describe("a failed step", () => {
     expect(retryAt(NOW, 2, null)).toBe(NOW + 60_000);
     expect(retryAt(NOW, 20, null)).toBe(NOW + 15 * 60_000);
     expect(retryAt(NOW, 1, NOW + 3_600_000)).toBe(NOW + 3_600_000);
+  });
+});
+
+describe("a refusal for good", () => {
+  const info = { forge: "github", method: "GET", path: "/repos/o/r/issues" };
+  const http = (status: number) => failureOf(new ForgeHttpError(info, status, "refused"));
+
+  it("is a wrong token, lost rights or a repository gone: 401, 403, 404, 410", () => {
+    expect([401, 403, 404, 410].map((status) => refusedForGood(http(status)))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+  });
+
+  it("is not a rate limit, an answer that may pass, or no answer at all", () => {
+    expect([429, 422, 500, 502, 503].map((status) => refusedForGood(http(status)))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    const limited = new ForgeRateLimitError(info, 403, "rate limited", NOW + 60_000, 60_000);
+    expect(refusedForGood(failureOf(limited))).toBe(false);
+    expect(refusedForGood(failureOf(new ForgeNetworkError(info, "reset")))).toBe(false);
+  });
+});
+
+describe("the credentials a refused backfill waits to change", () => {
+  const was = { forge: "forgejo", apiUrl: "https://forge.test/api/v1", repo: "acme/app", token: "t1" };
+
+  it("change with the token, the forge's address, the repository or the kind of forge", () => {
+    expect(credentialsChanged(was, { ...was, token: "t2" })).toBe(true);
+    expect(credentialsChanged(was, { ...was, apiUrl: "https://other.test/api/v1" })).toBe(true);
+    expect(credentialsChanged(was, { ...was, repo: "acme/moved" })).toBe(true);
+    expect(credentialsChanged(was, { ...was, forge: "gitea" })).toBe(true);
+  });
+
+  it("do not with a trailing slash or the repository's case", () => {
+    expect(credentialsChanged(was, { ...was, apiUrl: `${was.apiUrl}/`, repo: "ACME/App" })).toBe(false);
   });
 });

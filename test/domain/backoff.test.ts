@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoffDelay } from "../../src/domain/backoff.ts";
+import { backoffDelay, DEFAULT_POLL_MAX_MS, retryPolicy } from "../../src/domain/backoff.ts";
 
 describe("backoffDelay", () => {
   const policy = { baseMs: 100, maxMs: 1_000, jitter: 0 };
@@ -25,5 +25,30 @@ describe("backoffDelay", () => {
 
   it.each([0, -1, 1.5, Number.NaN])("rejects attempt %s", (attempt) => {
     expect(() => backoffDelay(attempt, policy)).toThrow(RangeError);
+  });
+});
+
+describe("retryPolicy", () => {
+  const failure = { baseMs: 500, maxMs: 5 * 60_000, jitter: 0.5 };
+  const longest = (policy: ReturnType<typeof retryPolicy>, attempt: number) =>
+    backoffDelay(attempt, policy, () => 0);
+
+  it("a failure keeps the failure backoff", () => {
+    expect(retryPolicy(false, failure, 15_000)).toBe(failure);
+  });
+
+  it("a poll starts at a second and never waits longer than its cap, however many attempts", () => {
+    const poll = retryPolicy(true, failure, 15_000);
+    expect([1, 2, 3, 4, 5, 6, 60].map((a) => longest(poll, a))).toEqual([
+      1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000,
+    ]);
+    // Jitter only ever shortens a wait, by a fifth at most.
+    expect(backoffDelay(60, poll, () => 0.999999)).toBeGreaterThanOrEqual(12_000);
+  });
+
+  it("a poll's cap defaults to 20 s and never exceeds the failure backoff's", () => {
+    expect(longest(retryPolicy(true, failure), 60)).toBe(DEFAULT_POLL_MAX_MS);
+    expect(retryPolicy(true, { ...failure, maxMs: 10_000 }, 60_000).maxMs).toBe(10_000);
+    expect(retryPolicy(true, failure, 500)).toMatchObject({ baseMs: 500, maxMs: 500 });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyFailure, deadLetters, failureOf } from "../../src/domain/failure.ts";
+import { classifyFailure, deadLetters, failureOf, polls } from "../../src/domain/failure.ts";
 import { ForgeHttpError, ForgeNetworkError, ForgeRateLimitError } from "../../src/forge/client/errors.ts";
 
 const info = { forge: "github", method: "POST", path: "/repos/o/r/pulls" };
@@ -59,6 +59,16 @@ describe("a poll's not-yet", () => {
     const kind = classifyFailure(failureOf(new Pending("CI pending for abc")));
     expect(kind).toBe("waiting");
     expect(deadLetters(kind, 1_000, 25)).toBe(false);
+  });
+
+  it("is polled; a wait on a forge that does not answer, and any failure, keep the failure backoff", () => {
+    class Silent extends Pending {
+      readonly backoff = true;
+    }
+    expect(polls(failureOf(new Pending("CI pending")))).toBe(true);
+    expect(polls(failureOf(new Silent("the forge does not answer yet")))).toBe(false);
+    expect(polls(failureOf(new ForgeNetworkError(info, "reset")))).toBe(false);
+    expect(polls(failureOf(new Error("boom")))).toBe(false);
   });
 });
 

@@ -26,6 +26,14 @@ const ANBRATEN_PR = {
   labels: [],
 };
 
+/** A pull request's dates where a capture sends none, in the state it says. */
+const UNDATED = (state: "open" | "closed" | null) => ({
+  state,
+  createdAt: null,
+  updatedAt: null,
+  closedAt: null,
+});
+
 const GORDON_PR = {
   number: 1,
   title: "Update the README with new information",
@@ -37,6 +45,7 @@ const GORDON_PR = {
   merged: false,
   author: "gordon",
   labels: [],
+  ...UNDATED("open"),
 };
 
 const SYNC_PR = {
@@ -50,6 +59,10 @@ const SYNC_PR = {
   merged: false,
   author: "test",
   labels: ["Kind/Bug", "Kind/Security"],
+  state: "open" as const,
+  createdAt: "2024-02-22T01:38:39+01:00",
+  updatedAt: "2024-02-22T01:42:03+01:00",
+  closedAt: null,
 };
 
 const giteaPull = (forge: "gitea" | "forgejo") => ({
@@ -85,7 +98,15 @@ const giteaPull = (forge: "gitea" | "forgejo") => ({
       forge,
       repository: "anbraten/test-repo",
       sender: "anbraten",
-      pullRequest: { ...ANBRATEN_PR, merged: false },
+      pullRequest: {
+        ...ANBRATEN_PR,
+        merged: false,
+        state: "closed",
+        createdAt: "2023-12-05T18:06:38Z",
+        updatedAt: "2023-12-05T18:06:43Z",
+        closedAt: "2023-12-05T18:06:43Z",
+        comments: 0,
+      },
       label: null,
     }),
   },
@@ -97,7 +118,15 @@ const giteaPull = (forge: "gitea" | "forgejo") => ({
       forge,
       repository: "anbraten/test-repo",
       sender: "anbraten",
-      pullRequest: { ...ANBRATEN_PR, merged: true },
+      pullRequest: {
+        ...ANBRATEN_PR,
+        merged: true,
+        state: "closed",
+        createdAt: "2023-12-05T18:06:38Z",
+        updatedAt: "2023-12-05T18:35:31Z",
+        closedAt: "2023-12-05T18:35:31Z",
+        comments: 1,
+      },
       label: null,
     }),
   },
@@ -151,6 +180,7 @@ const GITEA: Record<string, FixtureCase> = withHeaders("gitea", {
         merged: false,
         author: "jony",
         labels: ["bug", "help wanted"],
+        ...UNDATED("open"),
       },
       label: null,
     }),
@@ -295,6 +325,7 @@ const FORGEJO: Record<string, FixtureCase> = withHeaders("forgejo", {
         merged: false,
         author: "6543",
         labels: ["Kind/Documentation", "Kind/Enhancement"],
+        ...UNDATED(null),
       },
       label: null,
     }),
@@ -325,6 +356,11 @@ const README_PR = {
   merged: false,
   author: "Codertocat",
   labels: ["bug"],
+  state: "open" as const,
+  createdAt: "2019-05-15T15:20:33Z",
+  updatedAt: "2019-05-15T15:20:33Z",
+  closedAt: null,
+  comments: 0,
 };
 const LINTER_RUN = {
   sha: "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
@@ -402,7 +438,12 @@ const GITHUB: Record<string, FixtureCase> = {
       type: "pull_request",
       action: "closed",
       ...HELLO,
-      pullRequest: README_PR,
+      pullRequest: {
+        ...README_PR,
+        state: "closed",
+        updatedAt: "2019-05-15T15:21:18Z",
+        closedAt: "2019-05-15T15:21:18Z",
+      },
       label: null,
     }),
   },
@@ -426,6 +467,11 @@ const GITHUB: Record<string, FixtureCase> = {
         merged: true,
         author: "anbraten",
         labels: [],
+        state: "closed",
+        createdAt: "2023-12-05T18:13:16Z",
+        updatedAt: "2023-12-05T18:34:19Z",
+        closedAt: "2023-12-05T18:34:19Z",
+        comments: 0,
       },
       label: null,
     }),

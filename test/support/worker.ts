@@ -3,13 +3,13 @@
  * Durable Objects), in its own state directory, for Node tests, benchmarks and the demo. The migrations run
  * once per set of them (worker-d1.ts).
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { end, track } from "./children.ts";
 import { migratedD1 } from "./worker-d1.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -78,16 +78,28 @@ export async function startLocalWorker(
   const stateDir =
     options.stateDir ?? (await mkdtemp(join(options.stateParent ?? tmpdir(), "conveyor-worker-")));
   const env = { ...process.env, ...OFFLINE, CI: "true" };
+  // Its own group, like wrangler dev's below: the workerd it starts goes with it.
   const d1 = (dir: string, ...args: string[]) =>
-    promisify(execFile)(
-      process.execPath,
-      [...WRANGLER, "d1", ...args, "DB", "--local", "--persist-to", dir],
-      {
-        cwd: ROOT,
-        env,
-        maxBuffer: 64 * 1024 * 1024,
-      },
-    );
+    new Promise<void>((resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        [...WRANGLER, "d1", ...args, "DB", "--local", "--persist-to", dir],
+        { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+      );
+      track(child, { group: true });
+      let output = "";
+      const keep = (data: Buffer) => {
+        output = (output + data).slice(-20_000);
+      };
+      child.stdout?.on("data", keep);
+      child.stderr?.on("data", keep);
+      child.once("error", reject);
+      child.once("close", (code, signal) => {
+        end(child);
+        if (code === 0) resolve();
+        else reject(new Error(`wrangler d1 ${args[0]} failed (${signal ?? code}): ${output}`));
+      });
+    });
   await migratedD1(stateDir, (dir) => d1(dir, "migrations", "apply"));
   if (options.seedSql) await d1(stateDir, "execute", "--file", options.seedSql);
   const vars = {
@@ -122,6 +134,8 @@ export async function startLocalWorker(
       ],
       { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
     );
+    // Its own group (workerd with it): killed whole by a failed start here, or by the file's teardown.
+    track(child, { group: true });
     const started = { child, port, inspectorPort, url: `http://127.0.0.1:${port}`, output: "" };
     const collect = (data: Buffer) => {
       started.output += data;
@@ -130,18 +144,23 @@ export async function startLocalWorker(
     child.stdout?.on("data", collect);
     child.stderr?.on("data", collect);
     const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (child.exitCode !== null) {
-        if (ADDRESS_IN_USE.test(started.output)) throw new PortTaken(started.output);
-        throw new Error(`wrangler dev exited: ${started.output}`);
+    try {
+      for (;;) {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          if (ADDRESS_IN_USE.test(started.output)) throw new PortTaken(started.output);
+          throw new Error(`wrangler dev exited: ${started.output}`);
+        }
+        const ok = await fetch(`${started.url}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (ok) return started;
+        if (Date.now() > deadline) throw new Error(`wrangler dev did not start: ${started.output}`);
+        await new Promise((r) => setTimeout(r, 200));
       }
-      const ok = await fetch(`${started.url}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) return started;
-      if (Date.now() > deadline) throw new Error(`wrangler dev did not start: ${started.output}`);
-      await new Promise((r) => setTimeout(r, 200));
+    } catch (error) {
+      end(child);
+      throw error;
     }
   };
   // A free port is free when asked, not when wrangler binds it: another process may take it in between.
@@ -163,11 +182,12 @@ export async function startLocalWorker(
     inspectorPort,
     logs: () => worker.output,
     stop: async () => {
-      if (child.exitCode === null && child.pid) {
+      if (child.exitCode === null && child.signalCode === null && child.pid) {
         const exited = new Promise((r) => child.once("exit", r));
         process.kill(-child.pid, "SIGTERM");
         await exited;
       }
+      end(child);
       await rm(envDir, { recursive: true, force: true });
       await new Promise((done) => (log ? log.end(done) : done(undefined)));
       if (owned) await rm(stateDir, { recursive: true, force: true });

@@ -9,24 +9,16 @@ import { describe, expect, it } from "vitest";
 import { alertStub } from "../../src/alert-stub.ts";
 import type { AlertsView } from "../../src/contracts/alert-object.ts";
 import { watchFactory } from "../../src/cron/watchdog.ts";
-import { type AlertMessage, RESOLVED_KEPT } from "../../src/domain/alerts.ts";
+import { RESOLVED_KEPT } from "../../src/domain/alerts.ts";
 import { projectStub } from "../../src/project-stub.ts";
+import { told } from "./support/alerts.ts";
 import { call, newRunner } from "./support/jobs.ts";
-import { control, type Loop, loopProject } from "./support/review.ts";
+import { type Loop, loopProject } from "./support/review.ts";
 import { OPERATOR } from "./support/webhooks.ts";
 
 const MIN = 60_000;
 const GIB = 1024 ** 3;
 const HEALTHY_HOST = { memAvailableBytes: 8 * GIB, memTotalBytes: 16 * GIB, load1: 0.5, cpus: 4 };
-
-type Received = { text: string; content: string; conveyor: AlertMessage & { id: string } };
-
-/** What the operator's webhook was told about `key`, once the AlertDO's outbox is delivered. */
-async function told(key: string): Promise<Received[]> {
-  await alertStub(env).drain();
-  const all = await control<Received[]>("alerts-received");
-  return all.filter((m) => m.conveyor.alert.key === key);
-}
 
 async function check(loop: Loop): Promise<void> {
   const res = await SELF.fetch(`https://conveyor.test/api/v1/projects/${loop.project}/health/check`, {
@@ -76,6 +68,41 @@ describe("the operator's channel", () => {
     // The alarm runs again: the next look resolves it, and says so once.
     await runInDurableObject(stub, (_instance, state) => state.storage.setAlarm(Date.now()));
     expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await watchFactory(env)).resolved).toContain(key);
+    expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
+  });
+
+  it("hears from the watchdog of a project whose object fails look after look, not of one failed look", async () => {
+    const loop = await loopProject("watched-unanswering");
+    const stub = projectStub(env, loop.project);
+    // Its pulse gone, the object's answer to the watchdog throws; put back, it answers again.
+    const failing = () =>
+      runInDurableObject(stub, (_instance, state) => void state.storage.sql.exec("DELETE FROM pulse"));
+    const answering = () =>
+      runInDurableObject(stub, (_instance, state) => {
+        const now = Date.now();
+        state.storage.sql.exec(
+          "INSERT OR IGNORE INTO pulse (id, since, alarm_at, reconciled_at) VALUES (1, ?, ?, ?)",
+          now,
+          now,
+          now,
+        );
+      });
+    const key = `watchdog:${loop.project}:unreachable`;
+    const look = async () => (await watchFactory(env)).opened.includes(key);
+
+    // A failed look between answers is a blip, each time.
+    await failing();
+    expect(await look()).toBe(false);
+    await answering();
+    expect(await look()).toBe(false);
+    await failing();
+    expect(await look()).toBe(false);
+    expect(await look()).toBe(false);
+    expect(await told(key)).toEqual([]);
+    // The third look in a row that it fails opens the alert; its first answer resolves it.
+    expect(await look()).toBe(true);
+    await answering();
     expect((await watchFactory(env)).resolved).toContain(key);
     expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
   });

@@ -2,12 +2,14 @@
  * The mirror's backfill against the local forge: a repository older than its registration (issues brought in
  * with their own authors, times and comments) is mirrored whole, dated, with its pull requests' linked issues,
  * page by page; an item closed while the listing is paged makes the pass run again; a rate limit spent past
- * the backfill's floor makes it wait for the reset, and the operator sees why.
+ * the backfill's floor makes it wait for the reset, and the operator sees why; a forge that refuses for good
+ * stops it until the project's credentials change.
  */
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createForgeClient } from "../../src/forge/client/index.ts";
 import { projectStub } from "../../src/project-stub.ts";
+import { told } from "./support/alerts.ts";
 import { backfilled } from "./support/reconcile.ts";
 import { control, services } from "./support/review.ts";
 import { freshProject, OPERATOR, registerProject } from "./support/webhooks.ts";
@@ -134,6 +136,37 @@ describe("the mirror's backfill", () => {
     expect(status.phase).toBe("waiting");
     expect(status.nextAt).toBeGreaterThan(Date.now());
     expect((await control<{ charged: number }>("api-calls", { repo })).charged - before.charged).toBe(1);
+  });
+
+  it("stops when the forge refuses for good, tells the operator once, and resumes when the token changes", async () => {
+    const { project, repo, account } = await oldRepository("backfill-refused", 3);
+    const register = (forgeToken: string) =>
+      registerProject(project, "forgejo", repo, { apiUrl: services.forgeApiUrl, forgeToken });
+    const calls = async () => (await control<{ charged: number }>("api-calls", { repo })).charged;
+    const key = `backfill:${project}:refused`;
+    await register("a-revoked-token");
+
+    let status = await backfilledOrWaiting(project);
+    expect(status).toMatchObject({
+      phase: "refused",
+      nextAt: null,
+      reason: expect.stringContaining("(401)"),
+    });
+    // Nothing more is asked: not by a step, nor by a registration with the same credentials.
+    const asked = await calls();
+    status = await backfilledOrWaiting(project);
+    await register("a-revoked-token");
+    expect((await projectStub(env, project).backfillMirror(project)).phase).toBe("refused");
+    expect(await calls()).toBe(asked);
+    // The operator hears of it once (sent from the project's outbox with its supervisor's alerts).
+    await projectStub(env, project).superviseNow(project);
+    expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened"]);
+
+    // A new token: the backfill runs again, and the alert resolves.
+    await register(account.token);
+    expect(await backfilled(project)).toMatchObject({ phase: "done", listed: 3 });
+    await projectStub(env, project).superviseNow(project);
+    expect((await told(key)).map((m) => m.conveyor.kind)).toEqual(["opened", "resolved"]);
   });
 
   it("answers the operator with a one-line reason for what it cannot do", async () => {

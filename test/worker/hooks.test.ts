@@ -333,6 +333,71 @@ describe("issues through the dependency gate, by events alone", () => {
   });
 });
 
+describe("pull requests in the mirror, by their events", () => {
+  const GITEA = { forge: "gitea" as const, event: { grouped: "pull_request", type: "pull_request" } };
+  const CLOSED = "gitea/pull_request.closed.json";
+  type Payload = { action: string; pull_request: Record<string, unknown> };
+  /** Gitea's capture of pull request #1 closing, told as another moment of its life. */
+  const moment = (action: string, pull: Record<string, unknown>) => {
+    const payload = JSON.parse(new TextDecoder().decode(fixtureBytes(CLOSED))) as Payload;
+    return pretty({ ...payload, action, pull_request: { ...payload.pull_request, ...pull } });
+  };
+  const row = (project: string) =>
+    env.DB.prepare(
+      "SELECT kind, title, state, closes, author, comments, forge_updated_at, closed_at FROM forge_issues WHERE project_id = ? AND number = 1",
+    )
+      .bind(project)
+      .first();
+  const at = (iso: string) => Date.parse(iso);
+
+  it("opened, edited, closed and merged write its dated row; an older edit arriving late changes nothing", async () => {
+    const project = freshProject("pulls");
+    await registerProject(project, "gitea", "anbraten/test-repo");
+    const open = { state: "open", closed_at: null };
+    const opened = await deliver(
+      project,
+      GITEA,
+      moment("opened", { ...open, body: "Fixes #3", updated_at: "2023-12-05T18:06:38Z" }),
+    );
+    expect(opened.status, await opened.clone().text()).toBe(202);
+    expect(await row(project)).toMatchObject({
+      kind: "pull",
+      title: "Adjust file",
+      state: "open",
+      closes: "[3]",
+      author: "anbraten",
+      forge_updated_at: at("2023-12-05T18:06:38Z"),
+    });
+    await deliver(
+      project,
+      GITEA,
+      moment("edited", { ...open, title: "Adjust the file", updated_at: "2023-12-05T18:06:41Z" }),
+    );
+    expect(await row(project)).toMatchObject({ title: "Adjust the file", closes: "[]" });
+
+    await deliver(project, GITEA, fixtureBytes(CLOSED));
+    expect(await row(project)).toMatchObject({
+      title: "Adjust file",
+      state: "closed",
+      closed_at: at("2023-12-05T18:06:43Z"),
+    });
+    await deliver(project, GITEA, fixtureBytes("gitea/pull_request.closed.merged.json"));
+    expect(await row(project)).toMatchObject({
+      state: "closed",
+      comments: 1,
+      forge_updated_at: at("2023-12-05T18:35:31Z"),
+    });
+
+    const late = await deliver(
+      project,
+      GITEA,
+      moment("edited", { ...open, title: "A stale title", updated_at: "2023-12-05T18:06:40Z" }),
+    );
+    expect(late.status).toBe(202);
+    expect(await row(project)).toMatchObject({ title: "Adjust file", state: "closed", comments: 1 });
+  });
+});
+
 describe("project registry", () => {
   const url = (id: string) => `https://conveyor.test/api/v1/projects/${id}`;
   const put = (id: string, body: unknown) =>

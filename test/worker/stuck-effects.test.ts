@@ -220,13 +220,13 @@ describe("an escalation nobody answers", () => {
 });
 
 describe("a poll that is not answered yet", () => {
-  it("is no failure: watching CI that still runs never goes to the dead letter", async () => {
+  it("is no failure: watching CI that still runs never goes to the dead letter, and is polled within its cap", async () => {
     // One attempt only: any real failure would be given up on at once.
-    const loop = await loopProject("ci-wait", { effects: { maxAttempts: 1 } });
+    const loop = await loopProject("ci-wait", { effects: { maxAttempts: 1, pollMaxMs: 5_000 } });
     const project = await loadProject(env, loop.project);
     if (!project) throw new Error("not registered");
     const { number } = await loop.forge.createIssue({ title: "Slow CI", body: "x", labels: ["backlog"] });
-    const sha = await push(loop, number, { "ci.sh": "sleep 8\n" });
+    const sha = await push(loop, number, { "ci.sh": "sleep 20\n" });
     const cause = { kind: "operator" as const, id: "test" };
     await sendEvent(env, project, number, "w1", cause, { type: "triage", blockers: [] });
     await sendEvent(env, project, number, "w2", cause, { type: "dispatched", jobId: "j", runnerId: "r" });
@@ -242,5 +242,27 @@ describe("a poll that is not answered yet", () => {
     );
     expect(polled.state).toBe("awaiting_ci");
     expect(polled.deadLetters).toEqual([]);
+
+    // Polled a dozen times already (CI that takes minutes): the next poll still comes within the project's
+    // cap (`effects.pollMaxMs`), not after the failure backoff's minutes.
+    const stub = issueStub(env, loop.project, number);
+    const watch = "effect:watch_ci";
+    await runInDurableObject(stub, async (_instance, state) => {
+      state.storage.sql.exec("UPDATE outbox SET attempts = 12, next_at = 0 WHERE channel = ?", watch);
+      await state.storage.setAlarm(Date.now());
+    });
+    const before = Date.now();
+    await runDurableObjectAlarm(stub);
+    const next = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql
+        .exec<{ next_at: number; attempts: number }>(
+          "SELECT next_at, attempts FROM outbox WHERE channel = ?",
+          watch,
+        )
+        .one(),
+    );
+    expect(next.attempts).toBe(13);
+    expect(next.next_at - before).toBeLessThanOrEqual(5_000 + (Date.now() - before));
+    expect(next.next_at - before).toBeGreaterThanOrEqual(4_000);
   });
 });

@@ -14,6 +14,8 @@ import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import { page, sessionCookie } from "./dashboard-support.ts";
 import { call, newRunner, type Runner } from "./support/jobs.ts";
+import { apiCalls } from "./support/live-project.ts";
+import { backfilled } from "./support/reconcile.ts";
 import { control, type Loop, loopProject, send, until } from "./support/review.ts";
 import { OPERATOR } from "./support/webhooks.ts";
 
@@ -188,6 +190,30 @@ describe("the supervisor", () => {
     expect(theirsFound).toEqual(
       [`memory_low:${roaming.runnerId}`, `runner_offline:${bound.runnerId}`].sort(),
     );
+  });
+
+  it("closes only the forge issues it opened: a finding that opened none asks the forge nothing when it resolves", async () => {
+    const loop = await loopProject("supervised-untracked", { supervisor: { runnerSilentMs: 5 * MIN } });
+    // The registration's backfill reads the forge too: done first, so what is counted below is the check's.
+    await backfilled(loop.project);
+    // A runner finding: with an operator channel configured (as here), it goes there, not to the forge.
+    const silent = await newRunner("untracked", { projects: [loop.project] });
+    await env.DB.prepare("UPDATE runners SET last_seen_at = ? WHERE id = ?")
+      .bind(Date.now() - 20 * MIN, silent.runnerId)
+      .run();
+    const found = await check(loop);
+    expect(found.findings.map((f) => [f.key, f.forgeIssue])).toEqual([
+      [`runner_offline:${silent.runnerId}`, null],
+    ]);
+
+    expect([200, 204]).toContain(
+      (await call(silent, "claim", { waitMs: 0, projects: [loop.project], host: HEALTHY_HOST })).status,
+    );
+    const before = await apiCalls(loop);
+    expect((await check(loop)).findings).toEqual([]);
+    // No search for an issue that was never opened.
+    expect(await apiCalls(loop)).toEqual(before);
+    expect(await supervisorIssues(loop)).toEqual([]);
   });
 
   it("runs on the project's alarm once its period is due, and keeps to its period", async () => {

@@ -10,9 +10,13 @@ import { errorMessage } from "../../../src/error-message.ts";
 import { type Deliverers, EffectDropped } from "./deliverers.ts";
 import { forgeOf } from "./forge.ts";
 
-/** The forge has not answered yet: asked again with backoff, for as long as the wait lasts. */
+/**
+ * The forge has not answered yet: asked again for as long as the wait lasts (a day), on the failure backoff
+ * rather than a poll's, so a forge that is down is asked every few minutes, not every few seconds.
+ */
 export class ForgeSilent extends Error {
   readonly waiting = true;
+  readonly backoff = true;
 }
 
 export const RECOVERY_DELIVERERS: Deliverers = {

@@ -28,9 +28,9 @@ import { keepCurrent } from "./stay-current.ts";
 
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
 
-/** Thrown while CI runs: the outbox retries with backoff, which is the polling schedule. */
+/** Thrown while CI runs: the outbox polls again (`effects.pollMaxMs` apart at most), which is the schedule. */
 export class CiPending extends Error {
-  /** Not a failure: polled again with backoff for as long as the CI timer lets the issue wait. */
+  /** Not a failure: polled again for as long as the CI timer lets the issue wait. */
   readonly waiting = true;
 }
 

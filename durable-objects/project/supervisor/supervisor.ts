@@ -27,6 +27,7 @@ import { errorMessage } from "../../../src/error-message.ts";
 import { log } from "../../../src/log.ts";
 import { supervisorSettingsSchema } from "../../../src/projects/config.ts";
 import { loadProject, type Project } from "../../../src/projects/store.ts";
+import { addColumns } from "../../shared/columns.ts";
 import { deliverInOrder, type Outbox } from "../../shared/outbox.ts";
 import { ALERTS_CHANNEL, deliverAlerts, queueAlerts } from "./alerts.ts";
 import { deliverSupervisorEffect, type SupervisorEffect } from "./forge-issues.ts";
@@ -46,13 +47,19 @@ CREATE TABLE IF NOT EXISTS supervisor_findings (
   finding TEXT NOT NULL,
   opened_at INTEGER NOT NULL,
   seen_at INTEGER NOT NULL,
-  forge_issue INTEGER
+  forge_issue INTEGER,
+  tracked INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS supervisor_forge_issues (
   occurrence TEXT PRIMARY KEY,
   number INTEGER NOT NULL
 );
 `;
+const ADDED_COLUMNS: Record<string, string> = {
+  // Whether the finding opened a forge issue, the one to close when it resolves. Findings recorded before
+  // this column may have: their issue is looked for, as it was then.
+  tracked: "INTEGER NOT NULL DEFAULT 1",
+};
 /** The outbox channel of the supervisor's forge effects. */
 export const SUPERVISOR_CHANNEL = "supervisor";
 
@@ -79,6 +86,7 @@ export class Supervisor {
     private readonly storage: DurableObjectStorage,
     private readonly outbox: Outbox,
   ) {
+    addColumns(storage.sql, "supervisor_findings", ADDED_COLUMNS);
     storage.sql.exec(SCHEMA);
   }
 
@@ -209,23 +217,30 @@ export class Supervisor {
    * transaction.
    */
   private record(project: Project, findings: Finding[], now: number, operator: boolean) {
-    const stood = this.sql
-      .exec<{ finding: string; opened_at: number }>("SELECT finding, opened_at FROM supervisor_findings")
-      .toArray()
-      .map((r): OpenFinding => ({ ...(JSON.parse(r.finding) as Finding), openedAt: r.opened_at }));
+    const rows = this.sql
+      .exec<{ key: string; finding: string; opened_at: number; tracked: number }>(
+        "SELECT key, finding, opened_at, tracked FROM supervisor_findings",
+      )
+      .toArray();
+    const stood = rows.map(
+      (r): OpenFinding => ({ ...(JSON.parse(r.finding) as Finding), openedAt: r.opened_at }),
+    );
+    const tracked = new Set(rows.filter((r) => r.tracked === 1).map((r) => r.key));
     const changes = reconcileFindings(stood, findings);
     queueAlerts(this.outbox, project.id, stood, findings, now);
     const { forgeIssues } = project.settings.supervisor;
     const label = project.settings.labels.supervisor;
     for (const finding of changes.opened) {
+      const opens = forgeIssues && onTracker(finding, operator);
       this.sql.exec(
-        "INSERT INTO supervisor_findings (key, finding, opened_at, seen_at) VALUES (?, ?, ?, ?)",
+        "INSERT INTO supervisor_findings (key, finding, opened_at, seen_at, tracked) VALUES (?, ?, ?, ?, ?)",
         finding.key,
         JSON.stringify(finding),
         now,
         now,
+        opens ? 1 : 0,
       );
-      if (forgeIssues && onTracker(finding, operator)) {
+      if (opens) {
         const issue = findingIssue(finding, { supervisor: label });
         this.enqueue({ kind: "open", key: finding.key, openedAt: now, issue, label }, now);
       }
@@ -240,7 +255,9 @@ export class Supervisor {
     }
     for (const finding of changes.resolved) {
       this.sql.exec("DELETE FROM supervisor_findings WHERE key = ?", finding.key);
-      // Closed whether or not issues are opened now: one opened before the setting changed is closed too.
+      // Only a finding that opened an issue has one to close (on the forge, a search by its marker when the
+      // answer that named it was lost); one opened before the setting changed is closed all the same.
+      if (!tracked.has(finding.key)) continue;
       const comment = `Resolved: the supervisor's check of ${new Date(now).toISOString()} no longer finds this.`;
       this.enqueue({ kind: "close", key: finding.key, openedAt: finding.openedAt, comment, label }, now);
     }

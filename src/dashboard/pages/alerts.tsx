@@ -9,12 +9,14 @@ import { formatDuration, plural } from "../format.ts";
 import { When } from "../layout.tsx";
 import { healthPath } from "./health.tsx";
 
+const SOURCE_NAMES = { supervisor: "supervisor of", watchdog: "watchdog on", backfill: "backfill of" };
+
 function Source(props: { source: string }) {
   const known = sourceOf(props.source);
   if (!known) return <code>{props.source}</code>;
   return (
     <a href={healthPath(known.project)}>
-      {known.by === "supervisor" ? "supervisor of" : "watchdog on"} {known.project}
+      {SOURCE_NAMES[known.by]} {known.project}
     </a>
   );
 }

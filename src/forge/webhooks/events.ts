@@ -72,6 +72,13 @@ export type PullRequestEvent = EventOrigin & {
     merged: boolean;
     author: string;
     labels: string[];
+    /** Null where a partial payload does not say. */
+    state: "open" | "closed" | null;
+    /** The forge's times (ISO 8601) and comment count, where it sends them: the mirror's dates. */
+    createdAt: string | null;
+    updatedAt: string | null;
+    closedAt: string | null;
+    comments?: number;
   };
   /** As on {@link IssueEvent}. */
   label: string | null;

@@ -3,12 +3,14 @@ import type { CiState, DeliveryResult, IssueEvent, PullRequestEvent, ReviewState
 import { parsePayload } from "./payload.ts";
 import { emitted, ignoredAction, ignoredEvent, isOneOf, readAction } from "./result.ts";
 import {
+  datedPull,
   issueFields,
   issueNumber,
   labelNames,
   login,
   optionalText,
   origin,
+  pullDates,
   pullHead,
   text,
 } from "./schema.ts";
@@ -120,6 +122,7 @@ const pullPayload = z.object({
     labels: labelNames,
     head: pullHead,
     base: z.object({ ref: z.string() }),
+    ...pullDates,
   }),
 });
 
@@ -146,6 +149,7 @@ function pullRequest(forge: "gitea" | "forgejo", eventName: string, body: unknow
       merged,
       author: pr.user,
       labels: pr.labels,
+      ...datedPull(pr),
     },
     label: null,
   });

@@ -3,12 +3,14 @@ import type { CiEvent, CiState, DeliveryResult, PullRequestEvent } from "./event
 import { parsePayload } from "./payload.ts";
 import { emitted, ignoredAction, ignoredEvent, isOneOf, readAction } from "./result.ts";
 import {
+  datedPull,
   issueFields,
   issueNumber,
   labelNames,
   login,
   optionalText,
   origin,
+  pullDates,
   pullHead,
   text,
 } from "./schema.ts";
@@ -112,6 +114,7 @@ const pullPayload = z.object({
     labels: labelNames,
     head: pullHead,
     base: z.object({ ref: z.string() }),
+    ...pullDates,
   }),
   label: labelName,
 });
@@ -139,6 +142,7 @@ function pullRequest(eventName: string, body: unknown): DeliveryResult {
       merged,
       author: pr.user,
       labels: pr.labels,
+      ...datedPull(pr),
     },
     label,
   });

@@ -58,6 +58,32 @@ export const issueFields = z
     ...(comments != null && { comments }),
   }));
 
+/**
+ * A pull request's state, the forge's times and its comment count, as its events carry them (for the
+ * mirror); a partial payload may leave any of them out.
+ */
+export const pullDates = {
+  state: issueState.nullish(),
+  created_at: optionalText,
+  updated_at: optionalText,
+  closed_at: optionalText,
+  comments: z.number().int().min(0).nullish(),
+};
+
+export const datedPull = (pr: {
+  state?: "open" | "closed" | null;
+  created_at: string | null;
+  updated_at: string | null;
+  closed_at: string | null;
+  comments?: number | null;
+}) => ({
+  state: pr.state ?? null,
+  createdAt: pr.created_at,
+  updatedAt: pr.updated_at,
+  closedAt: pr.closed_at,
+  ...(pr.comments != null && { comments: pr.comments }),
+});
+
 export const actionOnly = z.object({ action: z.string() });
 
 export const origin = { repository, sender: login };

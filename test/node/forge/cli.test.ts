@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
+import { track } from "../../support/children.ts";
 import { tempDir } from "./harness.ts";
 
 const CLI = new URL("../../support/forge/cli.ts", import.meta.url).pathname;
@@ -22,6 +23,8 @@ describe("the CLI", () => {
         stdio: ["ignore", "pipe", "inherit"],
       },
     );
+    // Killed by the file's teardown should the test end before its SIGTERM.
+    track(child);
     const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const next = async () => String((await lines.next()).value);
 

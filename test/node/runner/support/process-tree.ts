@@ -1,13 +1,23 @@
 import { readdirSync, readFileSync } from "node:fs";
 
-export type ProcessInfo = { pid: number; ppid: number; command: string };
+export type ProcessInfo = { pid: number; ppid: number; pgid: number; command: string };
 
-/** Every live process under `pid` (children, grandchildren, ...), from /proc. */
-export function descendants(pid: number): ProcessInfo[] {
-  const all = readdirSync("/proc")
+/** Every process, from /proc. */
+function processes(): ProcessInfo[] {
+  return readdirSync("/proc")
     .filter((name) => /^\d+$/.test(name))
     .map((name) => info(Number(name)))
     .filter((p): p is ProcessInfo => p !== null);
+}
+
+/** The live processes of process group `pgid` (exited ones not yet reaped left out). */
+export function groupMembers(pgid: number): ProcessInfo[] {
+  return processes().filter((p) => p.pgid === pgid && alive(p.pid));
+}
+
+/** Every live process under `pid` (children, grandchildren, ...), from /proc. */
+export function descendants(pid: number): ProcessInfo[] {
+  const all = processes();
   const found: ProcessInfo[] = [];
   const parents = new Set([pid]);
   for (let grew = true; grew; ) {
@@ -33,7 +43,8 @@ function info(pid: number): ProcessInfo | null {
   const stat = read(`/proc/${pid}/stat`);
   const cmdline = read(`/proc/${pid}/cmdline`);
   if (stat === null || cmdline === null) return null;
-  return { pid, ppid: Number(afterName(stat)[1]), command: cmdline.replaceAll("\0", " ").trim() };
+  const [, ppid, pgid] = afterName(stat);
+  return { pid, ppid: Number(ppid), pgid: Number(pgid), command: cmdline.replaceAll("\0", " ").trim() };
 }
 
 /** The fields after the command name (state, ppid, ...): the name in parentheses may hold spaces and ")". */

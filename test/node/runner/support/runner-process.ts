@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { track } from "../../../support/children.ts";
 
 export type RunnerProcess = { process: ChildProcess; lines: string[]; exit: Promise<number | null> };
 
@@ -17,6 +18,7 @@ export function startRunner(
     env,
     stdio: ["ignore", "ignore", "pipe"],
   });
+  track(child);
   const lines: string[] = [];
   let partial = "";
   child.stderr?.on("data", (chunk: Buffer) => {

@@ -3,6 +3,7 @@ import { closeSync, openSync, writeSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { end, track } from "../../children.ts";
 import { gitDir } from "../forge.ts";
 import { git } from "../git/exec.ts";
 import { hasFile } from "../git/log.ts";
@@ -178,6 +179,8 @@ export class Ci {
         detached: true,
       });
       this.#running = child;
+      // Killed with the process that runs the forge, should it exit first; ended with its step, as CI does.
+      track(child, { group: true });
       const timer = setTimeout(() => {
         writeSync(log, `\nlocal forge: killed after ${this.#options.timeoutMs} ms\n`);
         this.#kill();
@@ -189,6 +192,7 @@ export class Ci {
       });
       child.on("exit", (code) => {
         clearTimeout(timer);
+        end(child);
         this.#running = null;
         resolve(code);
       });
