@@ -115,6 +115,15 @@ export function mergeCheckWaits(queue: MergeQueue, number: number, now: number, 
     : null;
 }
 
+/**
+ * Whether the review's check brings a branch that is behind its base up to date first. Not while other issues
+ * hold or wait for the turn: they merge before this one's turn, which then updates it and has it reviewed again,
+ * so an update now would only be outdated. With the queue empty, or holding the turn, the update is what merges.
+ * A conflict is resolved before the review either way.
+ */
+export const updatesBeforeReview = (queue: MergeQueue, number: number): boolean =>
+  queue.entries.length === 0 || queue.entries[0]?.number === number;
+
 function without(queue: MergeQueue, at: number, now: number): Handover {
   const entries = queue.entries.filter((_, i) => i !== at);
   const next = entries[0];

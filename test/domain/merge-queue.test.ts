@@ -12,6 +12,7 @@ import {
   mergeCheckWaits,
   placeOf,
   turnBoundMs,
+  updatesBeforeReview,
 } from "../../src/domain/merge-queue.ts";
 
 const HOLD = 60_000;
@@ -165,5 +166,17 @@ describe("the merge timer's check", () => {
       "it got its turn to merge less than the merge timeout ago",
     );
     expect(mergeCheckWaits(queue, 8, 600_000 + MERGE, MERGE)).toBeNull();
+  });
+});
+
+describe("the review's update of a branch only behind its base", () => {
+  it("happens with the queue empty, or for the holder: what it updates is what merges", () => {
+    expect(updatesBeforeReview(EMPTY_QUEUE, 7)).toBe(true);
+    expect(updatesBeforeReview(queued(7, 8), 7)).toBe(true);
+  });
+
+  it("waits for the issue's own turn while others hold or wait for it: they merge first", () => {
+    expect(updatesBeforeReview(queued(8), 7)).toBe(false);
+    expect(updatesBeforeReview(queued(8, 7), 7)).toBe(false);
   });
 });

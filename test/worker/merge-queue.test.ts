@@ -12,7 +12,17 @@ import { issueStub } from "../../src/issue-stub.ts";
 import { projectStub } from "../../src/project-stub.ts";
 import type { Write } from "../../test/support/forge/write-log.ts";
 import { logged } from "./support/log.ts";
-import { control, critic, firstPush, type Loop, loopProject, report, until } from "./support/review.ts";
+import {
+  control,
+  critic,
+  firstPush,
+  firstSession,
+  type Loop,
+  loopProject,
+  push,
+  report,
+  until,
+} from "./support/review.ts";
 import { OPERATOR } from "./support/webhooks.ts";
 
 /** An issue the test stands in for: it holds the turn while the others line up behind it. */
@@ -151,6 +161,26 @@ describe("the project's merge queue", () => {
     const redAt = red?.history.find((h) => h.event === "ci" && h.to === "revising")?.at ?? Infinity;
     expect(writes.find((w) => w.pr === c)?.at).toBeGreaterThanOrEqual(redAt);
     expect(numbersIn(await projectStub(env, loop.project).mergeQueue())).toEqual([]);
+  });
+
+  it("a pull request reviewed while others queue to merge is updated on its turn only, not before its review", async () => {
+    const loop = await loopProject("merge-queue-review");
+    const [first] = await queued(loop, [{ "a.txt": "a\n" }]);
+    // The base moves (a push of someone's) once the next has its branch: behind it when the critic reviews it.
+    const { number } = await loop.forge.createIssue({ title: "Change 2", body: "x", labels: ["backlog"] });
+    const second = { number, sha: await push(loop, number, { "b.txt": "b\n" }) };
+    await push(loop, 0, { "base.txt": "moved\n" }, { branch: "main" });
+    await firstSession(loop, number, second.sha);
+    await critic(loop, second.number, [APPROVE, APPROVE]);
+    const waiting = await until(loop, second.number, (v) => v.state === "merging" && mergeWaits(v));
+    expect(applied(waiting)).not.toContain("branch_updated>awaiting_ci");
+    await projectStub(env, loop.project).leaveMergeQueue(PHANTOM, 1);
+
+    const views = await Promise.all([first, second].map((i) => settled(loop, i?.number ?? 0)));
+    expect(views.map((v) => [v.state, v.updates])).toEqual([
+      ["merged", 1],
+      ["merged", 1],
+    ]);
   });
 
   it("a holder that goes silent loses the turn at its bound, saying so, and the next merges", async () => {

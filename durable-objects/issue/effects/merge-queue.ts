@@ -3,7 +3,7 @@
  * its merge asks for the turn and waits for it without touching the forge, and every edge that takes the issue
  * off the merge path gives the turn up through the outbox, so that a crash at any point loses no release.
  */
-import { mergeCheckWaits, turnBoundMs } from "../../../src/domain/merge-queue.ts";
+import { mergeCheckWaits, turnBoundMs, updatesBeforeReview } from "../../../src/domain/merge-queue.ts";
 import { projectStub } from "../../../src/project-stub.ts";
 import type { Project } from "../../../src/projects/store.ts";
 import { seqOfEffectKey } from "../event-log.ts";
@@ -42,6 +42,12 @@ export async function waitsForMergeTurn(ctx: EffectContext, project: Project): P
   const { issue } = ctx;
   const queue = await projectStub(ctx.env, issue.project).mergeQueue();
   return mergeCheckWaits(queue, issue.number, Date.now(), project.settings.timeouts.merge);
+}
+
+/** Whether the review's check updates a branch that is only behind (src/domain/merge-queue.ts). */
+export async function updatesBeforeItsReview(ctx: EffectContext): Promise<boolean> {
+  const queue = await projectStub(ctx.env, ctx.issue.project).mergeQueue();
+  return updatesBeforeReview(queue, ctx.issue.number);
 }
 
 export const MERGE_QUEUE_DELIVERERS: Deliverers = {

@@ -24,7 +24,7 @@ import { mirroredIssues } from "../../../src/projects/mirror.ts";
 import type { Project } from "../../../src/projects/store.ts";
 import type { Deliverers, EffectContext } from "./deliverers.ts";
 import { forgeOf, posterOf } from "./forge.ts";
-import { holdMergeTurn, MergeTurnPending, waitsForMergeTurn } from "./merge-queue.ts";
+import { holdMergeTurn, MergeTurnPending, updatesBeforeItsReview, waitsForMergeTurn } from "./merge-queue.ts";
 import { keepCurrent } from "./stay-current.ts";
 
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
@@ -62,8 +62,10 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const base = project.settings.defaultBranch;
     const moved = issue.headSha && (await readHeadMove(forge, issue.number, issue.headSha, base));
     if (moved) return moved;
-    // A head behind or in conflict with the base is brought up to date first; the critic reviews that one.
-    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha));
+    // A head in conflict with the base, or behind it, is brought up to date first; the critic reviews that one.
+    // Behind only, not while other merges are queued: its own turn will update it (./merge-queue.ts).
+    const update = issue.headSha !== null && (await updatesBeforeItsReview(ctx));
+    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha, { update }));
     if (stale) return stale;
     // On a runner: the reviewer agent's run is queued, and its review is applied when its runner completes
     // it (../../project/agents/review-runs.ts); the issue waits in awaiting_review, bounded by its review timer.
