@@ -9,7 +9,7 @@ import { type RerunRecord, rerunRecords } from "../../src/domain/ci-rerun.ts";
 import { awaitsLaterState, PARKING } from "../../src/domain/early-events.ts";
 import { type Basis, basisOf } from "../../src/domain/effect-basis.ts";
 import { type Effect, type Outcome, retainsWorktree, transition } from "../../src/domain/lifecycle.ts";
-import { leavesMergePath } from "../../src/domain/merge-queue.ts";
+import { leavesMergePath, MERGE_PATH } from "../../src/domain/merge-queue.ts";
 import { armTimers } from "../../src/domain/timers.ts";
 import type { EventEnvelope } from "../../src/issue-events.ts";
 import type { Outbox } from "../shared/outbox.ts";
@@ -165,11 +165,16 @@ export class EventLog {
       this.store.replaceTimers(armTimers(edge, this.store.timers(), row.timeouts));
       // Each effect carries what it was decided on: its deliverer acts only while that still holds.
       const basis = basisOf(outcome.next);
-      const leaves = leavesMergePath(from, outcome.next.state);
+      // Most edges off the path are of issues that never asked to merge: nothing to tell the project.
+      const leaves =
+        leavesMergePath(from, outcome.next.state) &&
+        (from === "merging" || this.store.mergedSinceLeaving(MERGE_PATH));
       const effects: Effect[] = [
         ...outcome.effects,
         ...(leaves ? [{ kind: "leave_merge_queue" } as const] : []),
       ];
+      // A merge that waited for its turn is dropped now rather than at its next backoff: its lane goes on.
+      if (leaves) this.outbox.hasten([effectChannel("merge")], now);
       for (const [index, effect] of effects.entries()) {
         const key = effectKey(row.project, row.number, seq, index);
         this.outbox.enqueue(

@@ -66,11 +66,16 @@ export class MergeQueueBook {
 
   /** Issue `number` left the merge path at the edge of seq `since`; the next, if it now holds, is told. */
   async leave(project: string, number: number, since: number): Promise<void> {
-    this.storage.transactionSync(() => {
+    const woken = this.storage.transactionSync(() => {
       const now = Date.now();
-      this.handOver(project, leave(this.read(), number, since, now), now);
+      const queue = this.read();
+      const handover = leave(queue, number, since, now);
+      // Not in the queue (most edges off the path are of issues that never asked), or a stale release.
+      if (handover.queue === queue) return null;
+      this.handOver(project, handover, now);
+      return handover.woken;
     });
-    await this.delivery().soon();
+    if (woken !== null) await this.delivery().soon();
   }
 
   /** A holder past its bound loses the turn, saying so; the next is told (the alarm's flush sends it). */
@@ -82,8 +87,15 @@ export class MergeQueueBook {
     });
   }
 
+  /** Read by every arming of the alarm: the holder's row only. */
   nextExpiry(): number | null {
-    return expiresAt(this.read());
+    const holder = this.storage.sql
+      .exec<{ due: number }>(
+        `SELECT t.held_since + q.hold_ms AS due FROM merge_turn t, merge_queue q
+         ORDER BY q.position LIMIT 1`,
+      )
+      .toArray()[0];
+    return holder?.due ?? null;
   }
 
   view(): MergeQueueView {
