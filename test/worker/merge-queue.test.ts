@@ -135,28 +135,19 @@ describe("the project's merge queue", () => {
 
   it("a holder whose updated head fails CI gives the turn up, and the next is brought up to date and merged", async () => {
     const loop = await loopProject("merge-queue-red");
-    // The second's CI passes until the first's a.txt is on its base: red once its turn updates it.
-    const issues = await queued(loop, [
-      { "a.txt": "a\n" },
-      { "ci.sh": "test ! -f a.txt\n" },
-      { "c.txt": "c\n" },
-    ]);
+    // The first's CI passes until a.txt is on its base: red once its turn updates it.
+    const issues = await queued(loop, [{ "ci.sh": "test ! -f a.txt\n" }, { "c.txt": "c\n" }]);
+    await push(loop, 0, { "a.txt": "a\n" }, { branch: "main" });
     const released = Date.now();
     await projectStub(env, loop.project).leaveMergeQueue(PHANTOM, 1);
 
-    const [first, red, next] = await Promise.all(issues.map(({ number }) => settled(loop, number)));
-    expect(first?.state).toBe("merged");
+    const [red, next] = await Promise.all(issues.map(({ number }) => settled(loop, number)));
     expect(red?.state).toBe("revising");
     expect(applied(red as IssueView).slice(-2)).toEqual(["branch_updated>awaiting_ci", "ci>revising"]);
     expect(next).toMatchObject({ state: "merged", updates: 1, reason: null });
-    const [a, b, c] = [first, red, next].map((v) => v?.prNumber ?? 0);
+    const [b, c] = [red, next].map((v) => v?.prNumber ?? 0);
     const writes = await updatesAndMerges(loop, released);
-    expect(writes.map((w) => `${w.call} #${w.pr}`)).toEqual([
-      `merge #${a}`,
-      `update #${b}`,
-      `update #${c}`,
-      `merge #${c}`,
-    ]);
+    expect(writes.map((w) => `${w.call} #${w.pr}`)).toEqual([`update #${b}`, `update #${c}`, `merge #${c}`]);
     // The next was updated only once the red CI had released the turn.
     const redAt = red?.history.find((h) => h.event === "ci" && h.to === "revising")?.at ?? Infinity;
     expect(writes.find((w) => w.pr === c)?.at).toBeGreaterThanOrEqual(redAt);
