@@ -70,7 +70,7 @@ export class MergeQueueBook {
       const now = Date.now();
       const queue = this.read();
       const handover = leave(queue, number, since, now);
-      // Not in the queue (most edges off the path are of issues that never asked), or a stale release.
+      // Not in the queue (it left already: a retried delivery), or a release decided before it last asked.
       if (handover.queue === queue) return null;
       this.handOver(project, handover, now);
       return handover.woken;
