@@ -64,8 +64,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
     if (moved) return moved;
     // A head in conflict with the base, or behind it, is brought up to date first; the critic reviews that one.
     // Behind only, not while other merges are queued: its own turn will update it (./merge-queue.ts).
-    const update = issue.headSha !== null && (await updatesBeforeItsReview(ctx));
-    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha, { update }));
+    const mayUpdate = () => updatesBeforeItsReview(ctx);
+    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha, { mayUpdate }));
     if (stale) return stale;
     // On a runner: the reviewer agent's run is queued, and its review is applied when its runner completes
     // it (../../project/agents/review-runs.ts); the issue waits in awaiting_review, bounded by its review timer.
