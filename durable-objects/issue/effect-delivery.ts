@@ -10,7 +10,7 @@ import { retryPolicy } from "../../src/domain/backoff.ts";
 import { staleEffect } from "../../src/domain/effect-basis.ts";
 import { forgeUnreachable } from "../../src/domain/escalation.ts";
 import { classifyFailure, deadLetters, failureOf, polls, waitUntil } from "../../src/domain/failure.ts";
-import { DEFAULT_MAX_EFFECT_ATTEMPTS, type LifecycleEvent } from "../../src/domain/lifecycle.ts";
+import { DEFAULT_MAX_EFFECT_ATTEMPTS, type Effect, type LifecycleEvent } from "../../src/domain/lifecycle.ts";
 import type { Env } from "../../src/env.ts";
 import { errorMessage } from "../../src/error-message.ts";
 import { armAlarm, outboxAlarm } from "../shared/alarm.ts";
@@ -18,7 +18,13 @@ import type { Outbox } from "../shared/outbox.ts";
 import { type D1Record, writeRecords } from "./d1-sink.ts";
 import type { DeadLetters } from "./dead-letters.ts";
 import type { DroppedEffects } from "./dropped-effects.ts";
-import { DELIVERERS, type Deliverer, EffectDropped, laneChannels } from "./effects/deliverers.ts";
+import {
+  DELIVERERS,
+  type Deliverer,
+  EffectDropped,
+  effectChannel,
+  laneChannels,
+} from "./effects/deliverers.ts";
 import type { EffectRow, EventLog } from "./event-log.ts";
 import type { IssueStore } from "./issue-store.ts";
 import { type Retention, retentionMs } from "./retention.ts";
@@ -66,6 +72,19 @@ export class EffectDelivery {
     // of the call that wrote the rows, go first where they share a thread with D1 (the local runtime).
     const d1 = afterYield().then(() => this.d1.run());
     await Promise.all([d1, ...busy.map((lane) => lane.flight.run())]);
+  }
+
+  /**
+   * What the effects of `kind` wait for came (a merge's turn): they go now rather than at their next backoff.
+   * After the lane's run under way, which may be the very attempt about to be put off for want of it.
+   */
+  async hasten(kind: Effect["kind"]): Promise<void> {
+    const channel = effectChannel(kind);
+    const lane = this.lanes.find((l) => l.channels.includes(channel));
+    await lane?.flight.idle();
+    this.storage.transactionSync(() => this.parts.outbox.hasten([channel], Date.now()));
+    await this.flush();
+    await this.arm();
   }
 
   /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */

@@ -9,6 +9,7 @@ import { type RerunRecord, rerunRecords } from "../../src/domain/ci-rerun.ts";
 import { awaitsLaterState, PARKING } from "../../src/domain/early-events.ts";
 import { type Basis, basisOf } from "../../src/domain/effect-basis.ts";
 import { type Effect, type Outcome, retainsWorktree, transition } from "../../src/domain/lifecycle.ts";
+import { leavesMergePath, MERGE_PATH } from "../../src/domain/merge-queue.ts";
 import { armTimers } from "../../src/domain/timers.ts";
 import type { EventEnvelope } from "../../src/issue-events.ts";
 import type { Outbox } from "../shared/outbox.ts";
@@ -21,6 +22,13 @@ export type Recorded = Extract<ApplyResult, { seq: number }>;
 
 /** An effect as the outbox holds it: its key (stable over retries), what it was decided on, and when. */
 export type EffectRow = { key: string; effect: Effect; basis?: Basis; at?: number };
+
+/** An effect's key, `<project>#<number>:<seq>:<index>`: the seq of the edge that decided it, its place there. */
+const effectKey = (project: string, number: number, seq: number, index: number) =>
+  `${project}#${number}:${seq}:${index}`;
+
+/** The seq of the edge that decided the effect of `key`. */
+export const seqOfEffectKey = (key: string): number => Number(key.split(":").at(-2));
 
 export class EventLog {
   private readonly parked: ParkedEvents;
@@ -157,8 +165,18 @@ export class EventLog {
       this.store.replaceTimers(armTimers(edge, this.store.timers(), row.timeouts));
       // Each effect carries what it was decided on: its deliverer acts only while that still holds.
       const basis = basisOf(outcome.next);
-      for (const [index, effect] of outcome.effects.entries()) {
-        const key = `${row.project}#${row.number}:${seq}:${index}`;
+      // Most edges off the path are of issues that never asked to merge: nothing to tell the project.
+      const leaves =
+        leavesMergePath(from, outcome.next.state) &&
+        (from === "merging" || this.store.mergedSinceLeaving(MERGE_PATH));
+      const effects: Effect[] = [
+        ...outcome.effects,
+        ...(leaves ? [{ kind: "leave_merge_queue" } as const] : []),
+      ];
+      // A merge that waited for its turn is dropped now rather than at its next backoff: its lane goes on.
+      if (leaves) this.outbox.hasten([effectChannel("merge")], now);
+      for (const [index, effect] of effects.entries()) {
+        const key = effectKey(row.project, row.number, seq, index);
         this.outbox.enqueue(
           effectChannel(effect.kind),
           { key, effect, basis, at: now } satisfies EffectRow,

@@ -152,6 +152,11 @@ export class IssueDO extends DurableObject<Env> implements IssueObject {
     this.notify({ records: tables });
   }
 
+  /** The project's merge turn is this issue's: its merge waiting in the outbox goes now (in the background). */
+  mergeTurn(): void {
+    if (this.store.issue()) this.ctx.waitUntil(this.delivery.hasten("merge"));
+  }
+
   /** Delivers whatever is due now; resolves when that attempt (or the one already running) ends. */
   async drain(): Promise<void> {
     await this.delivery.flush();

@@ -169,6 +169,23 @@ export class IssueStore {
     );
   }
 
+  /**
+   * Whether the issue entered `merging` since it last entered a state outside `path`: only then may it be in
+   * the project's merge queue (its merge asked there), and its leaving the path concern the queue.
+   */
+  mergedSinceLeaving(path: readonly string[]): boolean {
+    const marks = path.map(() => "?").join(", ");
+    const row = this.sql
+      .exec(
+        `SELECT 1 FROM history WHERE outcome = 'applied' AND to_state = 'merging' AND seq > COALESCE(
+           (SELECT MAX(seq) FROM history WHERE outcome = 'applied' AND to_state NOT IN (${marks})), 0)
+         LIMIT 1`,
+        ...path,
+      )
+      .toArray();
+    return row.length > 0;
+  }
+
   history(limit: number): HistoryEntry[] {
     return this.sql
       .exec<Record<string, string | number | null>>(

@@ -13,4 +13,9 @@ export class SingleFlight {
     });
     return this.running;
   }
+
+  /** Resolves once no run is under way (at once when none is); a run's failure is its caller's to see. */
+  async idle(): Promise<void> {
+    await this.running?.catch(() => undefined);
+  }
 }

@@ -18,13 +18,19 @@ import type { Backfill } from "./backfill.ts";
 import { type JobRecord, writeJobRecords } from "./d1-sink.ts";
 import { tellIssuePages } from "./issue-pages.ts";
 import type { JobStore } from "./jobs/job-store.ts";
+import { MERGE_QUEUE_CHANNELS, type MergeQueueBook } from "./merge-queue.ts";
 import type { Reconciliation } from "./reconciliation.ts";
 import { RECORD_CHANNELS } from "./records.ts";
 import type { Supervisor } from "./supervisor/supervisor.ts";
 import { VAULT_CHANNELS, type Vault } from "./vault.ts";
 
 const D1_BATCH = 50;
-const CHANNELS = { ...RECORD_CHANNELS, ...AGENT_CHANNELS, ...VAULT_CHANNELS } as const;
+const CHANNELS = {
+  ...RECORD_CHANNELS,
+  ...AGENT_CHANNELS,
+  ...VAULT_CHANNELS,
+  ...MERGE_QUEUE_CHANNELS,
+} as const;
 
 /** The concerns whose outbox rows and alarm times this sends and arms for. */
 export type DeliveredConcerns = {
@@ -34,6 +40,7 @@ export type DeliveredConcerns = {
   reconciliation: Reconciliation;
   backfill: Backfill;
   supervisor: Supervisor;
+  merges: MergeQueueBook;
 };
 
 export class ProjectDelivery {
@@ -89,6 +96,8 @@ export class ProjectDelivery {
         (rows) => this.sendEvents(rows),
         horizon,
       );
+      // Whoever got the merge turn is told, on its own channel: never behind an issue's event.
+      await this.concerns.merges.deliver(horizon);
       const project = this.concerns.store.meta()?.project;
       if (project) await this.concerns.agentJobs.deliver(project, horizon);
     })().finally(() => {
@@ -99,7 +108,7 @@ export class ProjectDelivery {
 
   /** `floor`: the outbox's rows are being delivered now; the alarm is their safety net from then on. */
   async arm(floor?: number): Promise<void> {
-    const { store, reconciliation, backfill, agentJobs, vault, supervisor } = this.concerns;
+    const { store, reconciliation, backfill, agentJobs, vault, supervisor, merges } = this.concerns;
     await armAlarm(this.ctx.storage, [
       outboxAlarm(this.outbox.nextOfEach(Object.values(CHANNELS)), floor),
       nextDeadline(store.deadlineFields(Date.now()), Date.now()),
@@ -108,6 +117,7 @@ export class ProjectDelivery {
       agentJobs.nextScheduleAt(),
       vault.nextExpiry(),
       supervisor.nextAt(),
+      merges.nextExpiry(),
     ]);
   }
 

@@ -1,7 +1,7 @@
 /**
  * One Durable Object per project, a facade over its concerns, each a module built here with what it needs: the
  * job queue, its leases and what runners report under them (./jobs/); agent runs (./agents/); the vault; the
- * reconciliation, the mirror's backfill; the supervisor (./supervisor/); merge turns; the watchdog's pulse.
+ * reconciliation, the mirror's backfill; the supervisor (./supervisor/); the merge queue; the watchdog's pulse.
  * Every state change is written with the records it causes (./records.ts) in one synchronous transaction and
  * sent from the outbox (./delivery.ts); the one alarm is the safety net for that, expires leases and vault
  * items, and starts reconciliation, the backfill, the agents' schedules and the supervisor when due.
@@ -30,7 +30,7 @@ import { JobStore } from "./jobs/job-store.ts";
 import { Leases } from "./jobs/leases.ts";
 import { JobQueue } from "./jobs/queue.ts";
 import { RunnerReports } from "./jobs/runner-reports.ts";
-import { MERGE_TURN_HOLD_MS, MERGE_TURN_WAIT_MS, MergeTurns } from "./merge-turns.ts";
+import { MergeQueueBook } from "./merge-queue.ts";
 import { Pulse } from "./pulse.ts";
 import { Reconciliation } from "./reconciliation.ts";
 import { ProjectRecords } from "./records.ts";
@@ -51,13 +51,13 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
   private readonly backfill = new Backfill(this.ctx.storage.sql, this.outbox);
   private readonly supervisor = new Supervisor(this.ctx.storage, this.outbox);
   private readonly delivery: ProjectDelivery;
-  private readonly mergeTurns = new MergeTurns();
+  private readonly merges = new MergeQueueBook(this.ctx.storage, this.outbox, this.env, () => this.delivery);
   private readonly vitals = new Pulse(this.ctx.storage.sql);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const { storage } = ctx;
-    const { store, outbox, reconciliation, backfill, supervisor, waiters } = this;
+    const { store, outbox, reconciliation, backfill, supervisor, waiters, merges } = this;
     const records = new ProjectRecords(outbox, store);
     const project = () => this.projectName();
     const vault = new Vault(storage, outbox, {
@@ -66,7 +66,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     });
     const start = (request: AgentRunRequest) => this.startAgentRun(request);
     const agentJobs = new AgentJobs({ env, storage, outbox, store, records, vault, project, start });
-    const concerns = { store, agentJobs, vault, reconciliation, backfill, supervisor };
+    const concerns = { store, agentJobs, vault, reconciliation, backfill, supervisor, merges };
     const delivery = new ProjectDelivery(ctx, env, outbox, concerns, project);
     const leases = new Leases(storage, store, records, waiters, agentJobs);
     this.queue = new JobQueue(storage, store, records, leases, waiters, agentJobs);
@@ -145,13 +145,16 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     return this.queue.dispatchStatus(Date.now());
   }
 
-  /** The project's turn to merge, for the merge effect `key` (see ./merge-turns.ts); false if it did not come. */
-  takeMergeTurn(key: string) {
-    return this.mergeTurns.take(key, MERGE_TURN_HOLD_MS, MERGE_TURN_WAIT_MS);
+  joinMergeQueue(number: number, since: number, holdMs: number) {
+    return this.merges.join(number, since, holdMs);
   }
 
-  endMergeTurn(key: string) {
-    this.mergeTurns.end(key);
+  leaveMergeQueue(number: number, since: number) {
+    return this.merges.leave(this.projectName(), number, since);
+  }
+
+  mergeQueue() {
+    return this.merges.view();
   }
 
   // --- agents (./agents/) --------------------------------------------------------------------------------------
@@ -270,6 +273,7 @@ export class ProjectDO extends DurableObject<Env> implements ProjectObject {
     this.vitals.alarmRan(Date.now());
     this.leases.expire(Date.now());
     this.vault.expireDue(this.projectName(), Date.now());
+    this.merges.expireDue(this.projectName(), Date.now());
     // A grace period may have ended: waiting claims look again.
     this.queue.wakeForQueued();
     await this.delivery.flush();

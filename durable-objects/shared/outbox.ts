@@ -135,6 +135,20 @@ export class Outbox {
   }
 
   /**
+   * Makes the rows of `channels` waiting past `now` due now (what they waited for came, a merge's turn): their
+   * backoff was only the safety net for being told.
+   */
+  hasten(channels: readonly string[], now: number): void {
+    if (channels.length === 0) return;
+    this.sql.exec(
+      `UPDATE outbox SET next_at = ? WHERE channel IN (${marks(channels)}) AND next_at > ?`,
+      now,
+      ...channels,
+      now,
+    );
+  }
+
+  /**
    * Records a failed attempt; the rows come due again after the backoff for their attempt count: the
    * outbox's own, or `policy` (a poll's, src/domain/backoff.ts `retryPolicy`).
    */

@@ -85,7 +85,9 @@ projectRoutes.get("/:project", async (c) => {
   if (!id.success) return jsonError(c, 400, zodMessage(id.error));
   const project = await loadProject(c.env, id.data);
   if (!project) return jsonError(c, 404, `project ${id.data} is not registered`);
-  return c.json({ ...project, dispatch: await projectStub(c.env, id.data).dispatchStatus() });
+  const stub = projectStub(c.env, id.data);
+  const [dispatch, mergeQueue] = await Promise.all([stub.dispatchStatus(), stub.mergeQueue()]);
+  return c.json({ ...project, dispatch, mergeQueue });
 });
 
 projectRoutes.delete("/:project", async (c) => {

@@ -125,6 +125,11 @@ export interface IssueObject extends Rpc.DurableObjectBranded {
    * the issue are told, to show them without a reload. Informational: nothing is recorded.
    */
   recordsChanged(tables: readonly IssueRecordTable[]): void;
+  /**
+   * The project's merge queue gave this issue the turn: its merge, waiting in the outbox for it, is delivered
+   * now instead of at its next backoff. Nothing is recorded; a lost call leaves the backoff to find the turn.
+   */
+  mergeTurn(): void;
   /** Delivers whatever is due now. */
   drain(): Promise<void>;
 }

@@ -12,6 +12,7 @@ import type { AgentTrigger } from "../agents/triggers.ts";
 import type { BackfillPhase } from "../domain/backfill.ts";
 import type { BudgetLimits } from "../domain/budget.ts";
 import type { OpenJob, QueuePolicy } from "../domain/job-queue.ts";
+import type { MergeQueue, Place } from "../domain/merge-queue.ts";
 import type { Finding } from "../domain/supervisor.ts";
 import type { Requester, VaultItemHead, VaultKind } from "../domain/vault.ts";
 import type { ProjectPulse } from "../domain/watchdog.ts";
@@ -25,6 +26,15 @@ import type { ModelUsage } from "../usage/sources.ts";
 
 /** The project's settings the queue applies: dispatch and budgets. */
 export type ProjectPolicy = QueuePolicy & { budget: BudgetLimits };
+
+/** Where an issue stands in the project's merge queue: holding the turn, or `ahead` issues before it. */
+export type MergeTurn = Place;
+
+/**
+ * The merge queue as it stands: the issues in the order they asked, the first holding the turn since
+ * `heldSince`, until `expiresAt` at the latest (its bound).
+ */
+export type MergeQueueView = MergeQueue & { expiresAt: number | null };
 
 /** Whether work and event runs are being dispatched, and today's spend (all of it, and the event runs'). */
 export type DispatchStatus = {
@@ -198,9 +208,12 @@ export interface ProjectObject extends Rpc.DurableObjectBranded {
   /** A model call the Worker made itself (the critic): spent like a session's (src/usage/sources.ts). */
   recordModelUsage(call: ModelUsage): Promise<void>;
   dispatchStatus(): DispatchStatus;
-  // Merges take turns (durable-objects/project/merge-turns.ts).
-  takeMergeTurn(key: string): Promise<boolean>;
-  endMergeTurn(key: string): void;
+  // The merge queue (durable-objects/project/merge-queue.ts). `since`: the seq of the issue's edge that decided.
+  /** Issue `number`'s merge asks for the turn, to hold it for at most `holdMs`: where it stands. */
+  joinMergeQueue(number: number, since: number, holdMs: number): Promise<MergeTurn>;
+  /** Issue `number` left the merge path: out of the queue; whoever gets the turn is told. */
+  leaveMergeQueue(number: number, since: number): Promise<void>;
+  mergeQueue(): MergeQueueView;
   // Agents.
   /** Queues an agent run: its job and its run record in one transaction; the same run id queues once. */
   startAgentRun(request: AgentRunRequest): Promise<{ runId: string; jobId: string }>;

@@ -367,6 +367,11 @@ export type Effect =
    * In its own lane, so a merge stuck in the forge lane cannot hold it back.
    */
   | { kind: "check_merge" }
+  /**
+   * The issue left the merge path (src/domain/merge-queue.ts): out of the project's merge queue, and the turn
+   * passes on if it held it. Not decided by the table: the IssueDO adds it to every edge that leaves the path.
+   */
+  | { kind: "leave_merge_queue" }
   | { kind: "close_issue" }
   /** Deletes the merged `conveyor/<n>` on the forge, unless the project keeps branches. */
   | { kind: "delete_branch" }

@@ -78,19 +78,22 @@ describe("a merge acts only on the head that was reviewed", () => {
   it("an issue abandoned while its merge waits for the project's merge turn is not merged", async () => {
     const loop = await loopProject("merge-turn-abandoned", ON_RUNNER);
     const { number, sha, pr } = await reviewing(loop);
-    // Another merge of the project holds the turn.
+    // Another issue of the project holds the merge turn.
     const project = projectStub(env, loop.project);
-    expect(await project.takeMergeTurn("another-merge")).toBe(true);
+    expect(await project.joinMergeQueue(9_999, 1, 60_000)).toMatchObject({ holds: true });
     await send(loop, number, { type: "review", verdict: "APPROVE", summary: "Good.", headSha: sha });
     const stub = issueStub(env, loop.project, number);
     // Its merge is under way, waiting for the turn, when the operator abandons the issue.
     const delivering = stub.drain();
     await send(loop, number, { type: "abandon", by: "operator" });
-    await project.endMergeTurn("another-merge");
+    await project.leaveMergeQueue(9_999, 1);
     await delivering;
     const view = await until(loop, number, (v) => !v.outbox.some((o) => o.channel === "effect:merge"));
     expect(view.state).toBe("abandoned");
     expect((await loop.forge.getPullRequest(pr)).merged).toBe(false);
+    // Out of the queue too: it holds no turn it will never use.
+    await until(loop, number, (v) => !v.outbox.some((o) => o.channel === "effect:leave_merge_queue"));
+    expect((await project.mergeQueue()).entries).toEqual([]);
     expect((await dropped(loop, number)).map((d) => [d.kind, d.reason])).toEqual([
       [
         "merge",

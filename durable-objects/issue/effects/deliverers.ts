@@ -10,6 +10,7 @@ import type { Env } from "../../../src/env.ts";
 import { CI_RERUN_DELIVERERS } from "./ci-rerun.ts";
 import { FORGE_DELIVERERS } from "./forge.ts";
 import { JOB_DELIVERERS } from "./jobs.ts";
+import { MERGE_QUEUE_DELIVERERS } from "./merge-queue.ts";
 import { RECOVERY_DELIVERERS } from "./recovery.ts";
 import { REVIEW_DELIVERERS } from "./review.ts";
 import { SPLIT_DELIVERERS } from "./split.ts";
@@ -54,6 +55,7 @@ export const DELIVERERS: Deliverers = {
   ...FORGE_DELIVERERS,
   ...JOB_DELIVERERS,
   ...REVIEW_DELIVERERS,
+  ...MERGE_QUEUE_DELIVERERS,
   ...CI_RERUN_DELIVERERS,
   ...RECOVERY_DELIVERERS,
   ...SPLIT_DELIVERERS,
@@ -89,6 +91,8 @@ export const LANES = {
   dependents: ["notify_dependents"],
   // The merge timer's check must not wait behind a merge the forge lane is stuck on.
   merge_check: ["check_merge"],
+  // The turn passes on at once: never behind a merge that waits for it, nor a slow forge.
+  merge_queue: ["leave_merge_queue"],
   // A re-run is asked for before the watch that reads its result.
   ci: ["rerun_ci", "watch_ci"],
   // An action's dangerous step for the vault, and an item fired or withdrawn: never behind a slow forge.

@@ -22,8 +22,9 @@ import { projectStub } from "../../../src/project-stub.ts";
 import { conveyorAccount } from "../../../src/projects/account.ts";
 import { mirroredIssues } from "../../../src/projects/mirror.ts";
 import type { Project } from "../../../src/projects/store.ts";
-import { type Deliverers, type EffectContext, EffectDropped } from "./deliverers.ts";
+import type { Deliverers, EffectContext } from "./deliverers.ts";
 import { forgeOf, posterOf } from "./forge.ts";
+import { holdMergeTurn, MergeTurnPending, updatesBeforeItsReview, waitsForMergeTurn } from "./merge-queue.ts";
 import { keepCurrent } from "./stay-current.ts";
 
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
@@ -31,11 +32,6 @@ export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
 /** Thrown while CI runs: the outbox polls again (`effects.pollMaxMs` apart at most), which is the schedule. */
 export class CiPending extends Error {
   /** Not a failure: polled again for as long as the CI timer lets the issue wait. */
-  readonly waiting = true;
-}
-
-/** Another merge of the project holds the turn: tried again with backoff, bounded by the merge timer. */
-export class MergeTurnPending extends Error {
   readonly waiting = true;
 }
 
@@ -66,8 +62,10 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const base = project.settings.defaultBranch;
     const moved = issue.headSha && (await readHeadMove(forge, issue.number, issue.headSha, base));
     if (moved) return moved;
-    // A head behind or in conflict with the base is brought up to date first; the critic reviews that one.
-    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha));
+    // A head in conflict with the base, or behind it, is brought up to date first; the critic reviews that one.
+    // Behind only, not while other merges are queued: its own turn will update it (./merge-queue.ts).
+    const mayUpdate = () => updatesBeforeItsReview(ctx);
+    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha, { mayUpdate }));
     if (stale) return stale;
     // On a runner: the reviewer agent's run is queued, and its review is applied when its runner completes
     // it (../../project/agents/review-runs.ts); the issue waits in awaiting_review, bounded by its review timer.
@@ -94,31 +92,23 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const prNumber = issue.prNumber;
     if (prNumber === null) throw new Error("the pull request's number is not known yet");
     const { forge, project: registered } = await forgeOf(ctx);
-    // From the check to the forge's answer, no other merge of the project lands on the base (../../project/merge-turns.ts).
-    const project = projectStub(ctx.env, issue.project);
-    if (!(await project.takeMergeTurn(ctx.key)))
-      throw new MergeTurnPending("another merge of the project is under way");
-    try {
-      // Only while the issue still merges the head it reviewed (effect-basis.ts): the wait for the turn may
-      // have seen it abandoned, or moved to another head.
-      const moved = ctx.recheck();
-      if (moved) throw new EffectDropped(moved);
-      // The base may have moved since the review: up to date first, and the new head is reviewed again.
-      if (issue.headSha) {
-        // An update of an earlier attempt that died before recording it: reviewed again, not merged stale.
-        // Anything else moving the head is the forge's to refuse (the merge pins the head).
-        const base = registered.settings.defaultBranch;
-        const moved = await readHeadMove(forge, issue.number, issue.headSha, base);
-        if (moved?.type === "branch_updated") return moved;
-        const stale = await keepCurrent(forge, prNumber, issue.headSha);
-        if (stale) return stale;
-      }
-      const holds = await heldBy(ctx, registered, forge, prNumber);
-      if (holds.length > 0) return { type: "merge_held", holds };
-      return await mergeByRules(ctx, registered, forge, prNumber);
-    } finally {
-      await project.endMergeTurn(ctx.key);
+    // The issue holds the project's merge turn from here through its update's CI and review to its merge, and
+    // no other merge lands on the base meanwhile; it gives the turn up when it leaves the merge path
+    // (./merge-queue.ts). Only while the issue still merges the head it reviewed (effect-basis.ts).
+    await holdMergeTurn(ctx, registered);
+    // The base may have moved since the review: up to date first, and the new head is reviewed again.
+    if (issue.headSha) {
+      // An update of an earlier attempt that died before recording it: reviewed again, not merged stale.
+      // Anything else moving the head is the forge's to refuse (the merge pins the head).
+      const base = registered.settings.defaultBranch;
+      const moved = await readHeadMove(forge, issue.number, issue.headSha, base);
+      if (moved?.type === "branch_updated") return moved;
+      const stale = await keepCurrent(forge, prNumber, issue.headSha);
+      if (stale) return stale;
     }
+    const holds = await heldBy(ctx, registered, forge, prNumber);
+    if (holds.length > 0) return { type: "merge_held", holds };
+    return await mergeByRules(ctx, registered, forge, prNumber);
   },
 
   check_merged: async (_effect, ctx) => {
@@ -132,6 +122,9 @@ export const REVIEW_DELIVERERS: Deliverers = {
   check_merge: async (_effect, ctx) => {
     // Like the merge itself: nothing to ask about before the forge's number is known (retried, bounded).
     if (ctx.issue.prNumber === null) throw new Error("the pull request's number is not known yet");
+    // Waiting for the merge turn is no merge gone unanswered: asked again later, bounded by the queue.
+    const waiting = await waitsForMergeTurn(ctx, (await forgeOf(ctx)).project);
+    if (waiting) throw new MergeTurnPending(waiting);
     return readMerged(ctx, {
       type: "merge_failed",
       reason: "the pull request was not merged within the merge timeout",

@@ -18,10 +18,15 @@ const UPDATE_READ_INTERVAL_MS = 500;
 /** Thrown while the forge computes mergeability or the updated head: the outbox retries with backoff. */
 export class MergeabilityPending extends Error {}
 
+/**
+ * `mayUpdate`, asked only for a branch that is behind without conflict: false lets it go ahead as it is (the
+ * review's, while other merges are queued).
+ */
 export async function keepCurrent(
   forge: ForgeClient,
   pr: number,
   headSha: string,
+  { mayUpdate = async () => true }: { mayUpdate?: () => Promise<boolean> } = {},
 ): Promise<LifecycleEvent | null> {
   const step = await decide(forge, pr);
   switch (step.action) {
@@ -32,6 +37,7 @@ export async function keepCurrent(
     case "resolve_conflict":
       return { type: "conflict", files: step.files };
     case "update_branch": {
+      if (!(await mayUpdate())) return null;
       if ((await forge.updateBranch(pr, headSha)) === "conflict") return { type: "conflict", files: [] };
       // Gitea and Forgejo update at once; GitHub a moment later. An attempt that dies before seeing it leaves
       // it to the next, whose head check tells the update from a push by its parents (src/ci/head-move.ts).

@@ -1,0 +1,196 @@
+/**
+ * The project's merge queue against real parts: the local forge (its CI runs the branch's ci.sh), the
+ * Messages-API stand-in as the critic, the Worker's own objects. Approved pull requests whose merges all want
+ * the base at once merge one after the other, each brought up to date at most once: the one whose turn it is
+ * holds it through its update's CI and review, and the others wait without touching the forge.
+ */
+import { env, runInDurableObject, SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { IssueView } from "../../src/contracts/issue-object.ts";
+import type { MergeQueueView } from "../../src/contracts/project-object.ts";
+import { issueStub } from "../../src/issue-stub.ts";
+import { projectStub } from "../../src/project-stub.ts";
+import type { Write } from "../../test/support/forge/write-log.ts";
+import { logged } from "./support/log.ts";
+import {
+  control,
+  critic,
+  firstPush,
+  firstSession,
+  type Loop,
+  loopProject,
+  push,
+  report,
+  until,
+} from "./support/review.ts";
+import { OPERATOR } from "./support/webhooks.ts";
+
+/** An issue the test stands in for: it holds the turn while the others line up behind it. */
+const PHANTOM = 9_999;
+const APPROVE = report("APPROVE", "Fine.");
+const HOUR = 60 * 60_000;
+
+/**
+ * Issues pushing `changes` (one each) through CI and the critic's approval, one after the other, while the
+ * phantom holds the turn: each merge asks and waits, in that order. Their backoff is then put an hour off, as
+ * it grows after a long wait: only being told of their turn brings them on within the test.
+ */
+async function queued(loop: Loop, changes: Record<string, string>[]) {
+  const project = projectStub(env, loop.project);
+  expect(await project.joinMergeQueue(PHANTOM, 1, HOUR)).toMatchObject({ holds: true });
+  const issues: { number: number; sha: string }[] = [];
+  for (const [i, files] of changes.entries()) {
+    const issue = await firstPush(loop, files, `Change ${i + 1}`);
+    await critic(loop, issue.number, [APPROVE, APPROVE]);
+    await until(loop, issue.number, (v) => v.state === "merging" && mergeWaits(v));
+    issues.push(issue);
+  }
+  expect(numbersIn(await project.mergeQueue())).toEqual([PHANTOM, ...issues.map((i) => i.number)]);
+  for (const { number } of issues)
+    await runInDurableObject(issueStub(env, loop.project, number), (_object, state) => {
+      state.storage.sql.exec(
+        "UPDATE outbox SET next_at = ? WHERE channel = 'effect:merge'",
+        Date.now() + HOUR,
+      );
+    });
+  return issues;
+}
+
+const numbersIn = (queue: MergeQueueView) => queue.entries.map((e) => e.number);
+
+const mergeWaits = (v: IssueView) =>
+  v.outbox.some((o) => o.channel === "effect:merge" && o.attempts > 0 && o.pending > 0);
+
+const settled = (loop: Loop, number: number) =>
+  until(
+    loop,
+    number,
+    (v) => ["merged", "escalated", "revising"].includes(v.state) && v.outbox.length === 0,
+    60_000,
+  );
+
+/** The forge's update-branch and merge calls on the loop's pull requests since `from`, in order. */
+async function updatesAndMerges(loop: Loop, from: number) {
+  const writes = await control<Write[]>("writes", { repo: loop.repo });
+  return writes.flatMap((w) => {
+    const call = /\/pulls\/(\d+)\/(update|merge)$/.exec(w.path);
+    return call && w.at >= from ? [{ pr: Number(call[1]), call: call[2], at: w.at }] : [];
+  });
+}
+
+const applied = (v: IssueView) =>
+  v.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`);
+
+describe("the project's merge queue", () => {
+  it("three approved pull requests merge in the order they asked, each updated at most once, the others waiting untouched", async () => {
+    const loop = await loopProject("merge-queue");
+    const issues = await queued(loop, [{ "a.txt": "a\n" }, { "b.txt": "b\n" }, { "c.txt": "c\n" }]);
+    // The operator sees who holds the turn and who waits, in order.
+    const api = await SELF.fetch(`https://conveyor.test/api/v1/projects/${loop.project}`, {
+      headers: OPERATOR,
+    });
+    const { mergeQueue } = (await api.json()) as { mergeQueue: MergeQueueView };
+    expect(numbersIn(mergeQueue)).toEqual([PHANTOM, ...issues.map((i) => i.number)]);
+    expect(mergeQueue.expiresAt).toBe((mergeQueue.heldSince ?? 0) + HOUR);
+    const released = Date.now();
+    await projectStub(env, loop.project).leaveMergeQueue(PHANTOM, 1);
+
+    const views = await Promise.all(issues.map(({ number }) => settled(loop, number)));
+    expect(views.map((v) => [v.state, v.reason])).toEqual(views.map(() => ["merged", null]));
+    // The first merged the base as it was; each after it was brought up to date once, on its turn.
+    expect(views.map((v) => v.updates)).toEqual([0, 1, 1]);
+    expect(applied(views[1] as IssueView).slice(-4)).toEqual([
+      "branch_updated>awaiting_ci",
+      "ci>awaiting_review",
+      "review>merging",
+      "merge_confirmed>merged",
+    ]);
+    // One turn after the other on the forge: nobody's update-branch or merge while another holds the turn.
+    const prs = views.map((v) => v.prNumber ?? 0);
+    const [a, b, c] = prs;
+    expect((await updatesAndMerges(loop, released)).map((w) => `${w.call} #${w.pr}`)).toEqual([
+      `merge #${a}`,
+      `update #${b}`,
+      `merge #${b}`,
+      `update #${c}`,
+      `merge #${c}`,
+    ]);
+    // The critic was asked again only on its turn: by each once more for its updated head, never while waiting.
+    const calls = await Promise.all(
+      issues.map(({ number }) =>
+        control<{ calls: number }>("critic-calls", { key: `${loop.repo}#${number}` }).then((r) => r.calls),
+      ),
+    );
+    expect(calls).toEqual([1, 2, 2]);
+    const writes = await updatesAndMerges(loop, released);
+    for (const [i, view] of views.entries()) {
+      const own = writes.filter((w) => w.pr === prs[i]);
+      const turn = { from: own[0]?.at ?? 0, to: own.at(-1)?.at ?? 0 };
+      const reviews = view.history.filter((h) => h.event === "review" && h.at >= released);
+      for (const review of reviews) expect(review.at).toBeGreaterThanOrEqual(turn.from);
+      for (const review of reviews) expect(review.at).toBeLessThanOrEqual(turn.to);
+    }
+    expect(numbersIn(await projectStub(env, loop.project).mergeQueue())).toEqual([]);
+  });
+
+  it("a holder whose updated head fails CI gives the turn up, and the next is brought up to date and merged", async () => {
+    const loop = await loopProject("merge-queue-red");
+    // The first's CI passes until a.txt is on its base: red once its turn updates it.
+    const issues = await queued(loop, [{ "ci.sh": "test ! -f a.txt\n" }, { "c.txt": "c\n" }]);
+    await push(loop, 0, { "a.txt": "a\n" }, { branch: "main" });
+    const released = Date.now();
+    await projectStub(env, loop.project).leaveMergeQueue(PHANTOM, 1);
+
+    const [red, next] = await Promise.all(issues.map(({ number }) => settled(loop, number)));
+    expect(red?.state).toBe("revising");
+    expect(applied(red as IssueView).slice(-2)).toEqual(["branch_updated>awaiting_ci", "ci>revising"]);
+    expect(next).toMatchObject({ state: "merged", updates: 1, reason: null });
+    const [b, c] = [red, next].map((v) => v?.prNumber ?? 0);
+    const writes = await updatesAndMerges(loop, released);
+    expect(writes.map((w) => `${w.call} #${w.pr}`)).toEqual([`update #${b}`, `update #${c}`, `merge #${c}`]);
+    // The next was updated only once the red CI had released the turn.
+    const redAt = red?.history.find((h) => h.event === "ci" && h.to === "revising")?.at ?? Infinity;
+    expect(writes.find((w) => w.pr === c)?.at).toBeGreaterThanOrEqual(redAt);
+    expect(numbersIn(await projectStub(env, loop.project).mergeQueue())).toEqual([]);
+  });
+
+  it("a pull request reviewed while others queue to merge is updated on its turn only, not before its review", async () => {
+    const loop = await loopProject("merge-queue-review");
+    const [first] = await queued(loop, [{ "a.txt": "a\n" }]);
+    // The base moves (a push of someone's) once the next has its branch: behind it when the critic reviews it.
+    const { number } = await loop.forge.createIssue({ title: "Change 2", body: "x", labels: ["backlog"] });
+    const second = { number, sha: await push(loop, number, { "b.txt": "b\n" }) };
+    await push(loop, 0, { "base.txt": "moved\n" }, { branch: "main" });
+    await firstSession(loop, number, second.sha);
+    await critic(loop, second.number, [APPROVE, APPROVE]);
+    const waiting = await until(loop, second.number, (v) => v.state === "merging" && mergeWaits(v));
+    expect(applied(waiting)).not.toContain("branch_updated>awaiting_ci");
+    await projectStub(env, loop.project).leaveMergeQueue(PHANTOM, 1);
+
+    const views = await Promise.all([first, second].map((i) => settled(loop, i?.number ?? 0)));
+    expect(views.map((v) => [v.state, v.updates])).toEqual([
+      ["merged", 1],
+      ["merged", 1],
+    ]);
+  });
+
+  it("a holder that goes silent loses the turn at its bound, saying so, and the next merges", async () => {
+    const loop = await loopProject("merge-queue-silent");
+    const [waiting] = await queued(loop, [{ "a.txt": "a\n" }]);
+    // The phantom never merges nor releases (a holder whose release was lost); its merge asks once more, under
+    // a bound that has run out by now (the project's CI and review timeouts, shortened).
+    await projectStub(env, loop.project).joinMergeQueue(PHANTOM, 1, 1_500);
+    const merged = await settled(loop, waiting?.number ?? 0);
+    expect(merged).toMatchObject({ state: "merged", updates: 0 });
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        level: "warn",
+        msg: expect.stringMatching(/^merge turn expired/),
+        project: loop.project,
+        number: PHANTOM,
+        next: waiting?.number,
+      }),
+    );
+    expect(numbersIn(await projectStub(env, loop.project).mergeQueue())).toEqual([]);
+  });
+});
