@@ -8,7 +8,8 @@
  * call's round trip (a report carrying heartbeats, one carrying events), each job's time from its enqueue (the
  * triage's answer) to its arrival at a slot, and the Worker process's CPU over the window: in the local runtime
  * the Worker, its Durable Objects and D1 share one thread, so its CPU share is how close that thread is to its
- * ceiling.
+ * ceiling. Run on the Worker under Miniflare directly (`npm run bench`, and alone): no dev proxy stands between
+ * the runners and the Worker, as none does on Cloudflare.
  */
 import { RunnerApi } from "../../runner/api.ts";
 import { nextBeatAt } from "../../runner/lease.ts";
@@ -146,7 +147,7 @@ export async function benchFleet(
       }
     });
 
-    // The local runtime's own limit, said beside a failure: a dev proxy out of descriptors drops calls.
+    // The local runtime's own limit, said beside a failure: a workerd out of descriptors drops calls.
     const openFiles = () => `workerd open files ${JSON.stringify(groupOpenFiles(worker.pid))}`;
     const triage = async (number: number) => {
       await operator.triage(project, number).catch((error: unknown) => {
@@ -301,16 +302,16 @@ async function inParallel<T>(count: number, width: number, make: (i: number) => 
 
 // Alone, with small sizes while developing: `node test/bench/fleet.ts sessions=20 slots=10 claimsPerSecond=5 seconds=5`.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { startLocalWorker } = await import("../support/worker.ts");
+  const { startMiniflareWorker } = await import("../support/miniflare-worker.ts");
   const options = Object.fromEntries(
     process.argv
       .slice(2)
       .map((arg) => arg.split("="))
       .map(([k, v]) => [k, Number(v)]),
   );
-  // FLEET_WORKER_LOG: where wrangler's and workerd's output goes, to read after a failed call.
+  // FLEET_WORKER_LOG: where Miniflare's and workerd's output goes, to read after a failed call.
   const logFile = process.env.FLEET_WORKER_LOG;
-  const worker = await startLocalWorker({ stateParent: "/dev/shm", ...(logFile && { logFile }) });
+  const worker = await startMiniflareWorker({ stateParent: "/dev/shm", ...(logFile && { logFile }) });
   // Interrupted (a timeout's SIGTERM), the Worker's process group goes too.
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.once(signal, () => void worker.stop().finally(() => process.exit(1)));

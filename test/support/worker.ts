@@ -60,6 +60,28 @@ class PortTaken extends Error {
   }
 }
 
+/** The environment wrangler and the local runtime run in: offline, non-interactive. */
+export function localEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, ...OFFLINE, CI: "true" };
+}
+
+/** The state directory's D1 migrated as `npm run dev` migrates it, then `seedSql` run against it. */
+export async function prepareLocalD1(stateDir: string, seedSql?: string): Promise<void> {
+  const d1 = (dir: string, ...args: string[]) =>
+    promisify(execFile)(
+      process.execPath,
+      [...WRANGLER, "d1", ...args, "DB", "--local", "--persist-to", dir],
+      { cwd: ROOT, env: localEnv(), maxBuffer: 64 * 1024 * 1024 },
+    );
+  await migratedD1(stateDir, (dir) => d1(dir, "migrations", "apply"));
+  if (seedSql) await d1(stateDir, "execute", "--file", seedSql);
+}
+
+/** The local Worker's bindings: the test admin token and secrets key, then the caller's. */
+export function localVars(vars: Record<string, string> = {}): Record<string, string> {
+  return { CONVEYOR_ADMIN_TOKEN: TEST_ADMIN_TOKEN, CONVEYOR_SECRETS_KEY: TEST_SECRETS_KEY, ...vars };
+}
+
 export async function startLocalWorker(
   options: {
     port?: number;
@@ -77,24 +99,8 @@ export async function startLocalWorker(
   const owned = options.stateDir === undefined;
   const stateDir =
     options.stateDir ?? (await mkdtemp(join(options.stateParent ?? tmpdir(), "conveyor-worker-")));
-  const env = { ...process.env, ...OFFLINE, CI: "true" };
-  const d1 = (dir: string, ...args: string[]) =>
-    promisify(execFile)(
-      process.execPath,
-      [...WRANGLER, "d1", ...args, "DB", "--local", "--persist-to", dir],
-      {
-        cwd: ROOT,
-        env,
-        maxBuffer: 64 * 1024 * 1024,
-      },
-    );
-  await migratedD1(stateDir, (dir) => d1(dir, "migrations", "apply"));
-  if (options.seedSql) await d1(stateDir, "execute", "--file", options.seedSql);
-  const vars = {
-    CONVEYOR_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
-    CONVEYOR_SECRETS_KEY: TEST_SECRETS_KEY,
-    ...options.vars,
-  };
+  await prepareLocalD1(stateDir, options.seedSql);
+  const vars = localVars(options.vars);
   const envDir = await mkdtemp(join(tmpdir(), "conveyor-worker-env-"));
   const envFile = join(envDir, "vars.env");
   await writeFile(envFile, envFileText(vars), { mode: 0o600 });
@@ -120,7 +126,7 @@ export async function startLocalWorker(
         "--env-file",
         envFile,
       ],
-      { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+      { cwd: ROOT, env: localEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true },
     );
     const started = { child, port, inspectorPort, url: `http://127.0.0.1:${port}`, output: "" };
     const collect = (data: Buffer) => {
