@@ -56,7 +56,7 @@ export async function benchWorkerMemory({
   width?: number;
   stateParent?: string | undefined;
 } = {}): Promise<void> {
-  const live = await onWorker(stateParent, false, (worker) => touch(worker, issues, width, "live"));
+  const live = await onWorker(stateParent, false, (worker) => touch(worker, issues, width, false));
   const first = live[0] as Sample;
   const last = live.at(-1) as Sample;
   const n = last.issues;
@@ -75,7 +75,7 @@ export async function benchWorkerMemory({
     unit: "1/s",
   });
 
-  const kept = await onWorker(stateParent, true, (worker) => touch(worker, held, width, "held"));
+  const kept = await onWorker(stateParent, true, (worker) => touch(worker, held, width, true));
   // Per object from the first tenth on: the first objects also pay for the code and the runtime's warm-up.
   const from = kept[1] ?? (kept[0] as Sample);
   const to = kept.at(-1) as Sample;
@@ -106,7 +106,8 @@ async function onWorker<T>(
 }
 
 /** Touches `issues` issues' objects in tenths, sampled after each; stops short of the machine's limits. */
-async function touch(worker: LocalWorker, issues: number, width: number, phase: string): Promise<Sample[]> {
+async function touch(worker: LocalWorker, issues: number, width: number, held: boolean): Promise<Sample[]> {
+  const phase = held ? "held" : "live";
   const began = performance.now();
   const sample = async (count: number): Promise<Sample> => {
     const [files] = groupOpenFiles(worker.pid);
@@ -141,13 +142,15 @@ async function touch(worker: LocalWorker, issues: number, width: number, phase: 
       next = upTo;
       const last = await sample(upTo);
       samples.push(last);
-      // The machine is shared: the bench stops short of starving it, and of workerd's descriptors.
+      // The machine is shared: the bench stops short of starving it, and of workerd's descriptors (held, the
+      // next tenth's objects will hold theirs too).
       const perObject = (last.descriptors - (samples[0] as Sample).descriptors) / Math.max(1, last.objects);
+      const descriptorsNext = last.descriptors + (held ? (perObject * issues) / 10 : 0);
       const stop =
         availableBytes() < MIN_AVAILABLE
           ? "the machine's available memory is under 3 GiB"
-          : last.descriptors + (perObject * issues) / 10 > last.limit * DESCRIPTOR_MARGIN
-            ? `another tenth's objects would pass ${DESCRIPTOR_MARGIN * 100} % of workerd's ${last.limit} descriptors`
+          : descriptorsNext > last.limit * DESCRIPTOR_MARGIN
+            ? `workerd's descriptors would pass ${DESCRIPTOR_MARGIN * 100} % of its ${last.limit}`
             : null;
       if (stop && tenth < 10) {
         console.error(`memory (${phase}): stopped at ${upTo} issues: ${stop}`);

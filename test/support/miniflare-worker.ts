@@ -9,11 +9,18 @@ import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, type LocalWorker, localEnv, localVars, prepareLocalD1 } from "./worker.ts";
+import {
+  freePort,
+  type LocalWorker,
+  localEnv,
+  localVars,
+  localWorker,
+  onFreePorts,
+  prepareLocalD1,
+} from "./worker.ts";
 
 const SERVE = new URL("./miniflare-serve.ts", import.meta.url).pathname;
 const ADDRESS_IN_USE = /Address already in use|EADDRINUSE/;
-const PORT_ATTEMPTS = 3;
 
 export async function startMiniflareWorker(
   options: {
@@ -62,33 +69,15 @@ export async function startMiniflareWorker(
     }
     return started;
   };
-  let worker: Awaited<ReturnType<typeof launch>> | undefined;
-  for (let attempt = 1; !worker; attempt++) {
-    try {
-      worker = await launch();
-    } catch (error) {
-      if (!ADDRESS_IN_USE.test(String(error)) || attempt === PORT_ATTEMPTS) {
-        log?.end();
-        await rm(stateDir, { recursive: true, force: true });
-        throw error;
-      }
-    }
-  }
-  const { child, url, inspectorPort } = worker;
-  return {
-    url,
-    stateDir,
-    pid: child.pid,
-    inspectorPort,
-    logs: () => worker.output,
-    stop: async () => {
-      if (child.exitCode === null && child.pid) {
-        const exited = new Promise((r) => child.once("exit", r));
-        process.kill(-child.pid, "SIGTERM");
-        await exited;
-      }
-      await new Promise((done) => (log ? log.end(done) : done(undefined)));
+  const worker = await onFreePorts(launch, (error) => ADDRESS_IN_USE.test(String(error))).catch(
+    async (error: unknown) => {
+      log?.end();
       await rm(stateDir, { recursive: true, force: true });
+      throw error;
     },
-  };
+  );
+  return localWorker(worker, stateDir, async () => {
+    await new Promise((done) => (log ? log.end(done) : done(undefined)));
+    await rm(stateDir, { recursive: true, force: true });
+  });
 }

@@ -150,35 +150,62 @@ export async function startLocalWorker(
       await new Promise((r) => setTimeout(r, 200));
     }
   };
-  // A free port is free when asked, not when wrangler binds it: another process may take it in between.
-  // Taken, the next free ones are tried; a port the caller chose is its own to keep.
-  let worker: Awaited<ReturnType<typeof launch>> | undefined;
-  for (let attempt = 1; !worker; attempt++) {
-    try {
-      worker = await launch(options.port ?? (await freePort()), await freePort());
-    } catch (error) {
-      if (!(error instanceof PortTaken) || options.port !== undefined || attempt === PORT_ATTEMPTS)
-        throw error;
-    }
-  }
-  const { child, url, inspectorPort } = worker;
+  // A port the caller chose is its own to keep.
+  const worker = await onFreePorts(
+    async () => launch(options.port ?? (await freePort()), await freePort()),
+    (error) => error instanceof PortTaken && options.port === undefined,
+  );
+  return localWorker(worker, stateDir, async () => {
+    await rm(envDir, { recursive: true, force: true });
+    await new Promise((done) => (log ? log.end(done) : done(undefined)));
+    if (owned) await rm(stateDir, { recursive: true, force: true });
+  });
+}
+
+/** The handle of a started runtime: `stop` ends its process group, then cleans up after it. */
+export function localWorker(
+  started: { child: ChildProcess; url: string; inspectorPort: number; output: string },
+  stateDir: string,
+  cleanUp: () => Promise<void>,
+): LocalWorker {
+  const { child, url, inspectorPort } = started;
   return {
     url,
     stateDir,
     pid: child.pid,
     inspectorPort,
-    logs: () => worker.output,
+    logs: () => started.output,
     stop: async () => {
-      if (child.exitCode === null && child.pid) {
-        const exited = new Promise((r) => child.once("exit", r));
-        process.kill(-child.pid, "SIGTERM");
-        await exited;
-      }
-      await rm(envDir, { recursive: true, force: true });
-      await new Promise((done) => (log ? log.end(done) : done(undefined)));
-      if (owned) await rm(stateDir, { recursive: true, force: true });
+      await stopGroup(child);
+      await cleanUp();
     },
   };
+}
+
+/**
+ * `launch` again while `taken(error)` says its port was: a free port is free when asked, not when the runtime
+ * binds it, and another process may take it in between.
+ */
+export async function onFreePorts<T>(
+  launch: () => Promise<T>,
+  taken: (error: unknown) => boolean,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launch();
+    } catch (error) {
+      if (!taken(error) || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Ends the process group `child` leads (the runtime it started too), once it has exited. */
+export async function stopGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.pid) {
+    const exited = new Promise((r) => child.once("exit", r));
+    process.kill(-child.pid, "SIGTERM");
+    await exited;
+  }
 }
 
 /** `KEY="value"` lines; a value that such a line cannot carry as it is is refused, not mangled. */
