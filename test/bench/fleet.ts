@@ -17,7 +17,7 @@ import type { Claim } from "../../src/runner-api/contract.ts";
 import type { LocalWorker } from "../support/worker.ts";
 import { benchProject } from "./forge-project.ts";
 import { emit, percentile } from "./load.ts";
-import { groupOpenFiles, processGroupCpuMs } from "./proc.ts";
+import { groupOpenFiles, groupOpenPaths, processGroupCpuMs } from "./proc.ts";
 import { WorkerProfiler } from "./profile.ts";
 
 export type FleetOptions = {
@@ -30,6 +30,9 @@ export type FleetOptions = {
   activityMs?: number;
   leaseMs?: number;
 };
+
+/** A Durable Object's database, WAL and shared memory, open while the object is in memory. */
+const OBJECT_FILES = /\/v3\/do\/.*\.sqlite(-wal|-shm)?$/;
 
 type Running = { claim: Claim; api: RunnerApi; nextBeat: number; nextEvents: number; turns: number };
 
@@ -148,7 +151,8 @@ export async function benchFleet(
     });
 
     // The local runtime's own limit, said beside a failure: a workerd out of descriptors drops calls.
-    const openFiles = () => `workerd open files ${JSON.stringify(groupOpenFiles(worker.pid))}`;
+    const openFiles = () =>
+      `workerd open files ${JSON.stringify(groupOpenFiles(worker.pid))}: objects' SQLite files ${groupOpenPaths(worker.pid, "workerd", OBJECT_FILES)} (three an object in memory), sockets ${groupOpenPaths(worker.pid, "workerd", /^socket:/)}`;
     const triage = async (number: number) => {
       await operator.triage(project, number).catch((error: unknown) => {
         throw new Error(`triage of #${number}: ${String(error)}; ${openFiles()}`);
@@ -174,6 +178,14 @@ export async function benchFleet(
     await profiler.start();
     measuring = true;
     const cpuBefore = processGroupCpuMs(worker.pid);
+    // workerd's descriptors over the window: calls in flight and objects in memory hold them, and at its
+    // limit it drops calls.
+    const descriptors = { peak: 0, limit: Number.NaN };
+    const watchDescriptors = setInterval(() => {
+      const [files] = groupOpenFiles(worker.pid);
+      if (files && files.open > descriptors.peak)
+        Object.assign(descriptors, { peak: files.open, limit: files.limit });
+    }, 1_000);
     const began = performance.now();
     const pending: Promise<unknown>[] = [];
     for (let tick = 0; performance.now() - began < seconds * 1000; tick++) {
@@ -197,6 +209,7 @@ export async function benchFleet(
     await Promise.all(pending);
     const wallMs = performance.now() - began;
     const cpuAfter = processGroupCpuMs(worker.pid);
+    clearInterval(watchDescriptors);
     measuring = false;
     const profile = await profiler.stop();
     profiler.close();
@@ -232,6 +245,12 @@ export async function benchFleet(
     emit({ name: "fleet_worker_routes_thread_share", value: share("worker"), unit: "ratio" });
     console.error(`fleet: profile ${JSON.stringify(profile)}`);
     emit({ name: "fleet_failed_calls", value: errors.length, unit: "calls", target: "0" });
+    emit({
+      name: "fleet_worker_open_files_peak",
+      value: descriptors.peak,
+      unit: "fds",
+      target: `< ${descriptors.limit}`,
+    });
     await Promise.race([Promise.all(slotLoops), new Promise((r) => setTimeout(r, 15_000))]);
   } finally {
     stopping = true;
