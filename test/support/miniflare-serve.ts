@@ -1,9 +1,9 @@
 /**
  * The built Worker under Miniflare, with no dev proxy in front of it (started by miniflare-worker.ts, in a
- * process group of its own). Reads `{ stateDir, port, inspectorPort, vars, preventEviction }` as JSON on stdin (the bindings
- * stay off the command line), bundles the Worker as `wrangler deploy` does, serves it with wrangler.toml's
- * bindings and its D1 and Durable Objects persisted where `wrangler dev --persist-to stateDir` keeps them, and
- * prints `ready <url>` once it answers.
+ * process group of its own). Reads `{ stateDir, port, inspectorPort, vars, preventEviction }` as JSON on
+ * stdin (the bindings stay off the command line), bundles the Worker as `wrangler deploy` does, serves it
+ * with wrangler.toml's bindings and its D1 and Durable Objects persisted where `wrangler dev --persist-to
+ * stateDir` keeps them, and prints `ready <url>` once it answers.
  */
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
