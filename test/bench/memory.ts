@@ -73,7 +73,7 @@ export async function benchWorkerMemory({
   });
   emit({
     name: "worker_memory_issues_per_second",
-    value: n / ((last.seconds - first.seconds) as number),
+    value: n / (last.seconds - first.seconds),
     unit: "1/s",
   });
 
