@@ -206,7 +206,7 @@ export async function benchFleet(
       }
       // A triage lost in the window is counted with the failed calls: the figures and the descriptors' peak
       // still say what the run met, and `npm run bench` goes on to the next bench.
-      pending.push(triage(number).catch((error: unknown) => errors.push(String(error))));
+      pending.push(answered(triage(number)).catch((error: unknown) => errors.push(String(error))));
     }
     await Promise.all(pending);
     const wallMs = performance.now() - began;
@@ -308,6 +308,20 @@ function sessionEvents(claim: Claim, turns: number) {
       },
     },
   ];
+}
+
+/**
+ * A runner's calls give up after 30 s (runner/api.ts); the operator's triage has no limit of its own, and on a
+ * local workerd out of descriptors one can wait for minutes: past as long, it counts as failed.
+ */
+const ANSWER_MS = 30_000;
+function answered<T>(call: Promise<T>): Promise<T> {
+  return Promise.race([
+    call,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no answer in ${ANSWER_MS / 1000} s`)), ANSWER_MS).unref(),
+    ),
+  ]);
 }
 
 async function inParallel<T>(count: number, width: number, make: (i: number) => Promise<T>): Promise<T[]> {
