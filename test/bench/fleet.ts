@@ -8,7 +8,8 @@
  * call's round trip (a report carrying heartbeats, one carrying events), each job's time from its enqueue (the
  * triage's answer) to its arrival at a slot, and the Worker process's CPU over the window: in the local runtime
  * the Worker, its Durable Objects and D1 share one thread, so its CPU share is how close that thread is to its
- * ceiling.
+ * ceiling. Run on the Worker under Miniflare directly (`npm run bench`, and alone): no dev proxy stands between
+ * the runners and the Worker, as none does on Cloudflare.
  */
 import { RunnerApi } from "../../runner/api.ts";
 import { nextBeatAt } from "../../runner/lease.ts";
@@ -16,7 +17,7 @@ import type { Claim } from "../../src/runner-api/contract.ts";
 import type { LocalWorker } from "../support/worker.ts";
 import { benchProject } from "./forge-project.ts";
 import { emit, percentile } from "./load.ts";
-import { groupOpenFiles, processGroupCpuMs } from "./proc.ts";
+import { groupOpenFiles, groupOpenPaths, processGroupCpuMs } from "./proc.ts";
 import { WorkerProfiler } from "./profile.ts";
 
 export type FleetOptions = {
@@ -29,6 +30,9 @@ export type FleetOptions = {
   activityMs?: number;
   leaseMs?: number;
 };
+
+/** A Durable Object's database, WAL and shared memory, open while the object is in memory. */
+const OBJECT_FILES = /\/v3\/do\/.*\.sqlite(-wal|-shm)?$/;
 
 type Running = { claim: Claim; api: RunnerApi; nextBeat: number; nextEvents: number; turns: number };
 
@@ -146,8 +150,9 @@ export async function benchFleet(
       }
     });
 
-    // The local runtime's own limit, said beside a failure: a dev proxy out of descriptors drops calls.
-    const openFiles = () => `workerd open files ${JSON.stringify(groupOpenFiles(worker.pid))}`;
+    // The local runtime's own limit, said beside a failure: a workerd out of descriptors drops calls.
+    const openFiles = () =>
+      `workerd open files ${JSON.stringify(groupOpenFiles(worker.pid))}: objects' SQLite files ${groupOpenPaths(worker.pid, "workerd", OBJECT_FILES)} (three an object in memory), sockets ${groupOpenPaths(worker.pid, "workerd", /^socket:/)}`;
     const triage = async (number: number) => {
       await operator.triage(project, number).catch((error: unknown) => {
         throw new Error(`triage of #${number}: ${String(error)}; ${openFiles()}`);
@@ -173,6 +178,14 @@ export async function benchFleet(
     await profiler.start();
     measuring = true;
     const cpuBefore = processGroupCpuMs(worker.pid);
+    // workerd's descriptors over the window: calls in flight and objects in memory hold them, and at its
+    // limit it drops calls.
+    const descriptors = { peak: 0, limit: Number.NaN };
+    const watchDescriptors = setInterval(() => {
+      const [files] = groupOpenFiles(worker.pid);
+      if (files && files.open > descriptors.peak)
+        Object.assign(descriptors, { peak: files.open, limit: files.limit });
+    }, 1_000);
     const began = performance.now();
     const pending: Promise<unknown>[] = [];
     for (let tick = 0; performance.now() - began < seconds * 1000; tick++) {
@@ -191,11 +204,14 @@ export async function benchFleet(
           ),
         );
       }
-      pending.push(triage(number));
+      // A triage lost in the window is counted with the failed calls: the figures and the descriptors' peak
+      // still say what the run met, and `npm run bench` goes on to the next bench.
+      pending.push(answered(triage(number)).catch((error: unknown) => errors.push(String(error))));
     }
     await Promise.all(pending);
     const wallMs = performance.now() - began;
     const cpuAfter = processGroupCpuMs(worker.pid);
+    clearInterval(watchDescriptors);
     measuring = false;
     const profile = await profiler.stop();
     profiler.close();
@@ -231,6 +247,12 @@ export async function benchFleet(
     emit({ name: "fleet_worker_routes_thread_share", value: share("worker"), unit: "ratio" });
     console.error(`fleet: profile ${JSON.stringify(profile)}`);
     emit({ name: "fleet_failed_calls", value: errors.length, unit: "calls", target: "0" });
+    emit({
+      name: "fleet_worker_open_files_peak",
+      value: descriptors.peak,
+      unit: "fds",
+      target: `< ${descriptors.limit}`,
+    });
     await Promise.race([Promise.all(slotLoops), new Promise((r) => setTimeout(r, 15_000))]);
   } finally {
     stopping = true;
@@ -288,6 +310,20 @@ function sessionEvents(claim: Claim, turns: number) {
   ];
 }
 
+/**
+ * A runner's calls give up after 30 s (runner/api.ts); the operator's triage has no limit of its own, and on a
+ * local workerd out of descriptors one can wait for minutes: past as long, it counts as failed.
+ */
+const ANSWER_MS = 30_000;
+function answered<T>(call: Promise<T>): Promise<T> {
+  return Promise.race([
+    call,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no answer in ${ANSWER_MS / 1000} s`)), ANSWER_MS).unref(),
+    ),
+  ]);
+}
+
 async function inParallel<T>(count: number, width: number, make: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
   let next = 0;
@@ -301,16 +337,16 @@ async function inParallel<T>(count: number, width: number, make: (i: number) => 
 
 // Alone, with small sizes while developing: `node test/bench/fleet.ts sessions=20 slots=10 claimsPerSecond=5 seconds=5`.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { startLocalWorker } = await import("../support/worker.ts");
+  const { startMiniflareWorker } = await import("../support/miniflare-worker.ts");
   const options = Object.fromEntries(
     process.argv
       .slice(2)
       .map((arg) => arg.split("="))
       .map(([k, v]) => [k, Number(v)]),
   );
-  // FLEET_WORKER_LOG: where wrangler's and workerd's output goes, to read after a failed call.
+  // FLEET_WORKER_LOG: where Miniflare's and workerd's output goes, to read after a failed call.
   const logFile = process.env.FLEET_WORKER_LOG;
-  const worker = await startLocalWorker({ stateParent: "/dev/shm", ...(logFile && { logFile }) });
+  const worker = await startMiniflareWorker({ stateParent: "/dev/shm", ...(logFile && { logFile }) });
   // Interrupted (a timeout's SIGTERM), the Worker's process group goes too.
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.once(signal, () => void worker.stop().finally(() => process.exit(1)));

@@ -51,7 +51,15 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-export type Figure = { name: string; value: number; unit: string; target?: string; baseline?: number };
+export type Figure = {
+  name: string;
+  value: number;
+  unit: string;
+  target?: string;
+  baseline?: number;
+  /** What the value is made of, by name (the escalations' causes). */
+  parts?: Record<string, number>;
+};
 
 export const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 

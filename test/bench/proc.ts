@@ -1,6 +1,6 @@
 /** What /proc says of the bench's processes: a process group's CPU time, a process tree's memory. */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
 type Stat = { pid: number; name: string; ppid: number; pgrp: number; cpuTicks: number };
 
@@ -85,9 +85,9 @@ export function groupRss(group: number | undefined, name: string): number {
 }
 
 /**
- * Open file descriptors of the group's workerd processes against their limit, most first: wrangler dev's proxy
- * (the workerd serving the dev port, in front of the Worker's) holds two sockets per call in flight and keeps
- * those whose peer hung up, and at its limit it drops calls with "Network connection lost".
+ * Open file descriptors of the group's workerd processes against their limit, most first: a workerd at its
+ * limit drops calls with "Network connection lost" (wrangler dev's proxy, in front of the Worker's workerd, did
+ * at a thousand sessions: two sockets per call in flight, and those whose peer hung up kept).
  */
 export function groupOpenFiles(group: number | undefined): { pid: number; open: number; limit: number }[] {
   if (group === undefined) return [];
@@ -103,4 +103,27 @@ export function groupOpenFiles(group: number | undefined): { pid: number; open: 
       }
     })
     .sort((a, b) => b.open - a.open);
+}
+
+/** How many files whose path matches `path` the group's `name` processes hold open (each counted once). */
+export function groupOpenPaths(group: number | undefined, name: string, path: RegExp): number {
+  if (group === undefined) return 0;
+  const open = new Set<string>();
+  for (const p of processes().filter((p) => p.pgrp === group && p.name.startsWith(name))) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${p.pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const target = readlinkSync(`/proc/${p.pid}/fd/${fd}`);
+        if (path.test(target)) open.add(target);
+      } catch {
+        // Closed meanwhile.
+      }
+    }
+  }
+  return open.size;
 }

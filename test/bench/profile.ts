@@ -1,8 +1,9 @@
 /**
  * Where the local Worker's JavaScript time goes, by owner: a V8 CPU profile of the Worker's isolate (its
- * routes and its Durable Objects; D1 runs in an isolate of its own) taken through wrangler's DevTools
- * inspector, each sample put to the innermost owner on its stack (the ProjectDO's modules, the IssueDO's, the
- * Worker's) by the bundle's module markers (esbuild's `// path` line before each module).
+ * routes and its Durable Objects; D1 runs in an isolate of its own) taken through the DevTools inspector
+ * (wrangler's, or workerd's own under Miniflare), each sample put to the innermost owner on its stack (the ProjectDO's modules, the IssueDO's, the
+ * Worker's) by the bundle's module markers (esbuild's `// path` line before each module). The same inspector
+ * reads the isolate's heap.
  */
 type CallFrame = { functionName: string; scriptId: string; url: string; lineNumber: number };
 type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
@@ -21,6 +22,8 @@ const OWNERS: [string, RegExp][] = [
   ["other_do", /^durable-objects\//],
   ["worker", /^src\//],
 ];
+
+const WORKER_TARGET = "core:user:conveyor";
 
 export type ProfileShares = {
   wallMs: number;
@@ -50,10 +53,33 @@ export class WorkerProfiler {
     });
   }
 
+  /** The isolate's V8 heap after a full collection, in bytes: what its live objects hold, and allocated. */
+  static async heap(inspectorPort: number): Promise<{ usedSize: number; totalSize: number }> {
+    const inspector = await WorkerProfiler.#open(inspectorPort);
+    try {
+      await inspector.#send("HeapProfiler.collectGarbage");
+      return (await inspector.#send("Runtime.getHeapUsage")) as { usedSize: number; totalSize: number };
+    } finally {
+      inspector.close();
+    }
+  }
+
   static async connect(inspectorPort: number): Promise<WorkerProfiler> {
-    const [target] = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as {
+    const profiler = await WorkerProfiler.#open(inspectorPort);
+    await profiler.#send("Debugger.enable");
+    await profiler.#send("Profiler.enable");
+    await profiler.#send("Profiler.setSamplingInterval", { interval: 500 });
+    return profiler;
+  }
+
+  static async #open(inspectorPort: number): Promise<WorkerProfiler> {
+    const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as {
+      id: string;
       webSocketDebuggerUrl: string;
     }[];
+    // wrangler's inspector lists the Worker alone; workerd's own (under Miniflare) every service, the
+    // Worker's as `core:user:<name>`.
+    const target = targets.find((t) => t.id === WORKER_TARGET) ?? targets[0];
     if (!target) throw new Error("the Worker's inspector lists no target");
     // The inspector takes DevTools from a local origin only.
     const socket = new WebSocket(target.webSocketDebuggerUrl, {
@@ -63,11 +89,7 @@ export class WorkerProfiler {
       socket.addEventListener("open", opened, { once: true });
       socket.addEventListener("error", failed, { once: true });
     });
-    const profiler = new WorkerProfiler(socket);
-    await profiler.#send("Debugger.enable");
-    await profiler.#send("Profiler.enable");
-    await profiler.#send("Profiler.setSamplingInterval", { interval: 500 });
-    return profiler;
+    return new WorkerProfiler(socket);
   }
 
   start(): Promise<unknown> {

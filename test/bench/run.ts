@@ -1,5 +1,6 @@
 /** `npm run bench`: starts the local Worker and prints one JSON object per figure. */
 import { existsSync } from "node:fs";
+import { startMiniflareWorker } from "../support/miniflare-worker.ts";
 import { startLocalWorker } from "../support/worker.ts";
 import { benchClaimLatency } from "./claim.ts";
 import { benchClaimToRequest } from "./claim-to-request.ts";
@@ -30,15 +31,15 @@ try {
 } finally {
   await worker.stop();
 }
-// A fleet of 1 000 sessions on one project, then 10 000 live issues: each on a Worker of its own.
-for (const bench of [benchFleet, benchWorkerMemory]) {
-  const own = await startLocalWorker({ stateParent });
-  try {
-    await bench(own);
-  } finally {
-    await own.stop();
-  }
+// A fleet of 1 000 sessions on one project, then 10 000 live issues: each on a Worker of its own, under
+// Miniflare directly: wrangler dev's proxy, not Conveyor, ran out of descriptors at a thousand sessions.
+const fleetWorker = await startMiniflareWorker({ stateParent });
+try {
+  await benchFleet(fleetWorker);
+} finally {
+  await fleetWorker.stop();
 }
+await benchWorkerMemory({ stateParent });
 await benchSanitizer();
 await benchJobStart();
 // A claim to the first model request with Claude Code started beside the worktree's preparation, and without.

@@ -2,6 +2,7 @@
  * The throughput bench's report: its figures (JSON lines on stdout, `emit`) and where each issue's time went
  * (stderr), from each part's own record of the run.
  */
+import { escalations } from "./escalation-causes.ts";
 import { emit, percentile } from "./load.ts";
 import {
   atLeast,
@@ -49,6 +50,25 @@ export function report(run: Run): void {
     unit: "count",
     target: "0",
   });
+  // Why those that escalated did: the counts by cause, and each issue's own reason on stderr.
+  const escalated = escalations(edges);
+  emit({
+    name: "factory_escalations_by_cause",
+    value: escalated.reasons.size,
+    unit: "issues",
+    target: "0",
+    parts: Object.fromEntries(escalated.byCause),
+  });
+  if (escalated.reasons.size > 0)
+    console.error(
+      [
+        "escalated, by cause:",
+        ...escalated.byCause.map(([cause, count]) => `  ${count} × ${cause}`),
+        ...[...escalated.reasons].map(
+          ([number, reason]) => `  #${number}: ${reason ?? "(no reason recorded)"}`,
+        ),
+      ].join("\n"),
+    );
   if (numbers.length === 0) return;
   const busy = busySpans(run.lines);
   const byIssue = groupBy(edges, (e) => e.number);

@@ -27,7 +27,16 @@ export function clip(spans: readonly Span[], within: Span): Span[] {
 }
 
 /** An issue's edge as D1 records it. */
-export type Edge = { number: number; seq: number; from: string; to: string; event: string; at: number };
+export type Edge = {
+  number: number;
+  seq: number;
+  from: string;
+  to: string;
+  event: string;
+  at: number;
+  /** Why, where the issue recorded it (an escalation's reason). */
+  reason?: string | null;
+};
 
 /** The spans an issue spent in each state, from its edges (oldest first); the last state runs until `until`. */
 export function stateSpans(edges: readonly Edge[], until: number): Map<string, Span[]> {

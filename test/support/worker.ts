@@ -60,6 +60,44 @@ class PortTaken extends Error {
   }
 }
 
+/** The environment wrangler and the local runtime run in: offline, non-interactive. */
+export function localEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, ...OFFLINE, CI: "true" };
+}
+
+/** The state directory's D1 migrated as `npm run dev` migrates it, then `seedSql` run against it. */
+export async function prepareLocalD1(stateDir: string, seedSql?: string): Promise<void> {
+  // Its own group, like wrangler dev's: the workerd it starts goes with it.
+  const d1 = (dir: string, ...args: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        [...WRANGLER, "d1", ...args, "DB", "--local", "--persist-to", dir],
+        { cwd: ROOT, env: localEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true },
+      );
+      track(child, { group: true });
+      let output = "";
+      const keep = (data: Buffer) => {
+        output = (output + data).slice(-20_000);
+      };
+      child.stdout?.on("data", keep);
+      child.stderr?.on("data", keep);
+      child.once("error", reject);
+      child.once("close", (code, signal) => {
+        end(child);
+        if (code === 0) resolve();
+        else reject(new Error(`wrangler d1 ${args[0]} failed (${signal ?? code}): ${output}`));
+      });
+    });
+  await migratedD1(stateDir, (dir) => d1(dir, "migrations", "apply"));
+  if (seedSql) await d1(stateDir, "execute", "--file", seedSql);
+}
+
+/** The local Worker's bindings: the test admin token and secrets key, then the caller's. */
+export function localVars(vars: Record<string, string> = {}): Record<string, string> {
+  return { CONVEYOR_ADMIN_TOKEN: TEST_ADMIN_TOKEN, CONVEYOR_SECRETS_KEY: TEST_SECRETS_KEY, ...vars };
+}
+
 export async function startLocalWorker(
   options: {
     port?: number;
@@ -77,36 +115,8 @@ export async function startLocalWorker(
   const owned = options.stateDir === undefined;
   const stateDir =
     options.stateDir ?? (await mkdtemp(join(options.stateParent ?? tmpdir(), "conveyor-worker-")));
-  const env = { ...process.env, ...OFFLINE, CI: "true" };
-  // Its own group, like wrangler dev's below: the workerd it starts goes with it.
-  const d1 = (dir: string, ...args: string[]) =>
-    new Promise<void>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [...WRANGLER, "d1", ...args, "DB", "--local", "--persist-to", dir],
-        { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
-      );
-      track(child, { group: true });
-      let output = "";
-      const keep = (data: Buffer) => {
-        output = (output + data).slice(-20_000);
-      };
-      child.stdout?.on("data", keep);
-      child.stderr?.on("data", keep);
-      child.once("error", reject);
-      child.once("close", (code, signal) => {
-        end(child);
-        if (code === 0) resolve();
-        else reject(new Error(`wrangler d1 ${args[0]} failed (${signal ?? code}): ${output}`));
-      });
-    });
-  await migratedD1(stateDir, (dir) => d1(dir, "migrations", "apply"));
-  if (options.seedSql) await d1(stateDir, "execute", "--file", options.seedSql);
-  const vars = {
-    CONVEYOR_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
-    CONVEYOR_SECRETS_KEY: TEST_SECRETS_KEY,
-    ...options.vars,
-  };
+  await prepareLocalD1(stateDir, options.seedSql);
+  const vars = localVars(options.vars);
   const envDir = await mkdtemp(join(tmpdir(), "conveyor-worker-env-"));
   const envFile = join(envDir, "vars.env");
   await writeFile(envFile, envFileText(vars), { mode: 0o600 });
@@ -132,7 +142,7 @@ export async function startLocalWorker(
         "--env-file",
         envFile,
       ],
-      { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+      { cwd: ROOT, env: localEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true },
     );
     // Its own group (workerd with it): killed whole by a failed start here, or by the file's teardown.
     track(child, { group: true });
@@ -163,36 +173,63 @@ export async function startLocalWorker(
       throw error;
     }
   };
-  // A free port is free when asked, not when wrangler binds it: another process may take it in between.
-  // Taken, the next free ones are tried; a port the caller chose is its own to keep.
-  let worker: Awaited<ReturnType<typeof launch>> | undefined;
-  for (let attempt = 1; !worker; attempt++) {
-    try {
-      worker = await launch(options.port ?? (await freePort()), await freePort());
-    } catch (error) {
-      if (!(error instanceof PortTaken) || options.port !== undefined || attempt === PORT_ATTEMPTS)
-        throw error;
-    }
-  }
-  const { child, url, inspectorPort } = worker;
+  // A port the caller chose is its own to keep.
+  const worker = await onFreePorts(
+    async () => launch(options.port ?? (await freePort()), await freePort()),
+    (error) => error instanceof PortTaken && options.port === undefined,
+  );
+  return localWorker(worker, stateDir, async () => {
+    await rm(envDir, { recursive: true, force: true });
+    await new Promise((done) => (log ? log.end(done) : done(undefined)));
+    if (owned) await rm(stateDir, { recursive: true, force: true });
+  });
+}
+
+/** The handle of a started runtime: `stop` ends its process group, then cleans up after it. */
+export function localWorker(
+  started: { child: ChildProcess; url: string; inspectorPort: number; output: string },
+  stateDir: string,
+  cleanUp: () => Promise<void>,
+): LocalWorker {
+  const { child, url, inspectorPort } = started;
   return {
     url,
     stateDir,
     pid: child.pid,
     inspectorPort,
-    logs: () => worker.output,
+    logs: () => started.output,
     stop: async () => {
-      if (child.exitCode === null && child.signalCode === null && child.pid) {
-        const exited = new Promise((r) => child.once("exit", r));
-        process.kill(-child.pid, "SIGTERM");
-        await exited;
-      }
-      end(child);
-      await rm(envDir, { recursive: true, force: true });
-      await new Promise((done) => (log ? log.end(done) : done(undefined)));
-      if (owned) await rm(stateDir, { recursive: true, force: true });
+      await stopGroup(child);
+      await cleanUp();
     },
   };
+}
+
+/**
+ * `launch` again while `taken(error)` says its port was: a free port is free when asked, not when the runtime
+ * binds it, and another process may take it in between.
+ */
+export async function onFreePorts<T>(
+  launch: () => Promise<T>,
+  taken: (error: unknown) => boolean,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launch();
+    } catch (error) {
+      if (!taken(error) || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Ends the process group `child` leads (the runtime it started too), once it has exited. */
+export async function stopGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null && child.pid) {
+    const exited = new Promise((r) => child.once("exit", r));
+    process.kill(-child.pid, "SIGTERM");
+    await exited;
+  }
+  end(child);
 }
 
 /** `KEY="value"` lines; a value that such a line cannot carry as it is is refused, not mangled. */
