@@ -29,6 +29,12 @@ export async function keepCurrent(
   { mayUpdate = async () => true }: { mayUpdate?: () => Promise<boolean> } = {},
 ): Promise<LifecycleEvent | null> {
   const step = await decide(forge, pr);
+  // A pull request merged meanwhile (by hand, or an earlier attempt's answer lost) reads as behind or in
+  // conflict with the base that now holds it: updating it would fail, and a conflict would undo the merge.
+  if (step.action === "update_branch" || step.action === "resolve_conflict") {
+    const pull = await forge.getPullRequest(pr);
+    if (pull.merged) return { type: "merge_confirmed", number: pr, byConveyor: true, sha: pull.headSha };
+  }
   switch (step.action) {
     case "proceed":
       return null;
