@@ -16,12 +16,9 @@ const PASS_INTERVAL_MS = 50;
  * run with --unsafe-no-sandbox. Reads /proc: on hosts without it (macOS) it finds nothing.
  */
 export async function killLeftoverSessions(agentsDir: string): Promise<number[]> {
-  const marker = `CONVEYOR_PHASE_FILE=${agentsDir}/`;
   const killed = new Set<number>();
   for (let pass = 0; pass < PASSES; pass++) {
-    const found = pids().filter(
-      (pid) => pid !== process.pid && environ(pid).some((v) => v.startsWith(marker)),
-    );
+    const found = sessionProcesses(agentsDir);
     if (found.length === 0) break;
     for (const pid of found) {
       try {
@@ -34,6 +31,12 @@ export async function killLeftoverSessions(agentsDir: string): Promise<number[]>
     await sleep(PASS_INTERVAL_MS);
   }
   return [...killed];
+}
+
+/** The live processes of sessions of this work dir's agents dir, marked by the environment they inherit. */
+export function sessionProcesses(agentsDir: string): number[] {
+  const marker = `CONVEYOR_PHASE_FILE=${agentsDir}/`;
+  return pids().filter((pid) => pid !== process.pid && environ(pid).some((v) => v.startsWith(marker)));
 }
 
 function pids(): number[] {

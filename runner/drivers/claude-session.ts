@@ -135,7 +135,8 @@ async function started(prompt: string | Promise<string>, options: Options, log: 
   try {
     text = await prompt;
   } catch (error) {
-    void warming.then(
+    // Stopped before the session closes, which waits for its process: it must not start after that.
+    await warming.then(
       (warm) => warm.close(),
       () => {},
     );

@@ -212,6 +212,9 @@ export class SandboxSession {
    * are the Agent SDK's channel, held in the sandbox by it alone.
    */
   readonly spawnController: Spawn;
+  /** What the session started and has not seen exit: `close()` stops it and waits for it. */
+  readonly #running = new Set<ChildProcess>();
+  #closed = false;
 
   constructor(
     model: ModelProxy,
@@ -224,8 +227,20 @@ export class SandboxSession {
     this.#egress = egress;
     this.#sockets = sockets;
     this.env = env;
-    this.spawn = spawners.spawn;
-    this.spawnController = spawners.controller;
+    this.spawn = this.#tracked(spawners.spawn);
+    this.spawnController = this.#tracked(spawners.controller);
+  }
+
+  #tracked(spawner: Spawn): Spawn {
+    return (command, args, options) => {
+      // A process started once the session closed would outlive it: a warm start that lost its race.
+      if (this.#closed) throw new Error("the session is closed");
+      const child = spawner(command, args, options);
+      this.#running.add(child);
+      child.once("exit", () => this.#running.delete(child));
+      child.once("error", () => this.#running.delete(child));
+      return child;
+    };
   }
 
   get usage(): Usage {
@@ -236,10 +251,37 @@ export class SandboxSession {
     return this.#model.budgetRefused;
   }
 
+  /**
+   * Stops the session: what it started is killed and has exited when this resolves, so nothing of it writes
+   * on in the agent's home or worktree once the job has ended (its next attempt, or the test's cleanup, goes
+   * there next). Then its proxies close.
+   */
   async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#running].map(stopped));
     await Promise.all([this.#model.close(), this.#egress?.close()]);
     if (this.#sockets) await rm(this.#sockets, { recursive: true, force: true });
   }
+}
+
+/**
+ * Past the Agent SDK's own stop (its close signals Claude Code 2 s after it ended, kills it 5 s later): a
+ * process still there is killed.
+ */
+const STOP_GRACE_MS = 10_000;
+
+/** Waits for the process to exit, killing it past the grace (bubblewrap takes its sandbox with it). */
+function stopped(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const kill = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+    const done = () => {
+      clearTimeout(kill);
+      resolve();
+    };
+    child.once("exit", done);
+    child.once("error", done);
+  });
 }
 
 function bubblewrapOptions(options: SpawnOptions, place: Place) {

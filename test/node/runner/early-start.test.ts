@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClaudeDriver } from "../../../runner/drivers/claude.ts";
 import { git } from "../../../runner/git/exec.ts";
 import { runJob } from "../../../runner/job.ts";
+import { sessionProcesses } from "../../../runner/leftovers.ts";
 import { bash, text } from "../../support/model/script.ts";
 import { type ModelStandIn, startModelStandIn } from "../../support/model/server.ts";
 import { tempDir, Upstream } from "../git/support.ts";
@@ -154,5 +155,7 @@ describe("a session started before its worktree is ready", { timeout: 60_000 }, 
       body: { error: "the forge is down", retryable: true },
     });
     expect(job.requests()).toEqual([]);
+    // Its Claude Code is gone with it: nothing of it writes on in the agent's home for the next attempt.
+    expect(sessionProcesses(ctx.layout.agentsDir)).toEqual([]);
   });
 });
