@@ -14,6 +14,12 @@ export type BenchProject = {
   close(): Promise<void>;
 };
 
+/**
+ * The benches fail the jobs they claim: each failure escalates its issue, whose triage would queue an agent
+ * run on the same project, claimed in the place of the bench's next job and load besides the figure.
+ */
+const NO_TRIAGE = "---\ndescription: Not in benches.\non: [issues.escalated]\nenabled: false\n---\nNo.\n";
+
 /** `project` on the local forge's `acme/widgets`, registered on the Worker at `url` with `settings`. */
 export async function benchProject(
   url: string,
@@ -30,7 +36,7 @@ export async function benchProject(
     const repo = await forge.createRepo({
       owner: "acme",
       name: "widgets",
-      seed: { files: { "README.md": "#\n" } },
+      seed: { files: { "README.md": "#\n", ".conveyor/agents/triage.md": NO_TRIAGE } },
     });
     const { token } = forge.createUser("conveyor");
     forge.addCollaborator(repo.fullName, "conveyor", "admin");
