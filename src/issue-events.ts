@@ -4,7 +4,14 @@ import { proposalSchema } from "./agents/proposal-schema.ts";
 import { INFRA_CAUSES, MAX_CI_RERUNS } from "./domain/ci-rerun.ts";
 import { MAX_CHECK_TEXT_CHARS, MAX_CI_EXCERPT_CHARS, MAX_FAILED_CHECKS } from "./domain/ci-verdict.ts";
 import { MAX_FEEDBACK_CHARS } from "./domain/human-review.ts";
-import { DEFAULT_LIMITS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
+import {
+  DEFAULT_LIMITS,
+  EFFECT_RETRY_BASE_MAX_MS,
+  EFFECT_RETRY_BASE_MIN_MS,
+  type LifecycleEvent,
+  PHASES,
+  TIMERS,
+} from "./domain/lifecycle.ts";
 import { VAULT_ID } from "./domain/vault.ts";
 import { projectIdSchema } from "./projects/config.ts";
 
@@ -187,6 +194,7 @@ export const limitsSchema = z.object({
   maxHumanRounds: z.number().int().min(0).max(50).default(DEFAULT_LIMITS.maxHumanRounds),
   maxUpdates: z.number().int().min(0).max(20).default(DEFAULT_LIMITS.maxUpdates),
   maxEffectAttempts: z.number().int().min(1).max(100).optional(),
+  effectRetryBaseMs: z.number().int().min(EFFECT_RETRY_BASE_MIN_MS).max(EFFECT_RETRY_BASE_MAX_MS).optional(),
   retentionDays: z.number().int().min(1).max(3650).optional(),
 });
 

@@ -171,9 +171,13 @@ export class EffectDelivery {
           return;
         }
         const attempts = head.attempts + 1;
-        const max = store.issue()?.limits.maxEffectAttempts ?? DEFAULT_MAX_EFFECT_ATTEMPTS;
+        const limits = store.issue()?.limits;
+        const max = limits?.maxEffectAttempts ?? DEFAULT_MAX_EFFECT_ATTEMPTS;
         if (!deadLetters(classifyFailure(failure), attempts, max)) {
-          this.storage.transactionSync(() => outbox.postpone([head.id], Date.now(), failure.message));
+          const retryBase = limits?.effectRetryBaseMs;
+          this.storage.transactionSync(() =>
+            outbox.postpone([head.id], Date.now(), failure.message, retryBase),
+          );
           this.parts.notify({ outbox: "retrying" });
           return;
         }

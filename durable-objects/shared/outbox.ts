@@ -5,6 +5,7 @@
 import type { OutboxStats } from "../../src/contracts/issue-object.ts";
 import { type BackoffPolicy, backoffDelay } from "../../src/domain/backoff.ts";
 import { waitUntil } from "../../src/domain/failure.ts";
+import { DEFAULT_EFFECT_RETRY_BASE_MS } from "../../src/domain/lifecycle.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS outbox (
@@ -20,7 +21,11 @@ CREATE INDEX IF NOT EXISTS outbox_due ON outbox (channel, next_at);
 
 export type OutboxRow = { id: number; channel: string; payload: string; attempts: number };
 
-export const OUTBOX_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 5 * 60_000, jitter: 0.5 };
+export const OUTBOX_BACKOFF: BackoffPolicy = {
+  baseMs: DEFAULT_EFFECT_RETRY_BASE_MS,
+  maxMs: 5 * 60_000,
+  jitter: 0.5,
+};
 
 export class Outbox {
   constructor(
@@ -134,8 +139,12 @@ export class Outbox {
     }
   }
 
-  /** Records a failed attempt; the rows come due again after the backoff for their attempt count. */
-  postpone(ids: readonly number[], now: number, error: string): void {
+  /**
+   * Records a failed attempt; the rows come due again after the backoff for their attempt count, its first
+   * retry `baseMs` where the caller's settings say (an issue's `effects.retryBaseMs`).
+   */
+  postpone(ids: readonly number[], now: number, error: string, baseMs = this.policy.baseMs): void {
+    const policy = { ...this.policy, baseMs };
     for (const id of ids) {
       const row = this.sql
         .exec<{ attempts: number }>("SELECT attempts FROM outbox WHERE id = ?", id)
@@ -145,7 +154,7 @@ export class Outbox {
       this.sql.exec(
         "UPDATE outbox SET attempts = ?, next_at = ?, last_error = ? WHERE id = ?",
         attempts,
-        now + backoffDelay(attempts, this.policy),
+        now + backoffDelay(attempts, policy),
         error,
         id,
       );

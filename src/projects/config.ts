@@ -3,10 +3,13 @@ import { z } from "zod";
 import { type BudgetLimits, DEFAULT_EVENT_DAILY_USD } from "../domain/budget.ts";
 import { DEFAULT_CI_RERUNS, MAX_CI_RERUNS } from "../domain/ci-rerun.ts";
 import {
+  DEFAULT_EFFECT_RETRY_BASE_MS,
   DEFAULT_LIMITS,
   DEFAULT_MAX_EFFECT_ATTEMPTS,
   DEFAULT_RETENTION_DAYS,
   DEFAULT_TIMEOUTS_MS,
+  EFFECT_RETRY_BASE_MAX_MS,
+  EFFECT_RETRY_BASE_MIN_MS,
   type TimerKind,
 } from "../domain/lifecycle.ts";
 import { MERGE_METHOD_SETTINGS } from "../domain/merge-rules.ts";
@@ -191,9 +194,20 @@ export const settingsSchema = z.object({
       writeSpacingMs: z.number().int().min(0).max(60_000),
     })
     .optional(),
-  /** Lifecycle effects (forge calls, jobs): attempts before one goes to the dead letter and the issue escalates. */
+  /**
+   * Lifecycle effects (forge calls, jobs): attempts before one goes to the dead letter and the issue escalates,
+   * and the first retry's wait, doubling to 5 minutes (also how often CI on Forgejo is polled at first).
+   */
   effects: z
-    .object({ maxAttempts: z.number().int().min(1).max(100).default(DEFAULT_MAX_EFFECT_ATTEMPTS) })
+    .object({
+      maxAttempts: z.number().int().min(1).max(100).default(DEFAULT_MAX_EFFECT_ATTEMPTS),
+      retryBaseMs: z
+        .number()
+        .int()
+        .min(EFFECT_RETRY_BASE_MIN_MS)
+        .max(EFFECT_RETRY_BASE_MAX_MS)
+        .default(DEFAULT_EFFECT_RETRY_BASE_MS),
+    })
     .prefault({}),
   /**
    * How long each wait may last, in milliseconds (see src/domain/timers.ts): a session's wall clock, CI, the

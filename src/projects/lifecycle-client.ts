@@ -42,6 +42,7 @@ export async function sendEvent(
       maxHumanRounds,
       maxUpdates,
       maxEffectAttempts: effects.maxAttempts,
+      effectRetryBaseMs: effects.retryBaseMs,
       retentionDays,
     },
     timeouts,

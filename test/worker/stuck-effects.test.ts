@@ -220,9 +220,8 @@ describe("an escalation nobody answers", () => {
 });
 
 describe("a poll that is not answered yet", () => {
-  it("is no failure: watching CI that still runs never goes to the dead letter", async () => {
-    // One attempt only: any real failure would be given up on at once.
-    const loop = await loopProject("ci-wait", { effects: { maxAttempts: 1 } });
+  /** An issue of `loop` waiting for CI that runs 8 s, through the project's own events; once CI was polled. */
+  async function polledOnce(loop: Loop) {
     const project = await loadProject(env, loop.project);
     if (!project) throw new Error("not registered");
     const { number } = await loop.forge.createIssue({ title: "Slow CI", body: "x", labels: ["backlog"] });
@@ -236,11 +235,32 @@ describe("a poll that is not answered yet", () => {
       headSha: sha,
       branch: `conveyor/${number}`,
     });
-
-    const polled = await until(loop, number, (v) =>
+    const view = await until(loop, number, (v) =>
       v.outbox.some((o) => o.channel === "effect:watch_ci" && o.attempts >= 1),
     );
-    expect(polled.state).toBe("awaiting_ci");
-    expect(polled.deadLetters).toEqual([]);
+    return { number, view };
+  }
+
+  it("is no failure: watching CI that still runs never goes to the dead letter", async () => {
+    // One attempt only: any real failure would be given up on at once.
+    const loop = await loopProject("ci-wait", { effects: { maxAttempts: 1 } });
+    const { view } = await polledOnce(loop);
+    expect(view.state).toBe("awaiting_ci");
+    expect(view.deadLetters).toEqual([]);
+  });
+
+  it("is asked again after the project's effects.retryBaseMs (less up to half, the jitter)", async () => {
+    const loop = await loopProject("ci-poll", { effects: { retryBaseMs: 20_000 } });
+    const started = Date.now();
+    const { number } = await polledOnce(loop);
+    const nextAt = await runInDurableObject(
+      issueStub(env, loop.project, number),
+      (_instance, state) =>
+        state.storage.sql
+          .exec<{ next_at: number }>("SELECT next_at FROM outbox WHERE channel = 'effect:watch_ci'")
+          .one().next_at,
+    );
+    expect(nextAt).toBeGreaterThanOrEqual(started + 10_000);
+    expect(nextAt).toBeLessThanOrEqual(Date.now() + 20_000);
   });
 });
