@@ -196,7 +196,8 @@ export const settingsSchema = z.object({
     .optional(),
   /**
    * Lifecycle effects (forge calls, jobs): attempts before one goes to the dead letter and the issue escalates,
-   * and the first retry's wait, doubling to 5 minutes (also how often CI on Forgejo is polled at first).
+   * and the first retry's wait, doubling to 5 minutes (also how often CI on Forgejo is polled at first, and
+   * the first wait before a request the forge failed is sent again).
    */
   effects: z
     .object({
