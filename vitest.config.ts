@@ -61,6 +61,10 @@ export default defineConfig(async () => {
               ...(process.env.CONVEYOR_BENCH ? ["test/worker/bench/*.bench-test.ts"] : []),
             ],
             setupFiles: ["test/worker/setup.ts"],
+            // One workerd per vitest worker for all its files, not one per file (2 to 8 s each to start and load
+            // the Worker's modules on these loaded cores). The files already share nothing by name: each makes
+            // its own projects (freshProject), runners and keys, and looks only for its own in shared lists.
+            isolate: false,
           },
         },
         {

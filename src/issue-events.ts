@@ -5,7 +5,14 @@ import { MAX_POLL_MS } from "./domain/backoff.ts";
 import { INFRA_CAUSES, MAX_CI_RERUNS } from "./domain/ci-rerun.ts";
 import { MAX_CHECK_TEXT_CHARS, MAX_CI_EXCERPT_CHARS, MAX_FAILED_CHECKS } from "./domain/ci-verdict.ts";
 import { MAX_FEEDBACK_CHARS } from "./domain/human-review.ts";
-import { DEFAULT_LIMITS, type LifecycleEvent, PHASES, TIMERS } from "./domain/lifecycle.ts";
+import {
+  DEFAULT_LIMITS,
+  EFFECT_RETRY_BASE_MAX_MS,
+  EFFECT_RETRY_BASE_MIN_MS,
+  type LifecycleEvent,
+  PHASES,
+  TIMERS,
+} from "./domain/lifecycle.ts";
 import { VAULT_ID } from "./domain/vault.ts";
 import { projectIdSchema } from "./projects/config.ts";
 
@@ -189,6 +196,7 @@ export const limitsSchema = z.object({
   maxUpdates: z.number().int().min(0).max(20).default(DEFAULT_LIMITS.maxUpdates),
   maxEffectAttempts: z.number().int().min(1).max(100).optional(),
   pollMaxMs: z.number().int().min(1_000).max(MAX_POLL_MS).optional(),
+  effectRetryBaseMs: z.number().int().min(EFFECT_RETRY_BASE_MIN_MS).max(EFFECT_RETRY_BASE_MAX_MS).optional(),
   retentionDays: z.number().int().min(1).max(3650).optional(),
 });
 

@@ -195,8 +195,10 @@ export class EffectDelivery {
         const limits = store.issue()?.limits;
         const max = limits?.maxEffectAttempts ?? DEFAULT_MAX_EFFECT_ATTEMPTS;
         if (!deadLetters(classifyFailure(failure), attempts, max)) {
-          // CI still running is polled on its own short schedule, bounded by the state's timer.
-          const policy = retryPolicy(polls(failure), outbox.policy, limits?.pollMaxMs);
+          // CI still running is polled on its own short schedule, bounded by the state's timer; a failure
+          // backs off from the project's first retry (`effects.retryBaseMs`).
+          const failing = { ...outbox.policy, baseMs: limits?.effectRetryBaseMs ?? outbox.policy.baseMs };
+          const policy = retryPolicy(polls(failure), failing, limits?.pollMaxMs);
           this.storage.transactionSync(() => outbox.postpone([head.id], Date.now(), failure.message, policy));
           this.parts.notify({ outbox: "retrying" });
           return;

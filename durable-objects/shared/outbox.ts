@@ -5,6 +5,7 @@
 import type { OutboxStats } from "../../src/contracts/issue-object.ts";
 import { type BackoffPolicy, backoffDelay } from "../../src/domain/backoff.ts";
 import { waitUntil } from "../../src/domain/failure.ts";
+import { DEFAULT_EFFECT_RETRY_BASE_MS } from "../../src/domain/lifecycle.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS outbox (
@@ -20,7 +21,11 @@ CREATE INDEX IF NOT EXISTS outbox_due ON outbox (channel, next_at);
 
 export type OutboxRow = { id: number; channel: string; payload: string; attempts: number };
 
-export const OUTBOX_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 5 * 60_000, jitter: 0.5 };
+export const OUTBOX_BACKOFF: BackoffPolicy = {
+  baseMs: DEFAULT_EFFECT_RETRY_BASE_MS,
+  maxMs: 5 * 60_000,
+  jitter: 0.5,
+};
 
 export class Outbox {
   constructor(

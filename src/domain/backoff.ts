@@ -30,11 +30,10 @@ export function backoffDelay(
 export const DEFAULT_POLL_MAX_MS = 20_000;
 /** A project's cap on it (`effects.pollMaxMs`) is at most the failure backoff's. */
 export const MAX_POLL_MS = 5 * 60_000;
-const POLL_BASE_MS = 1_000;
 
 /**
  * The schedule of a row that is tried again. A poll (CI still runs, a merge turn is held: nothing failed) is
- * asked again from a second on, doubling only up to `pollMaxMs`, so what it waits for is seen within that
+ * asked again from the failure backoff's second step on (1 s by default), doubling only up to `pollMaxMs`, so what it waits for is seen within that
  * long of happening however long it took; a fifth of jitter keeps issues polling together apart. A failure
  * keeps `failure`, the backoff that spares a forge in trouble.
  */
@@ -45,5 +44,5 @@ export function retryPolicy(
 ): BackoffPolicy {
   if (!poll) return failure;
   const maxMs = Math.min(pollMaxMs, failure.maxMs);
-  return { baseMs: Math.min(POLL_BASE_MS, maxMs), maxMs, jitter: 0.2 };
+  return { baseMs: Math.min(2 * failure.baseMs, maxMs), maxMs, jitter: 0.2 };
 }

@@ -398,6 +398,8 @@ export type Limits = {
   maxEffectAttempts?: number;
   /** The longest interval between a waiting effect's polls (not read by the table; the IssueDO applies it). */
   pollMaxMs?: number;
+  /** An effect's first retry in ms, doubling (not read by the table; the IssueDO applies it). */
+  effectRetryBaseMs?: number;
   /** Days the issue's history is kept (not read by the table; the IssueDO prunes by it). */
   retentionDays?: number;
   /** Updates from the base (by the forge or by a conflict-resolving session) before escalating. */
@@ -407,6 +409,10 @@ export type Limits = {
 export const DEFAULT_RETENTION_DAYS = 90;
 
 export const DEFAULT_MAX_EFFECT_ATTEMPTS = 25;
+/** An effect's first retry, in ms (`effects.retryBaseMs`): the outbox's backoff doubles it up to 5 minutes. */
+export const DEFAULT_EFFECT_RETRY_BASE_MS = 500;
+export const EFFECT_RETRY_BASE_MIN_MS = 50;
+export const EFFECT_RETRY_BASE_MAX_MS = 60_000;
 
 export const DEFAULT_LIMITS: Limits = {
   maxCiFixes: 3,

@@ -4,10 +4,13 @@ import { DEFAULT_POLL_MAX_MS, MAX_POLL_MS } from "../domain/backoff.ts";
 import { type BudgetLimits, DEFAULT_EVENT_DAILY_USD } from "../domain/budget.ts";
 import { DEFAULT_CI_RERUNS, MAX_CI_RERUNS } from "../domain/ci-rerun.ts";
 import {
+  DEFAULT_EFFECT_RETRY_BASE_MS,
   DEFAULT_LIMITS,
   DEFAULT_MAX_EFFECT_ATTEMPTS,
   DEFAULT_RETENTION_DAYS,
   DEFAULT_TIMEOUTS_MS,
+  EFFECT_RETRY_BASE_MAX_MS,
+  EFFECT_RETRY_BASE_MIN_MS,
   type TimerKind,
 } from "../domain/lifecycle.ts";
 import { MERGE_METHOD_SETTINGS } from "../domain/merge-rules.ts";
@@ -194,13 +197,20 @@ export const settingsSchema = z.object({
     .optional(),
   /**
    * Lifecycle effects (forge calls, jobs): attempts before one goes to the dead letter and the issue escalates;
-   * the longest interval between the polls of one that waits (CI on Forgejo, which sends no status webhook; a
-   * merge's turn), so a verdict is seen at most that long after CI settled.
+   * the first retry's wait, doubling to 5 minutes (also the first wait before a request the forge failed is
+   * sent again); the longest interval between the polls of one that waits (CI on Forgejo, which sends no
+   * status webhook; a merge's turn), so a verdict is seen at most that long after CI settled.
    */
   effects: z
     .object({
       maxAttempts: z.number().int().min(1).max(100).default(DEFAULT_MAX_EFFECT_ATTEMPTS),
       pollMaxMs: z.number().int().min(1_000).max(MAX_POLL_MS).default(DEFAULT_POLL_MAX_MS),
+      retryBaseMs: z
+        .number()
+        .int()
+        .min(EFFECT_RETRY_BASE_MIN_MS)
+        .max(EFFECT_RETRY_BASE_MAX_MS)
+        .default(DEFAULT_EFFECT_RETRY_BASE_MS),
     })
     .prefault({}),
   /**

@@ -43,6 +43,7 @@ export async function sendEvent(
       maxUpdates,
       maxEffectAttempts: effects.maxAttempts,
       pollMaxMs: effects.pollMaxMs,
+      effectRetryBaseMs: effects.retryBaseMs,
       retentionDays,
     },
     timeouts,

@@ -4,7 +4,9 @@ import { drizzle } from "drizzle-orm/d1";
 import { z } from "zod";
 import { importSecretsKey, open, seal } from "../crypto/secrets.ts";
 import { projects } from "../db/schema.ts";
+import type { BackoffPolicy } from "../domain/backoff.ts";
 import type { Env } from "../env.ts";
+import { DEFAULT_HTTP_BACKOFF } from "../forge/client/http.ts";
 import { createForgeClient, type ForgeClient, type ForgeClientOptions } from "../forge/client/index.ts";
 import { pacingOf, tokenPacer } from "../forge/pacer.ts";
 import {
@@ -168,10 +170,17 @@ export function clientOf(
     apiUrl: project.apiUrl,
     repo,
     token: secrets.forgeToken,
+    backoff: retriesOf(project),
     ...(limits && { pacer: tokenPacer(env, project.apiUrl, secrets.forgeToken, limits) }),
     ...transport,
   });
 }
+
+/** A request the forge failed (5xx, no answer) is sent again from the project's `effects.retryBaseMs`, doubling. */
+const retriesOf = (project: Project): BackoffPolicy => ({
+  ...DEFAULT_HTTP_BACKOFF,
+  baseMs: project.settings.effects.retryBaseMs,
+});
 
 /** What reading a repository's files takes: a client that cannot write, so none to pace. */
 export type FileReader = Pick<ForgeClient, "readDirectory" | "getBranchHead" | "fileIds">;
@@ -182,6 +191,7 @@ export const fileReaderOf = (project: Project, secrets: ProjectSecrets): FileRea
     apiUrl: project.apiUrl,
     repo: project.repo,
     token: secrets.forgeToken,
+    backoff: retriesOf(project),
   });
 
 /** Lazily created clients, so a path that needs no forge call opens no secret. */

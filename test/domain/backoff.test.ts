@@ -37,7 +37,7 @@ describe("retryPolicy", () => {
     expect(retryPolicy(false, failure, 15_000)).toBe(failure);
   });
 
-  it("a poll starts at a second and never waits longer than its cap, however many attempts", () => {
+  it("a poll starts at the failure backoff's second step and never waits longer than its cap", () => {
     const poll = retryPolicy(true, failure, 15_000);
     expect([1, 2, 3, 4, 5, 6, 60].map((a) => longest(poll, a))).toEqual([
       1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000,
@@ -50,5 +50,7 @@ describe("retryPolicy", () => {
     expect(longest(retryPolicy(true, failure), 60)).toBe(DEFAULT_POLL_MAX_MS);
     expect(retryPolicy(true, { ...failure, maxMs: 10_000 }, 60_000).maxMs).toBe(10_000);
     expect(retryPolicy(true, failure, 500)).toMatchObject({ baseMs: 500, maxMs: 500 });
+    // A project whose effects retry from 50 ms (a forge on the same host) polls from 100 ms.
+    expect(retryPolicy(true, { ...failure, baseMs: 50 }).baseMs).toBe(100);
   });
 });

@@ -247,15 +247,19 @@ describe("Access signing keys", () => {
 
   it("a certs endpoint that never answers fails at the deadline, and the failure is not cached", async () => {
     const asked: string[] = [];
-    // A team domain that takes the request and never answers: only the deadline's abort ends the wait.
+    const team = `stall-${Date.now().toString(36)}.cloudflareaccess.com`;
+    // A team domain that takes the request and never answers: only the deadline's abort ends the wait. Other
+    // objects of the test runtime (earlier files' projects reconciling) still reach their forge.
+    const realFetch = globalThis.fetch;
     vi.spyOn(globalThis, "fetch").mockImplementation((input, init) => {
+      if (new URL(String(input instanceof Request ? input.url : input)).host !== team)
+        return realFetch(input, init);
       asked.push(String(input));
       return new Promise((_, reject) => {
         const signal = init?.signal;
         signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
       });
     });
-    const team = `stall-${Date.now().toString(36)}.cloudflareaccess.com`;
     await expect(fetchAccessKeys(team, false, 50)).rejects.toThrow(/timed out|abort/i);
     await expect(fetchAccessKeys(team, false, 50)).rejects.toThrow(/timed out|abort/i);
     expect(asked).toEqual([`https://${team}/cdn-cgi/access/certs`, `https://${team}/cdn-cgi/access/certs`]);

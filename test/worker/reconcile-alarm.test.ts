@@ -228,7 +228,9 @@ describe("lost webhooks recovered within one cycle", () => {
   });
 
   it("a reply posted before Conveyor's escalation notice landed still counts", async () => {
-    const loop = await loopProject("reply-first");
+    // The default retries (0.5 s on): the moments this test's writes land in were set with them; at the suite's
+    // 50 ms the escalation's notice can take the pacer's first turn and land before the reply.
+    const loop = await loopProject("reply-first", { effects: { retryBaseMs: 500 } });
     const { number } = await firstPush(loop, { "src/a.ts": "export {};\n" });
     // Quiet but for the review it waits for (no critic answer is queued: it fails until the escalation).
     await until(

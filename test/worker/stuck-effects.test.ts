@@ -220,9 +220,8 @@ describe("an escalation nobody answers", () => {
 });
 
 describe("a poll that is not answered yet", () => {
-  it("is no failure: watching CI that still runs never goes to the dead letter, and is polled within its cap", async () => {
-    // One attempt only: any real failure would be given up on at once.
-    const loop = await loopProject("ci-wait", { effects: { maxAttempts: 1, pollMaxMs: 5_000 } });
+  /** An issue of `loop` waiting for CI that runs 20 s, through the project's own events; once CI was polled. */
+  async function polledOnce(loop: Loop) {
     const project = await loadProject(env, loop.project);
     if (!project) throw new Error("not registered");
     const { number } = await loop.forge.createIssue({ title: "Slow CI", body: "x", labels: ["backlog"] });
@@ -236,12 +235,18 @@ describe("a poll that is not answered yet", () => {
       headSha: sha,
       branch: `conveyor/${number}`,
     });
-
-    const polled = await until(loop, number, (v) =>
+    const view = await until(loop, number, (v) =>
       v.outbox.some((o) => o.channel === "effect:watch_ci" && o.attempts >= 1),
     );
-    expect(polled.state).toBe("awaiting_ci");
-    expect(polled.deadLetters).toEqual([]);
+    return { number, view };
+  }
+
+  it("is no failure: watching CI that still runs never goes to the dead letter, and is polled within its cap", async () => {
+    // One attempt only: any real failure would be given up on at once.
+    const loop = await loopProject("ci-wait", { effects: { maxAttempts: 1, pollMaxMs: 5_000 } });
+    const { number, view } = await polledOnce(loop);
+    expect(view.state).toBe("awaiting_ci");
+    expect(view.deadLetters).toEqual([]);
 
     // Polled a dozen times already (CI that takes minutes): the next poll still comes within the project's
     // cap (`effects.pollMaxMs`), not after the failure backoff's minutes.
@@ -264,5 +269,20 @@ describe("a poll that is not answered yet", () => {
     expect(next.attempts).toBe(13);
     expect(next.next_at - before).toBeLessThanOrEqual(5_000 + (Date.now() - before));
     expect(next.next_at - before).toBeGreaterThanOrEqual(4_000);
+  });
+
+  it("is first asked again after twice the project's effects.retryBaseMs (less a fifth at most)", async () => {
+    const loop = await loopProject("ci-poll", { effects: { retryBaseMs: 5_000 } });
+    const started = Date.now();
+    const { number } = await polledOnce(loop);
+    const nextAt = await runInDurableObject(
+      issueStub(env, loop.project, number),
+      (_instance, state) =>
+        state.storage.sql
+          .exec<{ next_at: number }>("SELECT next_at FROM outbox WHERE channel = 'effect:watch_ci'")
+          .one().next_at,
+    );
+    expect(nextAt).toBeGreaterThanOrEqual(started + 8_000);
+    expect(nextAt).toBeLessThanOrEqual(Date.now() + 10_000);
   });
 });

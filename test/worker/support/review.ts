@@ -11,7 +11,7 @@ import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import { createForgeClient, type ForgeClient, type Plain } from "../../../src/forge/client/index.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
 import { type ProjectSettings, settingsSchema } from "../../../src/projects/config.ts";
-import { deliver, freshProject, pretty, registerProject } from "./webhooks.ts";
+import { deliver, freshProject, pretty, registerProject, testSettings } from "./webhooks.ts";
 
 export const services = inject("services");
 
@@ -75,7 +75,7 @@ export async function loopProject(
     repo: fullName,
     token: services.conveyorToken,
   });
-  return { project, repo: fullName, forge, settings: settingsSchema.parse(settings) };
+  return { project, repo: fullName, forge, settings: settingsSchema.parse(testSettings(settings)) };
 }
 
 /** Commits `files` (and marks `executable` paths so) on the issue's branch, or on `branch`. */
@@ -110,6 +110,7 @@ export async function send(loop: Loop, number: number, event: LifecycleEvent) {
       maxCriticIterations: loop.settings.maxCriticIterations,
       maxHumanRounds: loop.settings.maxHumanRounds,
       maxUpdates: loop.settings.maxUpdates,
+      effectRetryBaseMs: loop.settings.effects.retryBaseMs,
     },
   });
   expect(result.outcome, "reason" in result ? (result.reason ?? "") : "").toBe("applied");

@@ -9,6 +9,15 @@ let counter = 0;
 /** D1 and Durable Object storage are shared across tests: each test gets its own project. */
 export const freshProject = (name: string) => `${name}-${Date.now().toString(36)}-${counter++}`;
 
+/**
+ * A test project's settings: `extra`, its effects retried from 50 ms (`effects.retryBaseMs`) unless it says
+ * otherwise. The local forge answers at once, and its CI (polled on Forgejo) settles in a moment.
+ */
+export function testSettings(extra: object): object {
+  const { effects } = extra as { effects?: object };
+  return { ...extra, effects: { retryBaseMs: 50, ...effects } };
+}
+
 export async function registerProject(
   id: string,
   forge: Delivery["forge"],
@@ -25,7 +34,7 @@ export async function registerProject(
       repo,
       webhookSecret: WEBHOOK_SECRET,
       forgeToken: "forge-token-for-tests",
-      ...extra,
+      ...testSettings(extra),
     }),
   });
   if (res.status !== 201 && res.status !== 200)
