@@ -33,9 +33,9 @@ export const MAX_POLL_MS = 5 * 60_000;
 
 /**
  * The schedule of a row that is tried again. A poll (CI still runs, a merge turn is held: nothing failed) is
- * asked again from the failure backoff's second step on (1 s by default), doubling only up to `pollMaxMs`, so what it waits for is seen within that
- * long of happening however long it took; a fifth of jitter keeps issues polling together apart. A failure
- * keeps `failure`, the backoff that spares a forge in trouble.
+ * asked again from the failure backoff's second step on (1 s by default), doubling only up to `pollMaxMs`, so
+ * what it waits for is seen within that long of happening however long it took; a fifth of jitter keeps
+ * issues polling together apart. A failure keeps `failure`, the backoff that spares a forge in trouble.
  */
 export function retryPolicy(
   poll: boolean,
