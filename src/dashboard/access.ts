@@ -8,6 +8,7 @@
 import { z } from "zod";
 import type { Env } from "../env.ts";
 import { boundedText } from "../http/bounded.ts";
+import { IsolateCache } from "../isolate-cache.ts";
 import { fromBase64url } from "./base64url.ts";
 
 export type AccessConfig = { teamDomain: string; aud: string };
@@ -43,7 +44,8 @@ const ACCESS_CERTS_TIMEOUT_MS = 10_000;
 /** A team's certs document is a few kB. */
 const ACCESS_CERTS_MAX_BYTES = 256 * 1024;
 
-const cachedKeys = new Map<string, { at: number; keys: Promise<JsonWebKey[]> }>();
+// Only keys already read are shared (src/isolate-cache.ts): no request awaits another's fetch in flight.
+const cachedKeys = new IsolateCache<JsonWebKey[]>();
 
 /** The team's signing keys, cached per isolate; `refresh` re-reads them (a key unknown to the cache). */
 export const fetchAccessKeys = (
@@ -51,19 +53,21 @@ export const fetchAccessKeys = (
   refresh: boolean,
   timeoutMs = ACCESS_CERTS_TIMEOUT_MS,
 ): Promise<JsonWebKey[]> => {
-  const hit = cachedKeys.get(teamDomain);
-  if (hit && Date.now() - hit.at < (refresh ? KEYS_REFRESH_MS : KEYS_TTL_MS)) return hit.keys;
-  const keys = (async () => {
-    // Every dashboard request waiting on the keys waits on this: a stalled fetch fails (and is not cached).
+  const load = async () => {
+    // The request waits on this: a stalled fetch fails (and is not cached).
     const res = await fetch(`https://${teamDomain}/cdn-cgi/access/certs`, {
       signal: AbortSignal.timeout(timeoutMs),
     });
     if (!res.ok) throw new Error(`Access certs: ${res.status}`);
     return jwksSchema.parse(JSON.parse(await boundedText(res, ACCESS_CERTS_MAX_BYTES))).keys as JsonWebKey[];
-  })();
-  keys.catch(() => cachedKeys.delete(teamDomain));
-  cachedKeys.set(teamDomain, { at: Date.now(), keys });
-  return keys;
+  };
+  const now = Date.now();
+  return cachedKeys.get(
+    teamDomain,
+    load,
+    ({ at }) => now - at < (refresh ? KEYS_REFRESH_MS : KEYS_TTL_MS),
+    now,
+  );
 };
 
 const decodeJson = (part: string): unknown => JSON.parse(new TextDecoder().decode(fromBase64url(part)));

@@ -10,6 +10,8 @@ export type Cursor = {
   since: string | null;
   /** Fingerprint per number of the items listed at or after `since`: listed again unchanged, they are not news. */
   seen: Record<string, string>;
+  /** Per number, cycles in a row its reads failed (`afterFailures`): the cursor waits for it. */
+  failing?: Record<string, number>;
 };
 
 export const START: Cursor = { since: null, seen: {} };
@@ -59,6 +61,42 @@ export function changesSince<T extends Listed>(
   const seen: Record<string, string> = {};
   for (const item of items) if (stampOf(item) >= nextMs) seen[item.number] = item.fingerprint;
   return { changed, next: { since, seen } };
+}
+
+/** Cycles in a row an item's reads may fail before the cursor moves past it; its next change brings it back. */
+export const MAX_FAILING_CYCLES = 10;
+
+/**
+ * The cursor after a cycle in which the reads of some listed items failed (`failed`, by number; a rate limit
+ * is no such failure, it ends the whole cycle): it stays where the cycle's listing started, and those items
+ * are not remembered as seen, so the next listing shows them changed again and they are read again as that
+ * cycle would have read them (a review heard from where its listing started). The others it lists again are
+ * seen: not news. An item failing for the `MAX_FAILING_CYCLES`-th time in a row is given up: remembered as
+ * seen, the cursor moves on without it, and a later change lists it again. Nothing failed: `changesSince`'s.
+ */
+export function afterFailures<T extends Listed>(
+  start: Cursor & { since: string },
+  listed: readonly T[],
+  forgeTime: number | null,
+  heldAt: string | null,
+  failed: ReadonlySet<number>,
+): { next: Cursor; givenUp: number[] } {
+  const failing: Record<string, number> = {};
+  const givenUp: number[] = [];
+  const isListed = new Set(listed.map((item) => item.number));
+  for (const number of failed) {
+    // Only the listing brings an item back: one it did not show (the first cycle's backlog) waits for its change.
+    if (!isListed.has(number)) continue;
+    const cycles = (start.failing?.[number] ?? 0) + 1;
+    if (cycles >= MAX_FAILING_CYCLES) givenUp.push(number);
+    else failing[number] = cycles;
+  }
+  const holding = Object.keys(failing).length > 0;
+  const { next } = changesSince(start, listed, forgeTime, holding ? start.since : heldAt);
+  const { failing: _, ...cursor } = next;
+  if (!holding) return { next: cursor, givenUp };
+  const seen = Object.fromEntries(Object.entries(cursor.seen).filter(([number]) => !(number in failing)));
+  return { next: { since: start.since, seen, failing }, givenUp };
 }
 
 const stampOf = (item: Listed) => Date.parse(item.updatedAt);

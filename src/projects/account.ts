@@ -7,24 +7,22 @@ import type { Env } from "../env.ts";
 import type { ForgeClient } from "../forge/client/index.ts";
 import type { Poster } from "../forge/comment-once.ts";
 import { postPolicy } from "../forge/post/project-policy.ts";
+import { IsolateCache } from "../isolate-cache.ts";
 import { forgeClientFor, type Project } from "./store.ts";
 
-type Entry = { updatedAt: number; login: Promise<string> };
-const accounts = new Map<string, Entry>();
+// Only a login already read is shared (src/isolate-cache.ts): no object awaits another's request in flight.
+const accounts = new IsolateCache<{ updatedAt: number; login: string }>();
 
-export function conveyorAccount(env: Env, project: Project): Promise<string> {
-  const hit = accounts.get(project.id);
-  if (hit && hit.updatedAt === project.updatedAt) return hit.login;
-  const entry: Entry = {
-    updatedAt: project.updatedAt,
-    login: forgeClientFor(env, project).then((forge) => forge.getAuthenticatedUser()),
-  };
-  // A failed lookup is not remembered.
-  entry.login.catch(() => {
-    if (accounts.get(project.id) === entry) accounts.delete(project.id);
-  });
-  accounts.set(project.id, entry);
-  return entry.login;
+export async function conveyorAccount(env: Env, project: Project): Promise<string> {
+  const { login } = await accounts.get(
+    project.id,
+    async () => {
+      const login = await (await forgeClientFor(env, project)).getAuthenticatedUser();
+      return { updatedAt: project.updatedAt, login };
+    },
+    ({ value }) => value.updatedAt === project.updatedAt,
+  );
+  return login;
 }
 
 /** Conveyor as the poster of its own words on the project's forge, with the project's post policy. */

@@ -5,6 +5,7 @@
  */
 import { type PromptCacheTtl, promptCacheTtl } from "../domain/prompt-cache.ts";
 import type { Env } from "../env.ts";
+import { IsolateCache } from "../isolate-cache.ts";
 import type { Project } from "./store.ts";
 
 const TTL_MS = 10 * 60_000;
@@ -12,21 +13,15 @@ const TTL_MS = 10 * 60_000;
 const SAMPLES = 20;
 const WINDOW_MS = 30 * 24 * 60 * 60_000;
 
-const cache = new Map<string, { at: number; ttl: Promise<PromptCacheTtl> }>();
+// Only a lifetime already decided is shared (src/isolate-cache.ts): no object awaits another's D1 read.
+const cache = new IsolateCache<PromptCacheTtl>();
 
-export function projectCacheTtl(env: Env, project: Project, now = Date.now()): Promise<PromptCacheTtl> {
+export async function projectCacheTtl(env: Env, project: Project, now = Date.now()): Promise<PromptCacheTtl> {
   const setting = project.settings.promptCache;
-  if (setting !== "auto") return Promise.resolve(setting);
-  const hit = cache.get(project.id);
-  if (hit && now - hit.at < TTL_MS) return hit.ttl;
-  const ttl = recentCiWaitsMs(env, project.id, now).then((waits) => promptCacheTtl("auto", waits));
+  if (setting !== "auto") return setting;
+  const load = async () => promptCacheTtl("auto", await recentCiWaitsMs(env, project.id, now));
   // A failed read is not remembered; the job goes with the API's default.
-  const settled = ttl.catch(() => {
-    cache.delete(project.id);
-    return "5m" as const;
-  });
-  cache.set(project.id, { at: now, ttl: settled });
-  return settled;
+  return cache.get(project.id, load, ({ at }) => now - at < TTL_MS, now).catch(() => "5m" as const);
 }
 
 /**

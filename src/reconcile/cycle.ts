@@ -6,13 +6,15 @@
  * updated since the last cycle (conditional: unchanged, it is a free 304), then reads only for the changed
  * ones, plus the CI of issues awaiting it (conditional too). Every lifecycle event goes out under an id
  * derived from what it reconciles, so a second cycle over the same state changes nothing, and the lifecycle
- * refuses the late real webhook's copy of a transition it already took.
+ * refuses the late real webhook's copy of a transition it already took. One item that cannot be reconciled (its
+ * reads fail) costs only itself: the cycle goes on with the others and reads it again next time
+ * (`afterFailures`); a rate limit ends the cycle.
  */
 
 import { reviewPeoplesPulls } from "../agents/people-reviews.ts";
 import { readCi } from "../ci/gate.ts";
 import { type State, TERMINAL_STATES } from "../domain/lifecycle.ts";
-import { type Cursor, changesSince } from "../domain/reconciliation.ts";
+import { afterFailures, type Cursor, changesSince } from "../domain/reconciliation.ts";
 import type { Env } from "../env.ts";
 import { errorMessage } from "../error-message.ts";
 import type { ForgeClient, Issue, UpdatedIssue } from "../forge/client/index.ts";
@@ -25,6 +27,7 @@ import { type Forges, gateFor, toMirrored } from "../projects/gate.ts";
 import { type Cause, sendEvent } from "../projects/lifecycle-client.ts";
 import { type MirroredIssue, mirrorIssues } from "../projects/mirror.ts";
 import type { Project } from "../projects/store.ts";
+import { ItemFailures } from "./failures.ts";
 import { type LiveIssue, liveIssues } from "./live.ts";
 import { reconcileReplies } from "./replies.ts";
 import { reconcileReviews } from "./reviews.ts";
@@ -45,6 +48,8 @@ export type CycleReport = {
   reviewReads: number;
   /** People's reviews on those an issue heard for the first time (their webhooks lost). */
   humanReviews: number;
+  /** Items whose reconciliation failed (each logged); those the listing showed are read again next cycle. */
+  failed: number;
 };
 
 /** The first cycle looks this far back (and at the whole open backlog); later ones start where it ended. */
@@ -67,7 +72,8 @@ export async function reconcileCycle(
   const { items: listed, forgeTime, heldAt } = await forge.listUpdatedSince(start.since);
   // The forge's clock less this machine's, as the listing's first page found it (its `Date`).
   const clockOffset = forgeTime === null ? null : forgeTime - asked;
-  const { changed, next } = changesSince(start, listed.map(listedItem), forgeTime, heldAt);
+  const listing = listed.map(listedItem);
+  const { changed } = changesSince(start, listing, forgeTime, heldAt);
   const items: (UpdatedIssue | Issue)[] = changed.map((entry) => entry.item);
   if (cursor.since === null) {
     // Labelled before Conveyor watched: the open backlog, once (read without times: the mirror keeps its own).
@@ -88,6 +94,7 @@ export async function reconcileCycle(
     reviews: 0,
     reviewReads: 0,
     humanReviews: 0,
+    failed: 0,
   };
   const live = await liveIssues(env, project.id);
   // Pull requests too: the mirror keeps their times and the issues they link (agents see them).
@@ -95,24 +102,41 @@ export async function reconcileCycle(
   // One D1 batch for the cycle's mirror writes, reading back every lifecycle state with them.
   const states = await mirrorIssues(env, project.id, mirrored, now);
   const context = { env, project, cause, forges, forge, report };
+  const failures = new ItemFailures(project.id);
   for (const issue of mirrored) {
     const listed = items.find((item) => item.number === issue.number);
     if (!listed || listed.isPullRequest) continue;
     const occurrence = { author: listed.author, updatedAt: "updatedAt" in listed ? listed.updatedAt : "" };
-    await reconcileIssue(context, issue, states.get(issue.number), occurrence);
+    await failures.isolate(`issue #${issue.number}`, [issue.number], () =>
+      reconcileIssue(context, issue, states.get(issue.number), occurrence),
+    );
   }
   const changedNumbers = new Set(items.map((item) => item.number));
-  report.comments += await reconcileReplies(env, project, forge, cause, live, changedNumbers, clockOffset);
+  report.comments += await reconcileReplies(
+    env,
+    project,
+    forge,
+    cause,
+    live,
+    changedNumbers,
+    clockOffset,
+    failures,
+  );
   const since = Date.parse(start.since);
-  const heard = await reconcileReviews(env, project, forge, cause, live, changedNumbers, since);
+  const heard = await reconcileReviews(env, project, forge, cause, live, changedNumbers, since, failures);
   report.reviewReads = heard.read;
   report.humanReviews = heard.heard;
   for (const pull of items.filter((item) => item.isPullRequest && item.state === "closed")) {
     const owner = live.find((entry) => entry.prNumber === pull.number);
-    if (owner) await reconcilePull(context, owner, pull.number);
+    if (owner)
+      await failures.isolate(`pull request #${pull.number}`, [pull.number], () =>
+        reconcilePull(context, owner, pull.number),
+      );
   }
+  // Read every cycle while the issue waits: a failed read is simply read again next time.
   for (const entry of live) {
-    if (entry.state === "awaiting_ci") await reconcileCi(context, entry);
+    if (entry.state === "awaiting_ci")
+      await failures.isolate(`CI of #${entry.number}`, [], () => reconcileCi(context, entry));
   }
   // A lost push or CI webhook of a person's pull request: its review still comes after CI's verdict.
   // Its failure (the catalog unreadable) is logged: it holds up none of the cycle's other recoveries.
@@ -123,7 +147,14 @@ export async function reconcileCycle(
       return 0;
     },
   );
-  return { report, cursor: next };
+  report.failed = failures.count;
+  const held = afterFailures(start, listing, forgeTime, heldAt, failures.numbers);
+  if (held.givenUp.length > 0)
+    log.warn("reconciliation gave up on items until they change", {
+      project: project.id,
+      items: held.givenUp,
+    });
+  return { report, cursor: held.next };
 }
 
 type Context = {

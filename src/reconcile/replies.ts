@@ -16,6 +16,7 @@ import { issueStub } from "../issue-stub.ts";
 import { conveyorAccount } from "../projects/account.ts";
 import type { Cause } from "../projects/lifecycle-client.ts";
 import type { Project } from "../projects/store.ts";
+import type { ItemFailures } from "./failures.ts";
 import type { LiveIssue } from "./live.ts";
 
 type Thread = { number: number; isPullRequest: boolean };
@@ -35,6 +36,7 @@ export async function reconcileReplies(
   live: readonly LiveIssue[],
   changed: ReadonlySet<number>,
   clockOffset: number | null,
+  failures: ItemFailures,
 ): Promise<number> {
   let routed = 0;
   for (const entry of live) {
@@ -44,12 +46,17 @@ export async function reconcileReplies(
       ...(entry.prNumber === null ? [] : [{ number: entry.prNumber, isPullRequest: true }]),
     ].filter((thread) => changed.has(thread.number));
     if (threads.length === 0) continue;
-    const view = await issueStub(env, project.id, entry.number).view();
-    if (view?.state !== "escalated") continue;
-    const escalatedAt = view.history.findLast((e) => e.outcome === "applied" && e.to === "escalated")?.at;
-    const since =
-      clockOffset === null || escalatedAt === undefined ? null : escalatedAt + clockOffset - CLOCK_MARGIN_MS;
-    routed += await readReplies(env, project, forge, cause, entry.number, threads, since);
+    const numbers = threads.map((thread) => thread.number);
+    await failures.isolate(`replies on #${entry.number}`, numbers, async () => {
+      const view = await issueStub(env, project.id, entry.number).view();
+      if (view?.state !== "escalated") return;
+      const escalatedAt = view.history.findLast((e) => e.outcome === "applied" && e.to === "escalated")?.at;
+      const since =
+        clockOffset === null || escalatedAt === undefined
+          ? null
+          : escalatedAt + clockOffset - CLOCK_MARGIN_MS;
+      routed += await readReplies(env, project, forge, cause, entry.number, threads, since);
+    });
   }
   return routed;
 }

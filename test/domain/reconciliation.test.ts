@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
+  afterFailures,
   armingTurn,
   BOUNDARY_SETTLE_MS,
   budgetFrom,
   type Cursor,
   changesSince,
+  MAX_FAILING_CYCLES,
   nextCycleAt,
   START,
 } from "../../src/domain/reconciliation.ts";
@@ -81,6 +83,42 @@ describe("changesSince", () => {
   it("without the forge's clock, bounds the cursor by the newest stamp less the settling time", () => {
     const { next } = changesSince(START, [item(1, "2026-01-01T00:00:09Z")], null);
     expect(next).toEqual({ since: "2026-01-01T00:00:07Z", seen: { 1: "f1" } });
+  });
+});
+
+describe("afterFailures", () => {
+  const start = { since: "2026-01-01T00:00:00Z", seen: {} };
+  const listed = [item(1, "2026-01-01T00:00:01Z"), item(2, "2026-01-01T00:00:03Z")];
+  const clock = at("2026-01-01T00:01:00Z");
+
+  it("with nothing failed, moves on as changesSince does (and keeps no failures)", () => {
+    const { next, givenUp } = afterFailures({ ...start, failing: { 1: 3 } }, listed, clock, null, new Set());
+    expect(next).toEqual(changesSince(start, listed, clock).next);
+    expect(givenUp).toEqual([]);
+  });
+
+  it("stays where the listing started and forgets the failed item, so the next listing shows only it changed", () => {
+    const { next } = afterFailures(start, listed, clock, null, new Set([1]));
+    expect(next).toEqual({ since: start.since, seen: { 2: "f2" }, failing: { 1: 1 } });
+    expect(numbers(changesSince(next, listed, clock))).toEqual([1]);
+  });
+
+  it("counts the cycles an item fails in a row; one that reads again is dropped", () => {
+    const failing = { ...start, failing: { 1: 2, 2: 4 } };
+    const { next } = afterFailures(failing, listed, clock, null, new Set([1]));
+    expect(next.failing).toEqual({ 1: 3 });
+  });
+
+  it(`gives an item up at its ${MAX_FAILING_CYCLES}th failure in a row: seen, the cursor moves on`, () => {
+    const failing = { ...start, failing: { 1: MAX_FAILING_CYCLES - 1 } };
+    const { next, givenUp } = afterFailures(failing, listed, clock, null, new Set([1]));
+    expect(givenUp).toEqual([1]);
+    expect(next).toEqual(changesSince(start, listed, clock).next);
+  });
+
+  it("holds nothing for a failed item the listing did not show (the first cycle's backlog)", () => {
+    const { next } = afterFailures(start, listed, clock, null, new Set([7]));
+    expect(next).toEqual(changesSince(start, listed, clock).next);
   });
 });
 

@@ -9,6 +9,7 @@ import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { end, track } from "./children.ts";
 import {
   freePort,
   type LocalWorker,
@@ -44,6 +45,9 @@ export async function startMiniflareWorker(
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,
     });
+    // Its own group (workerd with it): killed whole by a failed start here, or by the teardown of a bench or
+    // test that died before its `stop`.
+    track(child, { group: true });
     const started = { child, inspectorPort, output: "", url: "" };
     const preventEviction = options.preventEviction ?? false;
     child.stdin?.end(JSON.stringify({ stateDir, port, inspectorPort, vars, preventEviction }));
@@ -64,7 +68,7 @@ export async function startMiniflareWorker(
     try {
       started.url = await Promise.race([ready, deadline]);
     } catch (error) {
-      if (child.exitCode === null && child.pid) process.kill(-child.pid, "SIGKILL");
+      end(child);
       throw error;
     }
     return started;

@@ -3,9 +3,20 @@
  * review and delivers nothing; the next reconciliation cycle reads it back and the issue moves as the webhook
  * would have moved it. The webhook arriving late, and a second cycle, change nothing.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { projectStub } from "../../src/project-stub.ts";
 import { cycle } from "./support/reconcile.ts";
-import { critic, firstPush, forgeApi, forgeUser, loopProject, report, until } from "./support/review.ts";
+import {
+  control,
+  critic,
+  firstPush,
+  forgeApi,
+  forgeUser,
+  loopProject,
+  report,
+  until,
+} from "./support/review.ts";
 import { reviewDelivery } from "./support/webhooks.ts";
 
 const FILES = { "src/a.ts": "export const a = 1;\nexport const b = 2;\n" };
@@ -102,5 +113,40 @@ describe("reviews reconciled (their webhooks lost)", () => {
       { from: "awaiting_approval", to: "merging", cause: { kind: "cron" } },
     ]);
     expect((await loop.forge.getPullRequest(pr)).merged).toBe(true);
+  });
+
+  it("a pull request whose reviews cannot be read costs only itself: the other's is heard in the same cycle, its own once it reads again; a rate limit still ends the cycle", async () => {
+    const loop = await loopProject("cron-review-fails");
+    const first = await firstPush(loop, FILES, "First change");
+    const second = await firstPush(loop, { "src/c.ts": "export const c = 3;\n" }, "Second change");
+    const waiting = async (number: number) =>
+      (await until(loop, number, (v) => v.state === "awaiting_review")).prNumber ?? 0;
+    const failing = await waiting(first.number);
+    const read = await waiting(second.number);
+    const maintainer = await forgeUser(loop, "maintainer", "write");
+    for (const pr of [failing, read])
+      await maintainer.createReview(pr, { event: "REQUEST_CHANGES", body: "No." });
+    const failReads = (fault: object | null) =>
+      control("fail-reads", { repo: loop.repo, path: `/pulls/${failing}/reviews`, fault });
+
+    // A rate limit is the forge's answer to every read: the cycle ends, its cursor where it was.
+    await failReads({ kind: "rate-limited", retryAfterSeconds: 0 });
+    const limited = await projectStub(env, loop.project).reconcileNow(loop.project);
+    expect(limited).toMatchObject({ error: expect.stringContaining("rate limit") });
+
+    // Gone (a 404, as for a pull request deleted meanwhile): the other's review is heard all the same.
+    await failReads({ kind: "missing" });
+    expect(await cycle(loop)).toMatchObject({ failed: 1 });
+    await until(loop, second.number, (v) => v.state === "revising");
+    expect((await until(loop, first.number, () => true)).state).toBe("awaiting_review");
+
+    // Readable again: the next cycle reads it, though the forge lists nothing new.
+    await failReads(null);
+    expect(await cycle(loop)).toMatchObject({ failed: 0, humanReviews: 1 });
+    const heard = await until(loop, first.number, (v) => v.state === "revising");
+    expect(heard.history.filter((h) => h.event === "pr_review")).toMatchObject([
+      { outcome: "applied", from: "awaiting_review", cause: { kind: "cron" } },
+    ]);
+    expect(await cycle(loop)).toMatchObject({ failed: 0, humanReviews: 0 });
   });
 });

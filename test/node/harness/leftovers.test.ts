@@ -1,7 +1,8 @@
 /**
  * Nothing a harness starts outlives its file or its process (test/support/children.ts): a Worker's start
- * given up on midway, wrangler dev and its workerd running, leaves no process of their group, whether the
- * file's `beforeAll` failed with the start going on or the process exited.
+ * given up on midway, wrangler dev (or the benches' Miniflare) and its workerd running, leaves no process of
+ * their group, whether the file's `beforeAll` failed with the start going on, the process exited, or a bench's
+ * teardown ran with its process going on.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -48,6 +49,19 @@ describe("a Worker's start given up on midway", () => {
     expect(code).toBe(3);
     const pgid = Number(stdout.trim());
     expect(pgid).toBeGreaterThan(0);
+    expect(await leftGroup(pgid)).toEqual([]);
+  });
+
+  it("by a bench's teardown, its process going on: the benches' Miniflare goes with it", async () => {
+    const { code, stdout } = await run([
+      "test/node/harness/fixtures/exit-midway.ts",
+      "miniflare",
+      "teardown",
+    ]);
+    expect(code).toBe(0);
+    const { pgid, left } = JSON.parse(stdout.trim()) as { pgid: number; left: string[] };
+    expect(pgid).toBeGreaterThan(0);
+    expect(left).toEqual([]);
     expect(await leftGroup(pgid)).toEqual([]);
   });
 });

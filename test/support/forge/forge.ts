@@ -3,6 +3,7 @@ import type { ApiBudget } from "./budget.ts";
 import type { Ci } from "./ci/runner.ts";
 import type { Listings } from "./listings.ts";
 import type { KeyedLock } from "./lock.ts";
+import type { ReadFaults } from "./read-faults.ts";
 import type { Render } from "./render.ts";
 import type { GitHubRender } from "./render-github.ts";
 import type { Repo } from "./state.ts";
@@ -33,6 +34,8 @@ export interface Forge {
   github: GitHubRender;
   /** Every write per repository, and the refusals a test asked for. */
   writes: WriteLog;
+  /** Reads a test makes fail, per repository and path. */
+  readFaults: ReadFaults;
 }
 
 export function gitDir(reposDir: string, repo: Repo): string {

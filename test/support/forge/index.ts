@@ -10,6 +10,7 @@ import { branchHeads } from "./git/refs.ts";
 import { type ImportedIssue, importIssues } from "./import.ts";
 import { Listings } from "./listings.ts";
 import { KeyedLock } from "./lock.ts";
+import { type ReadFault, ReadFaults } from "./read-faults.ts";
 import { Render } from "./render.ts";
 import { GitHubRender } from "./render-github.ts";
 import { createRepository, ensureUser, type NewRepo, requireRepo } from "./repositories.ts";
@@ -21,6 +22,7 @@ import { type Write, WriteLog } from "./write-log.ts";
 
 export { CI_CONTEXT } from "./ci/runner.ts";
 export type { ImportedIssue } from "./import.ts";
+export type { ReadFault } from "./read-faults.ts";
 export type { NewRepo } from "./repositories.ts";
 export type { CiRun, CollaboratorLevel, Delivery } from "./state.ts";
 export type { Write } from "./write-log.ts";
@@ -99,6 +101,11 @@ export interface LocalForge {
    * message, `Retry-After: retryAfterSeconds`; the write is not done.
    */
   refuseWrites(repo: string, count: number, retryAfterSeconds: number): void;
+  /**
+   * Every GET of `path` below `repo` (`/pulls/3/reviews`) fails as `fault` says (read-faults.ts) while the
+   * rest of the forge answers; null lifts it.
+   */
+  failReads(repo: string, path: string, fault: ReadFault | null): void;
   /** The most items one page of `repo`'s listings holds (below the forge's own most); 0 lifts the cap. */
   listingPageSize(repo: string, size: number): void;
   /**
@@ -165,6 +172,7 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     budget: new ApiBudget(),
     listings: new Listings(),
     writes: new WriteLog(),
+    readFaults: new ReadFaults(),
     github: new GitHubRender(store, render.url),
   };
   ci.recover();
@@ -235,6 +243,9 @@ export async function startLocalForge(options: LocalForgeOptions): Promise<Local
     writesTo: (repo) => forge?.writes.writes(fullName(requireRepo(store, repo))) ?? [],
     refuseWrites(repo, count, retryAfterSeconds) {
       forge?.writes.refuse(fullName(requireRepo(store, repo)), count, retryAfterSeconds);
+    },
+    failReads(repo, path, fault) {
+      forge?.readFaults.set(fullName(requireRepo(store, repo)), path, fault);
     },
     listingPageSize(repo, size) {
       forge?.listings.setPageSize(fullName(requireRepo(store, repo)), size);

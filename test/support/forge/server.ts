@@ -82,7 +82,13 @@ async function handleApi(forge: Forge, req: IncomingMessage, res: ServerResponse
     const mode = repo ? accessMode(ctx.doer, repo) : "none";
     // Private repositories the doer cannot see do not exist for them.
     if (!repo || mode === "none") throw notFound();
-    if (method !== "GET") {
+    if (method === "GET") {
+      const below = url.pathname.slice(
+        `${API_PREFIX}/repos/${found.params.owner}/${found.params.repo}`.length,
+      );
+      const failed = forge.readFaults.reply(fullName(repo), below, swaggerUrl(forge));
+      if (failed) return send(res, failed);
+    } else {
       const refused = forge.writes.refusal(fullName(repo));
       const write = { method, path: url.pathname, at: Date.now(), refused: refused !== null };
       forge.writes.record(fullName(repo), write);

@@ -31,15 +31,20 @@ export class WriteLog {
     const due = this.refusals.get(key);
     if (!due || due.left <= 0) return null;
     due.left--;
-    return {
-      status: 403,
-      headers: { "Retry-After": String(due.retryAfterSeconds) },
-      json: {
-        message:
-          "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.",
-        documentation_url:
-          "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits",
-      },
-    };
+    return secondaryLimitReply(due.retryAfterSeconds);
   }
+}
+
+/** GitHub's answer over a secondary rate limit: 403, its message, `Retry-After`. */
+export function secondaryLimitReply(retryAfterSeconds: number): Reply {
+  return {
+    status: 403,
+    headers: { "Retry-After": String(retryAfterSeconds) },
+    json: {
+      message:
+        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.",
+      documentation_url:
+        "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+    },
+  };
 }

@@ -67,6 +67,17 @@ const schemas = {
     count: z.number().int().min(0),
     retryAfterSeconds: z.number().int().min(0),
   }),
+  failReads: z.object({
+    repo: z.string(),
+    path: z.string().startsWith("/"),
+    fault: z
+      .discriminatedUnion("kind", [
+        z.object({ kind: z.literal("missing") }),
+        z.object({ kind: z.literal("error") }),
+        z.object({ kind: z.literal("rate-limited"), retryAfterSeconds: z.number().int().min(0) }),
+      ])
+      .nullable(),
+  }),
   listing: z.object({
     repo: z.string(),
     pageSize: z.number().int().min(0).optional(),
@@ -149,6 +160,11 @@ export async function startServices(): Promise<{ services: Services; stop(): Pro
     "refuse-writes": async (body) => {
       const { repo, count, retryAfterSeconds } = schemas.refuseWrites.parse(body);
       forge.refuseWrites(repo, count, retryAfterSeconds);
+      return { ok: true };
+    },
+    "fail-reads": async (body) => {
+      const { repo, path, fault } = schemas.failReads.parse(body);
+      forge.failReads(repo, path, fault);
       return { ok: true };
     },
     "lose-update-answers": async (body) => {
