@@ -241,19 +241,16 @@ describe("a poll that is not answered yet", () => {
     return { number, view };
   }
 
-  it("is no failure: watching CI that still runs never goes to the dead letter, and is polled within its cap", async () => {
-    // One attempt only: any real failure would be given up on at once.
-    const loop = await loopProject("ci-wait", { effects: { maxAttempts: 1, pollMaxMs: 5_000 } });
-    const { number, view } = await polledOnce(loop);
-    expect(view.state).toBe("awaiting_ci");
-    expect(view.deadLetters).toEqual([]);
-
-    // Polled a dozen times already (CI that takes minutes): the next poll still comes within the project's
-    // cap (`effects.pollMaxMs`), not after the failure backoff's minutes.
+  /** Issue `number`'s CI watch delivered once more as if it had been polled `attempts` times: when it comes next. */
+  async function pollAfter(loop: Loop, number: number, attempts: number) {
     const stub = issueStub(env, loop.project, number);
     const watch = "effect:watch_ci";
     await runInDurableObject(stub, async (_instance, state) => {
-      state.storage.sql.exec("UPDATE outbox SET attempts = 12, next_at = 0 WHERE channel = ?", watch);
+      state.storage.sql.exec(
+        "UPDATE outbox SET attempts = ?, next_at = 0 WHERE channel = ?",
+        attempts,
+        watch,
+      );
       await state.storage.setAlarm(Date.now());
     });
     const before = Date.now();
@@ -266,23 +263,26 @@ describe("a poll that is not answered yet", () => {
         )
         .one(),
     );
-    expect(next.attempts).toBe(13);
-    expect(next.next_at - before).toBeLessThanOrEqual(5_000 + (Date.now() - before));
-    expect(next.next_at - before).toBeGreaterThanOrEqual(4_000);
-  });
+    expect(next.attempts).toBe(attempts + 1);
+    // The wait, and how long the delivery took (the wait runs from its end).
+    return { waitMs: next.next_at - before, tookMs: Date.now() - before };
+  }
 
-  it("is first asked again after twice the project's effects.retryBaseMs (less a fifth at most)", async () => {
-    const loop = await loopProject("ci-poll", { effects: { retryBaseMs: 5_000 } });
-    const started = Date.now();
-    const { number } = await polledOnce(loop);
-    const nextAt = await runInDurableObject(
-      issueStub(env, loop.project, number),
-      (_instance, state) =>
-        state.storage.sql
-          .exec<{ next_at: number }>("SELECT next_at FROM outbox WHERE channel = 'effect:watch_ci'")
-          .one().next_at,
-    );
-    expect(nextAt).toBeGreaterThanOrEqual(started + 8_000);
-    expect(nextAt).toBeLessThanOrEqual(Date.now() + 10_000);
+  it("is no failure: watching CI that still runs never goes to the dead letter, and is polled on its own schedule", async () => {
+    // One attempt only: any real failure would be given up on at once.
+    const loop = await loopProject("ci-wait", { effects: { maxAttempts: 1, pollMaxMs: 5_000 } });
+    const { number, view } = await polledOnce(loop);
+    expect(view.state).toBe("awaiting_ci");
+    expect(view.deadLetters).toEqual([]);
+
+    // The first poll comes after twice the project's `effects.retryBaseMs` (50 ms in tests), less a fifth at most.
+    const first = await pollAfter(loop, number, 0);
+    expect(first.waitMs).toBeGreaterThanOrEqual(80);
+    expect(first.waitMs).toBeLessThanOrEqual(100 + first.tookMs);
+    // Polled a dozen times already (CI that takes minutes): the next poll still comes within the project's
+    // cap (`effects.pollMaxMs`), not after the failure backoff's minutes.
+    const late = await pollAfter(loop, number, 12);
+    expect(late.waitMs).toBeGreaterThanOrEqual(4_000);
+    expect(late.waitMs).toBeLessThanOrEqual(5_000 + late.tookMs);
   });
 });
