@@ -3,6 +3,7 @@
  * the pull request's mergeable state from the forge and decides what to do. Pure: the forge's answer in, one
  * action out; the lifecycle counts the updates against `maxUpdates`.
  */
+import { ALWAYS, type UpToDateRule, updateRequired } from "./up-to-date.ts";
 
 /** The forge's answer, normalized (see `githubMergeability` and `giteaMergeability`). */
 export type Mergeability =
@@ -22,7 +23,7 @@ export type Mergeability =
   | { kind: "checking" };
 
 export type StayCurrentAction =
-  /** Review or merge the head as it is. */
+  /** Review or merge the head as it is (current, or behind where no update is required). */
   | { action: "proceed" }
   /** Ask again shortly: the forge has no answer yet. */
   | { action: "ask_again" }
@@ -40,8 +41,11 @@ export type StayCurrentAction =
 export const CHECKING_READS = 5;
 export const CHECKING_READ_INTERVAL_MS = 750;
 
-/** `reads`: how many times the pull request was read for this decision, `state` the last answer. */
-export function stayCurrent(state: Mergeability, reads = 1): StayCurrentAction {
+/**
+ * `reads`: how many times the pull request was read for this decision, `state` the last answer; `rule`
+ * whether a head only behind its base is updated (./up-to-date.ts), else reviewed and merged as it is.
+ */
+export function stayCurrent(state: Mergeability, reads = 1, rule: UpToDateRule = ALWAYS): StayCurrentAction {
   switch (state.kind) {
     case "current":
       return { action: "proceed" };
@@ -50,7 +54,7 @@ export function stayCurrent(state: Mergeability, reads = 1): StayCurrentAction {
     case "checking":
       return reads < CHECKING_READS ? { action: "read_again" } : { action: "resolve_conflict", files: [] };
     case "behind":
-      return { action: "update_branch" };
+      return updateRequired(rule) ? { action: "update_branch" } : { action: "proceed" };
     case "conflict":
       return { action: "resolve_conflict", files: state.files };
   }

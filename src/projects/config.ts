@@ -16,6 +16,7 @@ import {
 import { MERGE_METHOD_SETTINGS } from "../domain/merge-rules.ts";
 import { PROMPT_CACHE_SETTINGS } from "../domain/prompt-cache.ts";
 import { DEFAULT_PROTECTED_PATHS } from "../domain/protected-paths.ts";
+import { UP_TO_DATE_SETTINGS } from "../domain/up-to-date.ts";
 import { DEFAULT_VAULT_EXPIRY_MS, VAULT_KINDS } from "../domain/vault.ts";
 
 export const PROJECT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -244,8 +245,15 @@ export const settingsSchema = z.object({
   /**
    * How Conveyor merges (docs/operating.md#merge-methods): `auto` takes what the repository allows, preferring
    * squash, then a merge commit, then rebase; a method the repository does not allow escalates the merge.
+   * `upToDate`: a pull request only behind its base is updated before its review and merge `always`, or
+   * `when_required` by the base's branch protection (src/domain/up-to-date.ts).
    */
-  merge: z.object({ method: z.enum(MERGE_METHOD_SETTINGS).default("auto") }).prefault({}),
+  merge: z
+    .object({
+      method: z.enum(MERGE_METHOD_SETTINGS).default("auto"),
+      upToDate: z.enum(UP_TO_DATE_SETTINGS).default("always"),
+    })
+    .prefault({}),
   /** Keep `conveyor/<n>` on the forge after its pull request merged (deleted by default). */
   keepBranches: z.boolean().default(false),
   /** Changes to these paths (globs) wait for a human's approval instead of merging. */

@@ -14,11 +14,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { z } from "zod";
 import { AGENT_RULES } from "../../demo/agents-script.ts";
 import { type Demo, startDemo } from "../../demo/orchestrator.ts";
 import { LABELS } from "../../demo/project.ts";
 import { PROJECT } from "../../demo/scenario.ts";
 import type { CriticReport } from "../../src/critic/report.ts";
+import { UP_TO_DATE_SETTINGS, type UpToDateSetting } from "../../src/domain/up-to-date.ts";
 import { bash, type Rule, type ScriptRequest, text, use, write } from "../support/model/script.ts";
 import type { RecordedRequest } from "../support/model/server.ts";
 import { processGroupCpuMs } from "./proc.ts";
@@ -68,7 +70,22 @@ export type ThroughputOptions = {
   timeoutMs?: number;
   /** Keep the data directory (the forge, the Worker's state, the runners' logs) for a look: 1. */
   keep?: number;
+  /** The project's `merge.upToDate`: `when_required` merges a behind pull request as it is (no protection here). */
+  upToDate?: UpToDateSetting;
 };
+
+/** The command line's `name=value` options. */
+const commandLine = z
+  .object({
+    issues: z.coerce.number().int().positive(),
+    runners: z.coerce.number().int().positive(),
+    slotsPerRunner: z.coerce.number().int().positive(),
+    timeoutMs: z.coerce.number().int().positive(),
+    keep: z.coerce.number().int(),
+    upToDate: z.enum(UP_TO_DATE_SETTINGS),
+  })
+  .partial()
+  .strict();
 
 export async function benchThroughput({
   issues = 50,
@@ -77,6 +94,7 @@ export async function benchThroughput({
   // Every merge sends the other open pull requests round again (docs/performance.md): minutes, not seconds.
   timeoutMs = 120_000 + issues * 30_000,
   keep = 0,
+  upToDate = "always",
 }: ThroughputOptions = {}): Promise<void> {
   const slots = runners * slotsPerRunner;
   // Local D1, Durable Objects and the forge in memory where the machine has it (docs/performance.md).
@@ -88,7 +106,7 @@ export async function benchThroughput({
     script: SCRIPT,
     // As many sessions at once as there are slots; a base that moves with every merge updates the waiting
     // pull requests again and again, so the most updates the project allows.
-    settings: { parallel: slots, maxUpdates: 20, dailyBudgetUsd: 10_000 },
+    settings: { parallel: slots, maxUpdates: 20, dailyBudgetUsd: 10_000, merge: { upToDate } },
     runners: { count: runners, concurrency: slotsPerRunner },
     ciCommand: "true",
   });
@@ -106,7 +124,9 @@ export async function benchThroughput({
       });
       numbers.push(number);
     }
-    console.error(`throughput: ${issues} issues, ${runners} runners × ${slotsPerRunner} slots`);
+    console.error(
+      `throughput: ${issues} issues, ${runners} runners × ${slotsPerRunner} slots, merge.upToDate ${upToDate}`,
+    );
     const ci = watchCi(demo);
     const cpuBefore = { ...processGroupCpuMs(demo.worker.pid), at: Date.now() };
     const labelled = new Map<number, number>();
@@ -219,11 +239,6 @@ function watchCi(demo: Demo) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const options = Object.fromEntries(
-    process.argv
-      .slice(2)
-      .map((arg) => arg.split("="))
-      .map(([k, v]) => [k, Number(v)]),
-  );
-  await benchThroughput(options);
+  const options = Object.fromEntries(process.argv.slice(2).map((arg) => arg.split("=")));
+  await benchThroughput(commandLine.parse(options));
 }

@@ -2,7 +2,8 @@
  * The project's merge queue against real parts: the local forge (its CI runs the branch's ci.sh), the
  * Messages-API stand-in as the critic, the Worker's own objects. Approved pull requests whose merges all want
  * the base at once merge one after the other, each brought up to date at most once: the one whose turn it is
- * holds it through its update's CI and review, and the others wait without touching the forge.
+ * holds it through its update's CI and review, and the others wait without touching the forge. Under
+ * `merge.upToDate: when_required`, a turn is only the merge where the base's protection lets a behind head merge.
  */
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -17,6 +18,7 @@ import {
   critic,
   firstPush,
   firstSession,
+  forgeApi,
   type Loop,
   loopProject,
   push,
@@ -78,6 +80,14 @@ async function updatesAndMerges(loop: Loop, from: number) {
   });
 }
 
+/** How many times the critic was asked about each issue. */
+const criticCalls = (loop: Loop, issues: { number: number }[]) =>
+  Promise.all(
+    issues.map(({ number }) =>
+      control<{ calls: number }>("critic-calls", { key: `${loop.repo}#${number}` }).then((r) => r.calls),
+    ),
+  );
+
 const applied = (v: IssueView) =>
   v.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`);
 
@@ -116,12 +126,7 @@ describe("the project's merge queue", () => {
       `merge #${c}`,
     ]);
     // The critic was asked again only on its turn: by each once more for its updated head, never while waiting.
-    const calls = await Promise.all(
-      issues.map(({ number }) =>
-        control<{ calls: number }>("critic-calls", { key: `${loop.repo}#${number}` }).then((r) => r.calls),
-      ),
-    );
-    expect(calls).toEqual([1, 2, 2]);
+    expect(await criticCalls(loop, issues)).toEqual([1, 2, 2]);
     const writes = await updatesAndMerges(loop, released);
     for (const [i, view] of views.entries()) {
       const own = writes.filter((w) => w.pr === prs[i]);
@@ -192,5 +197,55 @@ describe("the project's merge queue", () => {
       }),
     );
     expect(numbersIn(await projectStub(env, loop.project).mergeQueue())).toEqual([]);
+  });
+});
+
+describe("merge.upToDate: when_required", () => {
+  const WHEN_REQUIRED = { merge: { upToDate: "when_required" } };
+
+  it("behind pull requests merge as they are where the base's protection does not require an up-to-date head: no update, no second CI run", async () => {
+    const loop = await loopProject("up-to-date-free", WHEN_REQUIRED);
+    const issues = await queued(loop, [{ "a.txt": "a\n" }, { "b.txt": "b\n" }, { "c.txt": "c\n" }]);
+    const released = Date.now();
+    await projectStub(env, loop.project).leaveMergeQueue(PHANTOM, 1);
+
+    const views = await Promise.all(issues.map(({ number }) => settled(loop, number)));
+    expect(views.map((v) => [v.state, v.updates, v.reason])).toEqual(views.map(() => ["merged", 0, null]));
+    for (const view of views) {
+      expect(applied(view)).not.toContain("branch_updated>awaiting_ci");
+      expect(view.history.filter((h) => h.event === "ci" && h.outcome === "applied")).toHaveLength(1);
+    }
+    // Each merged at the head its one CI run passed and the critic reviewed once, one merge after the other.
+    expect(views.map((v) => v.headSha)).toEqual(issues.map((i) => i.sha));
+    const prs = views.map((v) => v.prNumber ?? 0);
+    const writes = await updatesAndMerges(loop, released);
+    expect(writes.map((w) => `${w.call} #${w.pr}`)).toEqual(prs.map((pr) => `merge #${pr}`));
+    expect(await criticCalls(loop, issues)).toEqual([1, 1, 1]);
+    // The base holds every change: the forge merged the behind heads without losing the others'.
+    const files = await loop.forge.fileIds(["a.txt", "b.txt", "c.txt"], "main");
+    expect([...files.keys()].sort()).toEqual(["a.txt", "b.txt", "c.txt"]);
+  });
+
+  it("where the base's protection blocks an outdated branch, each is brought up to date on its turn as under always", async () => {
+    const loop = await loopProject("up-to-date-required", WHEN_REQUIRED);
+    await forgeApi(loop, "POST", "/branch_protections", {
+      rule_name: "main",
+      block_on_outdated_branch: true,
+    });
+    const issues = await queued(loop, [{ "a.txt": "a\n" }, { "b.txt": "b\n" }]);
+    const released = Date.now();
+    await projectStub(env, loop.project).leaveMergeQueue(PHANTOM, 1);
+
+    const views = await Promise.all(issues.map(({ number }) => settled(loop, number)));
+    expect(views.map((v) => [v.state, v.updates, v.reason])).toEqual([
+      ["merged", 0, null],
+      ["merged", 1, null],
+    ]);
+    const [a, b] = views.map((v) => v.prNumber ?? 0);
+    expect((await updatesAndMerges(loop, released)).map((w) => `${w.call} #${w.pr}`)).toEqual([
+      `merge #${a}`,
+      `update #${b}`,
+      `merge #${b}`,
+    ]);
   });
 });

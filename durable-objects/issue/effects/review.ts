@@ -26,6 +26,7 @@ import type { Deliverers, EffectContext } from "./deliverers.ts";
 import { forgeOf, posterOf } from "./forge.ts";
 import { holdMergeTurn, MergeTurnPending, updatesBeforeItsReview, waitsForMergeTurn } from "./merge-queue.ts";
 import { keepCurrent } from "./stay-current.ts";
+import { updateRefusedAsBehind, upToDateRule } from "./up-to-date.ts";
 
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
 
@@ -63,9 +64,10 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const moved = issue.headSha && (await readHeadMove(forge, issue.number, issue.headSha, base));
     if (moved) return moved;
     // A head in conflict with the base, or behind it, is brought up to date first; the critic reviews that one.
-    // Behind only, not while other merges are queued: its own turn will update it (./merge-queue.ts).
-    const mayUpdate = () => updatesBeforeItsReview(ctx);
-    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha, { mayUpdate }));
+    // Behind only where `merge.upToDate` asks (./up-to-date.ts), and not while other merges are queued: its own
+    // turn will update it (./merge-queue.ts).
+    const gate = { mayUpdate: () => updatesBeforeItsReview(ctx), rule: upToDateRule(forge, project) };
+    const stale = issue.headSha && (await keepCurrent(forge, issue.prNumber, issue.headSha, gate));
     if (stale) return stale;
     // On a runner: the reviewer agent's run is queued, and its review is applied when its runner completes
     // it (../../project/agents/review-runs.ts); the issue waits in awaiting_review, bounded by its review timer.
@@ -103,7 +105,9 @@ export const REVIEW_DELIVERERS: Deliverers = {
       const base = registered.settings.defaultBranch;
       const moved = await readHeadMove(forge, issue.number, issue.headSha, base);
       if (moved?.type === "branch_updated") return moved;
-      const stale = await keepCurrent(forge, prNumber, issue.headSha);
+      const stale = await keepCurrent(forge, prNumber, issue.headSha, {
+        rule: upToDateRule(forge, registered),
+      });
       if (stale) return stale;
     }
     const holds = await heldBy(ctx, registered, forge, prNumber);
@@ -165,8 +169,8 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
 
 /**
  * The merge as the repository's rules have it: the method `merge.method` picks among those it allows, the
- * message Conveyor's own (src/forge/post/commit-message.ts). A refusal for want of approvals waits for a
- * person (merge_needs_approval); any other fails.
+ * message Conveyor's own (src/forge/post/commit-message.ts). A refusal of a head behind its base updates it
+ * (./up-to-date.ts); for want of approvals it waits for a person (merge_needs_approval); any other fails.
  */
 async function mergeByRules(
   ctx: EffectContext,
@@ -193,6 +197,8 @@ async function mergeByRules(
     const pull = { number: prNumber, byConveyor: true };
     return { type: "merge_confirmed", ...pull, ...(issue.headSha && { sha: issue.headSha }) };
   }
+  const behind = await updateRefusedAsBehind(forge, prNumber, issue.headSha, result.reason);
+  if (behind) return behind;
   const target = {
     prNumber,
     headSha: issue.headSha,

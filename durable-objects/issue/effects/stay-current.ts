@@ -9,6 +9,7 @@ import {
   type StayCurrentAction,
   stayCurrent,
 } from "../../../src/domain/stay-current.ts";
+import { ALWAYS, type UpToDateRule } from "../../../src/domain/up-to-date.ts";
 import type { ForgeClient } from "../../../src/forge/client/index.ts";
 
 /** GitHub's update-branch answers 202 and moves the head shortly after: read it this often, this long. */
@@ -19,16 +20,20 @@ const UPDATE_READ_INTERVAL_MS = 500;
 export class MergeabilityPending extends Error {}
 
 /**
- * `mayUpdate`, asked only for a branch that is behind without conflict: false lets it go ahead as it is (the
- * review's, while other merges are queued).
+ * `rule` and `mayUpdate`, asked only for a branch that is behind without conflict: `merge.upToDate` with the
+ * base's protection (./up-to-date.ts), then false lets it go ahead as it is (the review's, while other merges
+ * are queued).
  */
 export async function keepCurrent(
   forge: ForgeClient,
   pr: number,
   headSha: string,
-  { mayUpdate = async () => true }: { mayUpdate?: () => Promise<boolean> } = {},
+  {
+    mayUpdate = async () => true,
+    rule = async () => ALWAYS,
+  }: { mayUpdate?: () => Promise<boolean>; rule?: () => Promise<UpToDateRule> } = {},
 ): Promise<LifecycleEvent | null> {
-  const step = await decide(forge, pr);
+  const step = await decide(forge, pr, rule);
   // A pull request merged meanwhile (by hand, or an earlier attempt's answer lost) reads as behind or in
   // conflict with the base that now holds it: updating it would fail, and a conflict would undo the merge.
   if (step.action === "update_branch" || step.action === "resolve_conflict") {
@@ -64,9 +69,11 @@ export async function keepCurrent(
 async function decide(
   forge: ForgeClient,
   pr: number,
+  rule: () => Promise<UpToDateRule>,
 ): Promise<Exclude<StayCurrentAction, { action: "read_again" }>> {
   for (let reads = 1; ; reads++) {
-    const step = stayCurrent(await forge.getMergeability(pr), reads);
+    const state = await forge.getMergeability(pr);
+    const step = stayCurrent(state, reads, state.kind === "behind" ? await rule() : ALWAYS);
     if (step.action !== "read_again") return step;
     await new Promise((resolve) => setTimeout(resolve, CHECKING_READ_INTERVAL_MS));
   }

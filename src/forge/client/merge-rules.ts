@@ -68,7 +68,7 @@ export const githubBranchProtection = z
       ? {
           requiredApprovals: null,
           requiredChecks: unique(raw.protection?.required_status_checks?.contexts ?? []),
-          upToDate: false,
+          upToDate: null,
           codeOwnerReview: false,
           dismissStale: false,
         }
@@ -90,7 +90,7 @@ export const giteaBranchProtection = z
       ? ({
           requiredApprovals: raw.required_approvals ?? 0,
           requiredChecks: raw.enable_status_check ? unique(raw.status_check_contexts ?? []) : [],
-          upToDate: false,
+          upToDate: null,
           codeOwnerReview: false,
           dismissStale: false,
         } satisfies BranchProtection)

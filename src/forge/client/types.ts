@@ -179,8 +179,11 @@ export interface BranchProtection {
   requiredApprovals: number | null;
   /** Status checks that must pass, by name (on Gitea and Forgejo a name may be a glob: `ci/*`). */
   requiredChecks: string[];
-  /** The head must contain the base (GitHub's strict status checks, Gitea's block_on_outdated_branch). */
-  upToDate: boolean;
+  /**
+   * The head must contain the base (GitHub's strict status checks, Gitea's block_on_outdated_branch); null:
+   * protected, but the token may not read the rule (neither forge shows it on the branch).
+   */
+  upToDate: boolean | null;
   /** A code owner must approve (GitHub); on Gitea and Forgejo, pending official review requests block it. */
   codeOwnerReview: boolean;
   /** A push dismisses the approvals given before it: only approvals of the head count. */

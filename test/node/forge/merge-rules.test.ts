@@ -129,16 +129,17 @@ describe("branch protection", () => {
     };
     expect(await client("forgejo", "conveyor").getBranchProtection("main")).toEqual(rule);
     expect(await client("github", "conveyor").getBranchProtection("main")).toEqual(rule);
+    // Neither forge shows a writer whether the head must be up to date: not known (null), not false.
     expect(await client("forgejo", "alice").getBranchProtection("main")).toEqual({
       ...rule,
-      upToDate: false,
+      upToDate: null,
       dismissStale: false,
     });
     // GitHub shows a writer the required checks only: how many approvals it asks is not known.
     expect(await client("github", "alice").getBranchProtection("main")).toEqual({
       requiredApprovals: null,
       requiredChecks: ["ci/test", "lint/*"],
-      upToDate: false,
+      upToDate: null,
       codeOwnerReview: false,
       dismissStale: false,
     });
