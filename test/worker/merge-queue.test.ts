@@ -23,7 +23,7 @@ import {
   report,
   until,
 } from "./support/review.ts";
-import { OPERATOR } from "./support/webhooks.ts";
+import { commentDelivery, issueClosedDelivery, OPERATOR } from "./support/webhooks.ts";
 
 /** An issue the test stands in for: it holds the turn while the others line up behind it. */
 const PHANTOM = 9_999;
@@ -192,5 +192,29 @@ describe("the project's merge queue", () => {
       }),
     );
     expect(numbersIn(await projectStub(env, loop.project).mergeQueue())).toEqual([]);
+  });
+
+  it("a merge waiting for its turn holds back none of the issue's other forge writes, only the check that follows it", async () => {
+    const loop = await loopProject("merge-queue-lanes");
+    const [waiting] = await queued(loop, [{ "a.txt": "a\n" }]);
+    const number = waiting?.number ?? 0;
+    await control("user", { repo: loop.repo, login: "visitor", level: "read" });
+    // A command from someone who may not give one is refused with a reply, and the issue is closed on the
+    // forge (its check reads whether the pull request merged, after the merge ahead of it has its answer).
+    const refused = await commentDelivery(loop, number, "visitor", "/conveyor abandon");
+    expect(await refused.json()).toEqual({ accepted: true, events: 1 });
+    expect(await (await issueClosedDelivery(loop, number)).json()).toMatchObject({ accepted: true });
+
+    const replied = await until(loop, number, (v) => !v.outbox.some((o) => o.channel === "effect:comment"));
+    const notes = (await loop.forge.listComments(number)).map((c) => c.body);
+    expect(notes).toContainEqual(expect.stringMatching(/^@visitor only users with write access can command/));
+    expect(replied.state).toBe("merging");
+    expect(mergeWaits(replied)).toBe(true);
+    expect(replied.outbox).toContainEqual(
+      expect.objectContaining({ channel: "effect:check_merged", pending: 1, attempts: 0 }),
+    );
+
+    await projectStub(env, loop.project).leaveMergeQueue(PHANTOM, 1);
+    expect(await settled(loop, number)).toMatchObject({ state: "merged", reason: null });
   });
 });

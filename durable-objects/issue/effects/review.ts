@@ -115,6 +115,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
     const { issue } = ctx;
     // The merge's answer already ended the lifecycle (the usual case), or an operator did.
     if (issue.state === "merged" || issue.state === "abandoned") return undefined;
+    // The pull request being opened (its answer, in the forge lane, still on the way) may be the one merged.
+    if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
     return readMerged(ctx, { type: "issue_closed", unmerged: true });
   },
 
