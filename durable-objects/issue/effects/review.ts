@@ -25,6 +25,7 @@ import type { Project } from "../../../src/projects/store.ts";
 import type { Deliverers, EffectContext } from "./deliverers.ts";
 import { forgeOf, posterOf } from "./forge.ts";
 import { holdMergeTurn, MergeTurnPending, updatesBeforeItsReview, waitsForMergeTurn } from "./merge-queue.ts";
+import { mergeConfirmed, readMerged } from "./merged.ts";
 import { keepCurrent } from "./stay-current.ts";
 
 export const DEFAULT_CRITIC_MODEL = "claude-sonnet-5-5";
@@ -117,17 +118,18 @@ export const REVIEW_DELIVERERS: Deliverers = {
     if (issue.state === "merged" || issue.state === "abandoned") return undefined;
     // The pull request being opened (its answer, in the forge lane, still on the way) may be the one merged.
     if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
-    return readMerged(ctx, { type: "issue_closed", unmerged: true });
+    return mergedOr(ctx, issue.prNumber, { type: "issue_closed", unmerged: true });
   },
 
   // Held to merging at its head (effect-basis.ts): a merge's answer that came after all ended it.
   check_merge: async (_effect, ctx) => {
+    const pr = ctx.issue.prNumber;
     // Like the merge itself: nothing to ask about before the forge's number is known (retried, bounded).
-    if (ctx.issue.prNumber === null) throw new Error("the pull request's number is not known yet");
+    if (pr === null) throw new Error("the pull request's number is not known yet");
     // Waiting for the merge turn is no merge gone unanswered: asked again later, bounded by the queue.
     const waiting = await waitsForMergeTurn(ctx, (await forgeOf(ctx)).project);
     if (waiting) throw new MergeTurnPending(waiting);
-    return readMerged(ctx, {
+    return mergedOr(ctx, pr, {
       type: "merge_failed",
       reason: "the pull request was not merged within the merge timeout",
     });
@@ -191,10 +193,7 @@ async function mergeByRules(
     ...(issue.headSha && { sha: issue.headSha }),
   });
   // Merging is idempotent: a retry after a lost answer finds the pull request already merged.
-  if (result.merged) {
-    const pull = { number: prNumber, byConveyor: true };
-    return { type: "merge_confirmed", ...pull, ...(issue.headSha && { sha: issue.headSha }) };
-  }
+  if (result.merged) return mergeConfirmed(prNumber, issue.headSha);
   const target = {
     prNumber,
     headSha: issue.headSha,
@@ -219,13 +218,8 @@ async function heldBy(ctx: EffectContext, project: Project, forge: ForgeClient, 
   return standing.filter((_, i) => writers[i]);
 }
 
-/** Whether the issue's pull request is merged, as the forge says: merge_confirmed, or `unmerged`. */
-async function readMerged(ctx: EffectContext, unmerged: LifecycleEvent): Promise<LifecycleEvent> {
-  const { issue } = ctx;
-  if (issue.prNumber === null) return unmerged;
+/** Whether the issue's pull request `pr` is merged, as the forge says: merge_confirmed, or `unmerged`. */
+async function mergedOr(ctx: EffectContext, pr: number, unmerged: LifecycleEvent): Promise<LifecycleEvent> {
   const { forge } = await forgeOf(ctx);
-  const pull = await forge.getPullRequest(issue.prNumber);
-  return pull.merged
-    ? { type: "merge_confirmed", sha: pull.headSha, number: issue.prNumber, byConveyor: true }
-    : unmerged;
+  return (await readMerged(forge, pr)) ?? unmerged;
 }

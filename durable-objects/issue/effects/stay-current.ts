@@ -10,6 +10,7 @@ import {
   stayCurrent,
 } from "../../../src/domain/stay-current.ts";
 import type { ForgeClient } from "../../../src/forge/client/index.ts";
+import { readMerged } from "./merged.ts";
 
 /** GitHub's update-branch answers 202 and moves the head shortly after: read it this often, this long. */
 const UPDATE_READS = 20;
@@ -32,8 +33,8 @@ export async function keepCurrent(
   // A pull request merged meanwhile (by hand, or an earlier attempt's answer lost) reads as behind or in
   // conflict with the base that now holds it: updating it would fail, and a conflict would undo the merge.
   if (step.action === "update_branch" || step.action === "resolve_conflict") {
-    const pull = await forge.getPullRequest(pr);
-    if (pull.merged) return { type: "merge_confirmed", number: pr, byConveyor: true, sha: pull.headSha };
+    const merged = await readMerged(forge, pr);
+    if (merged) return merged;
   }
   switch (step.action) {
     case "proceed":
