@@ -4,7 +4,7 @@
  * the base at once merge one after the other, each brought up to date at most once: the one whose turn it is
  * holds it through its update's CI and review, and the others wait without touching the forge.
  */
-import { env, runInDurableObject, SELF } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { IssueView } from "../../src/contracts/issue-object.ts";
 import type { MergeQueueView } from "../../src/contracts/project-object.ts";
@@ -216,5 +216,38 @@ describe("the project's merge queue", () => {
 
     await projectStub(env, loop.project).leaveMergeQueue(PHANTOM, 1);
     expect(await settled(loop, number)).toMatchObject({ state: "merged", reason: null });
+  });
+
+  it("a merge that lost its turn while it read the forge writes nothing, and checks again on its next turn", async () => {
+    const loop = await loopProject("merge-queue-lost");
+    const [waiting] = await queued(loop, [{ "a.txt": "a\n" }]);
+    const number = waiting?.number ?? 0;
+    const project = projectStub(env, loop.project);
+    // The base moves, and the forge re-checks the pull request a few reads long: the merge's check of it
+    // reads for seconds (src/domain/stay-current.ts), then finds it behind, to be updated.
+    await control("merge-checks", { repo: loop.repo, reads: 4 });
+    await push(loop, 0, { "base.txt": "moved\n" }, { branch: "main" });
+    const calls = async () => (await control<{ charged: number }>("api-calls", { repo: loop.repo })).charged;
+    const before = await calls();
+    const released = Date.now();
+    await project.leaveMergeQueue(PHANTOM, 1);
+    // Its turn told, the merge reads the branch, then the pull request: it is in its check.
+    while ((await calls()) < before + 2) await new Promise((r) => setTimeout(r, 20));
+    // Meanwhile its turn runs out (its bound shortened, as the silent holder's), and the phantom, asking again,
+    // holds the next one.
+    await project.joinMergeQueue(PHANTOM, 2, HOUR);
+    await project.joinMergeQueue(number, 0, 1);
+    await runDurableObjectAlarm(project);
+    expect(numbersIn(await project.mergeQueue())).toEqual([PHANTOM]);
+
+    // Where it would have updated its branch it asks again: behind the phantom now, it waits, touching nothing.
+    const stub = issueStub(env, loop.project, number);
+    await stub.drain();
+    expect(await updatesAndMerges(loop, released)).toEqual([]);
+    expect(await stub.view()).toMatchObject({ state: "merging", updates: 0 });
+    expect(numbersIn(await project.mergeQueue())).toEqual([PHANTOM, number]);
+
+    await project.leaveMergeQueue(PHANTOM, 2);
+    expect(await settled(loop, number)).toMatchObject({ state: "merged", updates: 1, reason: null });
   });
 });

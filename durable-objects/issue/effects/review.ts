@@ -24,7 +24,13 @@ import { mirroredIssues } from "../../../src/projects/mirror.ts";
 import type { Project } from "../../../src/projects/store.ts";
 import type { Deliverers, EffectContext } from "./deliverers.ts";
 import { forgeOf, posterOf } from "./forge.ts";
-import { holdMergeTurn, MergeTurnPending, updatesBeforeItsReview, waitsForMergeTurn } from "./merge-queue.ts";
+import {
+  confirmMergeTurn,
+  holdMergeTurn,
+  MergeTurnPending,
+  updatesBeforeItsReview,
+  waitsForMergeTurn,
+} from "./merge-queue.ts";
 import { mergeConfirmed, readMerged } from "./merged.ts";
 import { keepCurrent } from "./stay-current.ts";
 
@@ -96,7 +102,9 @@ export const REVIEW_DELIVERERS: Deliverers = {
     // The issue holds the project's merge turn from here through its update's CI and review to its merge, and
     // no other merge lands on the base meanwhile; it gives the turn up when it leaves the merge path
     // (./merge-queue.ts). Only while the issue still merges the head it reviewed (effect-basis.ts).
-    await holdMergeTurn(ctx, registered);
+    const turn = await holdMergeTurn(ctx, registered);
+    // Each write (the update, the merge) only while that turn is still the issue's.
+    const underTurn = () => confirmMergeTurn(ctx, registered, turn);
     // The base may have moved since the review: up to date first, and the new head is reviewed again.
     if (issue.headSha) {
       // An update of an earlier attempt that died before recording it: reviewed again, not merged stale.
@@ -104,12 +112,13 @@ export const REVIEW_DELIVERERS: Deliverers = {
       const base = registered.settings.defaultBranch;
       const moved = await readHeadMove(forge, issue.number, issue.headSha, base);
       if (moved?.type === "branch_updated") return moved;
-      const stale = await keepCurrent(forge, prNumber, issue.headSha);
+      const mayUpdate = () => underTurn().then(() => true);
+      const stale = await keepCurrent(forge, prNumber, issue.headSha, { mayUpdate });
       if (stale) return stale;
     }
     const holds = await heldBy(ctx, registered, forge, prNumber);
     if (holds.length > 0) return { type: "merge_held", holds };
-    return await mergeByRules(ctx, registered, forge, prNumber);
+    return await mergeByRules(ctx, registered, forge, prNumber, underTurn);
   },
 
   check_merged: async (_effect, ctx) => {
@@ -169,14 +178,16 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
 
 /**
  * The merge as the repository's rules have it: the method `merge.method` picks among those it allows, the
- * message Conveyor's own (src/forge/post/commit-message.ts). A refusal for want of approvals waits for a
- * person (merge_needs_approval); any other fails.
+ * message Conveyor's own (src/forge/post/commit-message.ts), sent once `underTurn` confirmed the merge turn
+ * is still the issue's. A refusal for want of approvals waits for a person (merge_needs_approval); any other
+ * fails.
  */
 async function mergeByRules(
   ctx: EffectContext,
   project: Project,
   forge: ForgeClient,
   prNumber: number,
+  underTurn: () => Promise<void>,
 ): Promise<LifecycleEvent> {
   const { issue, env } = ctx;
   const chosen = mergeMethod(project.settings.merge.method, await forge.getMergeMethods());
@@ -187,6 +198,7 @@ async function mergeByRules(
     (await mirroredIssues(env, project.id, [issue.number]))[0]?.title ??
     (await forge.getIssue(issue.number)).title;
   const commit = mergeCommitMessage({ number: issue.number, title }, prNumber);
+  await underTurn();
   const result = await forge.mergePullRequest(prNumber, {
     method: chosen.method,
     ...commit,

@@ -20,8 +20,9 @@ const UPDATE_READ_INTERVAL_MS = 500;
 export class MergeabilityPending extends Error {}
 
 /**
- * `mayUpdate`, asked only for a branch that is behind without conflict: false lets it go ahead as it is (the
- * review's, while other merges are queued).
+ * `mayUpdate`, asked only for a branch that is behind without conflict, right before its update: false lets it
+ * go ahead as it is (the review's, while other merges are queued); throwing leaves it as it is (the merge's,
+ * having lost its turn to merge).
  */
 export async function keepCurrent(
   forge: ForgeClient,
