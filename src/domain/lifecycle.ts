@@ -364,7 +364,7 @@ export type Effect =
   | { kind: "check_merged" }
   /**
    * The merge timer ran out: read whether the pull request is merged (merge_confirmed) or not (merge_failed).
-   * In its own lane, so a merge stuck in the forge lane cannot hold it back.
+   * In its own lane, so a merge stuck in its lane cannot hold it back.
    */
   | { kind: "check_merge" }
   /**

@@ -54,6 +54,13 @@ export function placeOf(queue: MergeQueue, number: number): Place | null {
 }
 
 /**
+ * Whether `now`, the issue's place as the queue answers where its merge acts, is the turn `held` it got before:
+ * it still holds it, since the same moment. A turn lost in between and got again (the queue emptied meanwhile)
+ * is another: merges of the turns in between may have moved the base under what the merge read.
+ */
+export const sameTurn = (held: Place, now: Place): boolean => now.holds && now.heldSince === held.heldSince;
+
+/**
  * Issue `number`'s merge asks for the turn: it joins at the back unless it is already in the queue (a retry,
  * or the holder back in `merging` after its update's CI and review), where it keeps its place.
  */

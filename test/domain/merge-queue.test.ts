@@ -11,6 +11,7 @@ import {
   type MergeQueue,
   mergeCheckWaits,
   placeOf,
+  sameTurn,
   turnBoundMs,
   updatesBeforeReview,
 } from "../../src/domain/merge-queue.ts";
@@ -117,6 +118,40 @@ describe("the backstop: a holder that neither merges nor releases", () => {
 
   it("is the holder's CI and review timers together", () => {
     expect(turnBoundMs({ ci: 3_600_000, review: 10_800_000 })).toBe(14_400_000);
+  });
+});
+
+describe("the merge acts under the turn it got", () => {
+  /** Issue 7's merge got the turn at t=1000 (8 behind it); `meanwhile` happens while it reads the forge. */
+  function actsAfter(meanwhile: (queue: MergeQueue) => MergeQueue, at = 1_000 + HOLD + 5_000) {
+    const first = join(queued(7, 8), ask(7), 1_500).place;
+    const now = join(meanwhile(queued(7, 8)), ask(7), at).place;
+    return sameTurn(first, now);
+  }
+
+  it("while it holds that turn: asked again where it writes, it still holds it since the same moment", () => {
+    expect(actsAfter((queue) => queue, 30_000)).toBe(true);
+  });
+
+  it("not once its bound ran out meanwhile: the next holds the turn, and it asks again from the back", () => {
+    expect(actsAfter((queue) => expire(queue, 1_000 + HOLD).queue)).toBe(false);
+  });
+
+  it("not once its release was delivered meanwhile (it moved on): the next holds the turn", () => {
+    expect(actsAfter((queue) => leave(queue, 7, 5, 30_000).queue, 31_000)).toBe(false);
+  });
+
+  it("not under a later turn of its own: it lost the turn, the next merged and left, and it holds again", () => {
+    const emptied = (queue: MergeQueue) => {
+      const lost = expire(queue, 1_000 + HOLD).queue;
+      return leave(lost, 8, 9, 1_000 + HOLD + 2_000).queue;
+    };
+    expect(actsAfter(emptied)).toBe(false);
+  });
+
+  it("never while it waits", () => {
+    const waiting = join(queued(7, 8), ask(8), 1_500).place;
+    expect(sameTurn(waiting, waiting)).toBe(false);
   });
 });
 

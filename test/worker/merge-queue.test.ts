@@ -5,7 +5,7 @@
  * holds it through its update's CI and review, and the others wait without touching the forge. Under
  * `merge.upToDate: when_required`, a turn is only the merge where the base's protection lets a behind head merge.
  */
-import { env, runInDurableObject, SELF } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { IssueView } from "../../src/contracts/issue-object.ts";
 import type { MergeQueueView } from "../../src/contracts/project-object.ts";
@@ -25,7 +25,7 @@ import {
   report,
   until,
 } from "./support/review.ts";
-import { OPERATOR } from "./support/webhooks.ts";
+import { commentDelivery, issueClosedDelivery, OPERATOR } from "./support/webhooks.ts";
 
 /** An issue the test stands in for: it holds the turn while the others line up behind it. */
 const PHANTOM = 9_999;
@@ -197,6 +197,63 @@ describe("the project's merge queue", () => {
       }),
     );
     expect(numbersIn(await projectStub(env, loop.project).mergeQueue())).toEqual([]);
+  });
+
+  it("a merge waiting for its turn holds back none of the issue's other forge writes, only the check that follows it", async () => {
+    const loop = await loopProject("merge-queue-lanes");
+    const [waiting] = await queued(loop, [{ "a.txt": "a\n" }]);
+    const number = waiting?.number ?? 0;
+    await control("user", { repo: loop.repo, login: "visitor", level: "read" });
+    // A command from someone who may not give one is refused with a reply, and the issue is closed on the
+    // forge (its check reads whether the pull request merged, after the merge ahead of it has its answer).
+    const refused = await commentDelivery(loop, number, "visitor", "/conveyor abandon");
+    expect(await refused.json()).toEqual({ accepted: true, events: 1 });
+    expect(await (await issueClosedDelivery(loop, number)).json()).toMatchObject({ accepted: true });
+
+    const replied = await until(loop, number, (v) => !v.outbox.some((o) => o.channel === "effect:comment"));
+    const notes = (await loop.forge.listComments(number)).map((c) => c.body);
+    expect(notes).toContainEqual(expect.stringMatching(/^@visitor only users with write access can command/));
+    expect(replied.state).toBe("merging");
+    expect(mergeWaits(replied)).toBe(true);
+    expect(replied.outbox).toContainEqual(
+      expect.objectContaining({ channel: "effect:check_merged", pending: 1, attempts: 0 }),
+    );
+
+    await projectStub(env, loop.project).leaveMergeQueue(PHANTOM, 1);
+    expect(await settled(loop, number)).toMatchObject({ state: "merged", reason: null });
+  });
+
+  it("a merge that lost its turn while it read the forge writes nothing, and checks again on its next turn", async () => {
+    const loop = await loopProject("merge-queue-lost");
+    const [waiting] = await queued(loop, [{ "a.txt": "a\n" }]);
+    const number = waiting?.number ?? 0;
+    const project = projectStub(env, loop.project);
+    // The base moves, and the forge re-checks the pull request a few reads long: the merge's check of it
+    // reads for seconds (src/domain/stay-current.ts), then finds it behind, to be updated.
+    await control("merge-checks", { repo: loop.repo, reads: 4 });
+    await push(loop, 0, { "base.txt": "moved\n" }, { branch: "main" });
+    const calls = async () => (await control<{ charged: number }>("api-calls", { repo: loop.repo })).charged;
+    const before = await calls();
+    const released = Date.now();
+    await project.leaveMergeQueue(PHANTOM, 1);
+    // Its turn told, the merge reads the branch, then the pull request: it is in its check.
+    while ((await calls()) < before + 2) await new Promise((r) => setTimeout(r, 20));
+    // Meanwhile its turn runs out (its bound shortened, as the silent holder's), and the phantom, asking again,
+    // holds the next one.
+    await project.joinMergeQueue(PHANTOM, 2, HOUR);
+    await project.joinMergeQueue(number, 0, 1);
+    await runDurableObjectAlarm(project);
+    expect(numbersIn(await project.mergeQueue())).toEqual([PHANTOM]);
+
+    // Where it would have updated its branch it asks again: behind the phantom now, it waits, touching nothing.
+    const stub = issueStub(env, loop.project, number);
+    await stub.drain();
+    expect(await updatesAndMerges(loop, released)).toEqual([]);
+    expect(await stub.view()).toMatchObject({ state: "merging", updates: 0 });
+    expect(numbersIn(await project.mergeQueue())).toEqual([PHANTOM, number]);
+
+    await project.leaveMergeQueue(PHANTOM, 2);
+    expect(await settled(loop, number)).toMatchObject({ state: "merged", updates: 1, reason: null });
   });
 });
 

@@ -65,12 +65,12 @@ export const DELIVERERS: Deliverers = {
 };
 
 /**
- * Effects go out in order within a lane (a cancel never overtakes the enqueue it cancels, a merge precedes
- * the close); lanes do not wait for each other, so a forge outage never holds back the job queue.
+ * Effects go out in order within a lane (a cancel never overtakes the enqueue it cancels, the parts of a split
+ * are filed before the close); lanes do not wait for each other, so a forge outage never holds back the job
+ * queue, nor a merge waiting for its turn the issue's other forge writes.
  */
 export const LANES = {
   jobs: ["enqueue_job", "cancel_jobs"],
-  // check_merged follows the merge it checks: it runs once that merge has its answer.
   forge: [
     "labels",
     "comment",
@@ -81,15 +81,19 @@ export const LANES = {
     "open_pull_request",
     "describe_pull_request",
     "request_review",
-    "merge",
-    "check_merged",
     // The parts are filed, and named on the issue, before it is closed.
     "split_issue",
     "close_issue",
     "delete_branch",
   ],
   dependents: ["notify_dependents"],
-  // The merge timer's check must not wait behind a merge the forge lane is stuck on.
+  // A merge may wait for the project's merge turn behind the whole queue: the replies, labels and notices
+  // decided meanwhile never wait with it. check_merged reads the answer of the merge ahead of it (and waits
+  // for the number of a pull request still being opened in the forge lane). What follows a merge (close_issue,
+  // delete_branch) is decided on merge_confirmed: the merge's own answer, or the forge's word that it is
+  // merged, which leaves a merge still waiting here stale (dropped, never sent).
+  merge: ["merge", "check_merged"],
+  // The merge timer's check must not wait behind the merge it asks about, stuck on a forge that does not answer.
   merge_check: ["check_merge"],
   // The turn passes on at once: never behind a merge that waits for it, nor a slow forge.
   merge_queue: ["leave_merge_queue"],

@@ -24,7 +24,14 @@ import { mirroredIssues } from "../../../src/projects/mirror.ts";
 import type { Project } from "../../../src/projects/store.ts";
 import type { Deliverers, EffectContext } from "./deliverers.ts";
 import { forgeOf, posterOf } from "./forge.ts";
-import { holdMergeTurn, MergeTurnPending, updatesBeforeItsReview, waitsForMergeTurn } from "./merge-queue.ts";
+import {
+  confirmMergeTurn,
+  holdMergeTurn,
+  MergeTurnPending,
+  updatesBeforeItsReview,
+  waitsForMergeTurn,
+} from "./merge-queue.ts";
+import { mergeConfirmed, readMerged } from "./merged.ts";
 import { keepCurrent } from "./stay-current.ts";
 import { updateRefusedAsBehind, upToDateRule } from "./up-to-date.ts";
 
@@ -97,7 +104,9 @@ export const REVIEW_DELIVERERS: Deliverers = {
     // The issue holds the project's merge turn from here through its update's CI and review to its merge, and
     // no other merge lands on the base meanwhile; it gives the turn up when it leaves the merge path
     // (./merge-queue.ts). Only while the issue still merges the head it reviewed (effect-basis.ts).
-    await holdMergeTurn(ctx, registered);
+    const turn = await holdMergeTurn(ctx, registered);
+    // Each write (the update, the merge) only while that turn is still the issue's.
+    const underTurn = () => confirmMergeTurn(ctx, registered, turn);
     // The base may have moved since the review: up to date first, and the new head is reviewed again.
     if (issue.headSha) {
       // An update of an earlier attempt that died before recording it: reviewed again, not merged stale.
@@ -105,31 +114,36 @@ export const REVIEW_DELIVERERS: Deliverers = {
       const base = registered.settings.defaultBranch;
       const moved = await readHeadMove(forge, issue.number, issue.headSha, base);
       if (moved?.type === "branch_updated") return moved;
+      const mayUpdate = () => underTurn().then(() => true);
       const stale = await keepCurrent(forge, prNumber, issue.headSha, {
+        mayUpdate,
         rule: upToDateRule(forge, registered),
       });
       if (stale) return stale;
     }
     const holds = await heldBy(ctx, registered, forge, prNumber);
     if (holds.length > 0) return { type: "merge_held", holds };
-    return await mergeByRules(ctx, registered, forge, prNumber);
+    return await mergeByRules(ctx, registered, forge, prNumber, underTurn);
   },
 
   check_merged: async (_effect, ctx) => {
     const { issue } = ctx;
     // The merge's answer already ended the lifecycle (the usual case), or an operator did.
     if (issue.state === "merged" || issue.state === "abandoned") return undefined;
-    return readMerged(ctx, { type: "issue_closed", unmerged: true });
+    // The pull request being opened (its answer, in the forge lane, still on the way) may be the one merged.
+    if (issue.prNumber === null) throw new Error("the pull request's number is not known yet");
+    return mergedOr(ctx, issue.prNumber, { type: "issue_closed", unmerged: true });
   },
 
   // Held to merging at its head (effect-basis.ts): a merge's answer that came after all ended it.
   check_merge: async (_effect, ctx) => {
+    const pr = ctx.issue.prNumber;
     // Like the merge itself: nothing to ask about before the forge's number is known (retried, bounded).
-    if (ctx.issue.prNumber === null) throw new Error("the pull request's number is not known yet");
+    if (pr === null) throw new Error("the pull request's number is not known yet");
     // Waiting for the merge turn is no merge gone unanswered: asked again later, bounded by the queue.
     const waiting = await waitsForMergeTurn(ctx, (await forgeOf(ctx)).project);
     if (waiting) throw new MergeTurnPending(waiting);
-    return readMerged(ctx, {
+    return mergedOr(ctx, pr, {
       type: "merge_failed",
       reason: "the pull request was not merged within the merge timeout",
     });
@@ -169,14 +183,16 @@ async function askCritic(ctx: EffectContext, project: Project, forge: ForgeClien
 
 /**
  * The merge as the repository's rules have it: the method `merge.method` picks among those it allows, the
- * message Conveyor's own (src/forge/post/commit-message.ts). A refusal of a head behind its base updates it
- * (./up-to-date.ts); for want of approvals it waits for a person (merge_needs_approval); any other fails.
+ * message Conveyor's own (src/forge/post/commit-message.ts), sent once `underTurn` confirmed the merge turn
+ * is still the issue's. A refusal of a head behind its base updates it, under the same turn (./up-to-date.ts);
+ * for want of approvals it waits for a person (merge_needs_approval); any other fails.
  */
 async function mergeByRules(
   ctx: EffectContext,
   project: Project,
   forge: ForgeClient,
   prNumber: number,
+  underTurn: () => Promise<void>,
 ): Promise<LifecycleEvent> {
   const { issue, env } = ctx;
   const chosen = mergeMethod(project.settings.merge.method, await forge.getMergeMethods());
@@ -187,17 +203,15 @@ async function mergeByRules(
     (await mirroredIssues(env, project.id, [issue.number]))[0]?.title ??
     (await forge.getIssue(issue.number)).title;
   const commit = mergeCommitMessage({ number: issue.number, title }, prNumber);
+  await underTurn();
   const result = await forge.mergePullRequest(prNumber, {
     method: chosen.method,
     ...commit,
     ...(issue.headSha && { sha: issue.headSha }),
   });
   // Merging is idempotent: a retry after a lost answer finds the pull request already merged.
-  if (result.merged) {
-    const pull = { number: prNumber, byConveyor: true };
-    return { type: "merge_confirmed", ...pull, ...(issue.headSha && { sha: issue.headSha }) };
-  }
-  const behind = await updateRefusedAsBehind(forge, prNumber, issue.headSha, result.reason);
+  if (result.merged) return mergeConfirmed(prNumber, issue.headSha);
+  const behind = await updateRefusedAsBehind(forge, prNumber, issue.headSha, result.reason, underTurn);
   if (behind) return behind;
   const target = {
     prNumber,
@@ -223,13 +237,8 @@ async function heldBy(ctx: EffectContext, project: Project, forge: ForgeClient, 
   return standing.filter((_, i) => writers[i]);
 }
 
-/** Whether the issue's pull request is merged, as the forge says: merge_confirmed, or `unmerged`. */
-async function readMerged(ctx: EffectContext, unmerged: LifecycleEvent): Promise<LifecycleEvent> {
-  const { issue } = ctx;
-  if (issue.prNumber === null) return unmerged;
+/** Whether the issue's pull request `pr` is merged, as the forge says: merge_confirmed, or `unmerged`. */
+async function mergedOr(ctx: EffectContext, pr: number, unmerged: LifecycleEvent): Promise<LifecycleEvent> {
   const { forge } = await forgeOf(ctx);
-  const pull = await forge.getPullRequest(issue.prNumber);
-  return pull.merged
-    ? { type: "merge_confirmed", sha: pull.headSha, number: issue.prNumber, byConveyor: true }
-    : unmerged;
+  return (await readMerged(forge, pr)) ?? unmerged;
 }

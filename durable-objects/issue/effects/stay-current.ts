@@ -11,6 +11,7 @@ import {
 } from "../../../src/domain/stay-current.ts";
 import { ALWAYS, type UpToDateRule } from "../../../src/domain/up-to-date.ts";
 import type { ForgeClient } from "../../../src/forge/client/index.ts";
+import { readMerged } from "./merged.ts";
 
 /** GitHub's update-branch answers 202 and moves the head shortly after: read it this often, this long. */
 const UPDATE_READS = 20;
@@ -21,8 +22,9 @@ export class MergeabilityPending extends Error {}
 
 /**
  * `rule` and `mayUpdate`, asked only for a branch that is behind without conflict: `merge.upToDate` with the
- * base's protection (./up-to-date.ts), then false lets it go ahead as it is (the review's, while other merges
- * are queued).
+ * base's protection (./up-to-date.ts); then, right before its update, `mayUpdate`: false lets it go ahead as
+ * it is (the review's, while other merges are queued); throwing leaves it as it is (the merge's, having lost
+ * its turn to merge).
  */
 export async function keepCurrent(
   forge: ForgeClient,
@@ -37,8 +39,8 @@ export async function keepCurrent(
   // A pull request merged meanwhile (by hand, or an earlier attempt's answer lost) reads as behind or in
   // conflict with the base that now holds it: updating it would fail, and a conflict would undo the merge.
   if (step.action === "update_branch" || step.action === "resolve_conflict") {
-    const pull = await forge.getPullRequest(pr);
-    if (pull.merged) return { type: "merge_confirmed", number: pr, byConveyor: true, sha: pull.headSha };
+    const merged = await readMerged(forge, pr);
+    if (merged) return merged;
   }
   switch (step.action) {
     case "proceed":

@@ -31,9 +31,10 @@ export async function updateRefusedAsBehind(
   pr: number,
   headSha: string | null,
   reason: string,
+  underTurn: () => Promise<void>,
 ): Promise<LifecycleEvent | null> {
   if (!headSha || !refusedAsBehind(reason)) return null;
-  const step = await keepCurrent(forge, pr, headSha);
+  const step = await keepCurrent(forge, pr, headSha, { mayUpdate: () => underTurn().then(() => true) });
   if (step) return step;
   // GitHub recomputes for a moment after the base moved: the merge is tried again with the outbox's backoff.
   throw new MergeabilityPending(`the forge refused #${pr} as behind its base but reads it current`);
