@@ -10,12 +10,13 @@ let counter = 0;
 export const freshProject = (name: string) => `${name}-${Date.now().toString(36)}-${counter++}`;
 
 /**
- * A test project's settings: `extra`, its effects retried from 50 ms (`effects.retryBaseMs`) unless it says
- * otherwise. The local forge answers at once, and its CI (polled on Forgejo) settles in a moment.
+ * A test project's settings: `extra`, its effects retried from 50 ms (`effects.retryBaseMs`) and its polls at
+ * most 1 s apart (`effects.pollMaxMs`) unless it says otherwise. The local forge answers at once, and its CI
+ * (polled on Forgejo) settles in seconds: a poll grown to the default 20 s would wait out most of a test.
  */
 export function testSettings(extra: object): object {
   const { effects } = extra as { effects?: object };
-  return { ...extra, effects: { retryBaseMs: 50, ...effects } };
+  return { ...extra, effects: { retryBaseMs: 50, pollMaxMs: 1_000, ...effects } };
 }
 
 export async function registerProject(
