@@ -89,7 +89,12 @@ describe("on GitHub, a pull request behind a base without strict protection", ()
     const { number, sha } = await behind("gh-as-it-is", GITHUB_REPO);
     expect(await githubState(number)).toBe("clean");
     expect(await github().getMergeability(number)).toEqual({ kind: "behind" });
-    const rule = async () => ({ setting: "when_required" as const, protection: null });
+    // As upToDateRule reads it: GitHub's branch, unprotected.
+    const rule = async () => ({
+      setting: "when_required" as const,
+      protection: await github().getBranchProtection("main"),
+    });
+    expect(await rule()).toEqual({ setting: "when_required", protection: null });
     expect(await keepCurrent(github(), number, sha, { rule })).toBeNull();
     expect(await github().mergePullRequest(number, { method: "merge", sha })).toEqual({
       kind: "merged",
