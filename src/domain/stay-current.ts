@@ -81,8 +81,8 @@ export const githubNeedsCompare = (mergeable: boolean | null, mergeableState: st
 
 /**
  * GitHub's pull request and, where `githubNeedsCompare`, `behindBy`: how many commits of the base branch's
- * head the head lacks (the compare API's `behind_by`), null when not read; unread where it is needed, there
- * is no answer yet.
+ * head the head lacks (the compare API's `behind_by`), null when not read. Needed and not read, it is
+ * `unknown` (ask again), never taken for current.
  */
 export function githubMergeability(
   mergeable: boolean | null,
