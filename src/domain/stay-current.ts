@@ -61,16 +61,38 @@ export function stayCurrent(state: Mergeability, reads = 1, rule: UpToDateRule =
 }
 
 /**
- * GitHub's `mergeable` and `mergeable_state`: `behind` and `dirty` are what matter here; `blocked` (required
- * reviews or checks), `unstable` (failing non-required checks), `has_hooks`, `draft` and `clean` all mean the
- * head itself is current; `unknown`, or `mergeable: null`, is still being computed.
+ * What GitHub's `mergeable` and `mergeable_state` alone settle: `dirty` (or `mergeable: false`), `behind`,
+ * and `unknown` (or `mergeable: null`, still being computed); null for the rest. GitHub says `behind` only where
+ * the base's protection requires an up-to-date head (strict required status checks); elsewhere a head many
+ * commits behind reads `clean`, `blocked` (required reviews or checks), `unstable` (failing checks that are
+ * not required), `has_hooks` or `draft`, so those leave open whether the head contains the base.
  */
-export function githubMergeability(mergeable: boolean | null, mergeableState: string | null): Mergeability {
+function githubSays(mergeable: boolean | null, mergeableState: string | null): Mergeability | null {
   if (mergeableState === "dirty" || mergeable === false) return { kind: "conflict", files: [] };
   if (mergeableState === "behind") return { kind: "behind" };
   if (mergeable === null || mergeableState === null || mergeableState === "unknown")
     return { kind: "unknown" };
-  return { kind: "current" };
+  return null;
+}
+
+/** Whether GitHub's answer needs the base compared with the head (`behindBy`) to tell current from behind. */
+export const githubNeedsCompare = (mergeable: boolean | null, mergeableState: string | null): boolean =>
+  githubSays(mergeable, mergeableState) === null;
+
+/**
+ * GitHub's pull request and, where `githubNeedsCompare`, `behindBy`: how many commits of the base branch's
+ * head the head lacks (the compare API's `behind_by`), null when not read. Needed and not read, it is
+ * `unknown` (ask again), never taken for current.
+ */
+export function githubMergeability(
+  mergeable: boolean | null,
+  mergeableState: string | null,
+  behindBy: number | null,
+): Mergeability {
+  const said = githubSays(mergeable, mergeableState);
+  if (said) return said;
+  if (behindBy === null) return { kind: "unknown" };
+  return behindBy > 0 ? { kind: "behind" } : { kind: "current" };
 }
 
 /**

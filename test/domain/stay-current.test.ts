@@ -3,6 +3,7 @@ import {
   CHECKING_READS,
   giteaMergeability,
   githubMergeability,
+  githubNeedsCompare,
   type Mergeability,
   type StayCurrentAction,
   stayCurrent,
@@ -37,24 +38,37 @@ describe("stayCurrent", () => {
 
 describe("githubMergeability", () => {
   const STATES = ["behind", "dirty", "clean", "unstable", "blocked", "has_hooks", "draft", "unknown", null];
-  const expected = (mergeable: boolean | null, state: string | null): Mergeability["kind"] => {
+  const settled = (mergeable: boolean | null, state: string | null): Mergeability["kind"] | null => {
     if (state === "dirty" || mergeable === false) return "conflict";
     if (state === "behind") return "behind";
     if (mergeable === null || state === null || state === "unknown") return "unknown";
-    return "current";
+    return null;
   };
-  const pairs = [true, false, null].flatMap((m) => STATES.map((s) => [m, s] as const));
+  const expected = (mergeable: boolean | null, state: string | null, behindBy: number | null) => {
+    const kind = settled(mergeable, state);
+    if (kind) return kind;
+    if (behindBy === null) return "unknown";
+    return behindBy > 0 ? "behind" : "current";
+  };
+  const cases = [true, false, null].flatMap((m) =>
+    STATES.flatMap((s) => [null, 0, 3].map((behindBy) => [m, s, behindBy] as const)),
+  );
 
-  it.each(pairs)("mergeable %s, mergeable_state %s", (mergeable, state) => {
-    expect(githubMergeability(mergeable, state).kind).toBe(expected(mergeable, state));
+  it.each(cases)("mergeable %s, mergeable_state %s, behind_by %s", (mergeable, state, behindBy) => {
+    expect(githubMergeability(mergeable, state, behindBy).kind).toBe(expected(mergeable, state, behindBy));
+    expect(githubNeedsCompare(mergeable, state)).toBe(settled(mergeable, state) === null);
   });
 
-  it("the usual answers", () => {
-    expect(githubMergeability(true, "behind")).toEqual({ kind: "behind" });
-    expect(githubMergeability(false, "dirty")).toEqual({ kind: "conflict", files: [] });
-    expect(githubMergeability(true, "clean")).toEqual({ kind: "current" });
-    expect(githubMergeability(true, "blocked")).toEqual({ kind: "current" });
-    expect(githubMergeability(null, "unknown")).toEqual({ kind: "unknown" });
+  it("the usual answers; clean without strict protection is compared with the base", () => {
+    expect(githubMergeability(true, "behind", null)).toEqual({ kind: "behind" });
+    expect(githubMergeability(false, "dirty", null)).toEqual({ kind: "conflict", files: [] });
+    expect(githubMergeability(null, "unknown", null)).toEqual({ kind: "unknown" });
+    expect(githubNeedsCompare(true, "clean")).toBe(true);
+    // GitHub's `clean` (or `blocked`) of a head many commits behind an unprotected base: behind all the same.
+    expect(githubMergeability(true, "clean", 12)).toEqual({ kind: "behind" });
+    expect(githubMergeability(true, "blocked", 1)).toEqual({ kind: "behind" });
+    expect(githubMergeability(true, "clean", 0)).toEqual({ kind: "current" });
+    expect(githubMergeability(true, "unstable", 0)).toEqual({ kind: "current" });
   });
 });
 

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { githubMergeability, type Mergeability } from "../../domain/stay-current.ts";
+import { githubMergeability, githubNeedsCompare, type Mergeability } from "../../domain/stay-current.ts";
 import { hasStatus } from "./errors.ts";
 import { ForgeHttp, type HttpRequest } from "./http.ts";
 import type { NormalizedLabel } from "./labels.ts";
@@ -11,6 +11,7 @@ import {
   githubCheckRuns,
   githubCheckSuites,
   githubCombinedStatus,
+  githubComparison,
   githubReviewComment,
   githubWorkflowRuns,
   type PullMergeState,
@@ -40,8 +41,22 @@ export class GitHubClient extends RepoClient {
   protected readonly branchHead = githubBranch;
   protected readonly commitPath = "commits";
   protected readonly reviewComment = githubReviewComment;
-  protected mergeabilityOf(pull: PullMergeState): Mergeability {
-    return githubMergeability(pull.mergeable, pull.mergeable_state ?? null);
+  /**
+   * GitHub says `behind` only where the base's protection requires an up-to-date head: elsewhere, one more
+   * read (the compare API) tells whether the head contains the base branch's head.
+   */
+  protected async mergeabilityOf(pull: PullMergeState): Promise<Mergeability> {
+    const state = pull.mergeable_state ?? null;
+    const compare = githubNeedsCompare(pull.mergeable, state);
+    const behindBy = compare ? await this.behindBy(pull.base.ref, pull.head.sha) : null;
+    return githubMergeability(pull.mergeable, state, behindBy);
+  }
+
+  /** `GET /compare/{base}...{head}`: `behind_by`, the commits of the base branch's head `head` lacks. */
+  private behindBy(base: string, head: string): Promise<number> {
+    // One commit per page: only the counts are read (the changed files come with the first page regardless).
+    const path = `${this.repo}/compare/${encodeBranch(base)}...${head}`;
+    return this.http.json({ method: "GET", path, query: { per_page: 1 } }, githubComparison);
   }
 
   /** `PUT /pulls/{n}/update-branch` (202, asynchronous); 422 when it cannot (a conflict, or a moved head). */

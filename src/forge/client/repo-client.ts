@@ -98,7 +98,8 @@ export abstract class RepoClient implements ForgeClient<Plain> {
   protected abstract readonly reviewComment: z.ZodType<PullReviewComment>;
   abstract updateBranch(number: number, expectedHeadSha: string): Promise<"updated" | "conflict">;
   abstract rerunFailedJobs(suiteId: number): Promise<number>;
-  protected abstract mergeabilityOf(pull: PullMergeState): Mergeability;
+  /** The pull request's standing; GitHub's may read the compare API too. */
+  protected abstract mergeabilityOf(pull: PullMergeState): Mergeability | Promise<Mergeability>;
   /** Where a branch is deleted: GitHub deletes its ref, Gitea and Forgejo the branch. */
   protected abstract branchDeletePath(encodedBranch: string): string;
   /** The repository's `allow_*` merge settings, as the forge names them (./merge-rules.ts). */

@@ -227,10 +227,16 @@ export const pullMergeState = z.object({
   mergeable: z.boolean().nullable(),
   mergeable_state: z.string().nullish(),
   merge_base: z.string().nullish(),
-  base: z.object({ sha: z.string().nullish() }),
+  head: z.object({ sha: z.string() }),
+  base: z.object({ ref: z.string(), sha: z.string().nullish() }),
   conflicted_files: z.array(z.string()).nullish(),
 });
 export type PullMergeState = z.infer<typeof pullMergeState>;
+
+/** GitHub's commit-comparison (`GET /compare/{base}...{head}`): the commits of the base the head lacks. */
+export const githubComparison = z
+  .object({ behind_by: z.number().int().nonnegative() })
+  .transform((raw) => raw.behind_by);
 
 /** GitHub's pull request file and Gitea's ChangedFile; Gitea sends `previous_filename` "" when there is none. */
 export const changedFile = z

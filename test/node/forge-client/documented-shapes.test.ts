@@ -27,6 +27,7 @@ import {
   githubCheckRuns,
   githubCheckSuites,
   githubCombinedStatus,
+  githubComparison,
   githubReviewComment,
   issue,
   listedPullRequest,
@@ -73,6 +74,7 @@ const GITHUB_READS: Record<string, Read[]> = {
   "GET /repos/{owner}/{repo}/commits/{ref}/check-runs": [{ schema: githubCheckRuns }],
   "GET /repos/{owner}/{repo}/commits/{ref}/check-suites": [{ schema: githubCheckSuites }],
   "GET /repos/{owner}/{repo}/commits/{ref}": [{ schema: commitParents }],
+  "GET /repos/{owner}/{repo}/compare/{basehead}": [{ schema: githubComparison }],
   "POST /repos/{owner}/{repo}/hooks": [{ schema: withId }],
   "GET /repos/{owner}/{repo}": [{ schema: githubMergeMethods }],
   "GET /repos/{owner}/{repo}/branches/{branch}/protection": [{ schema: githubProtection }],
@@ -214,6 +216,7 @@ describe("the local forge answers with the documented shapes", () => {
       ],
       ["GET /repos/{owner}/{repo}/pulls/{pull_number}", `/repos/${REPO}/pulls/${ids.pull}`],
       ["GET /repos/{owner}/{repo}/commits/{ref}", `/repos/${REPO}/commits/${ids.sha}`],
+      ["GET /repos/{owner}/{repo}/compare/{basehead}", `/repos/${REPO}/compare/main...${ids.sha}`],
       ["GET /repos/{owner}/{repo}/branches/{branch}/protection", `/repos/${REPO}/branches/main/protection`],
       ["GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", `/repos/${REPO}/pulls/${ids.pull}/reviews`],
       [

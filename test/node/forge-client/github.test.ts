@@ -5,6 +5,7 @@ import { empty, FakeForge, json } from "./fake-forge.ts";
 import {
   githubCombinedStatus,
   githubComment,
+  githubComparison,
   githubError,
   githubHook,
   githubIssue,
@@ -305,6 +306,45 @@ describe("GitHub client", () => {
       headSha: "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
       baseRef: "main",
     });
+  });
+
+  it("getMergeability takes GitHub's behind, dirty and unknown as they are, without another read", async () => {
+    forge
+      .on("GET", `${R}/pulls/12`, json(200, githubPull(12, { mergeableState: "behind" })))
+      .on("GET", `${R}/pulls/13`, json(200, githubPull(13, { mergeable: false, mergeableState: "dirty" })))
+      .on("GET", `${R}/pulls/14`, json(200, githubPull(14, { mergeable: null, mergeableState: "unknown" })));
+
+    expect(await client().getMergeability(12)).toEqual({ kind: "behind" });
+    expect(await client().getMergeability(13)).toEqual({ kind: "conflict", files: [] });
+    expect(await client().getMergeability(14)).toEqual({ kind: "unknown" });
+    expect(forge.requests.map((request) => request.path)).toEqual([
+      `${R}/pulls/12`,
+      `${R}/pulls/13`,
+      `${R}/pulls/14`,
+    ]);
+  });
+
+  it("getMergeability compares the base with the head where GitHub's state leaves it open (no strict protection)", async () => {
+    const compare = `${R}/compare/main...ec26c3e57ca3a959ca5aad62de7213c562f8c821`;
+    forge
+      .on(
+        "GET",
+        `${R}/pulls/12`,
+        json(200, githubPull(12)),
+        json(200, githubPull(12, { mergeableState: "blocked" })),
+      )
+      .on("GET", compare, json(200, githubComparison(1, 3)), json(200, githubComparison(1, 0)));
+
+    // `clean`, yet 3 commits of main are not in the head: behind all the same.
+    expect(await client().getMergeability(12)).toEqual({ kind: "behind" });
+    expect(await client().getMergeability(12)).toEqual({ kind: "current" });
+    expect(forge.requests.map((request) => request.path)).toEqual([
+      `${R}/pulls/12`,
+      compare,
+      `${R}/pulls/12`,
+      compare,
+    ]);
+    expect(forge.requests[1]?.query).toEqual({ per_page: "1" });
   });
 
   it("findOpenPullRequest filters by owner:branch and base, and checks the match", async () => {

@@ -5,6 +5,7 @@
  * the counts), a review and its comments on lines. Field for field as GitHub's OpenAPI description requires them (test/fixtures/forge-api/
  * github.json checks it); constant values stand in for what the stand-in does not have.
  */
+import { protectionOf, protectionRefusal } from "./merge-rules.ts";
 import type { Comment, Issue, Label, Pull, Repo, Review, ReviewState, User } from "./state.ts";
 import type { Store } from "./store.ts";
 
@@ -200,14 +201,7 @@ export class GitHubRender {
       merged: pull.merged,
       mergeable: open ? mergeable : null,
       rebaseable: open ? mergeable : null,
-      // GitHub's `mergeable_state`: what stayCurrent reads; `behind` when the base moved on.
-      mergeable_state: !open
-        ? "unknown"
-        : !mergeable
-          ? "dirty"
-          : pull.mergeBase === repo.branches[pull.baseBranch]
-            ? "clean"
-            : "behind",
+      mergeable_state: open ? this.mergeableState(repo, issue, mergeable) : "unknown",
       merged_by: pull.mergedById === null ? null : this.userById(pull.mergedById),
       comments: issue.comments.length,
       review_comments: 0,
@@ -217,6 +211,20 @@ export class GitHubRender {
       deletions: 0,
       changed_files: 0,
     };
+  }
+
+  /**
+   * GitHub's `mergeable_state`: `dirty` for a conflict; `behind` only where the base's protection requires an
+   * up-to-date head (strict required status checks, with a context to require): elsewhere a head behind its
+   * base reads as any other; `blocked` where the protection refuses the merge now; else `clean`.
+   */
+  private mergeableState(repo: Repo, issue: Issue & { pull: Pull }, mergeable: boolean): string {
+    if (!mergeable) return "dirty";
+    const rule = protectionOf(repo, issue.pull.baseBranch);
+    const strict =
+      rule?.blockOnOutdatedBranch && rule.enableStatusCheck && rule.statusCheckContexts.length > 0;
+    if (strict && issue.pull.mergeBase !== repo.branches[issue.pull.baseBranch]) return "behind";
+    return protectionRefusal(this.#store, repo, issue, "github") === null ? "clean" : "blocked";
   }
 
   /** `pull-request-review`: GitHub's words for the states; a dismissed review reads `DISMISSED`. */

@@ -16,17 +16,26 @@ const UNSIGNED = {
 
 /**
  * One commit and its parents, first parent first: Gitea's `GET /git/commits/{sha}` (Commit, a sha or a ref)
- * and GitHub's `GET /commits/{ref}` (commit). Authors are not linked to users here (null, as both forges
- * answer for an email no account has).
+ * and GitHub's `GET /commits/{ref}` (commit).
  */
 export async function getCommit(ctx: RepoContext): Promise<Reply> {
   const dir = gitDir(ctx.forge.reposDir, ctx.repo);
   const sha = await resolveCommit(dir, ctx.params.sha ?? ctx.params.ref ?? "");
-  const commit = sha ? await commitAt(dir, sha) : undefined;
-  if (!sha || !commit) {
+  const shown = sha ? await commitOf(ctx, dir, sha) : undefined;
+  if (!shown) {
     if (ctx.dialect === "github") throw new ApiError(422, `No commit found for SHA: ${ctx.params.ref}`);
     throw new ApiError(404, `object does not exist [id: ${ctx.params.sha}]`);
   }
+  return json(200, shown);
+}
+
+/**
+ * The commit `sha` in the dialect's shape, or undefined where there is none. Authors are not linked to users
+ * here (null, as both forges answer for an email no account has).
+ */
+export async function commitOf(ctx: RepoContext, dir: string, sha: string) {
+  const commit = await commitAt(dir, sha);
+  if (!commit) return undefined;
   const { parents } = await commitShape(dir, sha);
   const api = ctx.forge.render.repoApiUrl(ctx.repo);
   const web = ctx.forge.render.repoUrl(ctx.repo);
@@ -41,7 +50,7 @@ export async function getCommit(ctx: RepoContext): Promise<Reply> {
     tree,
   };
   if (ctx.dialect === "github") {
-    return json(200, {
+    return {
       url: `${api}/commits/${sha}`,
       sha,
       node_id: `C_${sha}`,
@@ -51,9 +60,9 @@ export async function getCommit(ctx: RepoContext): Promise<Reply> {
       author: null,
       committer: null,
       parents: parents.map((p) => ({ sha: p, url: `${api}/commits/${p}`, html_url: `${web}/commit/${p}` })),
-    });
+    };
   }
-  return json(200, {
+  return {
     url: `${api}/git/commits/${sha}`,
     sha,
     created: commit.timestamp,
@@ -62,5 +71,5 @@ export async function getCommit(ctx: RepoContext): Promise<Reply> {
     author: null,
     committer: null,
     parents: parents.map((p) => ({ sha: p, url: `${api}/git/commits/${p}`, created: commit.timestamp })),
-  });
+  };
 }

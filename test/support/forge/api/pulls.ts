@@ -239,3 +239,25 @@ export async function updateBranch(ctx: RepoContext): Promise<Reply> {
   }
   return { status: 200 };
 }
+
+const githubUpdateOption = z.object({ expected_head_sha: z.string().optional() }).nullish();
+
+/**
+ * GitHub's `PUT /pulls/{n}/update-branch`: the same merge of the base into the head (GitHub's a moment after
+ * its 202, here before it); 422 where `expected_head_sha` is not the head or the base does not merge in.
+ */
+export async function updateBranchGithub(ctx: RepoContext): Promise<Reply> {
+  const issue = pullParam(ctx);
+  const expected = parseBody(githubUpdateOption, ctx.body)?.expected_head_sha;
+  if (expected !== undefined && expected !== issue.pull.headSha)
+    throw new ApiError(422, "expected head sha didn't match current head ref.");
+  try {
+    await updatePullBranch(ctx.forge, ctx.repo, issue, ctx.doer, ctx.mode);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 409)
+      throw new ApiError(422, "merge conflict between base and head");
+    throw error;
+  }
+  const url = `${ctx.forge.render.repoApiUrl(ctx.repo)}/pulls/${issue.index}`;
+  return json(202, { message: "Updating pull request branch.", url });
+}

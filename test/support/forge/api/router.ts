@@ -8,13 +8,15 @@ export type Route =
   | { method: string; pattern: RegExp; names: string[]; scope: "repo"; handle: Handler<RepoContext> };
 
 // `{index}` and `{id}` are numbers, `{diffType}` is diff or patch, `{branch}` the rest of the path (branch names
-// have slashes) and so is `{path}` (a file's path), any other parameter is one path segment.
+// have slashes) and so are `{path}` (a file's path) and `{basehead}` (two refs), any other parameter is one
+// path segment.
 const PARAMETER: Record<string, string> = {
   path: "(.+)",
   index: "(\\d+)",
   id: "(\\d+)",
   diffType: "(diff|patch)",
   branch: "(.+)",
+  basehead: "(.+)",
 };
 
 function compile(path: string): { pattern: RegExp; names: string[] } {

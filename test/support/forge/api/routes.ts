@@ -9,6 +9,7 @@ import {
 } from "./checks.ts";
 import { createComment, listComments } from "./comments.ts";
 import { getCommit } from "./commits.ts";
+import { compare } from "./compare.ts";
 import { getContents } from "./contents.ts";
 import { createHook, deleteHook, listHooks } from "./hooks.ts";
 import { createIssue, editIssue, getIssue, listIssues } from "./issues.ts";
@@ -45,6 +46,7 @@ import {
   pullDiff,
   pullFiles,
   updateBranch,
+  updateBranchGithub,
 } from "./pulls.ts";
 import { getCurrentUser, getPermission, getRepo, putCollaborator } from "./repos.ts";
 import { dismissReview, listReviewComments, listReviews, submitReview } from "./reviews.ts";
@@ -88,6 +90,7 @@ export const ROUTES: Route[] = [
   // GitHub merges with PUT.
   repoRoute("PUT", "/pulls/{index}/merge", mergeGithub),
   repoRoute("POST", "/pulls/{index}/update", updateBranch),
+  repoRoute("PUT", "/pulls/{index}/update-branch", updateBranchGithub),
   repoRoute("GET", "/pulls/{index}/reviews", listReviews),
   repoRoute("POST", "/pulls/{index}/reviews", submitReview),
   repoRoute("GET", "/pulls/{index}/reviews/{id}/comments", listReviewComments),
@@ -115,6 +118,7 @@ export const ROUTES: Route[] = [
   repoRoute("GET", "/commits/{ref}/check-runs", listCheckRuns),
   repoRoute("GET", "/commits/{ref}/check-suites", listCheckSuites),
   repoRoute("GET", "/commits/{ref}", getCommit),
+  repoRoute("GET", "/compare/{basehead}", compare),
   repoRoute("GET", "/actions/runs", listWorkflowRuns),
   repoRoute("POST", "/actions/runs/{run_id}/rerun-failed-jobs", rerunFailedJobs),
 
