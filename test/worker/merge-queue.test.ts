@@ -16,6 +16,7 @@ import { logged } from "./support/log.ts";
 import {
   control,
   critic,
+  criticCalls,
   firstPush,
   firstSession,
   forgeApi,
@@ -81,12 +82,8 @@ async function updatesAndMerges(loop: Loop, from: number) {
 }
 
 /** How many times the critic was asked about each issue. */
-const criticCalls = (loop: Loop, issues: { number: number }[]) =>
-  Promise.all(
-    issues.map(({ number }) =>
-      control<{ calls: number }>("critic-calls", { key: `${loop.repo}#${number}` }).then((r) => r.calls),
-    ),
-  );
+const criticCallsOf = (loop: Loop, issues: { number: number }[]) =>
+  Promise.all(issues.map(({ number }) => criticCalls(loop, number)));
 
 const applied = (v: IssueView) =>
   v.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`);
@@ -126,7 +123,7 @@ describe("the project's merge queue", () => {
       `merge #${c}`,
     ]);
     // The critic was asked again only on its turn: by each once more for its updated head, never while waiting.
-    expect(await criticCalls(loop, issues)).toEqual([1, 2, 2]);
+    expect(await criticCallsOf(loop, issues)).toEqual([1, 2, 2]);
     const writes = await updatesAndMerges(loop, released);
     for (const [i, view] of views.entries()) {
       const own = writes.filter((w) => w.pr === prs[i]);
@@ -277,7 +274,7 @@ describe("merge.upToDate: when_required", () => {
     const prs = views.map((v) => v.prNumber ?? 0);
     const writes = await updatesAndMerges(loop, released);
     expect(writes.map((w) => `${w.call} #${w.pr}`)).toEqual(prs.map((pr) => `merge #${pr}`));
-    expect(await criticCalls(loop, issues)).toEqual([1, 1, 1]);
+    expect(await criticCallsOf(loop, issues)).toEqual([1, 1, 1]);
     // The base holds every change: the forge merged the behind heads without losing the others'.
     const files = await loop.forge.fileIds(["a.txt", "b.txt", "c.txt"], "main");
     expect([...files.keys()].sort()).toEqual(["a.txt", "b.txt", "c.txt"]);

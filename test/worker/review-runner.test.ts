@@ -17,6 +17,7 @@ import { postStatus, statusPayload } from "./support/ci.ts";
 import { call, claim, complete, drain, jobsOf, newRunner, type Runner } from "./support/jobs.ts";
 import {
   control,
+  criticCalls,
   EDITED_BODY,
   firstPush,
   GREEN_CI,
@@ -54,9 +55,6 @@ const review = (pr: number, verdict: string, summary: string, findings: object[]
   summary,
   findings,
 });
-
-const criticCalls = (loop: Loop, number: number) =>
-  control<{ calls: number }>("critic-calls", { key: `${loop.repo}#${number}` }).then((r) => r.calls);
 
 const runOf = async (loop: Loop, runId: string) => {
   const run = await projectStub(env, loop.project).agentRun(runId);

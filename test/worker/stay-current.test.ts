@@ -9,6 +9,7 @@ import { jobsOf } from "./support/jobs.ts";
 import {
   control,
   critic,
+  criticCalls,
   firstPush,
   type Loop,
   loopProject,
@@ -51,19 +52,23 @@ describe("staying current with the base on a local forge", () => {
     expect(mainAfterFirst).not.toBe(await shaOfMain(loop));
   });
 
-  it("a pull request merged by hand before its review is confirmed merged, not updated nor taken for a conflict", async () => {
-    const loop = await loopProject("by-hand");
-    const pushed = await firstPush(loop, { "b.txt": "b\n" }, "Merged by hand");
-    const { prNumber } = await until(loop, pushed.number, (v) => v.prNumber !== null);
-    // Its base now holds its head: the forge reads it as behind the base's merge commit.
-    await loop.forge.mergePullRequest(prNumber ?? 0, { method: "merge" });
-    await critic(loop, pushed.number, [report("APPROVE", "Fine.")]);
+  it.each(["always", "when_required"])(
+    "a pull request merged by hand before its review is confirmed merged, not updated nor reviewed (merge.upToDate %s)",
+    async (upToDate) => {
+      const loop = await loopProject("by-hand", { merge: { upToDate } });
+      const pushed = await firstPush(loop, { "b.txt": "b\n" }, "Merged by hand");
+      const { prNumber } = await until(loop, pushed.number, (v) => v.prNumber !== null);
+      // Its base now holds its head: the forge reads it as behind the base's merge commit.
+      await loop.forge.mergePullRequest(prNumber ?? 0, { method: "merge" });
+      await critic(loop, pushed.number, [report("APPROVE", "Fine.")]);
 
-    const ended = await until(loop, pushed.number, (v) => v.state === "merged" || v.state === "escalated");
-    const path = ended.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`);
-    expect(path.some((step) => /^(conflict|branch_updated)>/.test(step))).toBe(false);
-    expect(ended).toMatchObject({ state: "merged", updates: 0 });
-  });
+      const ended = await until(loop, pushed.number, (v) => v.state === "merged" || v.state === "escalated");
+      const path = ended.history.filter((h) => h.outcome === "applied").map((h) => `${h.event}>${h.to}`);
+      expect(path.some((step) => /^(conflict|branch_updated)>/.test(step))).toBe(false);
+      expect(ended).toMatchObject({ state: "merged", updates: 0 });
+      expect(await criticCalls(loop, pushed.number)).toBe(0);
+    },
+  );
 
   it("a pull request Gitea re-checks after its base moved (mergeable false a while) is not taken for a conflict", async () => {
     const loop = await loopProject("rechecked");

@@ -35,10 +35,11 @@ export async function keepCurrent(
     rule = async () => ALWAYS,
   }: { mayUpdate?: () => Promise<boolean>; rule?: () => Promise<UpToDateRule> } = {},
 ): Promise<LifecycleEvent | null> {
-  const step = await decide(forge, pr, rule);
+  const { step, behind } = await decide(forge, pr, rule);
   // A pull request merged meanwhile (by hand, or an earlier attempt's answer lost) reads as behind or in
-  // conflict with the base that now holds it: updating it would fail, and a conflict would undo the merge.
-  if (step.action === "update_branch" || step.action === "resolve_conflict") {
+  // conflict with the base that now holds it: updating it would fail, a conflict would undo the merge, and
+  // going ahead as it is (`merge.upToDate: when_required`) would ask the critic about a merged head.
+  if (behind || step.action === "resolve_conflict") {
     const merged = await readMerged(forge, pr);
     if (merged) return merged;
   }
@@ -72,11 +73,12 @@ async function decide(
   forge: ForgeClient,
   pr: number,
   rule: () => Promise<UpToDateRule>,
-): Promise<Exclude<StayCurrentAction, { action: "read_again" }>> {
+): Promise<{ step: Exclude<StayCurrentAction, { action: "read_again" }>; behind: boolean }> {
   for (let reads = 1; ; reads++) {
     const state = await forge.getMergeability(pr);
-    const step = stayCurrent(state, reads, state.kind === "behind" ? await rule() : ALWAYS);
-    if (step.action !== "read_again") return step;
+    const behind = state.kind === "behind";
+    const step = stayCurrent(state, reads, behind ? await rule() : ALWAYS);
+    if (step.action !== "read_again") return { step, behind };
     await new Promise((resolve) => setTimeout(resolve, CHECKING_READ_INTERVAL_MS));
   }
 }

@@ -96,6 +96,10 @@ export const push = (
 export const critic = (loop: Loop, number: number, answers: unknown[]) =>
   control("critic", { key: `${loop.repo}#${number}`, answers });
 
+/** How many times the critic stand-in was asked about issue `number`. */
+export const criticCalls = (loop: Loop, number: number) =>
+  control<{ calls: number }>("critic-calls", { key: `${loop.repo}#${number}` }).then((r) => r.calls);
+
 let seq = 0;
 export async function send(loop: Loop, number: number, event: LifecycleEvent) {
   const result = await issueStub(env, loop.project, number).apply({
