@@ -96,6 +96,9 @@ describe("each rule", () => {
     ["&#64;carol, \\@dave, \uff20eve", "`@carol`, `@dave`, `\uff20eve`"],
     ["@acme/reviewers and @acme/everyone", "@acme/reviewers and `@acme/everyone`"],
     ["mail bob@example", "mail bob@example"],
+    // Addresses as GitHub links them: the part of a word that fits, and none where the domain holds a `|`.
+    ["write to a/b#4@bob.com now", "write to a/b#`4@bob.com` now"],
+    ["acme/widgets#4@bob|\u202egnp.exe", "acme/widgets#4@bob|gnp.exe"],
     ["Fixes #12, closes acme/w#3", "`Fixes` #12, `closes` acme/w#3"],
     ["resolves: https://github.com/a/b/issues/2", "`resolves`: https://github.com/a/b/issues/2"],
     ["This fixes the bug", "This fixes the bug"],

@@ -13,6 +13,15 @@ md.linkify.set({ fuzzyLink: false, fuzzyEmail: true }).add("//", null);
 
 type Token = ReturnType<typeof md.parse>[number];
 
+/**
+ * GitHub's extended email autolink (GFM): `[\w.+-]+@` then a domain of `[\w-]` labels with at least one
+ * period, not ending in `-` or `_` (GitHub links the part of a longer word that fits). linkify-it's fuzzy
+ * email takes domains no forge does (`a/b#4@bob|gnp.exe`): such a match is prose here, as the forge shows it.
+ */
+const GFM_EMAIL = /[\w.+-]@[a-z0-9_-]+(?:\.[a-z0-9_-]+)+(?<![-_])$/i;
+const linksAsGitHub = (token: Token, href: string) =>
+  token.markup !== "linkify" || !href.startsWith("mailto:") || GFM_EMAIL.test(decodeURI(href));
+
 const INVISIBLE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this finds.
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\u{e0000}-\u{e007f}]/u;
@@ -62,6 +71,7 @@ export function violations(text: string, policy: PostPolicy): string[] {
         }
         case "link_open": {
           const href = String(token.attrGet("href") ?? "");
+          if (!linksAsGitHub(token, href)) break;
           if (!allowedUrl(href, policy)) found.push(`a link to ${href}`);
           autolink = token.markup === "linkify" || token.markup === "autolink";
           prose += "\u0001";
