@@ -84,7 +84,8 @@ function attacks(scene: () => Scene) {
         () =>
           loot(`exec 3<>/dev/tcp/127.0.0.1/${new URL(scene().git.url("x")).port} && echo "REACHED""-FORGE"`),
         bash(
-          `setsid sh -c 'while :; do for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f"; done >> "$HOME/bg-captured" 2>/dev/null; sleep 0.1; done' ${BG_MARKER} > /dev/null 2>&1 &`,
+          // Every process's environment ten times a second, in one read (a fork per process would load the host).
+          `setsid sh -c 'while :; do cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n" >> "$HOME/bg-captured"; sleep 0.1; done' ${BG_MARKER} > /dev/null 2>&1 &`,
         ),
         bash(PLANT),
         bash(`echo two > two.txt && git add two.txt && git commit -qm two --no-gpg-sign; ${SET_PHASE}`),
