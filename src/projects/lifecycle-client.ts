@@ -6,9 +6,27 @@ import type { LifecycleEvent } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
 import type { CauseKind, EventEnvelope } from "../issue-events.ts";
 import { issueStub } from "../issue-stub.ts";
+import type { ProjectSettings } from "./config.ts";
 import type { Project } from "./store.ts";
 
 export type Cause = { kind: CauseKind; id: string };
+
+/** What an event carries of the project's settings: the caps the issue's object applies with it. */
+export function limitsOf(settings: ProjectSettings): EventEnvelope["limits"] {
+  const { maxCiFixes, maxCriticIterations, maxHumanRounds, maxUpdates, effects, retentionDays, ci } =
+    settings;
+  return {
+    maxCiFixes,
+    ciReruns: ci.reruns,
+    maxCriticIterations,
+    maxHumanRounds,
+    maxUpdates,
+    maxEffectAttempts: effects.maxAttempts,
+    pollMaxMs: effects.pollMaxMs,
+    effectRetryBaseMs: effects.retryBaseMs,
+    retentionDays,
+  };
+}
 
 export async function sendEvent(
   env: Env,
@@ -19,34 +37,14 @@ export async function sendEvent(
   event: LifecycleEvent,
   delivery?: EventEnvelope["delivery"],
 ) {
-  const {
-    maxCiFixes,
-    maxCriticIterations,
-    maxHumanRounds,
-    maxUpdates,
-    effects,
-    timeouts,
-    retentionDays,
-    ci,
-  } = project.settings;
   const result = await issueStub(env, project.id, number).apply({
     id,
     project: project.id,
     number,
     cause,
     event,
-    limits: {
-      maxCiFixes,
-      ciReruns: ci.reruns,
-      maxCriticIterations,
-      maxHumanRounds,
-      maxUpdates,
-      maxEffectAttempts: effects.maxAttempts,
-      pollMaxMs: effects.pollMaxMs,
-      effectRetryBaseMs: effects.retryBaseMs,
-      retentionDays,
-    },
-    timeouts,
+    limits: limitsOf(project.settings),
+    timeouts: project.settings.timeouts,
     ...(delivery && { delivery }),
   });
   if (result.outcome === "invalid") throw new Error(`lifecycle event refused: ${result.reason}`);

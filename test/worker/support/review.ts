@@ -11,6 +11,7 @@ import type { LifecycleEvent } from "../../../src/domain/lifecycle.ts";
 import { createForgeClient, type ForgeClient, type Plain } from "../../../src/forge/client/index.ts";
 import { issueStub } from "../../../src/issue-stub.ts";
 import { type ProjectSettings, settingsSchema } from "../../../src/projects/config.ts";
+import { limitsOf } from "../../../src/projects/lifecycle-client.ts";
 import { deliver, freshProject, pretty, registerProject, testSettings } from "./webhooks.ts";
 
 export const services = inject("services");
@@ -109,13 +110,7 @@ export async function send(loop: Loop, number: number, event: LifecycleEvent) {
     cause: { kind: "system", id: "test" },
     event,
     // What the hook route and cron send along from the project's settings.
-    limits: {
-      maxCiFixes: loop.settings.maxCiFixes,
-      maxCriticIterations: loop.settings.maxCriticIterations,
-      maxHumanRounds: loop.settings.maxHumanRounds,
-      maxUpdates: loop.settings.maxUpdates,
-      effectRetryBaseMs: loop.settings.effects.retryBaseMs,
-    },
+    limits: limitsOf(loop.settings),
   });
   expect(result.outcome, "reason" in result ? (result.reason ?? "") : "").toBe("applied");
 }
