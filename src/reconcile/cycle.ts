@@ -111,19 +111,17 @@ export async function reconcileCycle(
       reconcileIssue(context, issue, states.get(issue.number), occurrence),
     );
   }
-  const changedNumbers = new Set(items.map((item) => item.number));
-  report.comments += await reconcileReplies(
+  const threads = {
     env,
     project,
     forge,
     cause,
     live,
-    changedNumbers,
-    clockOffset,
+    changed: new Set(items.map((i) => i.number)),
     failures,
-  );
-  const since = Date.parse(start.since);
-  const heard = await reconcileReviews(env, project, forge, cause, live, changedNumbers, since, failures);
+  };
+  report.comments += await reconcileReplies(threads, clockOffset);
+  const heard = await reconcileReviews(threads, Date.parse(start.since));
   report.reviewReads = heard.read;
   report.humanReviews = heard.heard;
   for (const pull of items.filter((item) => item.isPullRequest && item.state === "closed")) {

@@ -3,6 +3,10 @@ import { drizzle } from "drizzle-orm/d1";
 import { issues } from "../db/schema.ts";
 import { TERMINAL_STATES } from "../domain/lifecycle.ts";
 import type { Env } from "../env.ts";
+import type { ForgeClient } from "../forge/client/index.ts";
+import type { Cause } from "../projects/lifecycle-client.ts";
+import type { Project } from "../projects/store.ts";
+import type { ItemFailures } from "./failures.ts";
 
 /** A live lifecycle as the D1 index holds it: what reconciliation checks against the forge. */
 export type LiveIssue = {
@@ -12,6 +16,20 @@ export type LiveIssue = {
   prNumber: number | null;
   /** When the index last changed: for an escalated issue, about when it escalated. */
   updatedAt: number;
+};
+
+/**
+ * What the cycle's reads of live issues' threads share: the project and its forge, the cycle's cause, the live
+ * issues, the numbers the cycle's listing showed changed (only those are read), and where a failed one is noted.
+ */
+export type ChangedThreads = {
+  env: Env;
+  project: Project;
+  forge: ForgeClient;
+  cause: Cause;
+  live: readonly LiveIssue[];
+  changed: ReadonlySet<number>;
+  failures: ItemFailures;
 };
 
 /** Issues of the project whose lifecycle has not ended, from the D1 index (one read). */

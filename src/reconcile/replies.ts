@@ -16,8 +16,7 @@ import { issueStub } from "../issue-stub.ts";
 import { conveyorAccount } from "../projects/account.ts";
 import type { Cause } from "../projects/lifecycle-client.ts";
 import type { Project } from "../projects/store.ts";
-import type { ItemFailures } from "./failures.ts";
-import type { LiveIssue } from "./live.ts";
+import type { ChangedThreads } from "./live.ts";
 
 type Thread = { number: number; isPullRequest: boolean };
 
@@ -28,16 +27,8 @@ type Thread = { number: number; isPullRequest: boolean };
 export const CLOCK_MARGIN_MS = 3_000;
 
 /** Routes the replies on `live` issues' threads the listing says changed; returns how many were routed. */
-export async function reconcileReplies(
-  env: Env,
-  project: Project,
-  forge: ForgeClient,
-  cause: Cause,
-  live: readonly LiveIssue[],
-  changed: ReadonlySet<number>,
-  clockOffset: number | null,
-  failures: ItemFailures,
-): Promise<number> {
+export async function reconcileReplies(reads: ChangedThreads, clockOffset: number | null): Promise<number> {
+  const { env, project, forge, cause, live, changed, failures } = reads;
   let routed = 0;
   for (const entry of live) {
     // Only the threads the listing says changed: a comment updates its issue or pull request.

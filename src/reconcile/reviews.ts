@@ -11,15 +11,10 @@
 import { reviewsToHear } from "../domain/human-review.ts";
 import { edges } from "../domain/lifecycle.ts";
 import { sameLogin } from "../domain/logins.ts";
-import type { Env } from "../env.ts";
-import type { ForgeClient } from "../forge/client/index.ts";
 import { hearReview, reviewEventId } from "../hooks/route-review.ts";
 import { issueStub } from "../issue-stub.ts";
 import { conveyorAccount } from "../projects/account.ts";
-import type { Cause } from "../projects/lifecycle-client.ts";
-import type { Project } from "../projects/store.ts";
-import type { ItemFailures } from "./failures.ts";
-import type { LiveIssue } from "./live.ts";
+import type { ChangedThreads } from "./live.ts";
 
 /** The states in which a review changes something (the lifecycle table says which). */
 const LISTENING = new Set<string>(edges().flatMap((e) => (e.event === "pr_review" ? [e.from] : [])));
@@ -31,16 +26,8 @@ export type ReviewsReconciled = { read: number; heard: number };
  * Hears the reviews on `live` issues' pull requests the listing says changed, submitted since `since` (where
  * the listing started, on the forge's clock).
  */
-export async function reconcileReviews(
-  env: Env,
-  project: Project,
-  forge: ForgeClient,
-  cause: Cause,
-  live: readonly LiveIssue[],
-  changed: ReadonlySet<number>,
-  since: number,
-  failures: ItemFailures,
-): Promise<ReviewsReconciled> {
+export async function reconcileReviews(reads: ChangedThreads, since: number): Promise<ReviewsReconciled> {
+  const { env, project, forge, cause, live, changed, failures } = reads;
   const counts: ReviewsReconciled = { read: 0, heard: 0 };
   const listening = live.filter(
     (entry) => entry.prNumber !== null && changed.has(entry.prNumber) && LISTENING.has(entry.state),

@@ -45,18 +45,19 @@ export async function holdMergeTurn(ctx: EffectContext, project: Project): Promi
 }
 
 /**
- * Asked where the merge writes (its branch's update, the merge itself): the issue still holds the turn `held`
- * it got before reading the forge, which takes a while. Lost meanwhile (the backstop's expiry, or its own
+ * Asked where the merge writes (its branch's update, the merge itself): true while the issue still holds the
+ * turn `held` it got before reading the forge, which takes a while. Lost meanwhile (the backstop's expiry, or its own
  * release once the issue moved on, which drops the merge), it waits for its next turn, and its check is done
  * again then: what it read may be outdated by the merges of the turns in between. What is left is a loss
  * between this answer and the forge's write: the expiry of a bound of hours within one call, after which the
  * next holder's own check still reads the forge before it writes.
  */
-export async function confirmMergeTurn(ctx: EffectContext, project: Project, held: MergeTurn): Promise<void> {
+export async function confirmMergeTurn(ctx: EffectContext, project: Project, held: MergeTurn): Promise<true> {
   if (!sameTurn(held, await holdMergeTurn(ctx, project)))
     throw new MergeTurnPending(
       "lost its turn to merge while it read the forge: it checks again on its next turn",
     );
+  return true;
 }
 
 /** Why the merge timer's check waits for now (src/domain/merge-queue.ts), or null to ask the forge. */

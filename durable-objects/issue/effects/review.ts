@@ -114,9 +114,8 @@ export const REVIEW_DELIVERERS: Deliverers = {
       const base = registered.settings.defaultBranch;
       const moved = await readHeadMove(forge, issue.number, issue.headSha, base);
       if (moved?.type === "branch_updated") return moved;
-      const mayUpdate = () => underTurn().then(() => true);
       const stale = await keepCurrent(forge, prNumber, issue.headSha, {
-        mayUpdate,
+        mayUpdate: underTurn,
         rule: upToDateRule(forge, registered),
       });
       if (stale) return stale;
@@ -192,7 +191,7 @@ async function mergeByRules(
   project: Project,
   forge: ForgeClient,
   prNumber: number,
-  underTurn: () => Promise<void>,
+  underTurn: () => Promise<true>,
 ): Promise<LifecycleEvent> {
   const { issue, env } = ctx;
   const chosen = mergeMethod(project.settings.merge.method, await forge.getMergeMethods());

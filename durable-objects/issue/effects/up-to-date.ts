@@ -24,17 +24,18 @@ export const upToDateRule =
 /**
  * A merge the forge refused because the head is behind after all (its protection changed since it was read,
  * or a rule the branch's protection does not show, such as a GitHub ruleset): the head is brought up to date
- * as under `always`, with CI and the critic again, not escalated. Null: a refusal of another kind.
+ * as under `always`, with CI and the critic again, not escalated (`mayUpdate` as `keepCurrent` asks it: the
+ * merge's turn still held). Null: a refusal of another kind.
  */
 export async function updateRefusedAsBehind(
   forge: ForgeClient,
   pr: number,
   headSha: string | null,
   reason: string,
-  underTurn: () => Promise<void>,
+  mayUpdate: () => Promise<boolean>,
 ): Promise<LifecycleEvent | null> {
   if (!headSha || !refusedAsBehind(reason)) return null;
-  const step = await keepCurrent(forge, pr, headSha, { mayUpdate: () => underTurn().then(() => true) });
+  const step = await keepCurrent(forge, pr, headSha, { mayUpdate });
   if (step) return step;
   // GitHub recomputes for a moment after the base moved: the merge is tried again with the outbox's backoff.
   throw new MergeabilityPending(`the forge refused #${pr} as behind its base but reads it current`);

@@ -150,7 +150,7 @@ describe("a pull request behind its base, at the merge", () => {
     expect(reason).toBe("not allowed to merge [reason: The head branch is behind the base branch]");
 
     // The merge turn is this test's alone.
-    const underTurn = async () => {};
+    const underTurn = async () => true;
     const updated = await updateRefusedAsBehind(client("forgejo"), number, sha, reason, underTurn);
     expect(updated).toMatchObject({ type: "branch_updated" });
     const headSha = updated?.type === "branch_updated" ? updated.headSha : sha;
